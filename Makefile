@@ -1,0 +1,35 @@
+# tipnode — see README.md.
+GO      ?= go
+BIN     := bin/tipnode
+PKGS    := ./...
+DATADIR ?=
+
+.PHONY: build test bench run vet fuzz clean
+
+build:
+	$(GO) build -o $(BIN) ./cmd/tipnode
+
+# The one test command: vet plus the race-enabled test suite. The conformance
+# tests read ../shared/conformance and skip (saying so) when it is absent.
+test: vet
+	$(GO) test -race -timeout 40m $(PKGS)
+
+vet:
+	$(GO) vet $(PKGS)
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+# Short fuzzing pass over every decoder of outside input.
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzDecodeRequest -fuzztime 20s ./rpc/
+	$(GO) test -run '^$$' -fuzz FuzzBlockSelector -fuzztime 20s ./rpc/
+	$(GO) test -run '^$$' -fuzz FuzzStateOverride -fuzztime 20s ./rpc/
+	$(GO) test -run '^$$' -fuzz FuzzCallArgs -fuzztime 20s ./rpc/
+
+# Run the embedded dev chain (fresh temporary data directory unless DATADIR is set).
+run: build
+	./$(BIN) dev $(if $(DATADIR),--datadir $(DATADIR))
+
+clean:
+	rm -rf bin

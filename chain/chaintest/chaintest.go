@@ -1,0 +1,97 @@
+// Package chaintest gives tests of every package access to the shared
+// conformance data (../shared/conformance beside the repository, or the
+// directory named by TIPNODE_CONFORMANCE) and builds stores with the
+// conformance chain imported. Tests skip, saying so, when the data is absent.
+package chaintest
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/tipnode/tipnode/chain"
+	"github.com/tipnode/tipnode/store"
+)
+
+// EnvDir names the environment variable that overrides the location of the
+// conformance data (tests only; the node itself reads no environment).
+const EnvDir = "TIPNODE_CONFORMANCE"
+
+// HeadHash is the hash of block 54, the head of the conformance chain.
+const HeadHash = "0xd226371d0b1551adb03fb52b71f08e3e11247fe9b1af994768af8cdaa8e7dcd7"
+
+// Dir returns the conformance directory or skips the test.
+func Dir(t testing.TB) string {
+	t.Helper()
+	if d := os.Getenv(EnvDir); d != "" {
+		return d
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			c := filepath.Join(d, "..", "shared", "conformance")
+			if _, err := os.Stat(filepath.Join(c, "chain", "chain.rlp")); err == nil {
+				return c
+			}
+			break
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	t.Skipf("conformance data not found (expected ../shared/conformance beside the repository, or set %s): skipping", EnvDir)
+	return ""
+}
+
+// Genesis parses the conformance genesis.
+func Genesis(t testing.TB) *chain.Genesis {
+	t.Helper()
+	spec, err := os.ReadFile(filepath.Join(Dir(t), "chain", "genesis.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := chain.ParseGenesis(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// OpenStore opens a fresh store in a temporary directory, closed at cleanup.
+func OpenStore(t testing.TB) *store.DB {
+	t.Helper()
+	cfg := store.DefaultConfig(t.TempDir())
+	cfg.SyncWrites = false
+	db, err := store.Open(cfg, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// ImportedStore returns a fresh store with the conformance genesis and
+// chain.rlp imported (head = safe = finalized = block 54).
+func ImportedStore(t testing.TB) (*store.DB, *chain.Genesis) {
+	t.Helper()
+	g := Genesis(t)
+	db := OpenStore(t)
+	im := chain.NewImporter(db, chain.NewExecutor(g.Config), zerolog.Nop())
+	if err := im.InitGenesis(g); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(Dir(t), "chain", "chain.rlp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := im.ImportRLP(f, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	return db, g
+}

@@ -1,0 +1,807 @@
+package chain
+
+import (
+	"fmt"
+	"maps"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/state"
+	"github.com/ethereum/go-ethereum/core/stateless"
+	"github.com/ethereum/go-ethereum/core/tracing"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/core/types/bal"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/params"
+	"github.com/holiman/uint256"
+
+	"github.com/tipnode/tipnode/store"
+)
+
+// Backend is the read side a StateDB executes on: the store at one height
+// (store.StateReader), or the pending overlay. Absent accounts are (nil, nil),
+// absent slots the zero hash. Implementations must be safe for concurrent use.
+type Backend interface {
+	Account(addr common.Address) (*store.Account, error)
+	Storage(addr common.Address, slot common.Hash) (common.Hash, error)
+	Code(hash common.Hash) ([]byte, error)
+}
+
+// IterableBackend is a Backend that can enumerate its whole state. It is
+// needed only to compute state roots (pre-Byzantium receipts, verification).
+type IterableBackend interface {
+	Backend
+	ForEachAccount(fn func(addr common.Address, acc *store.Account) error) error
+	ForEachStorage(addr common.Address, fn func(slot, value common.Hash) error) error
+}
+
+// object is the in-memory state of one account during execution.
+type object struct {
+	addr    common.Address
+	origin  *store.Account // value in the backend (nil = absent); never mutated
+	data    store.Account  // current value
+	code    []byte
+	codeSet bool // code loaded or assigned
+
+	// wiped: the backend's storage of this address is invisible (the account
+	// was destroyed earlier in this block, or re-created after that).
+	wiped bool
+
+	storage   map[common.Hash]common.Hash // current values of slots read or written
+	originSt  map[common.Hash]common.Hash // backend values of slots read (cache)
+	txStart   map[common.Hash]common.Hash // values at tx start of slots written in this tx
+	written   map[common.Hash]struct{}    // slots written since the block started
+	writtenAt map[common.Hash]struct{}    // slots written since the last TakeDiff
+
+	selfDestructed bool // in the current tx
+	newContract    bool // created in the current tx
+}
+
+func newObject(addr common.Address, origin *store.Account) *object {
+	o := &object{
+		addr:      addr,
+		origin:    origin,
+		storage:   make(map[common.Hash]common.Hash),
+		originSt:  make(map[common.Hash]common.Hash),
+		txStart:   make(map[common.Hash]common.Hash),
+		written:   make(map[common.Hash]struct{}),
+		writtenAt: make(map[common.Hash]struct{}),
+	}
+	if origin != nil {
+		o.data = store.Account{Nonce: origin.Nonce, Balance: new(uint256.Int).Set(origin.Balance), CodeHash: origin.CodeHash}
+	} else {
+		o.data = store.Account{Balance: new(uint256.Int), CodeHash: types.EmptyCodeHash}
+	}
+	return o
+}
+
+func (o *object) empty() bool {
+	return o.data.Nonce == 0 && o.data.Balance.IsZero() && o.data.CodeHash == types.EmptyCodeHash
+}
+
+// slot is one entry of the state: an account (dead == deleted) in the
+// objects map. A deleted account is kept as a tombstone so that reads in the
+// rest of the block do not fall through to the backend.
+type slotRef struct {
+	obj  *object
+	dead bool
+}
+
+// StateDB implements go-ethereum's vm.StateDB over a Backend. It is the one
+// seam between go-ethereum's EVM and our flat state: block import, the
+// pending sequencer, eth_call and eth_simulateV1 all execute on it. It is not
+// safe for concurrent use.
+//
+// Model: accounts are loaded from the backend on first access and kept in
+// objects; every mutation is recorded in a journal so Snapshot /
+// RevertToSnapshot work call-frame by call-frame. Finalise (end of each
+// transaction) applies EIP-158/161 empty-account removal and SELFDESTRUCT
+// deletion. BlockDiff / TakeDiff extract the complete change set for the
+// store or the pending layer.
+type StateDB struct {
+	backend Backend
+	objects map[common.Address]*slotRef
+	err     error
+
+	journal []journalEntry
+	dirties map[common.Address]int // journal entries per address in the current tx
+
+	touchedBlock map[common.Address]struct{} // accounts finalised as changed since block start
+	touchedDiff  map[common.Address]struct{} // ... since the last TakeDiff
+	wipedDiff    map[common.Address]struct{} // accounts wiped since the last TakeDiff
+	wipedBlock   map[common.Address]struct{}
+	codes        map[common.Hash][]byte // code written in this block
+
+	refund    uint64
+	accessAdr map[common.Address]map[common.Hash]struct{}
+	transient map[common.Address]map[common.Hash]common.Hash
+
+	thash   common.Hash
+	txIndex int
+	logs    map[common.Hash][]*types.Log
+	logSize uint
+}
+
+// NewStateDB returns a StateDB reading from backend.
+func NewStateDB(backend Backend) *StateDB {
+	return &StateDB{
+		backend:      backend,
+		objects:      make(map[common.Address]*slotRef),
+		dirties:      make(map[common.Address]int),
+		touchedBlock: make(map[common.Address]struct{}),
+		touchedDiff:  make(map[common.Address]struct{}),
+		wipedDiff:    make(map[common.Address]struct{}),
+		wipedBlock:   make(map[common.Address]struct{}),
+		codes:        make(map[common.Hash][]byte),
+		accessAdr:    make(map[common.Address]map[common.Hash]struct{}),
+		transient:    make(map[common.Address]map[common.Hash]common.Hash),
+		logs:         make(map[common.Hash][]*types.Log),
+	}
+}
+
+// Error returns the first backend read error met during execution. A
+// non-nil error means the execution results are not trustworthy.
+func (s *StateDB) Error() error { return s.err }
+
+func (s *StateDB) setErr(err error) {
+	if s.err == nil && err != nil {
+		s.err = err
+	}
+}
+
+// getObject returns the live object of addr, or nil if the account does not
+// exist (absent in the backend, or deleted earlier in this block).
+func (s *StateDB) getObject(addr common.Address) *object {
+	if ref, ok := s.objects[addr]; ok {
+		if ref.dead {
+			return nil
+		}
+		return ref.obj
+	}
+	acc, err := s.backend.Account(addr)
+	if err != nil {
+		s.setErr(fmt.Errorf("read account %s: %w", addr, err))
+		return nil
+	}
+	if acc == nil {
+		s.objects[addr] = &slotRef{dead: true, obj: nil}
+		return nil
+	}
+	o := newObject(addr, acc)
+	s.objects[addr] = &slotRef{obj: o}
+	return o
+}
+
+func (s *StateDB) getOrNewObject(addr common.Address) *object {
+	if o := s.getObject(addr); o != nil {
+		return o
+	}
+	return s.createObject(addr)
+}
+
+// createObject replaces whatever addr holds with a fresh empty account.
+func (s *StateDB) createObject(addr common.Address) *object {
+	prev := s.objects[addr]
+	o := newObject(addr, nil)
+	if prev != nil {
+		if prev.obj != nil {
+			o.origin = prev.obj.origin
+			o.wiped = prev.obj.wiped
+			if prev.dead {
+				// Re-created after deletion in this block: the old storage is gone.
+				o.wiped = true
+			}
+			// keep the backend slot cache only while it is still visible
+			if !o.wiped {
+				o.originSt = prev.obj.originSt
+			}
+		}
+	} else {
+		// Never loaded: remember the backend origin for the diff.
+		acc, err := s.backend.Account(addr)
+		if err != nil {
+			s.setErr(fmt.Errorf("read account %s: %w", addr, err))
+		}
+		o.origin = acc
+	}
+	s.append(journalEntry{addr: addr, kind: jCreate, prevRef: prev})
+	s.objects[addr] = &slotRef{obj: o}
+	return o
+}
+
+// --- vm.StateDB: accounts ---------------------------------------------------
+
+func (s *StateDB) CreateAccount(addr common.Address) { s.createObject(addr) }
+
+func (s *StateDB) CreateContract(addr common.Address) {
+	o := s.getObject(addr)
+	if o == nil || o.newContract {
+		return
+	}
+	o.newContract = true
+	s.append(journalEntry{addr: addr, kind: jNewContract})
+}
+
+func (s *StateDB) IsNewContract(addr common.Address) bool {
+	o := s.getObject(addr)
+	return o != nil && o.newContract
+}
+
+func (s *StateDB) Exist(addr common.Address) bool { return s.getObject(addr) != nil }
+
+func (s *StateDB) Empty(addr common.Address) bool {
+	o := s.getObject(addr)
+	return o == nil || o.empty()
+}
+
+func (s *StateDB) Touch(addr common.Address) { s.getObject(addr) }
+
+func (s *StateDB) GetBalance(addr common.Address) *uint256.Int {
+	if o := s.getObject(addr); o != nil {
+		return o.data.Balance
+	}
+	return common.U2560
+}
+
+func (s *StateDB) setBalance(o *object, v *uint256.Int) {
+	s.append(journalEntry{addr: o.addr, kind: jBalance, prevBal: o.data.Balance})
+	o.data.Balance = v
+}
+
+func (s *StateDB) AddBalance(addr common.Address, amount *uint256.Int, _ tracing.BalanceChangeReason) uint256.Int {
+	o := s.getOrNewObject(addr)
+	prev := *o.data.Balance
+	if amount.IsZero() {
+		if o.empty() {
+			s.append(journalEntry{addr: addr, kind: jTouch}) // EIP-161 touch
+		}
+		return prev
+	}
+	s.setBalance(o, new(uint256.Int).Add(o.data.Balance, amount))
+	return prev
+}
+
+func (s *StateDB) SubBalance(addr common.Address, amount *uint256.Int, _ tracing.BalanceChangeReason) uint256.Int {
+	o := s.getOrNewObject(addr)
+	prev := *o.data.Balance
+	if amount.IsZero() {
+		return prev
+	}
+	s.setBalance(o, new(uint256.Int).Sub(o.data.Balance, amount))
+	return prev
+}
+
+// SetBalance sets an account balance (state overrides, simulation).
+func (s *StateDB) SetBalance(addr common.Address, amount *uint256.Int) {
+	s.setBalance(s.getOrNewObject(addr), new(uint256.Int).Set(amount))
+}
+
+func (s *StateDB) GetNonce(addr common.Address) uint64 {
+	if o := s.getObject(addr); o != nil {
+		return o.data.Nonce
+	}
+	return 0
+}
+
+func (s *StateDB) SetNonce(addr common.Address, nonce uint64, _ tracing.NonceChangeReason) {
+	o := s.getOrNewObject(addr)
+	s.append(journalEntry{addr: addr, kind: jNonce, prevNonce: o.data.Nonce})
+	o.data.Nonce = nonce
+}
+
+func (s *StateDB) GetCodeHash(addr common.Address) common.Hash {
+	if o := s.getObject(addr); o != nil {
+		return o.data.CodeHash
+	}
+	return common.Hash{}
+}
+
+func (s *StateDB) GetCode(addr common.Address) []byte {
+	o := s.getObject(addr)
+	if o == nil {
+		return nil
+	}
+	return s.loadCode(o)
+}
+
+func (s *StateDB) loadCode(o *object) []byte {
+	if o.codeSet {
+		return o.code
+	}
+	o.codeSet = true
+	if o.data.CodeHash == types.EmptyCodeHash {
+		return nil
+	}
+	code, err := s.backend.Code(o.data.CodeHash)
+	if err != nil {
+		s.setErr(fmt.Errorf("read code %s of %s: %w", o.data.CodeHash, o.addr, err))
+	}
+	o.code = code
+	return code
+}
+
+func (s *StateDB) GetCodeSize(addr common.Address) int { return len(s.GetCode(addr)) }
+
+func (s *StateDB) SetCode(addr common.Address, code []byte, _ tracing.CodeChangeReason) []byte {
+	o := s.getOrNewObject(addr)
+	prev := s.loadCode(o)
+	s.append(journalEntry{addr: addr, kind: jCode, prevCode: prev, prevHash: o.data.CodeHash})
+	o.code = code
+	o.codeSet = true
+	if len(code) == 0 {
+		o.data.CodeHash = types.EmptyCodeHash
+	} else {
+		o.data.CodeHash = crypto.Keccak256Hash(code)
+	}
+	return prev
+}
+
+// --- storage ----------------------------------------------------------------
+
+// committed returns the value of slot at the start of the block view: the
+// backend value, or zero when the backend storage is wiped.
+func (s *StateDB) committed(o *object, slot common.Hash) common.Hash {
+	if o.wiped {
+		return common.Hash{}
+	}
+	if v, ok := o.originSt[slot]; ok {
+		return v
+	}
+	v, err := s.backend.Storage(o.addr, slot)
+	if err != nil {
+		s.setErr(fmt.Errorf("read slot %s of %s: %w", slot, o.addr, err))
+	}
+	o.originSt[slot] = v
+	return v
+}
+
+func (s *StateDB) current(o *object, slot common.Hash) common.Hash {
+	if v, ok := o.storage[slot]; ok {
+		return v
+	}
+	v := s.committed(o, slot)
+	o.storage[slot] = v
+	return v
+}
+
+func (s *StateDB) GetState(addr common.Address, slot common.Hash) common.Hash {
+	o := s.getObject(addr)
+	if o == nil {
+		return common.Hash{}
+	}
+	return s.current(o, slot)
+}
+
+// GetStateAndCommittedState returns the current value and the value at the
+// start of the current transaction (EIP-2200 "original value").
+func (s *StateDB) GetStateAndCommittedState(addr common.Address, slot common.Hash) (common.Hash, common.Hash) {
+	o := s.getObject(addr)
+	if o == nil {
+		return common.Hash{}, common.Hash{}
+	}
+	cur := s.current(o, slot)
+	if v, ok := o.txStart[slot]; ok {
+		return cur, v
+	}
+	return cur, cur
+}
+
+func (s *StateDB) SetState(addr common.Address, slot, value common.Hash) common.Hash {
+	o := s.getOrNewObject(addr)
+	prev := s.current(o, slot)
+	if prev == value {
+		return prev
+	}
+	_, hadStart := o.txStart[slot]
+	if !hadStart {
+		o.txStart[slot] = prev
+	}
+	s.append(journalEntry{addr: addr, kind: jStorage, slot: slot, prevVal: prev, hadStart: hadStart})
+	o.storage[slot] = value
+	o.written[slot] = struct{}{}
+	o.writtenAt[slot] = struct{}{}
+	return prev
+}
+
+// ReplaceStorage replaces the whole storage of addr (the `state` override):
+// the backend storage becomes invisible and only the given slots are set.
+func (s *StateDB) ReplaceStorage(addr common.Address, slots map[common.Hash]common.Hash) {
+	o := s.getOrNewObject(addr)
+	// Override-only path: not journaled, applied between transactions.
+	o.wiped = true
+	o.originSt = make(map[common.Hash]common.Hash)
+	o.storage = make(map[common.Hash]common.Hash)
+	o.txStart = make(map[common.Hash]common.Hash)
+	s.wipedBlock[addr] = struct{}{}
+	s.wipedDiff[addr] = struct{}{}
+	s.touchedBlock[addr] = struct{}{}
+	s.touchedDiff[addr] = struct{}{}
+	for k, v := range slots {
+		o.storage[k] = v
+		o.written[k] = struct{}{}
+		o.writtenAt[k] = struct{}{}
+	}
+}
+
+// --- transient storage (EIP-1153) ---------------------------------------------
+
+func (s *StateDB) GetTransientState(addr common.Address, key common.Hash) common.Hash {
+	return s.transient[addr][key]
+}
+
+func (s *StateDB) SetTransientState(addr common.Address, key, value common.Hash) {
+	prev := s.GetTransientState(addr, key)
+	if prev == value {
+		return
+	}
+	s.journal = append(s.journal, journalEntry{addr: addr, kind: jTransient, slot: key, prevVal: prev})
+	s.setTransient(addr, key, value)
+}
+
+func (s *StateDB) setTransient(addr common.Address, key, value common.Hash) {
+	m := s.transient[addr]
+	if m == nil {
+		m = make(map[common.Hash]common.Hash)
+		s.transient[addr] = m
+	}
+	m[key] = value
+}
+
+// --- self-destruct ------------------------------------------------------------
+
+func (s *StateDB) SelfDestruct(addr common.Address) {
+	o := s.getObject(addr)
+	if o == nil || o.selfDestructed {
+		return
+	}
+	s.append(journalEntry{addr: addr, kind: jDestruct})
+	o.selfDestructed = true
+}
+
+func (s *StateDB) HasSelfDestructed(addr common.Address) bool {
+	o := s.getObject(addr)
+	return o != nil && o.selfDestructed
+}
+
+// --- refunds ------------------------------------------------------------------
+
+func (s *StateDB) AddRefund(gas uint64) {
+	s.journal = append(s.journal, journalEntry{kind: jRefund, prevRefund: s.refund})
+	s.refund += gas
+}
+
+func (s *StateDB) SubRefund(gas uint64) {
+	s.journal = append(s.journal, journalEntry{kind: jRefund, prevRefund: s.refund})
+	if gas > s.refund {
+		// Same invariant go-ethereum enforces: the EVM never subtracts more
+		// than it added; reaching this is a bug in the gas accounting.
+		panic(fmt.Sprintf("refund counter below zero (gas: %d > refund: %d)", gas, s.refund))
+	}
+	s.refund -= gas
+}
+
+func (s *StateDB) GetRefund() uint64 { return s.refund }
+
+// --- access list (EIP-2929/2930) ---------------------------------------------
+
+func (s *StateDB) AddressInAccessList(addr common.Address) bool {
+	_, ok := s.accessAdr[addr]
+	return ok
+}
+
+func (s *StateDB) SlotInAccessList(addr common.Address, slot common.Hash) (bool, bool) {
+	slots, ok := s.accessAdr[addr]
+	if !ok {
+		return false, false
+	}
+	_, sok := slots[slot]
+	return true, sok
+}
+
+func (s *StateDB) AddAddressToAccessList(addr common.Address) {
+	if _, ok := s.accessAdr[addr]; ok {
+		return
+	}
+	s.accessAdr[addr] = nil
+	s.journal = append(s.journal, journalEntry{addr: addr, kind: jAccessAddr})
+}
+
+func (s *StateDB) AddSlotToAccessList(addr common.Address, slot common.Hash) {
+	slots, ok := s.accessAdr[addr]
+	if !ok {
+		s.AddAddressToAccessList(addr)
+	}
+	if _, ok := slots[slot]; ok {
+		return
+	}
+	if slots == nil {
+		slots = make(map[common.Hash]struct{})
+		s.accessAdr[addr] = slots
+	}
+	slots[slot] = struct{}{}
+	s.journal = append(s.journal, journalEntry{addr: addr, kind: jAccessSlot, slot: slot})
+}
+
+// AccessList returns the current access list (for eth_createAccessList).
+func (s *StateDB) AccessList() map[common.Address]map[common.Hash]struct{} { return s.accessAdr }
+
+// Prepare resets the per-transaction access list and transient storage, as
+// go-ethereum's StateDB does at the start of every transaction.
+func (s *StateDB) Prepare(rules params.Rules, sender, coinbase common.Address, dst *common.Address, precompiles []common.Address, list types.AccessList) {
+	if rules.IsEIP2929 {
+		s.accessAdr = make(map[common.Address]map[common.Hash]struct{})
+		s.AddAddressToAccessList(sender)
+		if dst != nil {
+			s.AddAddressToAccessList(*dst)
+		}
+		for _, p := range precompiles {
+			s.AddAddressToAccessList(p)
+		}
+		for _, el := range list {
+			s.AddAddressToAccessList(el.Address)
+			for _, key := range el.StorageKeys {
+				s.AddSlotToAccessList(el.Address, key)
+			}
+		}
+		if rules.IsShanghai {
+			s.AddAddressToAccessList(coinbase)
+		}
+	}
+	s.transient = make(map[common.Address]map[common.Hash]common.Hash)
+}
+
+// --- logs -----------------------------------------------------------------
+
+func (s *StateDB) SetTxContext(thash common.Hash, ti int, _ uint32) {
+	s.thash = thash
+	s.txIndex = ti
+}
+
+// TxIndex returns the index set by SetTxContext.
+func (s *StateDB) TxIndex() int { return s.txIndex }
+
+func (s *StateDB) AddLog(l *types.Log) {
+	s.journal = append(s.journal, journalEntry{kind: jLog, slot: s.thash})
+	l.TxHash = s.thash
+	l.TxIndex = uint(s.txIndex)
+	l.Index = s.logSize
+	s.logs[s.thash] = append(s.logs[s.thash], l)
+	s.logSize++
+}
+
+// GetLogs returns the logs of txHash with the block fields filled in.
+func (s *StateDB) GetLogs(txHash common.Hash, blockNumber uint64, blockHash common.Hash, blockTime uint64) []*types.Log {
+	logs := s.logs[txHash]
+	for _, l := range logs {
+		l.BlockNumber = blockNumber
+		l.BlockHash = blockHash
+		l.BlockTimestamp = blockTime
+	}
+	return logs
+}
+
+// LogCount is the number of logs emitted so far in the block.
+func (s *StateDB) LogCount() uint { return s.logSize }
+
+// SetLogCount sets the log index base (the pending layer continues a block
+// across several StateDB instances).
+func (s *StateDB) SetLogCount(n uint) { s.logSize = n }
+
+func (s *StateDB) AddPreimage(common.Hash, []byte) {}
+
+// Witness and AccessEvents are only used by stateless/verkle execution,
+// which tipnode does not support.
+func (s *StateDB) Witness() *stateless.Witness       { return nil }
+func (s *StateDB) AccessEvents() *state.AccessEvents { return nil }
+
+// --- snapshots and finalisation -------------------------------------------
+
+func (s *StateDB) Snapshot() int { return len(s.journal) }
+
+func (s *StateDB) RevertToSnapshot(id int) {
+	for i := len(s.journal) - 1; i >= id; i-- {
+		s.revert(s.journal[i])
+	}
+	s.journal = s.journal[:id]
+}
+
+// Finalise ends a transaction: accounts self-destructed in it, and (from
+// EIP-158) empty accounts it touched, are deleted; the journal is cleared.
+func (s *StateDB) Finalise(rules params.Rules) *bal.ConstructionBlockAccessList {
+	for addr := range s.dirties {
+		ref := s.objects[addr]
+		if ref == nil || ref.dead || ref.obj == nil {
+			continue
+		}
+		o := ref.obj
+		s.touchedBlock[addr] = struct{}{}
+		s.touchedDiff[addr] = struct{}{}
+		if o.selfDestructed || (rules.IsEIP158 && o.empty()) {
+			ref.dead = true
+			// Storage of a deleted account is gone for the rest of the block.
+			if o.origin != nil || len(o.written) > 0 {
+				s.wipedBlock[addr] = struct{}{}
+				s.wipedDiff[addr] = struct{}{}
+			}
+			o.wiped = true
+			o.storage = make(map[common.Hash]common.Hash)
+			o.originSt = make(map[common.Hash]common.Hash)
+			o.written = make(map[common.Hash]struct{})
+			o.writtenAt = make(map[common.Hash]struct{})
+		}
+		o.selfDestructed = false
+		o.newContract = false
+		clear(o.txStart)
+		if o.codeSet && o.data.CodeHash != types.EmptyCodeHash && o.code != nil {
+			if o.origin == nil || o.origin.CodeHash != o.data.CodeHash {
+				s.codes[o.data.CodeHash] = o.code
+			}
+		}
+	}
+	clear(s.dirties)
+	s.journal = s.journal[:0]
+	s.refund = 0
+	return nil
+}
+
+// --- journal ----------------------------------------------------------------
+
+type journalKind uint8
+
+const (
+	jCreate journalKind = iota
+	jNewContract
+	jTouch
+	jBalance
+	jNonce
+	jCode
+	jStorage
+	jTransient
+	jDestruct
+	jRefund
+	jAccessAddr
+	jAccessSlot
+	jLog
+)
+
+type journalEntry struct {
+	kind       journalKind
+	addr       common.Address
+	slot       common.Hash
+	prevVal    common.Hash
+	hadStart   bool
+	prevBal    *uint256.Int
+	prevNonce  uint64
+	prevCode   []byte
+	prevHash   common.Hash
+	prevRef    *slotRef
+	prevRefund uint64
+}
+
+// append records an account-level change, which also marks addr dirty.
+func (s *StateDB) append(e journalEntry) {
+	s.journal = append(s.journal, e)
+	s.dirties[e.addr]++
+}
+
+func (s *StateDB) undirty(addr common.Address) {
+	if s.dirties[addr]--; s.dirties[addr] <= 0 {
+		delete(s.dirties, addr)
+	}
+}
+
+func (s *StateDB) revert(e journalEntry) {
+	switch e.kind {
+	case jCreate:
+		if e.prevRef == nil {
+			delete(s.objects, e.addr)
+		} else {
+			s.objects[e.addr] = e.prevRef
+		}
+		s.undirty(e.addr)
+	case jNewContract:
+		s.objects[e.addr].obj.newContract = false
+		s.undirty(e.addr)
+	case jTouch:
+		s.undirty(e.addr)
+	case jBalance:
+		s.objects[e.addr].obj.data.Balance = e.prevBal
+		s.undirty(e.addr)
+	case jNonce:
+		s.objects[e.addr].obj.data.Nonce = e.prevNonce
+		s.undirty(e.addr)
+	case jCode:
+		o := s.objects[e.addr].obj
+		o.code, o.data.CodeHash, o.codeSet = e.prevCode, e.prevHash, true
+		s.undirty(e.addr)
+	case jStorage:
+		o := s.objects[e.addr].obj
+		o.storage[e.slot] = e.prevVal
+		if !e.hadStart {
+			delete(o.txStart, e.slot)
+		}
+		s.undirty(e.addr)
+	case jDestruct:
+		s.objects[e.addr].obj.selfDestructed = false
+		s.undirty(e.addr)
+	case jTransient:
+		s.setTransient(e.addr, e.slot, e.prevVal)
+	case jRefund:
+		s.refund = e.prevRefund
+	case jAccessAddr:
+		delete(s.accessAdr, e.addr)
+	case jAccessSlot:
+		delete(s.accessAdr[e.addr], e.slot)
+	case jLog:
+		logs := s.logs[e.slot]
+		if len(logs) == 1 {
+			delete(s.logs, e.slot)
+		} else {
+			s.logs[e.slot] = logs[:len(logs)-1]
+		}
+		s.logSize--
+	}
+}
+
+// --- diffs ----------------------------------------------------------------
+
+// BlockDiff returns the complete state change since the StateDB was created
+// (call after the last Finalise of the block). Slots written but back at
+// their backend value are omitted unless the account's storage was wiped.
+func (s *StateDB) BlockDiff() *store.StateDiff {
+	return s.diff(s.touchedBlock, s.wipedBlock, func(o *object) map[common.Hash]struct{} { return o.written }, true)
+}
+
+// TakeDiff returns the state change since the previous TakeDiff (or since
+// creation) and starts a new interval. The pending layer stacks these as
+// copy-on-write layers. Values are absolute (not deltas).
+func (s *StateDB) TakeDiff() *store.StateDiff {
+	d := s.diff(s.touchedDiff, s.wipedDiff, func(o *object) map[common.Hash]struct{} { return o.writtenAt }, false)
+	s.touchedDiff = make(map[common.Address]struct{})
+	s.wipedDiff = make(map[common.Address]struct{})
+	for _, ref := range s.objects {
+		if ref.obj != nil {
+			ref.obj.writtenAt = make(map[common.Hash]struct{})
+		}
+	}
+	return d
+}
+
+func (s *StateDB) diff(touched, wiped map[common.Address]struct{}, slotsOf func(*object) map[common.Hash]struct{}, filter bool) *store.StateDiff {
+	d := store.NewStateDiff()
+	for addr := range wiped {
+		d.Wiped[addr] = struct{}{}
+	}
+	for addr := range touched {
+		ref := s.objects[addr]
+		if ref == nil {
+			continue
+		}
+		o := ref.obj
+		if ref.dead {
+			if o != nil && (o.origin != nil || !filter) {
+				d.Accounts[addr] = nil
+			}
+			continue
+		}
+		acc := store.Account{Nonce: o.data.Nonce, Balance: new(uint256.Int).Set(o.data.Balance), CodeHash: o.data.CodeHash}
+		if !filter || o.origin == nil || *o.origin.Balance != *acc.Balance || o.origin.Nonce != acc.Nonce || o.origin.CodeHash != acc.CodeHash || o.wiped {
+			d.Accounts[addr] = &acc
+		}
+		var slots map[common.Hash]common.Hash
+		for slot := range slotsOf(o) {
+			v := o.storage[slot]
+			if filter && !o.wiped && v == o.originSt[slot] {
+				continue
+			}
+			if slots == nil {
+				slots = make(map[common.Hash]common.Hash)
+			}
+			slots[slot] = v
+		}
+		if slots != nil {
+			d.Storage[addr] = slots
+		}
+	}
+	maps.Copy(d.Codes, s.codes)
+	return d
+}

@@ -1,0 +1,198 @@
+package rpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+)
+
+// request is one decoded JSON-RPC request (or batch element).
+type request struct {
+	// id is the raw id exactly as sent; nil when the member is absent
+	// (a notification). JSON null is the 4 bytes "null".
+	id     json.RawMessage
+	method string
+	params []json.RawMessage
+	// objParams is set when params was a JSON object (answered -32602 after
+	// the method lookup).
+	objParams bool
+	// err is set when the element is not a valid request; it is answered
+	// with this error (and id, or null) without executing anything.
+	err *Error
+}
+
+// isNotification reports whether no response must be sent.
+func (r *request) isNotification() bool { return r.id == nil && r.err == nil }
+
+// decodeMessage decodes one message (HTTP body or websocket message).
+// It returns the requests and whether the message was a batch. When the
+// message as a whole is invalid (parse error, empty batch, batch too long),
+// reqs is nil and msgErr is the single error to answer with id null.
+func decodeMessage(body []byte, maxBatch int) (reqs []*request, batch bool, msgErr *Error) {
+	body = bytes.TrimLeft(body, " \t\r\n")
+	if len(body) == 0 {
+		return nil, false, ErrParse("empty message")
+	}
+	if body[0] == '[' {
+		var elems []json.RawMessage
+		if err := json.Unmarshal(body, &elems); err != nil {
+			return nil, false, ErrParse(err.Error())
+		}
+		if len(elems) == 0 {
+			return nil, false, ErrInvalidRequest("empty batch")
+		}
+		if maxBatch > 0 && len(elems) > maxBatch {
+			return nil, false, ErrLimit("batch too large (%d elements, limit %d)", len(elems), maxBatch)
+		}
+		reqs = make([]*request, len(elems))
+		for i, e := range elems {
+			reqs[i] = parseRequest(e)
+		}
+		return reqs, true, nil
+	}
+	if !json.Valid(body) {
+		var v json.RawMessage
+		err := json.Unmarshal(body, &v)
+		detail := "invalid JSON"
+		if err != nil {
+			detail = err.Error()
+		}
+		return nil, false, ErrParse(detail)
+	}
+	return []*request{parseRequest(body)}, false, nil
+}
+
+// parseRequest validates one syntactically valid JSON value as a request.
+func parseRequest(raw json.RawMessage) *request {
+	raw = bytes.TrimLeft(raw, " \t\r\n")
+	if len(raw) == 0 || raw[0] != '{' {
+		return &request{err: ErrInvalidRequest("not a JSON object")}
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return &request{err: ErrInvalidRequest(err.Error())}
+	}
+	r := &request{}
+	if id, ok := m["id"]; ok {
+		if !validID(id) {
+			return &request{err: ErrInvalidRequest("id must be a string, number or null")}
+		}
+		r.id = id
+	}
+	fail := func(e *Error) *request {
+		r.err = e
+		if r.id == nil {
+			r.id = json.RawMessage("null")
+		}
+		return r
+	}
+	v, ok := m["jsonrpc"]
+	var version string
+	if !ok || json.Unmarshal(v, &version) != nil || version != "2.0" {
+		return fail(ErrInvalidRequest(`"jsonrpc" must be "2.0"`))
+	}
+	mv, ok := m["method"]
+	if !ok || len(mv) == 0 || mv[0] != '"' || json.Unmarshal(mv, &r.method) != nil {
+		return fail(ErrInvalidRequest(`"method" must be a string`))
+	}
+	if r.method == "" {
+		return fail(ErrInvalidRequest(`"method" must not be empty`))
+	}
+	if p, ok := m["params"]; ok {
+		switch p[0] {
+		case 'n': // null
+		case '[':
+			if err := json.Unmarshal(p, &r.params); err != nil {
+				return fail(ErrInvalidRequest("params: " + err.Error()))
+			}
+		case '{':
+			r.objParams = true
+		default:
+			return fail(ErrInvalidRequest(`"params" must be an array`))
+		}
+	}
+	return r
+}
+
+// validID reports whether raw (a valid JSON value) is a string, number or null.
+func validID(raw json.RawMessage) bool {
+	if len(raw) == 0 {
+		return false
+	}
+	switch c := raw[0]; {
+	case c == '"', c == 'n', c == '-', c >= '0' && c <= '9':
+		return true
+	}
+	return false
+}
+
+var nullID = json.RawMessage("null")
+
+// encodeResult builds {"jsonrpc":"2.0","id":ID,"result":RESULT}.
+func encodeResult(id, result json.RawMessage) []byte {
+	if id == nil {
+		id = nullID
+	}
+	b := make([]byte, 0, len(id)+len(result)+32)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"result":`...)
+	b = append(b, result...)
+	return append(b, '}')
+}
+
+// encodeError builds {"jsonrpc":"2.0","id":ID,"error":{…}}.
+func encodeError(id json.RawMessage, e *Error) []byte {
+	if id == nil {
+		id = nullID
+	}
+	eb, err := json.Marshal(e)
+	if err != nil { // Data not marshallable: drop it.
+		eb, _ = json.Marshal(&Error{Code: e.Code, Message: e.Message})
+	}
+	b := make([]byte, 0, len(id)+len(eb)+32)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"error":`...)
+	b = append(b, eb...)
+	return append(b, '}')
+}
+
+// encodeNotification builds an eth_subscription notification.
+func encodeNotification(subID string, result json.RawMessage) []byte {
+	b := make([]byte, 0, len(result)+128)
+	b = append(b, `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":`...)
+	b = strconv.AppendQuote(b, subID)
+	b = append(b, `,"result":`...)
+	b = append(b, result...)
+	return append(b, `}}`...)
+}
+
+// joinBatch encodes batch element responses as one JSON array; nil when
+// there is nothing to send (all notifications).
+func joinBatch(parts [][]byte) []byte {
+	n, total := 0, 2
+	for _, p := range parts {
+		if p != nil {
+			n++
+			total += len(p) + 1
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	b := make([]byte, 0, total)
+	b = append(b, '[')
+	first := true
+	for _, p := range parts {
+		if p == nil {
+			continue
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = append(b, p...)
+	}
+	return append(b, ']')
+}

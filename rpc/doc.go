@@ -1,0 +1,116 @@
+// Package rpc is tipnode's JSON-RPC 2.0 transport: one listener serving
+// HTTP POST and websocket sessions, the error codes of the whole node, and
+// the shared decoders of outside input used by method handlers
+// (BlockSelector, Word, CallArgs, StateOverride, BlockOverrides).
+//
+// # Model
+//
+// A Server maps method names to Handlers:
+//
+//	srv, err := rpc.NewServer(rpc.Config{}, log) // zero fields = defaults
+//	srv.Register("eth_getStorageAt", func(ctx context.Context, p rpc.Params) (any, error) {
+//		if err := p.AtMost(3); err != nil {
+//			return nil, err
+//		}
+//		var addr common.Address
+//		if err := p.Decode(0, "address", &addr); err != nil {
+//			return nil, err // already "invalid argument 0 (address): …", -32602
+//		}
+//		var slot rpc.Word
+//		if err := p.Decode(1, "slot", &slot); err != nil {
+//			return nil, err
+//		}
+//		sel, err := rpc.DecodeSelector(p, 2, "block") // absent/null = latest
+//		…
+//		return value, nil // marshalled with encoding/json
+//	})
+//	srv.RegisterSubscription("newHeads", func(ctx context.Context, sub *rpc.Subscription, p rpc.Params) error {
+//		if err := p.AtMost(0); err != nil { return err }
+//		go feed(sub) // for { select { case h := <-heads: if sub.Notify(h) != nil { return } case <-sub.Done(): return } }
+//		return nil
+//	})
+//	srv.Handle("/metrics", promhttp.Handler())
+//	err = srv.Start()        // or srv.Serve(listener), or use srv as an http.Handler
+//	…
+//	err = srv.Stop(ctx)
+//
+// Handlers return (result, nil) or (nil, error). Errors become JSON-RPC
+// errors: an *Error (see errors.go for constructors and every code used by
+// tipnode) is sent as is; other errors go through the mapper set with
+// SetErrorMapper, then ErrorCoder, then context.DeadlineExceeded becomes
+// CodeTimeout (-32002), and anything else is CodeInternal (-32603). A
+// panicking handler is recovered, logged with its stack, and answered -32603.
+//
+// # Wire format
+//
+// JSON-RPC 2.0 exactly: "jsonrpc" must be "2.0"; id may be a string, number
+// (any size, echoed byte for byte) or null, and a request without an id
+// member is a notification (executed, never answered). Params must be a
+// positional array (absent/null = none); object params get -32602. A batch is
+// answered with one array in request order, notifications omitted; an empty
+// batch gets a single -32600 error; a batch of only notifications gets an
+// empty HTTP 200 body (and nothing on a websocket). Invalid JSON gets -32700
+// with id null.
+//
+// HTTP: any path not claimed by Handle serves JSON-RPC. Only POST is
+// accepted (405 otherwise), with Content-Type application/json (415
+// otherwise); responses are application/json. A request with
+// "Upgrade: websocket" starts a websocket session on the same path.
+//
+// Websocket: every text message is a request or batch, answered with one
+// message. eth_subscribe / eth_unsubscribe are implemented here, only on
+// websockets (over HTTP they answer -32601 "notifications not supported").
+// eth_subscribe's params[0] selects the SubscribeHandler registered for that
+// kind (unknown kind: -32602); the result is the subscription id
+// ("0x" + 32 hex digits); notifications are
+// {"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":ID,"result":…}}
+// and never reach the client before the eth_subscribe response.
+// eth_unsubscribe answers true, or false for an unknown id.
+//
+// # Concurrency
+//
+// Each HTTP request is served on its net/http goroutine; batch elements run
+// concurrently, at most Config.BatchParallelism at a time per batch. Each
+// handler call runs on its own goroutine so that the deadline can be enforced
+// even if the handler ignores ctx; a handler still running at the deadline is
+// answered with CodeTimeout and its eventual result discarded, so handlers
+// must honour ctx to free resources.
+//
+// A websocket has one reader goroutine, one writer goroutine (the only one
+// writing data frames; it also sends pings), and up to Config.WSMaxInflight
+// goroutines executing messages concurrently (so responses may come back in
+// a different order than requests; clients match them by id). Responses wait
+// for room in the connection's send queue (Config.WSSendQueue); notifications
+// never wait: if the queue is full the client is a slow consumer and the
+// connection is dropped (see Subscription). Registration (Register,
+// RegisterSubscription, Handle, SetErrorMapper) should happen before serving.
+//
+// # Limits
+//
+// Every limit is in Config, answered with a clear error, and affects only
+// the offending request or connection:
+//   - MaxRequestBytes: HTTP 413 with -32005 "request body too large (limit N bytes)".
+//   - MaxBatch: a single -32005 "batch too large" error.
+//   - MaxResponseBytes: the response (or batch element, or the rest of a
+//     batch once the running total passes it) is replaced by -32005
+//     "response too large (limit N bytes)".
+//   - RequestTimeout: per message (single request or whole batch); handler
+//     contexts carry the deadline; -32002 "request timed out".
+//   - WSMaxMessageBytes: the websocket is closed with status 1009.
+//   - MaxConns: open TCP connections accepted by Start/Serve; an extra one
+//     gets HTTP 503 with a -32005 body and is closed.
+//
+// # Stop
+//
+// Stop is graceful: new connections and requests are refused (503), in-flight
+// HTTP requests and websocket messages finish and their responses are
+// written, websockets are then closed with status 1001 (ending their
+// subscriptions), and Stop waits for running handlers, up to its context or
+// Config.ShutdownTimeout, after which everything is closed forcibly.
+//
+// # Logging
+//
+// Every call is logged at debug level with transport, remote address,
+// method, duration and error code (0 = success). Bodies are never logged.
+// Handler faults (-32603) are logged at warn, panics at error with stack.
+package rpc

@@ -1,0 +1,144 @@
+package rpc
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Params is the positional parameter array of a request. Absent and null
+// params are an empty Params; object-form params never reach a handler (the
+// framework answers them with CodeInvalidParams).
+//
+// Arguments are addressed by index. Decode treats a missing or JSON-null
+// argument as missing; DecodeOptional treats both as "not present". Every
+// error returned by the methods of Params is an *Error with CodeInvalidParams
+// naming the argument as `invalid argument I (NAME): …`, so a handler can
+// return it unchanged.
+type Params struct {
+	raw []json.RawMessage
+}
+
+// NewParams builds Params from raw JSON values (for tests and for methods
+// that re-dispatch).
+func NewParams(raw ...json.RawMessage) Params { return Params{raw: raw} }
+
+// ParamsOf marshals each value with encoding/json and builds Params from
+// them; it panics if a value cannot be marshalled (tests only).
+func ParamsOf(values ...any) Params {
+	raw := make([]json.RawMessage, len(values))
+	for i, v := range values {
+		b, err := json.Marshal(v)
+		if err != nil {
+			panic(fmt.Sprintf("rpc.ParamsOf: argument %d: %v", i, err))
+		}
+		raw[i] = b
+	}
+	return Params{raw: raw}
+}
+
+// Len is the number of positional arguments sent (including trailing nulls).
+func (p Params) Len() int { return len(p.raw) }
+
+// Raw returns argument i as sent, or nil when absent.
+func (p Params) Raw(i int) json.RawMessage {
+	if i < 0 || i >= len(p.raw) {
+		return nil
+	}
+	return p.raw[i]
+}
+
+// Rest returns the arguments from index i on (empty when i >= Len()).
+func (p Params) Rest(i int) Params {
+	if i >= len(p.raw) {
+		return Params{}
+	}
+	if i < 0 {
+		i = 0
+	}
+	return Params{raw: p.raw[i:]}
+}
+
+// Present reports whether argument i was sent and is not JSON null.
+func (p Params) Present(i int) bool {
+	r := p.Raw(i)
+	return r != nil && string(r) != "null"
+}
+
+// AtMost returns an invalid-params error when more than n arguments were
+// sent. Trailing nulls count: clients should not send them (like go-ethereum,
+// which only tolerates them for optional arguments, we are strict).
+func (p Params) AtMost(n int) error {
+	if len(p.raw) > n {
+		return ErrInvalidParams("too many arguments, want at most %d", n)
+	}
+	return nil
+}
+
+// Decode unmarshals required argument i (called name in errors) into dst.
+// A missing or null argument is an error.
+func (p Params) Decode(i int, name string, dst any) error {
+	if !p.Present(i) {
+		return ErrInvalidParams("missing value for required argument %d (%s)", i, name)
+	}
+	return decodeArg(p.raw[i], i, name, dst)
+}
+
+// DecodeOptional unmarshals argument i into dst when it is present and not
+// null. present reports whether it was; dst is untouched otherwise.
+func (p Params) DecodeOptional(i int, name string, dst any) (present bool, err error) {
+	if !p.Present(i) {
+		return false, nil
+	}
+	return true, decodeArg(p.raw[i], i, name, dst)
+}
+
+func decodeArg(raw json.RawMessage, i int, name string, dst any) error {
+	if err := json.Unmarshal(raw, dst); err != nil {
+		var e *Error
+		if errors.As(err, &e) { // a decoder chose its own error: keep code, prefix position.
+			return &Error{Code: e.Code, Message: fmt.Sprintf("invalid argument %d (%s): %s", i, name, e.Message), Data: e.Data}
+		}
+		return ErrInvalidParams("invalid argument %d (%s): %s", i, name, describeJSONError(err))
+	}
+	return nil
+}
+
+// ArgError builds an invalid-params error for argument i (called name) from a
+// validation failure found after decoding.
+func ArgError(i int, name string, format string, args ...any) *Error {
+	return ErrInvalidParams("invalid argument %d (%s): %s", i, name, fmt.Sprintf(format, args...))
+}
+
+// describeJSONError turns encoding/json (and hexutil) errors into a short
+// human message without the "json: " prefix and Go type noise where possible.
+func describeJSONError(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		msg := te.Value
+		switch strings.SplitN(te.Value, " ", 2)[0] {
+		case "string", "number", "object", "array", "bool", "null":
+			msg = "cannot unmarshal " + te.Value + " into " + typeName(te.Type.String())
+		}
+		if te.Field != "" {
+			msg += fmt.Sprintf(" (field %q)", te.Field)
+		}
+		return msg
+	}
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+func typeName(t string) string {
+	switch t {
+	case "*hexutil.Big", "hexutil.Big", "*hexutil.Uint64", "hexutil.Uint64", "hexutil.Uint", "*hexutil.Uint":
+		return "hex quantity"
+	case "hexutil.Bytes", "*hexutil.Bytes":
+		return "hex data"
+	case "common.Address", "*common.Address":
+		return "address"
+	case "common.Hash", "*common.Hash":
+		return "32-byte hash"
+	}
+	return t
+}

@@ -1,0 +1,538 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Handler implements one JSON-RPC method. ctx carries the request deadline
+// (Config.RequestTimeout) and is cancelled when the client goes away; p holds
+// the positional params. The result is marshalled with encoding/json (nil
+// marshals as null). A returned error is converted as described in
+// Server.SetErrorMapper.
+type Handler func(ctx context.Context, p Params) (any, error)
+
+// SubscribeHandler starts a subscription of one kind (eth_subscribe
+// params[0]). It must validate p (the params after the kind) synchronously
+// and return an error (typically from p.Decode, or ErrInvalidParams) when they
+// are invalid; then the subscription is discarded. On success it starts its
+// own feed (a goroutine) that calls sub.Notify and stops when sub.Done() is
+// closed, and returns nil. ctx is the request context: do not keep it; use
+// sub.Context() for the feed.
+type SubscribeHandler func(ctx context.Context, sub *Subscription, p Params) error
+
+// Method names handled by the framework itself.
+const (
+	MethodSubscribe   = "eth_subscribe"
+	MethodUnsubscribe = "eth_unsubscribe"
+)
+
+// Transport names reported by CallInfo.
+const (
+	TransportHTTP = "http"
+	TransportWS   = "ws"
+)
+
+// CallInfo describes the call a handler is serving; see CallInfoFrom.
+type CallInfo struct {
+	Method     string
+	Transport  string // TransportHTTP or TransportWS
+	RemoteAddr string
+}
+
+type callInfoKey struct{}
+
+// CallInfoFrom returns the CallInfo stored in a handler's context (zero if
+// none).
+func CallInfoFrom(ctx context.Context) CallInfo {
+	ci, _ := ctx.Value(callInfoKey{}).(CallInfo)
+	return ci
+}
+
+// Server is a JSON-RPC 2.0 server over HTTP and websocket on one listener.
+// Register methods before serving; registration is safe for concurrent use
+// but methods registered later are only seen by later requests.
+type Server struct {
+	cfg  Config
+	log  zerolog.Logger
+	mux  *http.ServeMux
+	http *http.Server
+
+	mu        sync.RWMutex
+	methods   map[string]Handler
+	subs      map[string]SubscribeHandler
+	mapper    func(error) *Error
+	listener  net.Listener
+	stopping  bool
+	wsConns   map[*wsConn]struct{}
+	serveDone chan struct{}
+
+	active tracker // ServeHTTP calls, websocket connections, running handlers
+}
+
+// NewServer validates cfg and returns a Server; zero fields of cfg take
+// their defaults.
+func NewServer(cfg Config, log zerolog.Logger) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.WithDefaults()
+	s := &Server{
+		cfg:     cfg,
+		log:     log.With().Str("component", "rpc").Logger(),
+		mux:     http.NewServeMux(),
+		methods: make(map[string]Handler),
+		subs:    make(map[string]SubscribeHandler),
+		wsConns: make(map[*wsConn]struct{}),
+	}
+	s.mux.Handle("/", http.HandlerFunc(s.serveRPC))
+	s.http = &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
+		// Body read + execution + write; websockets clear deadlines after hijack.
+		WriteTimeout: cfg.RequestTimeout + cfg.WSWriteTimeout + cfg.ReadHeaderTimeout,
+		ErrorLog:     nil,
+	}
+	return s, nil
+}
+
+// Config returns the effective configuration (defaults applied).
+func (s *Server) Config() Config { return s.cfg }
+
+// Register installs h for method. It panics on an empty method, a nil
+// handler, a duplicate registration, or the framework-owned names
+// eth_subscribe/eth_unsubscribe (use RegisterSubscription).
+func (s *Server) Register(method string, h Handler) {
+	if method == "" || h == nil {
+		panic("rpc: Register with empty method or nil handler")
+	}
+	if method == MethodSubscribe || method == MethodUnsubscribe {
+		panic("rpc: " + method + " is handled by the framework; use RegisterSubscription")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, dup := s.methods[method]; dup {
+		panic("rpc: duplicate registration of " + method)
+	}
+	s.methods[method] = h
+}
+
+// RegisterSubscription installs h for eth_subscribe kind (e.g. "newHeads").
+// It panics on an empty kind, a nil handler or a duplicate.
+func (s *Server) RegisterSubscription(kind string, h SubscribeHandler) {
+	if kind == "" || h == nil {
+		panic("rpc: RegisterSubscription with empty kind or nil handler")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, dup := s.subs[kind]; dup {
+		panic("rpc: duplicate subscription kind " + kind)
+	}
+	s.subs[kind] = h
+}
+
+// Handle mounts an extra HTTP handler (e.g. "/metrics" or "GET /health") on
+// the same listener, using http.ServeMux patterns. Everything not matched by
+// a mounted pattern is served as JSON-RPC. Mounted handlers are not subject
+// to the JSON-RPC method/content-type checks.
+func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
+
+// SetErrorMapper installs a function that maps handler errors which are not
+// already an *Error to an *Error (return nil to fall through). The full
+// conversion order for a handler error is: an *Error in the chain (errors.As)
+// as is; the mapper; an ErrorCoder in the chain; context.DeadlineExceeded →
+// CodeTimeout; anything else → CodeInternal with the error text.
+// Call it before serving.
+func (s *Server) SetErrorMapper(m func(error) *Error) {
+	s.mu.Lock()
+	s.mapper = m
+	s.mu.Unlock()
+}
+
+// Start listens on Config.Addr and serves in a background goroutine. It
+// returns once the listener is open (or with the listen error).
+func (s *Server) Start() error {
+	l, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("rpc: listen %s: %w", s.cfg.Addr, err)
+	}
+	ready := make(chan error, 1)
+	go func() {
+		if err := s.serve(l, ready); err != nil {
+			s.log.Error().Err(err).Msg("rpc server stopped with error")
+		}
+	}()
+	return <-ready
+}
+
+// Serve serves l until Stop; it returns nil after a graceful Stop. The
+// listener is wrapped to enforce Config.MaxConns.
+func (s *Server) Serve(l net.Listener) error { return s.serve(l, nil) }
+
+func (s *Server) serve(l net.Listener, ready chan<- error) error {
+	s.mu.Lock()
+	if s.stopping || s.listener != nil {
+		s.mu.Unlock()
+		l.Close()
+		err := ErrServerStopped
+		if !s.stopping {
+			err = errors.New("rpc: server already serving")
+		}
+		if ready != nil {
+			ready <- err
+		}
+		return err
+	}
+	ll := newLimitListener(l, s.cfg.MaxConns, s.log)
+	s.listener = ll
+	s.serveDone = make(chan struct{})
+	done := s.serveDone
+	s.mu.Unlock()
+	defer close(done)
+	if ready != nil {
+		ready <- nil
+	}
+	s.log.Info().Str("addr", l.Addr().String()).Msg("rpc server listening")
+	err := s.http.Serve(ll)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Addr returns the listening address, or nil before Start/Serve.
+func (s *Server) Addr() net.Addr {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.listener == nil {
+		return nil
+	}
+	return s.listener.Addr()
+}
+
+// Stop shuts the server down gracefully: it stops accepting connections and
+// new requests (answered 503), lets in-flight HTTP requests and websocket
+// messages finish and their responses be written, then closes websockets
+// with status 1001 (ending their subscriptions), and waits for running
+// handlers. When ctx (bounded by Config.ShutdownTimeout) expires first,
+// everything is closed forcibly and ctx's error is returned.
+func (s *Server) Stop(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.ShutdownTimeout)
+	defer cancel()
+	s.mu.Lock()
+	already := s.stopping
+	s.stopping = true
+	conns := make([]*wsConn, 0, len(s.wsConns))
+	for c := range s.wsConns {
+		conns = append(conns, c)
+	}
+	serving := s.listener != nil
+	s.mu.Unlock()
+	if !already {
+		s.log.Info().Msg("rpc server stopping")
+	}
+
+	var wg sync.WaitGroup
+	errc := make(chan error, 1)
+	if serving {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.http.Shutdown(ctx); err != nil {
+				errc <- err
+			}
+		}()
+	}
+	for _, c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.shutdown(ctx)
+		}()
+	}
+	wg.Wait()
+	err := s.active.wait(ctx)
+	if err != nil {
+		s.http.Close()
+		s.mu.RLock()
+		for c := range s.wsConns {
+			c.close("server stopped")
+		}
+		s.mu.RUnlock()
+		return err
+	}
+	select {
+	case err := <-errc:
+		return err
+	default:
+	}
+	return nil
+}
+
+// ServeHTTP implements http.Handler: mounted handlers, JSON-RPC over HTTP
+// POST, and websocket upgrades.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.RLock()
+	stopping := s.stopping
+	s.mu.RUnlock()
+	if stopping {
+		w.Header().Set("Connection", "close")
+		writeHTTPError(w, http.StatusServiceUnavailable, ErrServer("server is shutting down"))
+		return
+	}
+	s.active.add()
+	defer s.active.done()
+	s.mux.ServeHTTP(w, r)
+}
+
+// method looks up a handler and the error mapper.
+func (s *Server) lookup(method string) (Handler, func(error) *Error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.methods[method], s.mapper
+}
+
+func (s *Server) subscribeHandler(kind string) SubscribeHandler {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.subs[kind]
+}
+
+func (s *Server) errorMapper() func(error) *Error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.mapper
+}
+
+// session is what a transport provides to message execution.
+type session struct {
+	transport string
+	remote    string
+	ws        *wsConn // nil over HTTP
+	// afterSend collects callbacks to run after this message's response has
+	// been queued for writing (subscription activation).
+	mu        sync.Mutex
+	afterSend []func()
+}
+
+func (ss *session) onSent(f func()) {
+	ss.mu.Lock()
+	ss.afterSend = append(ss.afterSend, f)
+	ss.mu.Unlock()
+}
+
+func (ss *session) runAfterSend() {
+	ss.mu.Lock()
+	fs := ss.afterSend
+	ss.afterSend = nil
+	ss.mu.Unlock()
+	for _, f := range fs {
+		f()
+	}
+}
+
+// handleMessage decodes and executes one message and returns the encoded
+// response (nil: nothing to send). parent is cancelled when the client goes
+// away; the message gets Config.RequestTimeout on top of it.
+func (s *Server) handleMessage(parent context.Context, body []byte, ss *session) []byte {
+	reqs, batch, msgErr := decodeMessage(body, s.cfg.MaxBatch)
+	if msgErr != nil {
+		s.logCall(ss, "", 0, msgErr.Code)
+		return encodeError(nil, msgErr)
+	}
+	ctx, cancel := context.WithTimeout(parent, s.cfg.RequestTimeout)
+	defer cancel()
+	if !batch {
+		return s.execute(ctx, reqs[0], ss) // execute enforces MaxResponseBytes
+	}
+	parts := make([][]byte, len(reqs))
+	sem := make(chan struct{}, s.cfg.BatchParallelism)
+	var wg sync.WaitGroup
+	for i, r := range reqs {
+		if r.err != nil { // cheap, no need for a goroutine
+			parts[i] = encodeError(r.id, r.err)
+			continue
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			parts[i] = s.execute(ctx, r, ss)
+		}()
+	}
+	wg.Wait()
+	total := 0
+	for i, p := range parts {
+		if p == nil {
+			continue
+		}
+		if total+len(p) > s.cfg.MaxResponseBytes {
+			parts[i] = encodeError(reqs[i].id, ErrLimit("response too large (limit %d bytes)", s.cfg.MaxResponseBytes))
+		}
+		total += len(parts[i])
+	}
+	return joinBatch(parts)
+}
+
+// execute runs one request and returns its encoded response, or nil for a
+// notification.
+func (s *Server) execute(ctx context.Context, r *request, ss *session) []byte {
+	if r.err != nil {
+		s.logCall(ss, r.method, 0, r.err.Code)
+		return encodeError(r.id, r.err)
+	}
+	start := time.Now()
+	result, rerr := s.call(ctx, r, ss)
+	code := 0
+	var out []byte
+	if rerr == nil {
+		out = encodeResult(r.id, result)
+		if len(out) > s.cfg.MaxResponseBytes {
+			rerr = ErrLimit("response too large (limit %d bytes)", s.cfg.MaxResponseBytes)
+		}
+	}
+	if rerr != nil {
+		code = rerr.Code
+		out = encodeError(r.id, rerr)
+	}
+	s.logCall(ss, r.method, time.Since(start), code)
+	if r.isNotification() {
+		return nil
+	}
+	return out
+}
+
+// call dispatches r and returns the marshalled result or the error.
+func (s *Server) call(ctx context.Context, r *request, ss *session) (json.RawMessage, *Error) {
+	switch r.method {
+	case MethodSubscribe, MethodUnsubscribe:
+		if ss.ws == nil {
+			return nil, &Error{Code: CodeMethodNotFound, Message: "notifications not supported"}
+		}
+		if r.objParams {
+			return nil, ErrInvalidParams("invalid params: params must be an array")
+		}
+		if r.method == MethodSubscribe {
+			return ss.ws.subscribe(ctx, Params{raw: r.params}, ss)
+		}
+		return ss.ws.unsubscribe(Params{raw: r.params})
+	}
+	h, mapper := s.lookup(r.method)
+	if h == nil {
+		return nil, ErrMethodNotFound(r.method)
+	}
+	if r.objParams {
+		return nil, ErrInvalidParams("invalid params: params must be an array")
+	}
+	if ctx.Err() != nil { // batch deadline passed before this element started
+		return nil, ErrTimeout()
+	}
+	hctx := context.WithValue(ctx, callInfoKey{}, CallInfo{Method: r.method, Transport: ss.transport, RemoteAddr: ss.remote})
+	type outcome struct {
+		res json.RawMessage
+		err *Error
+	}
+	done := make(chan outcome, 1)
+	s.active.add()
+	go func() {
+		defer s.active.done()
+		var o outcome
+		defer func() {
+			if p := recover(); p != nil {
+				s.log.Error().Str("method", r.method).Interface("panic", p).Bytes("stack", debug.Stack()).Msg("rpc handler panicked")
+				o = outcome{err: ErrInternal("internal error")}
+			}
+			done <- o
+		}()
+		res, err := h(hctx, Params{raw: r.params})
+		if err != nil {
+			o.err = toError(err, mapper)
+			if o.err.Code == CodeInternal {
+				s.log.Warn().Str("method", r.method).Err(err).Msg("rpc handler failed")
+			}
+			return
+		}
+		b, merr := json.Marshal(res)
+		if merr != nil {
+			s.log.Error().Str("method", r.method).Err(merr).Msg("rpc result not marshallable")
+			o.err = ErrInternal("internal error: result cannot be encoded")
+			return
+		}
+		o.res = b
+	}()
+	select {
+	case o := <-done:
+		return o.res, o.err
+	case <-ctx.Done():
+		// Prefer a result that is ready at the same instant.
+		select {
+		case o := <-done:
+			return o.res, o.err
+		default:
+		}
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, ErrTimeout()
+		}
+		return nil, ErrServer("request canceled")
+	}
+}
+
+func (s *Server) logCall(ss *session, method string, d time.Duration, code int) {
+	ev := s.log.Debug()
+	if ev == nil {
+		return
+	}
+	ev.Str("transport", ss.transport).Str("remote", ss.remote).Str("method", method).
+		Dur("duration", d).Int("code", code).Msg("rpc call")
+}
+
+// tracker counts running activities and lets Stop wait until none is left.
+type tracker struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed while n == 0
+}
+
+func (t *tracker) add() {
+	t.mu.Lock()
+	if t.n == 0 {
+		t.idle = make(chan struct{})
+	}
+	t.n++
+	t.mu.Unlock()
+}
+
+func (t *tracker) done() {
+	t.mu.Lock()
+	t.n--
+	if t.n == 0 {
+		close(t.idle)
+	}
+	t.mu.Unlock()
+}
+
+func (t *tracker) wait(ctx context.Context) error {
+	t.mu.Lock()
+	if t.n == 0 {
+		t.mu.Unlock()
+		return nil
+	}
+	ch := t.idle
+	t.mu.Unlock()
+	select {
+	case <-ch:
+		return t.wait(ctx)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

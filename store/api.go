@@ -1,0 +1,128 @@
+package store
+
+import (
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/holiman/uint256"
+)
+
+// Account is the flat-state record of one account at one height. There is no
+// storage root: tipnode keeps flat state without tries.
+type Account struct {
+	Nonce    uint64
+	Balance  *uint256.Int // never nil in values returned by the store
+	CodeHash common.Hash  // types.EmptyCodeHash when the account has no code
+}
+
+// StateDiff is the complete state change of one block (or of one pending
+// snapshot when it is sealed). Apply order inside the store is:
+//  1. for every address in Wiped, every storage slot that is non-zero at the
+//     parent height reads zero from this block on (pre-Cancun SELFDESTRUCT, or
+//     an account deleted and re-created in the same block);
+//  2. Accounts: a nil *Account deletes the account (SELFDESTRUCT, EIP-158
+//     empty-account removal); otherwise the account reads as given;
+//  3. Storage: each slot reads the given value (the zero hash clears the slot).
+//
+// Codes holds new contract code by hash (content-addressed, never deleted).
+type StateDiff struct {
+	Accounts map[common.Address]*Account
+	Storage  map[common.Address]map[common.Hash]common.Hash
+	Wiped    map[common.Address]struct{}
+	Codes    map[common.Hash][]byte
+}
+
+// NewStateDiff returns an empty diff with all maps allocated.
+func NewStateDiff() *StateDiff {
+	return &StateDiff{
+		Accounts: make(map[common.Address]*Account),
+		Storage:  make(map[common.Address]map[common.Hash]common.Hash),
+		Wiped:    make(map[common.Address]struct{}),
+		Codes:    make(map[common.Hash][]byte),
+	}
+}
+
+// BlockWrite is everything one block adds to the store, written in one atomic
+// batch by Writer.WriteBlock.
+type BlockWrite struct {
+	Block    *types.Block
+	Receipts []*types.ReceiptForStorage // consensus fields only; derived fields are recomputed on read
+	Diff     *StateDiff
+	// Tags to move to this block in the same batch ("latest" always moves;
+	// list "safe" / "finalized" here to move them too).
+	Tags []Tag
+}
+
+// Tag names a movable block pointer.
+type Tag string
+
+const (
+	TagLatest    Tag = "latest"
+	TagSafe      Tag = "safe"
+	TagFinalized Tag = "finalized"
+)
+
+// TxLookup locates a canonical transaction.
+type TxLookup struct {
+	BlockHash   common.Hash
+	BlockNumber uint64
+	Index       uint64
+}
+
+// StateReader reads flat state at one fixed height. Every method is answered
+// from the same consistent view. An absent account is (nil, nil); an absent
+// slot reads as the zero hash.
+type StateReader interface {
+	// Height is the block number whose post-state this reader sees.
+	Height() uint64
+	Account(addr common.Address) (*Account, error)
+	Storage(addr common.Address, slot common.Hash) (common.Hash, error)
+	// HasStorage reports whether any slot of addr is non-zero at this height.
+	HasStorage(addr common.Address) (bool, error)
+	// Code returns the code with the given hash (nil for EmptyCodeHash / unknown).
+	Code(hash common.Hash) ([]byte, error)
+	// ForEachAccount visits every live account in address order.
+	ForEachAccount(fn func(addr common.Address, acc *Account) error) error
+	// ForEachStorage visits every non-zero slot of addr in slot order.
+	ForEachStorage(addr common.Address, fn func(slot, value common.Hash) error) error
+}
+
+// ChainReader reads blocks, receipts, tags and transaction lookups.
+// A missing item is reported with ErrNotFound (wrapped).
+type ChainReader interface {
+	CanonicalHash(number uint64) (common.Hash, error)
+	NumberByHash(hash common.Hash) (uint64, error)
+	Header(number uint64, hash common.Hash) (*types.Header, error)
+	Body(number uint64, hash common.Hash) (*types.Body, error)
+	Receipts(number uint64, hash common.Hash) ([]*types.ReceiptForStorage, error)
+	TxLookup(txHash common.Hash) (TxLookup, error)
+	Tag(tag Tag) (uint64, error)
+	// GenesisSpec returns the spec bytes stored by WriteGenesis.
+	GenesisSpec() ([]byte, error)
+}
+
+// View is a consistent read-only view of the whole store (a Pebble snapshot):
+// chain data and state at any height, all from the same instant. Close it.
+type View interface {
+	ChainReader
+	// StateAt returns a reader of the post-state of block number. Reading a
+	// height above the view's latest block fails with ErrNotFound.
+	StateAt(number uint64) (StateReader, error)
+	Close() error
+}
+
+// Writer mutates the store. Every method is one atomic batch.
+type Writer interface {
+	// WriteGenesis writes block 0, its state, all three tags and the opaque
+	// genesis spec (the genesis JSON, so `run` needs no genesis file). If the
+	// store already holds a genesis: the same block 0 hash is a no-op, a
+	// different one fails with ErrGenesisMismatch naming both hashes.
+	WriteGenesis(w *BlockWrite, spec []byte) error
+	// WriteBlock appends a block on top of the current latest block: its
+	// parent must be the latest block, its number latest+1.
+	WriteBlock(w *BlockWrite) error
+	// SetTag moves a tag to a canonical block.
+	SetTag(tag Tag, number uint64) error
+	// UnwindTo removes every block above number and their state changes,
+	// and moves tags above number down to number.
+	UnwindTo(number uint64) error
+}

@@ -1,0 +1,70 @@
+package store
+
+import "fmt"
+
+// Config configures a store. Build it with DefaultConfig(dir); zero sizes
+// are replaced by their defaults (WithDefaults, applied by Open).
+type Config struct {
+	// Dir is the Pebble directory. Required.
+	Dir string
+	// CacheBytes is the size of the block cache shared by all levels.
+	// Default DefaultCacheBytes (512 MiB).
+	CacheBytes int64
+	// MemtableBytes is the size of one memtable. Default DefaultMemtableBytes
+	// (64 MiB).
+	MemtableBytes uint64
+	// SyncWrites fsyncs the WAL on every write batch (WriteBlock, SetTag,
+	// UnwindTo...). Default true. Bulk import may disable it and call
+	// DB.Sync at the end: batches stay atomic either way, only the
+	// durability of the last blocks on power loss changes. Being a bool, its
+	// default lives in DefaultConfig: start from DefaultConfig(dir).
+	SyncWrites bool
+	// ReadOnly opens the store without write access. Writes fail with
+	// ErrReadOnly; the store must exist.
+	ReadOnly bool
+}
+
+// Defaults.
+const (
+	DefaultCacheBytes    int64  = 512 << 20
+	DefaultMemtableBytes uint64 = 64 << 20
+	minCacheBytes        int64  = 1 << 20
+	minMemtableBytes     uint64 = 1 << 20
+	maxMemtableBytes     uint64 = 4 << 30 // Pebble's limit
+)
+
+// DefaultConfig returns the default configuration for dir (SyncWrites true).
+func DefaultConfig(dir string) Config {
+	return Config{
+		Dir:           dir,
+		CacheBytes:    DefaultCacheBytes,
+		MemtableBytes: DefaultMemtableBytes,
+		SyncWrites:    true,
+	}
+}
+
+// WithDefaults returns c with zero sizes replaced by their defaults.
+// SyncWrites is a bool and is taken as given: start from DefaultConfig.
+func (c Config) WithDefaults() Config {
+	if c.CacheBytes == 0 {
+		c.CacheBytes = DefaultCacheBytes
+	}
+	if c.MemtableBytes == 0 {
+		c.MemtableBytes = DefaultMemtableBytes
+	}
+	return c
+}
+
+// Validate checks c after defaults have been applied.
+func (c Config) Validate() error {
+	c = c.WithDefaults()
+	switch {
+	case c.Dir == "":
+		return fmt.Errorf("%w: Dir is required", ErrInvalidConfig)
+	case c.CacheBytes < minCacheBytes:
+		return fmt.Errorf("%w: CacheBytes %d below minimum %d", ErrInvalidConfig, c.CacheBytes, minCacheBytes)
+	case c.MemtableBytes < minMemtableBytes || c.MemtableBytes >= maxMemtableBytes:
+		return fmt.Errorf("%w: MemtableBytes %d outside [%d, %d)", ErrInvalidConfig, c.MemtableBytes, minMemtableBytes, maxMemtableBytes)
+	}
+	return nil
+}

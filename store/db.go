@@ -1,0 +1,240 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/rs/zerolog"
+)
+
+// DB is a tipnode store. It is safe for concurrent use: reads go through
+// Views (Pebble snapshots), writes are serialised by an internal mutex.
+type DB struct {
+	cfg Config
+	log zerolog.Logger
+	pdb *pebble.DB
+
+	// writeMu serialises writers: each write reads the latest block and
+	// then commits one batch, and nothing may commit in between.
+	writeMu sync.Mutex
+
+	// mu guards closed. Every operation holds it for reading so Close
+	// (which takes it for writing) waits for in-flight operations.
+	mu     sync.RWMutex
+	closed bool
+
+	// vmu guards views, the open Views that Close must release.
+	vmu   sync.Mutex
+	views map[*view]struct{}
+
+	// schema caches the recorded schema version (0 = none recorded).
+	schema atomic.Uint64
+}
+
+var _ Writer = (*DB)(nil)
+
+// pebbleOptions returns the tuned Pebble options for cfg.
+func pebbleOptions(cfg Config, log zerolog.Logger) *pebble.Options {
+	opts := &pebble.Options{
+		// Our comparer: versioned state keys split into entity + ^number so
+		// prefix seeks use bloom filters. Persisted: never change silently.
+		Comparer: newComparer(),
+		// Block cache for uncompressed sstable blocks: the hot state (recent
+		// versions of busy accounts/slots) and index/filter blocks live here.
+		CacheSize: cfg.CacheBytes,
+		// Large memtables absorb the write burst of each block (one batch of
+		// a few hundred keys) and make flushes less frequent during import.
+		MemTableSize: cfg.MemtableBytes,
+		// Allow up to 4 memtables in flight before stalling writers, so a
+		// slow flush does not stall block import immediately.
+		MemTableStopWritesThreshold: 4,
+		// Start compacting L0 after 4 sublevels (Pebble's default, keeps read
+		// amplification of point seeks low) and stall writes only at 24 so
+		// import bursts are throttled late rather than early.
+		L0CompactionThreshold: 4,
+		L0StopWritesThreshold: 24,
+		// Lbase target size: 256 MiB keeps the LSM shallow for large state.
+		LBaseMaxBytes: 256 << 20,
+		// Plenty of file handles: a large store has many sstables and reopening
+		// tables on cache misses costs a syscall plus index reads.
+		MaxOpenFiles: 16384,
+		// Sync sstables and the WAL in the background every 1 MiB so the OS
+		// never has to write out a huge burst of dirty pages at once.
+		BytesPerSync:    1 << 20,
+		WALBytesPerSync: 1 << 20,
+		// Newest on-disk format (columnar blocks) for new stores.
+		FormatMajorVersion: pebble.FormatNewest,
+		ReadOnly:           cfg.ReadOnly,
+		Logger:             pebbleLogger{log},
+	}
+	// Compactions in parallel: up to half the CPUs, at least one.
+	maxCompactions := max(1, runtime.GOMAXPROCS(0)/2)
+	opts.CompactionConcurrencyRange = func() (int, int) { return 1, maxCompactions }
+	for i := range opts.Levels {
+		l := &opts.Levels[i]
+		// Bloom filters (10 bits/key, ~1% false positives) on every level,
+		// L0 included: they are built over the key prefix (the entity of
+		// versioned keys, the whole key otherwise), so both point gets and
+		// SeekPrefixGE state reads skip tables without the entity.
+		l.FilterPolicy = bloom.FilterPolicy(10)
+		// 16 KiB blocks: fewer index entries and better compression; point
+		// reads still touch a single block.
+		l.BlockSize = 16 << 10
+	}
+	opts.TargetFileSizes[0] = 8 << 20 // 8 MiB L0 files, doubling per level (Pebble default growth)
+	return opts
+}
+
+// Open opens (creating if needed, unless ReadOnly) the store in cfg.Dir.
+// It refuses a store written by a newer schema (ErrSchemaTooNew). A store
+// with an older schema opens, so that migrations.Run can upgrade it; until
+// then Views and writes fail with ErrSchemaOutdated.
+func Open(cfg Config, log zerolog.Logger) (*DB, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	log = log.With().Str("component", "store").Logger()
+	pdb, err := pebble.Open(cfg.Dir, pebbleOptions(cfg, log))
+	if err != nil {
+		return nil, fmt.Errorf("open pebble at %s: %w", cfg.Dir, err)
+	}
+	db := &DB{cfg: cfg, log: log, pdb: pdb, views: make(map[*view]struct{})}
+	v, err := db.readSchemaVersion()
+	if err == nil && v > SchemaVersion {
+		err = fmt.Errorf("%w: store at %s has schema version %d, this binary supports up to %d",
+			ErrSchemaTooNew, cfg.Dir, v, SchemaVersion)
+	}
+	if err != nil {
+		return nil, errors.Join(err, pdb.Close())
+	}
+	db.schema.Store(v)
+	if v != 0 && v < SchemaVersion {
+		log.Warn().Uint64("stored", v).Uint64("binary", SchemaVersion).Msg("store schema outdated; migrations required")
+	}
+	log.Info().Str("dir", cfg.Dir).Uint64("schema", v).Bool("readOnly", cfg.ReadOnly).
+		Bool("syncWrites", cfg.SyncWrites).Msg("store opened")
+	return db, nil
+}
+
+// Close closes the store. Views still open are closed first (and logged:
+// callers should close their views). Further calls fail with ErrClosed.
+func (db *DB) Close() error {
+	// The write side of mu waits for every in-flight operation, writes
+	// included (they hold the read side around writeMu).
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.closed {
+		return ErrClosed
+	}
+	db.closed = true
+	var errs []error
+	db.vmu.Lock()
+	defer db.vmu.Unlock()
+	if len(db.views) > 0 {
+		db.log.Warn().Int("views", len(db.views)).Msg("closing store with open views")
+		for v := range db.views {
+			errs = append(errs, v.closeSnapshot())
+		}
+		db.views = nil
+	}
+	errs = append(errs, db.pdb.Close())
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("close store: %w", err)
+	}
+	return nil
+}
+
+// acquire takes the read side of the close lock; the caller must call
+// db.mu.RUnlock when it returns nil.
+func (db *DB) acquire() error {
+	db.mu.RLock()
+	if db.closed {
+		db.mu.RUnlock()
+		return ErrClosed
+	}
+	return nil
+}
+
+// Sync makes every committed batch durable (fsyncs the WAL). Use it after a
+// bulk import run with SyncWrites false.
+func (db *DB) Sync() error {
+	if err := db.acquire(); err != nil {
+		return err
+	}
+	defer db.mu.RUnlock()
+	if db.cfg.ReadOnly {
+		return nil
+	}
+	if err := db.pdb.LogData(nil, pebble.Sync); err != nil {
+		return fmt.Errorf("sync store: %w", err)
+	}
+	return nil
+}
+
+// writeOpts returns the commit options implementing Config.SyncWrites.
+func (db *DB) writeOpts() *pebble.WriteOptions {
+	if db.cfg.SyncWrites {
+		return pebble.Sync
+	}
+	return pebble.NoSync
+}
+
+// Latest returns the number of the latest block (ErrNotFound without genesis).
+func (db *DB) Latest() (uint64, error) {
+	if err := db.acquire(); err != nil {
+		return 0, err
+	}
+	defer db.mu.RUnlock()
+	return readTag(db.pdb, TagLatest)
+}
+
+// SchemaVersion returns the schema version recorded in the store; 0 means
+// none is recorded yet (a new, empty store).
+func (db *DB) SchemaVersion() (uint64, error) {
+	if err := db.acquire(); err != nil {
+		return 0, err
+	}
+	defer db.mu.RUnlock()
+	return db.schema.Load(), nil
+}
+
+// readSchemaVersion reads the recorded schema version from disk.
+func (db *DB) readSchemaVersion() (uint64, error) {
+	val, found, err := getCopy(db.pdb, keySchemaVersion)
+	if err != nil || !found {
+		return 0, err
+	}
+	return decodeBE8(val, "schema version")
+}
+
+// checkSchema fails unless the store is at SchemaVersion or is new (0).
+func (db *DB) checkSchema() error {
+	if v := db.schema.Load(); v != 0 && v != SchemaVersion {
+		if v > SchemaVersion {
+			return fmt.Errorf("%w: store schema %d, binary %d", ErrSchemaTooNew, v, SchemaVersion)
+		}
+		return fmt.Errorf("%w: store schema %d, binary %d", ErrSchemaOutdated, v, SchemaVersion)
+	}
+	return nil
+}
+
+// pebbleLogger routes Pebble's log output to zerolog.
+type pebbleLogger struct{ log zerolog.Logger }
+
+func (l pebbleLogger) Infof(format string, args ...any) {
+	l.log.Debug().Msgf(format, args...)
+}
+
+func (l pebbleLogger) Errorf(format string, args ...any) {
+	l.log.Error().Msgf(format, args...)
+}
+
+func (l pebbleLogger) Fatalf(format string, args ...any) {
+	l.log.Fatal().Msgf(format, args...)
+}

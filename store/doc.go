@@ -1,0 +1,64 @@
+// Package store is tipnode's Pebble-backed storage: canonical blocks,
+// receipts, transaction lookups, tags and versioned flat state.
+//
+// # Model
+//
+// The store holds one canonical chain from block 0 to the latest block. Every
+// block is written by WriteBlock in ONE Pebble batch containing its header,
+// body, receipts, canonical and hash->number entries, transaction lookups,
+// state versions, change list, new code and tag moves: a block is either
+// fully present or absent. Key layouts are listed in schema.go.
+//
+// State is flat (no tries) and versioned: each write of an account or slot
+// at block N adds a version key entity + ^N. Nothing is overwritten, so the
+// state at every height stays readable until UnwindTo removes the versions
+// above a height (via the per-block change list).
+//
+// # Ordering contract
+//
+// A version key is entity + BE8(^N). Bitwise inversion makes newer versions
+// sort first, so for a read at height H the first key >= entity + ^H is the
+// newest version at or below H, if it still starts with entity. Every point
+// read (Account, Storage) is therefore exactly ONE SeekPrefixGE, at any
+// height; reading "latest" is the same seek with H = latest. The comparer
+// (comparer.go) splits versioned keys into entity prefix and version suffix,
+// so bloom filters on the prefix let that seek skip sstables that do not hold
+// the entity.
+//
+// Absence is encoded explicitly: a deleted account is a version whose value
+// is the one-byte deleted marker; a zero slot is a version with an empty
+// value. A storage wipe (StateDiff.Wiped) is materialised at write time:
+// every slot live at the parent height gets a zero version at the block, so
+// reads never need to consult wipe records and stay one seek.
+//
+// # Invariants
+//
+//   - latest >= safe, latest >= finalized; every tag names a canonical block.
+//   - Block N exists iff 0 <= N <= latest; the only way down is UnwindTo.
+//   - Every state version at block N is listed in the change list of N.
+//   - Code is content addressed and never deleted.
+//   - Values returned to callers are copies; no Pebble memory escapes.
+//
+// # Durability
+//
+// Config.SyncWrites (default true) fsyncs the WAL on every batch. With it
+// false (bulk import) batches remain atomic, since every write is a single
+// WAL batch, but the last blocks before a power loss may be missing on
+// restart; the store is then simply at an earlier latest block. Call
+// DB.Sync at the end of an import. Migration batches always fsync.
+//
+// # Concurrency
+//
+// DB is safe for concurrent use. Reads go through View, a Pebble snapshot:
+// everything read from one View (chain data and state at any height) is from
+// the same instant, and writes committed after the View was taken are not
+// visible in it. Views must be closed; DB.Close closes leftovers. Writes are
+// serialised by a mutex (one writer at a time); each is one atomic batch.
+//
+// # Schema versions
+//
+// SchemaVersion is the layout this binary writes. Open refuses a store with
+// a newer version (ErrSchemaTooNew); an older one opens so the migrations
+// package can upgrade it through the small raw facility in raw.go, and until
+// then Views and writes fail with ErrSchemaOutdated.
+package store

@@ -1,0 +1,265 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/rlp"
+)
+
+// TagEarliest names block 0. It is answered by Tag but never stored or moved.
+const TagEarliest Tag = "earliest"
+
+// view is the Pebble-snapshot implementation of View.
+type view struct {
+	db   *DB
+	snap *pebble.Snapshot
+
+	// latest is the latest block in the snapshot; hasChain is false for a
+	// store without genesis (then every height is ErrNotFound).
+	latest   uint64
+	hasChain bool
+
+	guard closeGuard // in-flight reads vs Close
+}
+
+var _ View = (*view)(nil)
+
+// View returns a consistent snapshot of the whole store. Close it when done;
+// DB.Close closes views left open.
+func (db *DB) View() (View, error) {
+	if err := db.acquire(); err != nil {
+		return nil, err
+	}
+	defer db.mu.RUnlock()
+	if err := db.checkSchema(); err != nil {
+		return nil, err
+	}
+	v := &view{db: db, snap: db.pdb.NewSnapshot()}
+	latest, err := readTag(v.snap, TagLatest)
+	switch {
+	case err == nil:
+		v.latest, v.hasChain = latest, true
+	case !isNotFound(err):
+		return nil, fmt.Errorf("open view: %w", errors.Join(err, v.snap.Close()))
+	}
+	db.vmu.Lock()
+	db.views[v] = struct{}{}
+	db.vmu.Unlock()
+	return v, nil
+}
+
+// Close releases the snapshot. Closing twice returns ErrClosed.
+func (v *view) Close() error {
+	v.db.vmu.Lock()
+	delete(v.db.views, v)
+	v.db.vmu.Unlock()
+	return v.closeSnapshot()
+}
+
+// closeSnapshot marks the view closed, waits for in-flight reads and
+// releases its snapshot once.
+func (v *view) closeSnapshot() error {
+	if !v.guard.close() {
+		return ErrClosed
+	}
+	if err := v.snap.Close(); err != nil {
+		return fmt.Errorf("close view: %w", err)
+	}
+	return nil
+}
+
+// enter guards a read against a concurrent Close; call v.exit after a nil
+// error. Reads nest freely (a ForEach callback may read the same view).
+func (v *view) enter() error {
+	if !v.guard.enter() {
+		return ErrClosed
+	}
+	return nil
+}
+
+func (v *view) exit() { v.guard.exit() }
+
+// closeGuard counts in-flight operations; close waits for them to finish
+// and makes later enters fail. It never blocks enter, so nested operations
+// cannot deadlock with a concurrent close.
+type closeGuard struct {
+	mu       sync.Mutex
+	cond     *sync.Cond
+	inflight int
+	closed   bool
+}
+
+func (g *closeGuard) enter() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return false
+	}
+	g.inflight++
+	return true
+}
+
+func (g *closeGuard) exit() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.inflight--
+	if g.inflight == 0 && g.cond != nil {
+		g.cond.Broadcast()
+	}
+}
+
+// close returns false if already closed; otherwise it waits until no
+// operation is in flight.
+func (g *closeGuard) close() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return false
+	}
+	g.closed = true
+	if g.cond == nil {
+		g.cond = sync.NewCond(&g.mu)
+	}
+	for g.inflight > 0 {
+		g.cond.Wait()
+	}
+	return true
+}
+
+// get reads a copy of key from the snapshot.
+func (v *view) get(key []byte) ([]byte, bool, error) {
+	if err := v.enter(); err != nil {
+		return nil, false, err
+	}
+	defer v.exit()
+	return getCopy(v.snap, key)
+}
+
+// mustGet is get with ErrNotFound (wrapped with what) for a missing key.
+func (v *view) mustGet(key []byte, what string) ([]byte, error) {
+	val, found, err := v.get(key)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if !found {
+		return nil, fmt.Errorf("%s: %w", what, ErrNotFound)
+	}
+	return val, nil
+}
+
+func (v *view) CanonicalHash(number uint64) (common.Hash, error) {
+	val, err := v.mustGet(canonicalKey(number), fmt.Sprintf("canonical hash at %d", number))
+	if err != nil {
+		return common.Hash{}, err
+	}
+	if len(val) != common.HashLength {
+		return common.Hash{}, fmt.Errorf("%w: canonical hash at %d has %d bytes", ErrCorrupt, number, len(val))
+	}
+	return common.BytesToHash(val), nil
+}
+
+func (v *view) NumberByHash(hash common.Hash) (uint64, error) {
+	val, err := v.mustGet(hashToNumKey(hash), fmt.Sprintf("block number of %s", hash))
+	if err != nil {
+		return 0, err
+	}
+	return decodeBE8(val, "block number of "+hash.Hex())
+}
+
+func (v *view) Header(number uint64, hash common.Hash) (*types.Header, error) {
+	what := fmt.Sprintf("header %s at %d", hash, number)
+	val, err := v.mustGet(headerKey(number, hash), what)
+	if err != nil {
+		return nil, err
+	}
+	h := new(types.Header)
+	if err := rlp.DecodeBytes(val, h); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrCorrupt, what, err)
+	}
+	return h, nil
+}
+
+func (v *view) Body(number uint64, hash common.Hash) (*types.Body, error) {
+	what := fmt.Sprintf("body %s at %d", hash, number)
+	val, err := v.mustGet(bodyKey(number, hash), what)
+	if err != nil {
+		return nil, err
+	}
+	b := new(types.Body)
+	if err := rlp.DecodeBytes(val, b); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrCorrupt, what, err)
+	}
+	return b, nil
+}
+
+func (v *view) Receipts(number uint64, hash common.Hash) ([]*types.ReceiptForStorage, error) {
+	what := fmt.Sprintf("receipts %s at %d", hash, number)
+	val, err := v.mustGet(receiptsKey(number, hash), what)
+	if err != nil {
+		return nil, err
+	}
+	var rs []*types.ReceiptForStorage
+	if err := rlp.DecodeBytes(val, &rs); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrCorrupt, what, err)
+	}
+	return rs, nil
+}
+
+func (v *view) TxLookup(txHash common.Hash) (TxLookup, error) {
+	val, err := v.mustGet(txLookupKey(txHash), fmt.Sprintf("tx lookup %s", txHash))
+	if err != nil {
+		return TxLookup{}, err
+	}
+	return decodeTxLookup(val)
+}
+
+// Tag returns the block number of tag; TagEarliest is 0 once a genesis exists.
+func (v *view) Tag(tag Tag) (uint64, error) {
+	if tag == TagEarliest {
+		if !v.hasChain {
+			return 0, fmt.Errorf("tag %s: %w", tag, ErrNotFound)
+		}
+		return 0, nil
+	}
+	if err := v.enter(); err != nil {
+		return 0, err
+	}
+	defer v.exit()
+	return readTag(v.snap, tag)
+}
+
+func (v *view) GenesisSpec() ([]byte, error) {
+	return v.mustGet(keyGenesisSpec, "genesis spec")
+}
+
+// StateAt returns the post-state reader of block number.
+func (v *view) StateAt(number uint64) (StateReader, error) {
+	if err := v.enter(); err != nil {
+		return nil, err
+	}
+	defer v.exit()
+	if !v.hasChain || number > v.latest {
+		return nil, fmt.Errorf("state at %d (latest %d): %w", number, v.latest, ErrNotFound)
+	}
+	return &stateReader{v: v, height: number}, nil
+}
+
+// readTag reads a stored tag.
+func readTag(r reader, tag Tag) (uint64, error) {
+	val, found, err := getCopy(r, tagKey(tag))
+	if err != nil {
+		return 0, fmt.Errorf("tag %s: %w", tag, err)
+	}
+	if !found {
+		return 0, fmt.Errorf("tag %s: %w", tag, ErrNotFound)
+	}
+	return decodeBE8(val, "tag "+string(tag))
+}
+
+// isNotFound reports whether err wraps ErrNotFound.
+func isNotFound(err error) bool { return errors.Is(err, ErrNotFound) }

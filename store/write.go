@@ -1,0 +1,396 @@
+package store
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/rlp"
+)
+
+// beginWrite enters a write: store open, writable, and the single writer.
+// Call the returned function when done.
+func (db *DB) beginWrite() (func(), error) {
+	if err := db.acquire(); err != nil {
+		return nil, err
+	}
+	if db.cfg.ReadOnly {
+		db.mu.RUnlock()
+		return nil, ErrReadOnly
+	}
+	db.writeMu.Lock()
+	return func() {
+		db.writeMu.Unlock()
+		db.mu.RUnlock()
+	}, nil
+}
+
+// commit applies b atomically with the configured sync policy and closes it.
+func (db *DB) commit(b *pebble.Batch, what string) error {
+	if err := b.Commit(db.writeOpts()); err != nil {
+		return fmt.Errorf("commit %s: %w", what, errors.Join(err, b.Close()))
+	}
+	if err := b.Close(); err != nil {
+		return fmt.Errorf("commit %s: %w", what, err)
+	}
+	return nil
+}
+
+// WriteGenesis writes block 0, its state, the three tags, the genesis spec
+// and the schema version in one batch. An existing genesis with the same hash
+// makes it a no-op; a different one fails with ErrGenesisMismatch.
+func (db *DB) WriteGenesis(w *BlockWrite, spec []byte) error {
+	if w == nil || w.Block == nil {
+		return fmt.Errorf("write genesis: %w: nil block", ErrInvalidWrite)
+	}
+	if n := w.Block.NumberU64(); n != 0 {
+		return fmt.Errorf("write genesis: %w: block number %d, want 0", ErrInvalidWrite, n)
+	}
+	done, err := db.beginWrite()
+	if err != nil {
+		return fmt.Errorf("write genesis: %w", err)
+	}
+	defer done()
+	hash := w.Block.Hash()
+	stored, found, err := getCopy(db.pdb, canonicalKey(0))
+	if err != nil {
+		return fmt.Errorf("write genesis: %w", err)
+	}
+	if found {
+		if common.BytesToHash(stored) != hash {
+			return fmt.Errorf("%w: store has genesis %s, given %s",
+				ErrGenesisMismatch, common.BytesToHash(stored), hash)
+		}
+		return nil
+	}
+	if err := db.checkSchema(); err != nil {
+		return fmt.Errorf("write genesis: %w", err)
+	}
+	b := db.pdb.NewBatch()
+	err = db.stageBlock(b, w, false)
+	if err == nil {
+		for _, tag := range []Tag{TagLatest, TagSafe, TagFinalized} {
+			err = errors.Join(err, b.Set(tagKey(tag), be8(0), nil))
+		}
+		err = errors.Join(err,
+			b.Set(keyGenesisSpec, spec, nil),
+			b.Set(keySchemaVersion, be8(SchemaVersion), nil))
+	}
+	if err != nil {
+		return fmt.Errorf("write genesis %s: %w", hash, errors.Join(err, b.Close()))
+	}
+	if err := db.commit(b, "genesis "+hash.Hex()); err != nil {
+		return err
+	}
+	db.schema.Store(SchemaVersion)
+	db.log.Info().Str("hash", hash.Hex()).Msg("genesis written")
+	return nil
+}
+
+// WriteBlock appends w.Block on top of the latest block in one batch.
+func (db *DB) WriteBlock(w *BlockWrite) error {
+	if w == nil || w.Block == nil {
+		return fmt.Errorf("write block: %w: nil block", ErrInvalidWrite)
+	}
+	num, hash := w.Block.NumberU64(), w.Block.Hash()
+	fail := func(err error) error { return fmt.Errorf("write block %d %s: %w", num, hash, err) }
+	for _, tag := range w.Tags {
+		if tag != TagLatest && tag != TagSafe && tag != TagFinalized {
+			return fail(fmt.Errorf("%w: cannot move tag %q", ErrInvalidWrite, tag))
+		}
+	}
+	done, err := db.beginWrite()
+	if err != nil {
+		return fail(err)
+	}
+	defer done()
+	if err := db.checkSchema(); err != nil {
+		return fail(err)
+	}
+	latest, err := readTag(db.pdb, TagLatest)
+	if isNotFound(err) {
+		return fail(ErrNoGenesis)
+	} else if err != nil {
+		return fail(err)
+	}
+	latestHash, found, err := getCopy(db.pdb, canonicalKey(latest))
+	if err != nil {
+		return fail(err)
+	}
+	if !found {
+		return fail(fmt.Errorf("%w: canonical hash of latest block %d missing", ErrCorrupt, latest))
+	}
+	if num != latest+1 || w.Block.ParentHash() != common.BytesToHash(latestHash) {
+		return fail(fmt.Errorf("%w: parent %s, latest is %d %s",
+			ErrNotContiguous, w.Block.ParentHash(), latest, common.BytesToHash(latestHash)))
+	}
+	b := db.pdb.NewBatch()
+	err = db.stageBlock(b, w, true)
+	if err == nil {
+		err = b.Set(tagKey(TagLatest), be8(num), nil)
+		for _, tag := range w.Tags {
+			err = errors.Join(err, b.Set(tagKey(tag), be8(num), nil))
+		}
+	}
+	if err != nil {
+		return fail(errors.Join(err, b.Close()))
+	}
+	return db.commit(b, fmt.Sprintf("block %d %s", num, hash))
+}
+
+// stageBlock adds the block data, its lookups and its state diff to b.
+// wipe enables the storage wipe of StateDiff.Wiped (read at the parent
+// height); it is false for the genesis, which has no parent state.
+func (db *DB) stageBlock(b *pebble.Batch, w *BlockWrite, wipe bool) error {
+	block := w.Block
+	num, hash := block.NumberU64(), block.Hash()
+	txs := block.Transactions()
+	if len(w.Receipts) != len(txs) {
+		return fmt.Errorf("%w: %d receipts for %d transactions", ErrInvalidWrite, len(w.Receipts), len(txs))
+	}
+	header, err := rlp.EncodeToBytes(block.Header())
+	if err != nil {
+		return fmt.Errorf("encode header: %w", err)
+	}
+	body, err := rlp.EncodeToBytes(block.Body())
+	if err != nil {
+		return fmt.Errorf("encode body: %w", err)
+	}
+	receipts := w.Receipts
+	if receipts == nil {
+		receipts = []*types.ReceiptForStorage{}
+	}
+	rcpts, err := rlp.EncodeToBytes(receipts)
+	if err != nil {
+		return fmt.Errorf("encode receipts: %w", err)
+	}
+	err = errors.Join(
+		b.Set(headerKey(num, hash), header, nil),
+		b.Set(bodyKey(num, hash), body, nil),
+		b.Set(receiptsKey(num, hash), rcpts, nil),
+		b.Set(canonicalKey(num), hash[:], nil),
+		b.Set(hashToNumKey(hash), be8(num), nil),
+	)
+	for i, tx := range txs {
+		l := TxLookup{BlockHash: hash, BlockNumber: num, Index: uint64(i)}
+		err = errors.Join(err, b.Set(txLookupKey(tx.Hash()), encodeTxLookup(l), nil))
+	}
+	if err != nil {
+		return err
+	}
+	return db.stageDiff(b, w.Diff, num, wipe)
+}
+
+// stageDiff adds the state versions of diff at block num, the change list of
+// the block and new code to b. Apply order follows StateDiff: wipe, accounts,
+// storage. Entities are written in sorted order so batches are
+// deterministic.
+func (db *DB) stageDiff(b *pebble.Batch, diff *StateDiff, num uint64, wipe bool) error {
+	if diff == nil {
+		diff = NewStateDiff()
+	}
+	cl := &changeList{}
+	var err error
+	if wipe && num > 0 {
+		for _, addr := range sortedKeys(diff.Wiped, compareAddr) {
+			set := diff.Storage[addr]
+			werr := db.liveSlots(addr, num-1, func(slot common.Hash) error {
+				if _, ok := set[slot]; ok {
+					return nil // the diff writes this slot itself
+				}
+				cl.slots = append(cl.slots, slotRef{addr, slot})
+				return b.Set(storageKey(addr, slot, num), nil, nil)
+			})
+			if werr != nil {
+				return fmt.Errorf("wipe storage of %s: %w", addr, werr)
+			}
+		}
+	}
+	for _, addr := range sortedKeys(diff.Accounts, compareAddr) {
+		val := []byte{deletedMarker}
+		if acc := diff.Accounts[addr]; acc != nil {
+			val = encodeAccount(acc)
+		}
+		cl.accounts = append(cl.accounts, addr)
+		err = errors.Join(err, b.Set(accountKey(addr, num), val, nil))
+	}
+	for _, addr := range sortedKeys(diff.Storage, compareAddr) {
+		slots := diff.Storage[addr]
+		for _, slot := range sortedKeys(slots, compareHash) {
+			cl.slots = append(cl.slots, slotRef{addr, slot})
+			err = errors.Join(err, b.Set(storageKey(addr, slot, num), trimValue(slots[slot]), nil))
+		}
+	}
+	for hash, code := range diff.Codes {
+		if hash != types.EmptyCodeHash {
+			err = errors.Join(err, b.Set(codeKey(hash), code, nil))
+		}
+	}
+	return errors.Join(err, b.Set(changeListKey(num), encodeChangeList(cl), nil))
+}
+
+// liveSlots calls fn with every slot of addr that is non-zero at height,
+// read from the committed store (the caller holds the write lock).
+func (db *DB) liveSlots(addr common.Address, height uint64, fn func(slot common.Hash) error) error {
+	prefix := storageAddrPrefix(addr)
+	it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	if err != nil {
+		return err
+	}
+	err = scanNewest(it, prefix, height, func(key, val []byte) error {
+		if len(val) == 0 {
+			return nil
+		}
+		return fn(common.BytesToHash(key[storageAddrLen:storageEntityLen]))
+	})
+	return errors.Join(err, it.Error(), it.Close())
+}
+
+// SetTag moves safe or finalized to a canonical block at or below latest.
+// Latest itself only moves with WriteBlock and UnwindTo; setting it to its
+// current value is accepted as a no-op.
+func (db *DB) SetTag(tag Tag, number uint64) error {
+	fail := func(err error) error { return fmt.Errorf("set tag %s to %d: %w", tag, number, err) }
+	if tag != TagSafe && tag != TagFinalized && tag != TagLatest {
+		return fail(fmt.Errorf("%w: unknown or immovable tag", ErrInvalidWrite))
+	}
+	done, err := db.beginWrite()
+	if err != nil {
+		return fail(err)
+	}
+	defer done()
+	if err := db.checkSchema(); err != nil {
+		return fail(err)
+	}
+	latest, err := readTag(db.pdb, TagLatest)
+	if isNotFound(err) {
+		return fail(ErrNoGenesis)
+	} else if err != nil {
+		return fail(err)
+	}
+	if number > latest {
+		return fail(fmt.Errorf("%w: above latest %d", ErrNotFound, latest))
+	}
+	if tag == TagLatest {
+		if number != latest {
+			return fail(fmt.Errorf("%w: latest moves only with WriteBlock/UnwindTo", ErrInvalidWrite))
+		}
+		return nil
+	}
+	b := db.pdb.NewBatch()
+	if err := b.Set(tagKey(tag), be8(number), nil); err != nil {
+		return fail(errors.Join(err, b.Close()))
+	}
+	return db.commit(b, "tag "+string(tag))
+}
+
+// UnwindTo removes every block above number with its state versions and
+// lookups, and moves tags above number down to it, in one batch. Code stays
+// (content addressed). Unwinding to or above latest is a no-op.
+func (db *DB) UnwindTo(number uint64) error {
+	fail := func(err error) error { return fmt.Errorf("unwind to %d: %w", number, err) }
+	done, err := db.beginWrite()
+	if err != nil {
+		return fail(err)
+	}
+	defer done()
+	if err := db.checkSchema(); err != nil {
+		return fail(err)
+	}
+	latest, err := readTag(db.pdb, TagLatest)
+	if isNotFound(err) {
+		return fail(ErrNoGenesis)
+	} else if err != nil {
+		return fail(err)
+	}
+	if number >= latest {
+		return nil
+	}
+	b := db.pdb.NewBatch()
+	for n := latest; n > number; n-- {
+		if err := db.stageUnwindBlock(b, n); err != nil {
+			return fail(errors.Join(fmt.Errorf("block %d: %w", n, err), b.Close()))
+		}
+	}
+	for _, tag := range []Tag{TagLatest, TagSafe, TagFinalized} {
+		at, err := readTag(db.pdb, tag)
+		if err == nil && at > number {
+			err = b.Set(tagKey(tag), be8(number), nil)
+		}
+		if err != nil {
+			return fail(errors.Join(err, b.Close()))
+		}
+	}
+	if err := db.commit(b, fmt.Sprintf("unwind %d..%d", number+1, latest)); err != nil {
+		return err
+	}
+	db.log.Info().Uint64("from", latest).Uint64("to", number).Msg("unwound")
+	return nil
+}
+
+// stageUnwindBlock adds to b the deletion of everything block n wrote.
+func (db *DB) stageUnwindBlock(b *pebble.Batch, n uint64) error {
+	hashBytes, found, err := getCopy(db.pdb, canonicalKey(n))
+	if err != nil {
+		return err
+	}
+	if !found {
+		return fmt.Errorf("%w: canonical hash missing", ErrCorrupt)
+	}
+	hash := common.BytesToHash(hashBytes)
+	clBytes, found, err := getCopy(db.pdb, changeListKey(n))
+	if err != nil {
+		return err
+	}
+	if !found {
+		return fmt.Errorf("%w: change list missing", ErrCorrupt)
+	}
+	cl, err := decodeChangeList(clBytes)
+	if err != nil {
+		return err
+	}
+	for _, addr := range cl.accounts {
+		err = errors.Join(err, b.Delete(accountKey(addr, n), nil))
+	}
+	for _, s := range cl.slots {
+		err = errors.Join(err, b.Delete(storageKey(s.addr, s.slot, n), nil))
+	}
+	bodyBytes, found, berr := getCopy(db.pdb, bodyKey(n, hash))
+	if berr != nil {
+		return berr
+	}
+	if found {
+		body := new(types.Body)
+		if derr := rlp.DecodeBytes(bodyBytes, body); derr != nil {
+			return fmt.Errorf("%w: body: %w", ErrCorrupt, derr)
+		}
+		for _, tx := range body.Transactions {
+			err = errors.Join(err, b.Delete(txLookupKey(tx.Hash()), nil))
+		}
+	}
+	return errors.Join(err,
+		b.Delete(headerKey(n, hash), nil),
+		b.Delete(bodyKey(n, hash), nil),
+		b.Delete(receiptsKey(n, hash), nil),
+		b.Delete(canonicalKey(n), nil),
+		b.Delete(hashToNumKey(hash), nil),
+		b.Delete(changeListKey(n), nil),
+	)
+}
+
+func compareAddr(a, b common.Address) int { return bytes.Compare(a[:], b[:]) }
+func compareHash(a, b common.Hash) int    { return bytes.Compare(a[:], b[:]) }
+
+// sortedKeys returns the keys of m sorted with cmp.
+func sortedKeys[K comparable, V any](m map[K]V, cmp func(a, b K) int) []K {
+	keys := make([]K, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, cmp)
+	return keys
+}
