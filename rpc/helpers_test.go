@@ -1,0 +1,194 @@
+package rpc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/rs/zerolog"
+)
+
+// errSentinel is mapped by the test error mapper.
+var errSentinel = errors.New("sentinel")
+
+type codedErr struct{}
+
+func (codedErr) Error() string  { return "coded failure" }
+func (codedErr) ErrorCode() int { return CodeVMError }
+func (codedErr) ErrorData() any { return "0xdead" }
+
+// testServer starts a Server on 127.0.0.1:0 with the standard test methods
+// and stops it at cleanup.
+func testServer(t *testing.T, cfg Config, setup func(*Server)) (*Server, string) {
+	t.Helper()
+	cfg.Addr = "127.0.0.1:0"
+	s, err := NewServer(cfg, zerolog.New(io.Discard))
+	if err != nil {
+		t.Fatal(err)
+	}
+	registerTestMethods(s)
+	if setup != nil {
+		setup(s)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := s.Stop(ctx); err != nil {
+			t.Errorf("Stop: %v", err)
+		}
+	})
+	return s, "http://" + s.Addr().String()
+}
+
+func registerTestMethods(s *Server) {
+	s.Register("echo", func(ctx context.Context, p Params) (any, error) {
+		if err := p.AtMost(1); err != nil {
+			return nil, err
+		}
+		var v any
+		if _, err := p.DecodeOptional(0, "value", &v); err != nil {
+			return nil, err
+		}
+		return v, nil
+	})
+	s.Register("nil", func(ctx context.Context, p Params) (any, error) { return nil, nil })
+	s.Register("word", func(ctx context.Context, p Params) (any, error) {
+		var w Word
+		if err := p.Decode(0, "slot", &w); err != nil {
+			return nil, err
+		}
+		return w, nil
+	})
+	s.Register("plainErr", func(ctx context.Context, p Params) (any, error) { return nil, errors.New("disk on fire") })
+	s.Register("panic", func(ctx context.Context, p Params) (any, error) { panic("boom") })
+	s.Register("rpcErr", func(ctx context.Context, p Params) (any, error) {
+		return nil, fmt.Errorf("wrapped: %w", &Error{Code: CodeExecutionReverted, Message: "execution reverted", Data: "0x01"})
+	})
+	s.Register("sentinel", func(ctx context.Context, p Params) (any, error) {
+		return nil, fmt.Errorf("ctx: %w", errSentinel)
+	})
+	s.Register("coded", func(ctx context.Context, p Params) (any, error) { return nil, codedErr{} })
+	s.Register("deadline", func(ctx context.Context, p Params) (any, error) { return nil, context.DeadlineExceeded })
+	s.Register("unmarshallable", func(ctx context.Context, p Params) (any, error) { return make(chan int), nil })
+	s.Register("big", func(ctx context.Context, p Params) (any, error) {
+		var n int
+		if err := p.Decode(0, "size", &n); err != nil {
+			return nil, err
+		}
+		return strings.Repeat("x", n), nil
+	})
+	s.SetErrorMapper(func(err error) *Error {
+		if errors.Is(err, errSentinel) {
+			return &Error{Code: CodeHeaderNotFound, Message: "header not found"}
+		}
+		return nil
+	})
+}
+
+func post(t *testing.T, url, body string) (int, []byte) {
+	t.Helper()
+	return postCT(t, url, "application/json", body)
+}
+
+func postCT(t *testing.T, url, ct, body string) (int, []byte) {
+	t.Helper()
+	resp, err := http.Post(url, ct, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, b
+}
+
+// jsonEqual compares two JSON texts structurally (numbers as text).
+func jsonEqual(t *testing.T, got []byte, want string) bool {
+	t.Helper()
+	if want == "" {
+		return len(bytes.TrimSpace(got)) == 0
+	}
+	g, err := decodeAny(got)
+	if err != nil {
+		t.Errorf("response is not JSON: %v: %s", err, got)
+		return false
+	}
+	w, err := decodeAny([]byte(want))
+	if err != nil {
+		t.Fatalf("bad want JSON: %v: %s", err, want)
+	}
+	return reflect.DeepEqual(g, w)
+}
+
+func decodeAny(b []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+type rpcResp struct {
+	ID     json.RawMessage `json:"id"`
+	Result json.RawMessage `json:"result"`
+	Error  *Error          `json:"error"`
+	Method string          `json:"method"`
+	Params *struct {
+		Subscription string          `json:"subscription"`
+		Result       json.RawMessage `json:"result"`
+	} `json:"params"`
+}
+
+func parseResp(t *testing.T, b []byte) rpcResp {
+	t.Helper()
+	var r rpcResp
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("bad response %s: %v", b, err)
+	}
+	return r
+}
+
+func wsDial(t *testing.T, url string) *websocket.Conn {
+	t.Helper()
+	c, resp, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(url, "http"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func wsCall(t *testing.T, c *websocket.Conn, msg string) []byte {
+	t.Helper()
+	if err := c.WriteMessage(websocket.TextMessage, []byte(msg)); err != nil {
+		t.Fatal(err)
+	}
+	return wsRead(t, c)
+}
+
+func wsRead(t *testing.T, c *websocket.Conn) []byte {
+	t.Helper()
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, b, err := c.ReadMessage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

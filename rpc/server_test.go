@@ -1,0 +1,522 @@
+package rpc
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+func TestEnvelope(t *testing.T) {
+	_, url := testServer(t, Config{}, nil)
+	tests := []struct {
+		name, body, want string
+	}{
+		{"number id", `{"jsonrpc":"2.0","id":1,"method":"echo","params":["a"]}`,
+			`{"jsonrpc":"2.0","id":1,"result":"a"}`},
+		{"string id", `{"jsonrpc":"2.0","id":"abc","method":"echo","params":[1]}`,
+			`{"jsonrpc":"2.0","id":"abc","result":1}`},
+		{"null id", `{"jsonrpc":"2.0","id":null,"method":"echo","params":[true]}`,
+			`{"jsonrpc":"2.0","id":null,"result":true}`},
+		{"absent params", `{"jsonrpc":"2.0","id":2,"method":"echo"}`,
+			`{"jsonrpc":"2.0","id":2,"result":null}`},
+		{"null params", `{"jsonrpc":"2.0","id":2,"method":"echo","params":null}`,
+			`{"jsonrpc":"2.0","id":2,"result":null}`},
+		{"null result", `{"jsonrpc":"2.0","id":3,"method":"nil","params":[]}`,
+			`{"jsonrpc":"2.0","id":3,"result":null}`},
+		{"unknown members ignored", `{"jsonrpc":"2.0","id":3,"method":"nil","extra":{}}`,
+			`{"jsonrpc":"2.0","id":3,"result":null}`},
+		{"notification", `{"jsonrpc":"2.0","method":"echo","params":[1]}`, ``},
+		{"batch in order", `[{"jsonrpc":"2.0","id":1,"method":"echo","params":[1]},{"jsonrpc":"2.0","id":"2","method":"echo","params":[2]},{"jsonrpc":"2.0","id":3,"method":"echo","params":[3]}]`,
+			`[{"jsonrpc":"2.0","id":1,"result":1},{"jsonrpc":"2.0","id":"2","result":2},{"jsonrpc":"2.0","id":3,"result":3}]`},
+		{"batch with notifications", `[{"jsonrpc":"2.0","method":"echo"},{"jsonrpc":"2.0","id":1,"method":"echo","params":[1]},{"jsonrpc":"2.0","method":"nosuch"}]`,
+			`[{"jsonrpc":"2.0","id":1,"result":1}]`},
+		{"batch of notifications", `[{"jsonrpc":"2.0","method":"echo"},{"jsonrpc":"2.0","method":"echo"}]`, ``},
+		{"empty batch", `[]`,
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: empty batch"}}`},
+		{"batch of non-objects", `[1,"x",null]`,
+			`[{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: not a JSON object"}},{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: not a JSON object"}},{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: not a JSON object"}}]`},
+		{"batch mixed invalid", `[{"jsonrpc":"2.0","id":1,"method":"echo","params":[1]},{"jsonrpc":"1.0","id":2,"method":"echo"}]`,
+			`[{"jsonrpc":"2.0","id":1,"result":1},{"jsonrpc":"2.0","id":2,"error":{"code":-32600,"message":"invalid request: \"jsonrpc\" must be \"2.0\""}}]`},
+		{"parse error", `{"jsonrpc":"2.0","id":1,"method":"echo"`,
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: unexpected end of JSON input"}}`},
+		{"parse error batch", `[{"jsonrpc":"2.0"},`,
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: unexpected end of JSON input"}}`},
+		{"empty body", ``,
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: empty message"}}`},
+		{"scalar message", `42`,
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: not a JSON object"}}`},
+		{"missing method", `{"jsonrpc":"2.0","id":1}`,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"invalid request: \"method\" must be a string"}}`},
+		{"non-string method", `{"jsonrpc":"2.0","id":1,"method":7}`,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"invalid request: \"method\" must be a string"}}`},
+		{"empty method", `{"jsonrpc":"2.0","id":1,"method":""}`,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"invalid request: \"method\" must not be empty"}}`},
+		{"wrong jsonrpc", `{"jsonrpc":"1.0","id":1,"method":"echo"}`,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"invalid request: \"jsonrpc\" must be \"2.0\""}}`},
+		{"missing jsonrpc", `{"id":1,"method":"echo"}`,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"invalid request: \"jsonrpc\" must be \"2.0\""}}`},
+		{"numeric jsonrpc", `{"jsonrpc":2.0,"id":1,"method":"echo"}`,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"invalid request: \"jsonrpc\" must be \"2.0\""}}`},
+		{"invalid without id is answered", `{"jsonrpc":"2.0","method":1}`,
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: \"method\" must be a string"}}`},
+		{"object id", `{"jsonrpc":"2.0","id":{},"method":"echo"}`,
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: id must be a string, number or null"}}`},
+		{"bool id", `{"jsonrpc":"2.0","id":true,"method":"echo"}`,
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: id must be a string, number or null"}}`},
+		{"scalar params", `{"jsonrpc":"2.0","id":1,"method":"echo","params":"x"}`,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"invalid request: \"params\" must be an array"}}`},
+		{"object params", `{"jsonrpc":"2.0","id":1,"method":"echo","params":{"a":1}}`,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"invalid params: params must be an array"}}`},
+		{"method not found", `{"jsonrpc":"2.0","id":1,"method":"eth_nosuch"}`,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"the method eth_nosuch does not exist/is not available"}}`},
+		{"too many args", `{"jsonrpc":"2.0","id":1,"method":"echo","params":[1,2]}`,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"too many arguments, want at most 1"}}`},
+		{"invalid param names argument", `{"jsonrpc":"2.0","id":1,"method":"word","params":["0xzz"]}`,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"invalid argument 0 (slot): invalid hex in 32-byte word \"0xzz\""}}`},
+		{"missing param", `{"jsonrpc":"2.0","id":1,"method":"word","params":[]}`,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"missing value for required argument 0 (slot)"}}`},
+		{"plain error is internal", `{"jsonrpc":"2.0","id":1,"method":"plainErr"}`,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"disk on fire"}}`},
+		{"panic recovered", `{"jsonrpc":"2.0","id":1,"method":"panic"}`,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal error"}}`},
+		{"wrapped *Error with data", `{"jsonrpc":"2.0","id":1,"method":"rpcErr"}`,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":3,"message":"execution reverted","data":"0x01"}}`},
+		{"error mapper", `{"jsonrpc":"2.0","id":1,"method":"sentinel"}`,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"header not found"}}`},
+		{"ErrorCoder", `{"jsonrpc":"2.0","id":1,"method":"coded"}`,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32015,"message":"coded failure","data":"0xdead"}}`},
+		{"deadline exceeded", `{"jsonrpc":"2.0","id":1,"method":"deadline"}`,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32002,"message":"request timed out"}}`},
+		{"unmarshallable result", `{"jsonrpc":"2.0","id":1,"method":"unmarshallable"}`,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal error: result cannot be encoded"}}`},
+		{"subscribe over http", `{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]}`,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"notifications not supported"}}`},
+		{"whitespace around", " \n {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"echo\",\"params\":[1]} \n",
+			`{"jsonrpc":"2.0","id":1,"result":1}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, got := post(t, url, tt.body)
+			if status != http.StatusOK {
+				t.Fatalf("status %d, body %s", status, got)
+			}
+			if !jsonEqual(t, got, tt.want) {
+				t.Errorf("got  %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// The id is echoed byte for byte, whatever its JSON type and size.
+func TestIDEchoedExactly(t *testing.T) {
+	_, url := testServer(t, Config{}, nil)
+	for _, id := range []string{`1`, `0`, `-7`, `123456789012345678901234567890`, `1.5`, `1e400`, `"x\u0041"`, `""`, `null`} {
+		t.Run(id, func(t *testing.T) {
+			_, got := post(t, url, `{"jsonrpc":"2.0","method":"nil","id":`+id+`}`)
+			want := `{"jsonrpc":"2.0","id":` + id + `,"result":null}`
+			if string(got) != want {
+				t.Errorf("got %s want %s", got, want)
+			}
+		})
+	}
+}
+
+func TestHTTPStatus(t *testing.T) {
+	s, url := testServer(t, Config{MaxRequestBytes: 1024}, func(s *Server) {
+		s.Handle("GET /metrics", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "metrics") }))
+	})
+	_ = s
+	t.Run("GET rejected", func(t *testing.T) {
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "POST" {
+			t.Errorf("status %d allow %q", resp.StatusCode, resp.Header.Get("Allow"))
+		}
+	})
+	t.Run("mounted handler", func(t *testing.T) {
+		resp, err := http.Get(url + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || string(b) != "metrics" {
+			t.Errorf("status %d body %q", resp.StatusCode, b)
+		}
+	})
+	for _, ct := range []string{"text/plain", "", "application/x-www-form-urlencoded"} {
+		t.Run("content-type "+ct, func(t *testing.T) {
+			status, _ := postCT(t, url, ct, `{"jsonrpc":"2.0","id":1,"method":"nil"}`)
+			if status != http.StatusUnsupportedMediaType {
+				t.Errorf("status %d", status)
+			}
+		})
+	}
+	t.Run("content-type with charset", func(t *testing.T) {
+		resp, err := http.Post(url, "application/json; charset=utf-8", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"nil"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("status %d content-type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+	})
+	t.Run("body too large", func(t *testing.T) {
+		big := `{"jsonrpc":"2.0","id":1,"method":"echo","params":["` + strings.Repeat("a", 2000) + `"]}`
+		status, got := post(t, url, big)
+		if status != http.StatusRequestEntityTooLarge {
+			t.Fatalf("status %d", status)
+		}
+		want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32005,"message":"request body too large (limit 1024 bytes)"}}`
+		if !jsonEqual(t, got, want) {
+			t.Errorf("got %s", got)
+		}
+		// Chunked body (no Content-Length) is cut at the limit too.
+		req, _ := http.NewRequest("POST", url, io.MultiReader(strings.NewReader(big)))
+		req.Header.Set("Content-Type", "application/json")
+		req.ContentLength = -1
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Errorf("chunked: status %d", resp.StatusCode)
+		}
+		// A normal request is unaffected.
+		status, got = post(t, url, `{"jsonrpc":"2.0","id":1,"method":"echo","params":[1]}`)
+		if status != 200 || !jsonEqual(t, got, `{"jsonrpc":"2.0","id":1,"result":1}`) {
+			t.Errorf("normal request after limit: %d %s", status, got)
+		}
+	})
+}
+
+// ServeHTTP works without Start, e.g. under httptest.
+func TestServeHTTPWithHTTPTest(t *testing.T) {
+	s, err := NewServer(Config{}, zerolog.New(io.Discard))
+	if err != nil {
+		t.Fatal(err)
+	}
+	registerTestMethods(s)
+	ts := httptest.NewServer(s)
+	defer ts.Close()
+	_, got := post(t, ts.URL, `{"jsonrpc":"2.0","id":1,"method":"echo","params":["x"]}`)
+	if !jsonEqual(t, got, `{"jsonrpc":"2.0","id":1,"result":"x"}`) {
+		t.Errorf("got %s", got)
+	}
+	if err := s.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	status, _ := post(t, ts.URL, `{"jsonrpc":"2.0","id":1,"method":"echo","params":["x"]}`)
+	if status != http.StatusServiceUnavailable {
+		t.Errorf("after Stop: status %d", status)
+	}
+}
+
+func TestBatchConcurrencyBounded(t *testing.T) {
+	const limit = 3
+	var cur, max atomic.Int32
+	gate := make(chan struct{})
+	var once sync.Once
+	_, url := testServer(t, Config{BatchParallelism: limit}, func(s *Server) {
+		s.Register("slot", func(ctx context.Context, p Params) (any, error) {
+			n := cur.Add(1)
+			defer cur.Add(-1)
+			for {
+				m := max.Load()
+				if n <= m || max.CompareAndSwap(m, n) {
+					break
+				}
+			}
+			if n == limit {
+				once.Do(func() { close(gate) })
+			}
+			select { // the first calls wait until `limit` of them run at once
+			case <-gate:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			var i int
+			if err := p.Decode(0, "i", &i); err != nil {
+				return nil, err
+			}
+			return i, nil
+		})
+	})
+	var b strings.Builder
+	var want strings.Builder
+	b.WriteString("[")
+	want.WriteString("[")
+	for i := 0; i < 20; i++ {
+		if i > 0 {
+			b.WriteString(",")
+			want.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%d,"method":"slot","params":[%d]}`, i, i)
+		fmt.Fprintf(&want, `{"jsonrpc":"2.0","id":%d,"result":%d}`, i, i)
+	}
+	b.WriteString("]")
+	want.WriteString("]")
+	_, got := post(t, url, b.String())
+	if !jsonEqual(t, got, want.String()) {
+		t.Fatalf("got %s", got)
+	}
+	if m := max.Load(); m != limit {
+		t.Errorf("max concurrency %d, want %d", m, limit)
+	}
+}
+
+func TestBatchTooLarge(t *testing.T) {
+	_, url := testServer(t, Config{MaxBatch: 3}, nil)
+	el := `{"jsonrpc":"2.0","id":1,"method":"nil"}`
+	_, got := post(t, url, "["+strings.Repeat(el+",", 3)+el+"]")
+	if !jsonEqual(t, got, `{"jsonrpc":"2.0","id":null,"error":{"code":-32005,"message":"batch too large (4 elements, limit 3)"}}`) {
+		t.Errorf("got %s", got)
+	}
+	_, got = post(t, url, "["+el+","+el+","+el+"]")
+	if r := parseArray(t, got); len(r) != 3 {
+		t.Errorf("batch at limit: %s", got)
+	}
+}
+
+func parseArray(t *testing.T, b []byte) []rpcResp {
+	t.Helper()
+	var out []rpcResp
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	return out
+}
+
+func TestResponseTooLarge(t *testing.T) {
+	_, url := testServer(t, Config{MaxResponseBytes: 400}, nil)
+	tooLarge := `{"code":-32005,"message":"response too large (limit 400 bytes)"}`
+	_, got := post(t, url, `{"jsonrpc":"2.0","id":1,"method":"big","params":[500]}`)
+	if !jsonEqual(t, got, `{"jsonrpc":"2.0","id":1,"error":`+tooLarge+`}`) {
+		t.Errorf("single: %s", got)
+	}
+	// In a batch only the big element is replaced; the running total is capped.
+	_, got = post(t, url, `[{"jsonrpc":"2.0","id":1,"method":"big","params":[10]},{"jsonrpc":"2.0","id":2,"method":"big","params":[500]},{"jsonrpc":"2.0","id":3,"method":"big","params":[150]},{"jsonrpc":"2.0","id":4,"method":"big","params":[150]}]`)
+	want := `[{"jsonrpc":"2.0","id":1,"result":"xxxxxxxxxx"},{"jsonrpc":"2.0","id":2,"error":` + tooLarge + `},{"jsonrpc":"2.0","id":3,"result":"` + strings.Repeat("x", 150) + `"},{"jsonrpc":"2.0","id":4,"error":` + tooLarge + `}]`
+	if !jsonEqual(t, got, want) {
+		t.Errorf("batch: %s", got)
+	}
+}
+
+func TestRequestTimeout(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	var sawDeadline atomic.Bool
+	_, url := testServer(t, Config{RequestTimeout: 50 * time.Millisecond}, func(s *Server) {
+		s.Register("stuck", func(ctx context.Context, p Params) (any, error) {
+			<-release // ignores ctx on purpose
+			return "late", nil
+		})
+		s.Register("polite", func(ctx context.Context, p Params) (any, error) {
+			if _, ok := ctx.Deadline(); ok {
+				sawDeadline.Store(true)
+			}
+			<-ctx.Done()
+			return nil, ctx.Err()
+		})
+	})
+	timeout := `{"code":-32002,"message":"request timed out"}`
+	var wg sync.WaitGroup
+	for _, m := range []string{"stuck", "polite"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, got := post(t, url, `{"jsonrpc":"2.0","id":1,"method":"`+m+`"}`)
+			if !jsonEqual(t, got, `{"jsonrpc":"2.0","id":1,"error":`+timeout+`}`) {
+				t.Errorf("%s: %s", m, got)
+			}
+		}()
+	}
+	// A concurrent normal request is answered normally.
+	_, got := post(t, url, `{"jsonrpc":"2.0","id":1,"method":"echo","params":[5]}`)
+	if !jsonEqual(t, got, `{"jsonrpc":"2.0","id":1,"result":5}`) {
+		t.Errorf("normal: %s", got)
+	}
+	wg.Wait()
+	if !sawDeadline.Load() {
+		t.Error("handler context had no deadline")
+	}
+	// In a batch, finished elements keep their results.
+	_, got = post(t, url, `[{"jsonrpc":"2.0","id":1,"method":"echo","params":[1]},{"jsonrpc":"2.0","id":2,"method":"stuck"}]`)
+	if !jsonEqual(t, got, `[{"jsonrpc":"2.0","id":1,"result":1},{"jsonrpc":"2.0","id":2,"error":`+timeout+`}]`) {
+		t.Errorf("batch: %s", got)
+	}
+}
+
+func TestConnectionLimit(t *testing.T) {
+	_, url := testServer(t, Config{MaxConns: 2}, nil)
+	addr := strings.TrimPrefix(url, "http://")
+	// Connection A: a keep-alive client that makes normal requests.
+	clientA := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}}
+	defer clientA.CloseIdleConnections()
+	callA := func() {
+		t.Helper()
+		resp, err := clientA.Post(url, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"echo","params":[1]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !jsonEqual(t, b, `{"jsonrpc":"2.0","id":1,"result":1}`) {
+			t.Fatalf("normal request: %d %s", resp.StatusCode, b)
+		}
+	}
+	callA()
+	// Connection B: held open, fills the limit.
+	b, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	// Connection C is refused with 503.
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	body := `{"jsonrpc":"2.0","id":1,"method":"nil"}`
+	fmt.Fprintf(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusServiceUnavailable || parseResp(t, rb).Error.Code != CodeLimitExceeded {
+		t.Errorf("refused connection: %d %s", resp.StatusCode, rb)
+	}
+	// A still works on its open connection.
+	callA()
+}
+
+func TestConfigValidate(t *testing.T) {
+	if err := (Config{}).Validate(); err != nil {
+		t.Errorf("zero config: %v", err)
+	}
+	d := DefaultConfig()
+	if d.Addr != "127.0.0.1:8545" || d.MaxRequestBytes != 5<<20 || d.MaxBatch != 1000 || d.RequestTimeout != 5*time.Second {
+		t.Errorf("defaults: %+v", d)
+	}
+	bad := []Config{
+		{Addr: "nohostport"},
+		{MaxBatch: -1},
+		{RequestTimeout: -time.Second},
+		{MaxConns: -5},
+		{WSMaxMessageBytes: -1},
+	}
+	for _, c := range bad {
+		if err := c.Validate(); err == nil {
+			t.Errorf("%+v: want error", c)
+		}
+		if _, err := NewServer(c, zerolog.New(io.Discard)); err == nil {
+			t.Errorf("NewServer(%+v): want error", c)
+		}
+	}
+}
+
+func TestRegisterPanics(t *testing.T) {
+	s, _ := NewServer(Config{}, zerolog.New(io.Discard))
+	s.Register("a", func(context.Context, Params) (any, error) { return nil, nil })
+	for name, f := range map[string]func(){
+		"dup":       func() { s.Register("a", func(context.Context, Params) (any, error) { return nil, nil }) },
+		"reserved":  func() { s.Register(MethodSubscribe, func(context.Context, Params) (any, error) { return nil, nil }) },
+		"nil":       func() { s.Register("b", nil) },
+		"dup sub":   func() { s.RegisterSubscription("k", noopSub); s.RegisterSubscription("k", noopSub) },
+		"empty sub": func() { s.RegisterSubscription("", noopSub) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}
+
+func noopSub(context.Context, *Subscription, Params) error { return nil }
+
+func TestGracefulStop(t *testing.T) {
+	started := make(chan struct{})
+	release := make(chan struct{})
+	s, url := testServer(t, Config{}, func(s *Server) {
+		s.Register("slow", func(ctx context.Context, p Params) (any, error) {
+			close(started)
+			<-release
+			return "done", nil
+		})
+	})
+	got := make(chan []byte, 1)
+	go func() {
+		resp, err := http.Post(url, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"slow"}`))
+		if err != nil {
+			t.Error(err)
+			got <- nil
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		got <- b
+	}()
+	<-started
+	stopped := make(chan error, 1)
+	go func() { stopped <- s.Stop(context.Background()) }()
+	select {
+	case err := <-stopped:
+		t.Fatalf("Stop returned before the in-flight request finished: %v", err)
+	default:
+	}
+	close(release)
+	if b := <-got; !jsonEqual(t, b, `{"jsonrpc":"2.0","id":1,"result":"done"}`) {
+		t.Errorf("in-flight response: %s", b)
+	}
+	if err := <-stopped; err != nil {
+		t.Errorf("Stop: %v", err)
+	}
+	if _, err := http.Post(url, "application/json", strings.NewReader(`{}`)); err == nil {
+		t.Error("server still accepting after Stop")
+	}
+}
+
+func TestStopTimeout(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	started := make(chan struct{})
+	s, err := NewServer(Config{Addr: "127.0.0.1:0"}, zerolog.New(io.Discard))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Register("stuck", func(ctx context.Context, p Params) (any, error) { close(started); <-release; return nil, nil })
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go http.Post("http://"+s.Addr().String(), "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"stuck"}`))
+	<-started
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := s.Stop(ctx); err == nil {
+		t.Error("Stop with a stuck handler and expired context: want error")
+	}
+}
