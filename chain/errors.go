@@ -20,3 +20,6 @@ var (
 	// The sequencer drops such transactions; import rejects the block.
 	ErrTxInvalid = errors.New("invalid transaction")
 )
+
+// ErrOverride: a state override was refused (see OverrideError for the kind).
+var ErrOverride = errors.New("invalid state override")

@@ -1,0 +1,178 @@
+package rpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+
+	"github.com/ethereum/go-ethereum/accounts/abi"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/core/vm"
+
+	"github.com/tipnode/tipnode/chain"
+)
+
+func init() {
+	registrars = append(registrars, func(a *API, s *Server) {
+		s.Register("eth_call", a.ethCall)
+	})
+}
+
+// callRequest is a decoded eth_call-style request.
+type callRequest struct {
+	args    CallArgs
+	sel     BlockSelector
+	state   StateOverride
+	block   *BlockOverrides
+	gasLeft uint64 // gas budget (defaults to APIConfig.GasCap)
+}
+
+func decodeCallRequest(p Params) (*callRequest, error) {
+	if err := p.AtMost(4); err != nil {
+		return nil, err
+	}
+	req := new(callRequest)
+	if err := p.Decode(0, "call object", &req.args); err != nil {
+		return nil, err
+	}
+	sel, err := DecodeSelector(p, 1, "block")
+	if err != nil {
+		return nil, err
+	}
+	req.sel = sel
+	if _, err := p.DecodeOptional(2, "state overrides", &req.state); err != nil {
+		return nil, err
+	}
+	if _, err := p.DecodeOptional(3, "block overrides", &req.block); err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
+// callEnv is everything one message execution on a resolved block needs.
+type callEnv struct {
+	state       *chain.StateDB
+	blockCtx    vm.BlockContext
+	header      *headerView
+	precompiles vm.PrecompiledContracts
+}
+
+// headerView is the header the call sees (after block overrides).
+type headerView = types.Header
+
+// prepareCall builds the state (with overrides applied) and block context
+// of a call on blk.
+func (a *API) prepareCall(blk *Block, stateOv StateOverride, blockOv *BlockOverrides) (*callEnv, error) {
+	header := blk.Header
+	blockCtx := a.exec.BlockContext(header, blk.Headers)
+	header, err := applyBlockOverrides(blockOv, &blockCtx, header)
+	if err != nil {
+		return nil, err
+	}
+	state := chain.NewStateDB(blk.State())
+	rules := a.exec.Config().Rules(blockCtx.BlockNumber, blockCtx.Random != nil, blockCtx.Time)
+	precompiles := vm.ActivePrecompiledContracts(rules)
+	ov, err := chainOverrides(stateOv)
+	if err != nil {
+		return nil, err
+	}
+	if err := chain.ApplyStateOverrides(state, ov, precompiles); err != nil {
+		return nil, overrideError(err)
+	}
+	return &callEnv{state: state, blockCtx: blockCtx, header: header, precompiles: precompiles}, nil
+}
+
+// execute runs args on env with gas budget gasCap and the EVM config cfg,
+// under the API's EVM timeout. Errors: invalid arguments and consensus
+// errors (insufficient funds…) as -32000, a timeout as such; EVM failures
+// are in the result.
+func (a *API) execute(ctx context.Context, env *callEnv, args CallArgs, gasCap uint64, cfg vm.Config) (*core.ExecutionResult, error) {
+	if err := a.callDefaults(&args, gasCap, env.blockCtx.BaseFee); err != nil {
+		return nil, err
+	}
+	msg, err := toMessage(&args, env.header.BaseFee, true)
+	if err != nil {
+		return nil, err
+	}
+	blockCtx := env.blockCtx
+	// No fee fields: run at a zero gas price with the base fee lowered to
+	// zero (BASEFEE reads 0, no fee-cap check), like the reference client.
+	if msg.GasPrice.Sign() == 0 {
+		blockCtx.BaseFee = new(big.Int)
+	}
+	if msg.BlobGasFeeCap != nil && msg.BlobGasFeeCap.BitLen() == 0 {
+		blockCtx.BlobBaseFee = new(big.Int)
+	}
+	cfg.NoBaseFee = true
+	evm := vm.NewEVM(blockCtx, env.state, a.exec.Config(), cfg)
+	evm.SetPrecompiles(env.precompiles)
+
+	ctx, cancel := context.WithTimeout(ctx, a.cfg.EVMTimeout)
+	defer cancel()
+	stop := context.AfterFunc(ctx, evm.Cancel)
+	defer stop()
+
+	result, err := core.ApplyMessage(evm, msg, core.NewGasPool(gasCap))
+	if serr := env.state.Error(); serr != nil {
+		return nil, serr
+	}
+	if evm.Cancelled() {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, &Error{Code: CodeTimeout, Message: fmt.Sprintf("execution aborted (timeout = %v)", a.cfg.EVMTimeout)}
+		}
+		return nil, ctx.Err()
+	}
+	if err != nil {
+		return nil, invalidCall(fmt.Sprintf("err: %v (supplied gas %d)", err, msg.GasLimit))
+	}
+	return result, nil
+}
+
+// ethCall implements eth_call(callObject, block?, stateOverrides?, blockOverrides?).
+func (a *API) ethCall(ctx context.Context, p Params) (any, error) {
+	req, err := decodeCallRequest(p)
+	if err != nil {
+		return nil, err
+	}
+	blk, err := a.Resolve(req.sel)
+	if err != nil {
+		return nil, err
+	}
+	defer blk.Close()
+	env, err := a.prepareCall(blk, req.state, req.block)
+	if err != nil {
+		return nil, err
+	}
+	result, err := a.execute(ctx, env, req.args, a.cfg.GasCap, vm.Config{})
+	if err != nil {
+		return nil, err
+	}
+	if result.Err != nil {
+		return nil, callFailure(result)
+	}
+	return hexutil.Bytes(result.Return()), nil
+}
+
+// callFailure turns a failed execution into eth_call's error: a revert is
+// -32000 "execution reverted[: reason]" with the raw revert data; any other
+// EVM failure -32000 naming it.
+func callFailure(result *core.ExecutionResult) error {
+	if errors.Is(result.Err, vm.ErrExecutionReverted) {
+		e := ErrReverted(revertReason(result.Revert()), "")
+		e.Data = hexutil.Encode(result.Revert()) // always present, "0x" when empty (as go-ethereum)
+		return e
+	}
+	return ErrServer(result.Err.Error())
+}
+
+// revertReason decodes Error(string) / Panic(uint256) revert data, or "".
+func revertReason(data []byte) string {
+	reason, err := abi.UnpackRevert(data)
+	if err != nil {
+		return ""
+	}
+	return reason
+}

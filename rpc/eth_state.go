@@ -1,0 +1,189 @@
+package rpc
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
+)
+
+func init() {
+	registrars = append(registrars, func(a *API, s *Server) {
+		s.Register("eth_getStorageAt", a.getStorageAt)
+		s.Register("eth_getStorageValues", a.getStorageValues)
+		s.Register("eth_getBalance", a.getBalance)
+		s.Register("eth_getCode", a.getCode)
+		s.Register("eth_getTransactionCount", a.getTransactionCount)
+	})
+}
+
+// maxStorageValuesSlots caps the slots of one eth_getStorageValues request.
+const maxStorageValuesSlots = 10_000
+
+// decodeSlot parses a storage key: 1–64 hex digits, left-padded to 32 bytes.
+func decodeSlot(p Params, i int) (common.Hash, error) {
+	var s string
+	if err := p.Decode(i, "storage key", &s); err != nil {
+		return common.Hash{}, err
+	}
+	w, err := parseSlot(s)
+	if err != nil {
+		return common.Hash{}, ErrInvalidParams("%s", err.Error())
+	}
+	return w, nil
+}
+
+func parseSlot(s string) (common.Hash, error) {
+	h := s
+	if len(h) >= 2 && h[0] == '0' && (h[1] == 'x' || h[1] == 'X') {
+		h = h[2:]
+	}
+	if len(h) > 64 {
+		return common.Hash{}, fmt.Errorf("storage key too long (want at most 32 bytes): %s", quoteInput(s))
+	}
+	w, err := ParseWord(s)
+	if err != nil {
+		return common.Hash{}, fmt.Errorf("invalid hex in storage key: %s", quoteInput(s))
+	}
+	return common.Hash(w), nil
+}
+
+// stateAccount decodes (address, block) of the account getters and reads
+// the account through one resolved block.
+func (a *API) withAccount(p Params, fn func(blk *Block, addr common.Address) (any, error)) (any, error) {
+	if err := p.AtMost(2); err != nil {
+		return nil, err
+	}
+	var addr common.Address
+	if err := p.Decode(0, "address", &addr); err != nil {
+		return nil, err
+	}
+	sel, err := DecodeSelector(p, 1, "block")
+	if err != nil {
+		return nil, err
+	}
+	blk, err := a.Resolve(sel)
+	if err != nil {
+		return nil, err
+	}
+	defer blk.Close()
+	return fn(blk, addr)
+}
+
+func (a *API) getBalance(_ context.Context, p Params) (any, error) {
+	return a.withAccount(p, func(blk *Block, addr common.Address) (any, error) {
+		acc, err := blk.State().Account(addr)
+		if err != nil || acc == nil {
+			return (*hexutil.Big)(new(big.Int)), err
+		}
+		return (*hexutil.Big)(acc.Balance.ToBig()), nil
+	})
+}
+
+func (a *API) getTransactionCount(_ context.Context, p Params) (any, error) {
+	return a.withAccount(p, func(blk *Block, addr common.Address) (any, error) {
+		acc, err := blk.State().Account(addr)
+		if err != nil || acc == nil {
+			return hexutil.Uint64(0), err
+		}
+		return hexutil.Uint64(acc.Nonce), nil
+	})
+}
+
+func (a *API) getCode(_ context.Context, p Params) (any, error) {
+	return a.withAccount(p, func(blk *Block, addr common.Address) (any, error) {
+		st := blk.State()
+		acc, err := st.Account(addr)
+		if err != nil || acc == nil || acc.CodeHash == types.EmptyCodeHash {
+			return hexutil.Bytes{}, err
+		}
+		code, err := st.Code(acc.CodeHash)
+		return hexutil.Bytes(code), err
+	})
+}
+
+func (a *API) getStorageAt(_ context.Context, p Params) (any, error) {
+	if err := p.AtMost(3); err != nil {
+		return nil, err
+	}
+	var addr common.Address
+	if err := p.Decode(0, "address", &addr); err != nil {
+		return nil, err
+	}
+	slot, err := decodeSlot(p, 1)
+	if err != nil {
+		return nil, err
+	}
+	sel, err := DecodeSelector(p, 2, "block")
+	if err != nil {
+		return nil, err
+	}
+	blk, err := a.Resolve(sel)
+	if err != nil {
+		return nil, err
+	}
+	defer blk.Close()
+	v, err := blk.State().Storage(addr, slot)
+	if err != nil {
+		return nil, err
+	}
+	return hexutil.Bytes(v[:]), nil
+}
+
+// getStorageValues implements eth_getStorageValues({address: [slots]}, block):
+// many slots of many accounts from one consistent view.
+func (a *API) getStorageValues(_ context.Context, p Params) (any, error) {
+	if err := p.AtMost(2); err != nil {
+		return nil, err
+	}
+	var req map[common.Address][]string
+	if err := p.Decode(0, "storage request", &req); err != nil {
+		return nil, err
+	}
+	if len(req) == 0 {
+		return nil, ErrInvalidParams("empty request")
+	}
+	total := 0
+	keys := make(map[common.Address][]common.Hash, len(req))
+	for addr, slots := range req {
+		total += len(slots)
+		if total > maxStorageValuesSlots {
+			return nil, ErrInvalidParams("too many slots (limit %d)", maxStorageValuesSlots)
+		}
+		ks := make([]common.Hash, len(slots))
+		for i, s := range slots {
+			k, err := parseSlot(s)
+			if err != nil {
+				return nil, ErrInvalidParams("account %s slot %d: %v", addr.Hex(), i, err)
+			}
+			ks[i] = k
+		}
+		keys[addr] = ks
+	}
+	sel, err := DecodeSelector(p, 1, "block")
+	if err != nil {
+		return nil, err
+	}
+	blk, err := a.Resolve(sel)
+	if err != nil {
+		return nil, err
+	}
+	defer blk.Close()
+	st := blk.State()
+	out := make(map[common.Address][]hexutil.Bytes, len(keys))
+	for addr, ks := range keys {
+		vals := make([]hexutil.Bytes, len(ks))
+		for i, k := range ks {
+			v, err := st.Storage(addr, k)
+			if err != nil {
+				return nil, err
+			}
+			vals[i] = v[:]
+		}
+		out[addr] = vals
+	}
+	return out, nil
+}
