@@ -8,7 +8,10 @@ type Config struct {
 	// Dir is the Pebble directory. Required.
 	Dir string
 	// CacheBytes is the size of the block cache shared by all levels.
-	// Default DefaultCacheBytes (512 MiB).
+	// Default DefaultCacheBytes (512 MiB). Pebble reserves the memory of
+	// live memtables (up to memtablesInFlight of them) inside this cache,
+	// so it must be at least memtablesInFlight * MemtableBytes or nothing
+	// would stay cached.
 	CacheBytes int64
 	// MemtableBytes is the size of one memtable. Default DefaultMemtableBytes
 	// (64 MiB).
@@ -31,6 +34,9 @@ const (
 	minCacheBytes        int64  = 1 << 20
 	minMemtableBytes     uint64 = 1 << 20
 	maxMemtableBytes     uint64 = 4 << 30 // Pebble's limit
+	// memtablesInFlight is Pebble's MemTableStopWritesThreshold: at most this
+	// many memtables exist (and are reserved in the block cache) at once.
+	memtablesInFlight = 4
 )
 
 // DefaultConfig returns the default configuration for dir (SyncWrites true).
@@ -65,6 +71,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: CacheBytes %d below minimum %d", ErrInvalidConfig, c.CacheBytes, minCacheBytes)
 	case c.MemtableBytes < minMemtableBytes || c.MemtableBytes >= maxMemtableBytes:
 		return fmt.Errorf("%w: MemtableBytes %d outside [%d, %d)", ErrInvalidConfig, c.MemtableBytes, minMemtableBytes, maxMemtableBytes)
+	case uint64(c.CacheBytes) < memtablesInFlight*c.MemtableBytes:
+		return fmt.Errorf("%w: CacheBytes %d below %d x MemtableBytes %d (memtables are reserved from the cache)",
+			ErrInvalidConfig, c.CacheBytes, memtablesInFlight, c.MemtableBytes)
 	}
 	return nil
 }

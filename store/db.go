@@ -52,7 +52,7 @@ func pebbleOptions(cfg Config, log zerolog.Logger) *pebble.Options {
 		MemTableSize: cfg.MemtableBytes,
 		// Allow up to 4 memtables in flight before stalling writers, so a
 		// slow flush does not stall block import immediately.
-		MemTableStopWritesThreshold: 4,
+		MemTableStopWritesThreshold: memtablesInFlight,
 		// Start compacting L0 after 4 sublevels (Pebble's default, keeps read
 		// amplification of point seeks low) and stall writes only at 24 so
 		// import bursts are throttled late rather than early.

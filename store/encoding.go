@@ -72,7 +72,7 @@ func decodeAccount(v []byte) (*Account, error) {
 	if len(v) < 3 || v[0] != accountEncodingV1 {
 		return nil, fmt.Errorf("%w: account value %x", ErrCorrupt, v)
 	}
-	nonce, n := binary.Uvarint(v[1:])
+	nonce, n := readUvarint(v[1:])
 	if n <= 0 {
 		return nil, fmt.Errorf("%w: account nonce in %x", ErrCorrupt, v)
 	}
@@ -90,6 +90,9 @@ func decodeAccount(v []byte) (*Account, error) {
 	case 0:
 	case common.HashLength:
 		copy(acc.CodeHash[:], rest)
+		if acc.CodeHash == types.EmptyCodeHash || acc.CodeHash == (common.Hash{}) {
+			return nil, fmt.Errorf("%w: explicit empty code hash in %x", ErrCorrupt, v)
+		}
 	default:
 		return nil, fmt.Errorf("%w: account code hash in %x", ErrCorrupt, v)
 	}
@@ -145,7 +148,7 @@ func encodeChangeList(cl *changeList) []byte {
 
 func decodeChangeList(v []byte) (*changeList, error) {
 	bad := func(what string) error { return fmt.Errorf("%w: change list %s", ErrCorrupt, what) }
-	na, n := binary.Uvarint(v)
+	na, n := readUvarint(v)
 	if n <= 0 || na > uint64(len(v))/20 {
 		return nil, bad("account count")
 	}
@@ -158,7 +161,7 @@ func decodeChangeList(v []byte) (*changeList, error) {
 		copy(cl.accounts[i][:], v[:20])
 		v = v[20:]
 	}
-	ns, n := binary.Uvarint(v)
+	ns, n := readUvarint(v)
 	if n <= 0 || ns > uint64(len(v))/52 {
 		return nil, bad("slot count")
 	}
@@ -192,4 +195,14 @@ func decodeTxLookup(v []byte) (TxLookup, error) {
 		BlockNumber: binary.BigEndian.Uint64(v[32:40]),
 		Index:       binary.BigEndian.Uint64(v[40:48]),
 	}, nil
+}
+
+// readUvarint is binary.Uvarint that also rejects non-minimal encodings, so
+// every value has exactly one encoding. n <= 0 means invalid.
+func readUvarint(b []byte) (uint64, int) {
+	x, n := binary.Uvarint(b)
+	if n > 0 && n != len(binary.AppendUvarint(nil, x)) {
+		return 0, -1
+	}
+	return x, n
 }

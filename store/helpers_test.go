@@ -19,7 +19,7 @@ func openTest(tb testing.TB) *DB {
 	tb.Helper()
 	cfg := DefaultConfig(tb.TempDir())
 	cfg.SyncWrites = false
-	cfg.CacheBytes = 8 << 20
+	cfg.CacheBytes = 32 << 20
 	cfg.MemtableBytes = 8 << 20
 	db, err := Open(cfg, zerolog.Nop())
 	if err != nil {
@@ -200,6 +200,5 @@ func diffOf(accounts map[common.Address]*Account, storage map[common.Address]map
 	}
 	return d
 }
-
 
 func bigInt(n int64) *big.Int { return big.NewInt(n) }

@@ -686,6 +686,7 @@ func TestConfigValidate(t *testing.T) {
 		{"no dir", Config{}, false},
 		{"tiny cache", Config{Dir: "d", CacheBytes: 10}, false},
 		{"tiny memtable", Config{Dir: "d", MemtableBytes: 10}, false},
+		{"cache smaller than memtables", Config{Dir: "d", CacheBytes: 64 << 20, MemtableBytes: 32 << 20}, false},
 		{"huge memtable", Config{Dir: "d", MemtableBytes: 8 << 30}, false},
 	}
 	for _, tt := range tests {
@@ -740,4 +741,55 @@ func FuzzDecodeChangeList(f *testing.F) {
 			t.Fatalf("change list %x re-encodes to %x", b, again)
 		}
 	})
+}
+
+// TestConcurrentReadsAndWrites runs readers on views while blocks are written
+// (meaningful under -race): every view sees a consistent prefix of the chain.
+func TestConcurrentReadsAndWrites(t *testing.T) {
+	db := openTest(t)
+	a := addr(1)
+	c := newTestChain(t, db, diffOf(map[common.Address]*Account{a: acct(0, 0)}, nil))
+	const blocks = 30
+	errs := make(chan error, 4)
+	stop := make(chan struct{})
+	for r := 0; r < 3; r++ {
+		go func() {
+			for {
+				select {
+				case <-stop:
+					errs <- nil
+					return
+				default:
+				}
+				v, err := db.View()
+				if err != nil {
+					errs <- err
+					return
+				}
+				latest, err := v.Tag(TagLatest)
+				if err == nil {
+					var s StateReader
+					if s, err = v.StateAt(latest); err == nil {
+						var acc *Account
+						if acc, err = s.Account(a); err == nil && acc.Nonce != latest {
+							err = fmt.Errorf("view at %d sees nonce %d", latest, acc.Nonce)
+						}
+					}
+				}
+				if err = errors.Join(err, v.Close()); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for n := uint64(1); n <= blocks; n++ {
+		c.add(diffOf(map[common.Address]*Account{a: acct(n, n)}, nil))
+	}
+	close(stop)
+	for r := 0; r < 3; r++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
 }

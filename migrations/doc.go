@@ -1,0 +1,34 @@
+// Package migrations upgrades a tipnode store from the schema version it
+// records to store.SchemaVersion, one numbered version at a time.
+//
+// # Model
+//
+// All lists one Migration per schema version 1..store.SchemaVersion, in
+// order; Migration{Version: v} turns a store at v-1 into a store at v.
+// Version 1 is the initial schema: migrating an empty store to it only
+// records version 1.
+//
+// A migration runs as a sequence of steps. Each step stages its changes in a
+// store.RawBatch; Run commits that batch atomically (and durably) together
+// with either the step's progress cursor (key store.MigrationCursorKey(v)),
+// or, on the last step, the new schema version and the cursor's deletion. A
+// step is therefore all-or-nothing, and an interrupted migration resumes
+// from the last committed cursor. Applying migrations to a store that is
+// already current changes nothing.
+//
+// Steps must be idempotent with respect to their cursor: re-running a step
+// from the same cursor must produce the same result (it will, if the process
+// dies before the commit).
+//
+// # Invariants
+//
+//   - Exactly one migration per version, versions contiguous from 1.
+//   - The recorded version only moves forward, one at a time.
+//   - A store whose recorded version is newer than the binary is refused
+//     (store.ErrSchemaTooNew) by store.Open and by Run.
+//
+// # Concurrency
+//
+// Run must be the only user of the store while it runs (call it right after
+// store.Open, before serving). It is synchronous and starts no goroutines.
+package migrations

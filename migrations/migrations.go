@@ -1,0 +1,130 @@
+package migrations
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/rs/zerolog"
+	"github.com/tipnode/tipnode/store"
+)
+
+// Step performs one bounded unit of a migration. cursor is nil on the first
+// step, else the value the previous committed step returned. The step adds
+// its changes to b (it must not commit or close it) and returns the cursor to
+// resume from, or done=true when the migration is complete. Keep each step
+// small enough for one batch (see store.RawBatch.Len).
+type Step func(db *store.DB, b *store.RawBatch, cursor []byte) (next []byte, done bool, err error)
+
+// Migration upgrades the store from schema Version-1 to Version.
+type Migration struct {
+	Version uint64
+	Name    string
+	Step    Step
+}
+
+// All is every migration of tipnode, in version order. Append a migration
+// here (and bump store.SchemaVersion) for every schema change; never edit or
+// renumber an existing entry.
+var All = []Migration{
+	{Version: 1, Name: "initial-schema", Step: initialSchema},
+}
+
+// initialSchema is version 1, the first schema: nothing to transform, the
+// step only lets Run record version 1.
+func initialSchema(*store.DB, *store.RawBatch, []byte) ([]byte, bool, error) {
+	return nil, true, nil
+}
+
+// Run upgrades db to store.SchemaVersion with All.
+func Run(db *store.DB, log zerolog.Logger) error {
+	if n := len(All); n == 0 || All[n-1].Version != store.SchemaVersion {
+		return fmt.Errorf("%w: migrations end at %d, store schema is %d", ErrInvalidList, lastVersion(All), store.SchemaVersion)
+	}
+	return Apply(db, All, log)
+}
+
+// Apply upgrades db through list, which must hold versions 1..N in order;
+// the store ends at version N. Exposed for tests of migration machinery.
+func Apply(db *store.DB, list []Migration, log zerolog.Logger) error {
+	if err := validate(list); err != nil {
+		return err
+	}
+	log = log.With().Str("component", "migrations").Logger()
+	target := lastVersion(list)
+	current, err := db.SchemaVersion()
+	if err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	if current > target {
+		return fmt.Errorf("%w: store has schema version %d, this binary supports up to %d",
+			store.ErrSchemaTooNew, current, target)
+	}
+	for _, m := range list[current:] {
+		if err := apply(db, m, log); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// apply runs the steps of m until done, committing each with its cursor.
+func apply(db *store.DB, m Migration, log zerolog.Logger) error {
+	cursorKey := store.MigrationCursorKey(m.Version)
+	cursor, resumed, err := db.RawGet(cursorKey)
+	if err != nil {
+		return fmt.Errorf("migration %d (%s): read cursor: %w", m.Version, m.Name, err)
+	}
+	log.Info().Uint64("version", m.Version).Str("name", m.Name).Bool("resumed", resumed).Msg("migrating")
+	for steps := 1; ; steps++ {
+		b, err := db.NewRawBatch()
+		if err != nil {
+			return fmt.Errorf("migration %d (%s): %w", m.Version, m.Name, err)
+		}
+		next, done, err := m.Step(db, b, cursor)
+		if err != nil {
+			return fmt.Errorf("%w: migration %d (%s) step %d: %w", ErrStepFailed, m.Version, m.Name, steps, errors.Join(err, b.Close()))
+		}
+		if done {
+			err = errors.Join(b.Delete(cursorKey), b.SetSchemaVersion(m.Version))
+		} else {
+			if next == nil {
+				next = []byte{} // a committed cursor always exists, even if empty
+			}
+			err = b.Set(cursorKey, next)
+		}
+		if err == nil {
+			err = b.Commit()
+		}
+		if err != nil {
+			return fmt.Errorf("migration %d (%s) step %d: commit: %w", m.Version, m.Name, steps, errors.Join(err, b.Close()))
+		}
+		if done {
+			log.Info().Uint64("version", m.Version).Int("steps", steps).Msg("migrated")
+			return nil
+		}
+		cursor = next
+	}
+}
+
+// validate checks that list holds exactly versions 1..N in order.
+func validate(list []Migration) error {
+	if len(list) == 0 {
+		return fmt.Errorf("%w: empty", ErrInvalidList)
+	}
+	for i, m := range list {
+		if m.Version != uint64(i+1) {
+			return fmt.Errorf("%w: entry %d has version %d, want %d", ErrInvalidList, i, m.Version, i+1)
+		}
+		if m.Name == "" || m.Step == nil {
+			return fmt.Errorf("%w: version %d lacks a name or step", ErrInvalidList, m.Version)
+		}
+	}
+	return nil
+}
+
+func lastVersion(list []Migration) uint64 {
+	if len(list) == 0 {
+		return 0
+	}
+	return list[len(list)-1].Version
+}

@@ -1,0 +1,283 @@
+package migrations
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/rs/zerolog"
+	"github.com/tipnode/tipnode/store"
+)
+
+func openStore(t *testing.T, dir string) *store.DB {
+	t.Helper()
+	cfg := store.DefaultConfig(dir)
+	cfg.CacheBytes, cfg.MemtableBytes = 16<<20, 4<<20
+	db, err := store.Open(cfg, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := db.Close(); err != nil && !errors.Is(err, store.ErrClosed) {
+			t.Error(err)
+		}
+	})
+	return db
+}
+
+// dump renders every key/value in the store.
+func dump(t *testing.T, db *store.DB) string {
+	t.Helper()
+	var sb strings.Builder
+	if err := db.RawScan(nil, nil, func(k, v []byte) error {
+		fmt.Fprintf(&sb, "%x=%x\n", k, v)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return sb.String()
+}
+
+func schemaVersion(t *testing.T, db *store.DB) uint64 {
+	t.Helper()
+	v, err := db.SchemaVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestVersionsPinned pins every released migration: versions and names never
+// change once shipped, and each version 1..store.SchemaVersion has exactly one.
+func TestVersionsPinned(t *testing.T) {
+	pinned := []struct {
+		version uint64
+		name    string
+	}{
+		{1, "initial-schema"},
+	}
+	if len(All) != len(pinned) {
+		t.Fatalf("All has %d migrations, pinned table %d: pin the new one", len(All), len(pinned))
+	}
+	for i, p := range pinned {
+		if All[i].Version != p.version || All[i].Name != p.name {
+			t.Errorf("migration %d = {%d %q}, pinned {%d %q}", i, All[i].Version, All[i].Name, p.version, p.name)
+		}
+	}
+	count := map[uint64]int{}
+	for _, m := range All {
+		count[m.Version]++
+	}
+	for v := uint64(1); v <= store.SchemaVersion; v++ {
+		if count[v] != 1 {
+			t.Errorf("version %d has %d migrations, want 1", v, count[v])
+		}
+	}
+	if len(count) != int(store.SchemaVersion) {
+		t.Errorf("migrations cover %d versions, store.SchemaVersion is %d", len(count), store.SchemaVersion)
+	}
+	if err := validate(All); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestEmptyStore: migrating an empty store only records the version, and
+// running again changes nothing.
+func TestEmptyStore(t *testing.T) {
+	db := openStore(t, t.TempDir())
+	if v := schemaVersion(t, db); v != 0 {
+		t.Fatalf("fresh store version %d", v)
+	}
+	if err := Run(db, zerolog.Nop()); err != nil {
+		t.Fatal(err)
+	}
+	if v := schemaVersion(t, db); v != store.SchemaVersion {
+		t.Fatalf("version after Run %d, want %d", v, store.SchemaVersion)
+	}
+	first := dump(t, db)
+	if n := strings.Count(first, "\n"); n != 1 {
+		t.Fatalf("empty store migration wrote %d keys, want only the version:\n%s", n, first)
+	}
+	if err := Run(db, zerolog.Nop()); err != nil {
+		t.Fatal(err)
+	}
+	if again := dump(t, db); again != first {
+		t.Fatalf("second Run changed the store:\n%s\n---\n%s", first, again)
+	}
+	if _, err := db.View(); err != nil {
+		t.Fatalf("view after migration: %v", err)
+	}
+}
+
+// testRewrite is a v2 migration over keys "Zmig<i>": it sets each to "done",
+// three keys per step, resuming after the cursor key, and fails once when
+// failAt is reached.
+type testRewrite struct {
+	failAt  int // step number that fails once (0 = never)
+	steps   int
+	visited map[string]int
+}
+
+func (r *testRewrite) step(db *store.DB, b *store.RawBatch, cursor []byte) ([]byte, bool, error) {
+	r.steps++
+	if r.steps == r.failAt {
+		return nil, false, errors.New("simulated crash")
+	}
+	lower := []byte("Zmig")
+	if len(cursor) > 0 {
+		lower = append(append([]byte{}, cursor...), 0) // strictly after the cursor
+	}
+	var last []byte
+	n := 0
+	errFull := errors.New("full")
+	err := db.RawScan(lower, []byte("Zmih"), func(k, _ []byte) error {
+		if n == 3 {
+			return errFull
+		}
+		r.visited[string(k)]++
+		last = append(last[:0], k...)
+		n++
+		return b.Set(k, []byte("done"))
+	})
+	if err != nil && !errors.Is(err, errFull) {
+		return nil, false, err
+	}
+	if n == 0 {
+		return nil, true, nil
+	}
+	return last, false, nil
+}
+
+func seedKeys(t *testing.T, db *store.DB, n int) {
+	t.Helper()
+	b, err := db.NewRawBatch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		if err := b.Set([]byte(fmt.Sprintf("Zmig%02d", i)), []byte("old")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestInterruptedResume: a step fails mid-migration; the store stays at the
+// previous version with its cursor; the next run resumes from the cursor
+// (committed work is not redone) and a third run changes nothing.
+func TestInterruptedResume(t *testing.T) {
+	db := openStore(t, t.TempDir())
+	if err := Run(db, zerolog.Nop()); err != nil {
+		t.Fatal(err)
+	}
+	seedKeys(t, db, 10)
+	rw := &testRewrite{failAt: 2, visited: map[string]int{}}
+	list := append(append([]Migration{}, All...), Migration{Version: store.SchemaVersion + 1, Name: "test-rewrite", Step: rw.step})
+
+	err := Apply(db, list, zerolog.Nop())
+	if !errors.Is(err, ErrStepFailed) {
+		t.Fatalf("first run: %v, want ErrStepFailed", err)
+	}
+	if v := schemaVersion(t, db); v != store.SchemaVersion {
+		t.Fatalf("version after failed step %d", v)
+	}
+	cursor, found, err := db.RawGet(store.MigrationCursorKey(store.SchemaVersion + 1))
+	if err != nil || !found || string(cursor) != "Zmig02" {
+		t.Fatalf("cursor after failure %q, %v, %v", cursor, found, err)
+	}
+	done := 0
+	if err := db.RawScan([]byte("Zmig"), []byte("Zmih"), func(_, v []byte) error {
+		if string(v) == "done" {
+			done++
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if done != 3 {
+		t.Fatalf("%d keys migrated before the failure, want 3 (one committed step)", done)
+	}
+
+	if err := Apply(db, list, zerolog.Nop()); err != nil {
+		t.Fatalf("resume: %v", err)
+	}
+	if v := schemaVersion(t, db); v != store.SchemaVersion+1 {
+		t.Fatalf("version after resume %d", v)
+	}
+	if _, found, _ := db.RawGet(store.MigrationCursorKey(store.SchemaVersion + 1)); found {
+		t.Fatal("cursor left after completion")
+	}
+	for i := 0; i < 10; i++ {
+		k := fmt.Sprintf("Zmig%02d", i)
+		v, _, err := db.RawGet([]byte(k))
+		if err != nil || !bytes.Equal(v, []byte("done")) {
+			t.Fatalf("%s = %q, %v", k, v, err)
+		}
+		if rw.visited[k] != 1 {
+			t.Fatalf("%s migrated %d times, want once", k, rw.visited[k])
+		}
+	}
+	before, steps := dump(t, db), rw.steps
+	if err := Apply(db, list, zerolog.Nop()); err != nil {
+		t.Fatal(err)
+	}
+	if dump(t, db) != before || rw.steps != steps {
+		t.Fatal("applying a completed migration again changed something")
+	}
+}
+
+// TestNewerSchemaRefused: Run and store.Open both refuse a newer store and
+// name both versions.
+func TestNewerSchemaRefused(t *testing.T) {
+	dir := t.TempDir()
+	db := openStore(t, dir)
+	b, err := db.NewRawBatch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	newer := store.SchemaVersion + 5
+	if err := errors.Join(b.SetSchemaVersion(newer), b.Commit()); err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, store.ErrSchemaTooNew) ||
+			!strings.Contains(err.Error(), fmt.Sprint(newer)) || !strings.Contains(err.Error(), fmt.Sprint(store.SchemaVersion)) {
+			t.Fatalf("%s: %v, want ErrSchemaTooNew naming %d and %d", what, err, newer, store.SchemaVersion)
+		}
+	}
+	check("Run", Run(db, zerolog.Nop()))
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = store.Open(store.DefaultConfig(dir), zerolog.Nop())
+	check("Open", err)
+}
+
+func TestInvalidLists(t *testing.T) {
+	step := initialSchema
+	tests := []struct {
+		name string
+		list []Migration
+	}{
+		{"empty", nil},
+		{"starts at 2", []Migration{{2, "a", step}}},
+		{"gap", []Migration{{1, "a", step}, {3, "b", step}}},
+		{"duplicate", []Migration{{1, "a", step}, {1, "b", step}}},
+		{"no name", []Migration{{1, "", step}}},
+		{"no step", []Migration{{1, "a", nil}}},
+	}
+	db := openStore(t, t.TempDir())
+	for _, tt := range tests {
+		if err := Apply(db, tt.list, zerolog.Nop()); !errors.Is(err, ErrInvalidList) {
+			t.Errorf("%s: %v, want ErrInvalidList", tt.name, err)
+		}
+	}
+	if v := schemaVersion(t, db); v != 0 {
+		t.Fatalf("invalid lists changed the version to %d", v)
+	}
+}
