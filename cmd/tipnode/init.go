@@ -38,7 +38,7 @@ func openStore(cfg store.Config, log zerolog.Logger) (*store.DB, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	db, err := store.Open(cfg, log.With().Str("component", "store").Logger())
+	db, err := store.Open(cfg, log)
 	if err != nil {
 		return nil, err
 	}
@@ -115,13 +115,14 @@ func runImport(ctx context.Context, args []string) error {
 	)
 	sf.register(fs)
 	lc.register(fs)
-	if err := fs.Parse(args); err != nil {
+	files, err := parseInterleaved(fs, args)
+	if err != nil {
 		return err
 	}
 	if err := lc.Validate(); err != nil {
 		return err
 	}
-	if sf.DataDir == "" || fs.NArg() == 0 {
+	if sf.DataDir == "" || len(files) == 0 {
 		return errors.New("usage: tipnode import --datadir DIR FILE.rlp...")
 	}
 	log := lc.logger(os.Stderr)
@@ -140,7 +141,7 @@ func runImport(ctx context.Context, args []string) error {
 	im := chain.NewImporter(db, chain.NewExecutor(g.Config), log)
 	var total chain.ImportStats
 	start := time.Now()
-	for _, file := range fs.Args() {
+	for _, file := range files {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}

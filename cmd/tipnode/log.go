@@ -48,3 +48,20 @@ func (c *LogConfig) logger(w io.Writer) zerolog.Logger {
 	}
 	return zerolog.New(w).Level(level).With().Timestamp().Logger()
 }
+
+// parseInterleaved parses flags that may appear before, between or after
+// positional arguments (Go's flag package stops at the first positional).
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
