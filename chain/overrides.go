@@ -39,10 +39,10 @@ func (e *OverrideError) Unwrap() error { return ErrOverride }
 type OverrideErrorKind int
 
 const (
-	OverrideInvalid            OverrideErrorKind = iota // malformed (both state and stateDiff, ...)
-	OverrideNotPrecompile                               // movePrecompileToAddress on a non-precompile
-	OverrideMoveToSelf                                  // moving a precompile onto itself
-	OverrideMoveDuplicate                               // two moves to one address / target overridden
+	OverrideInvalid       OverrideErrorKind = iota // malformed (both state and stateDiff, ...)
+	OverrideNotPrecompile                          // movePrecompileToAddress on a non-precompile
+	OverrideMoveToSelf                             // moving a precompile onto itself
+	OverrideMoveDuplicate                          // two moves to one address / target overridden
 )
 
 // ApplyStateOverrides applies overrides to state in address order, moving
