@@ -18,8 +18,8 @@ const (
 	// non-object batch element, scalar params).
 	CodeInvalidRequest = -32600
 	// CodeMethodNotFound: no handler is registered for the method; also
-	// eth_subscribe over a transport without notifications (HTTP) and
-	// eth_unsubscribe of an unknown id, like go-ethereum.
+	// eth_subscribe/eth_unsubscribe over HTTP ("notifications not
+	// supported"), like go-ethereum.
 	CodeMethodNotFound = -32601
 	// CodeInvalidParams: a parameter is missing, malformed, of the wrong type,
 	// or there are too many; object-form params.

@@ -34,6 +34,9 @@ func (o *StateOverride) UnmarshalJSON(data []byte) error {
 		*o = nil
 		return nil
 	}
+	if t := bytes.TrimSpace(data); len(t) == 0 || t[0] != '{' {
+		return fmt.Errorf("state override must be an object mapping addresses to account overrides")
+	}
 	var raw map[common.Address]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return fmt.Errorf("state override: %s", describeJSONError(err))

@@ -117,6 +117,9 @@ func describeJSONError(err error) string {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		msg := te.Value
+		if msg == "non-string" { // hexutil's wording
+			msg = "must be a hex string"
+		}
 		switch strings.SplitN(te.Value, " ", 2)[0] {
 		case "string", "number", "object", "array", "bool", "null":
 			msg = "cannot unmarshal " + te.Value + " into " + typeName(te.Type.String())

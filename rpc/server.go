@@ -74,6 +74,7 @@ type Server struct {
 	listener  net.Listener
 	stopping  bool
 	wsConns   map[*wsConn]struct{}
+	newConns  map[net.Conn]struct{} // accepted HTTP connections that have not sent a request yet
 	serveDone chan struct{}
 
 	active tracker // ServeHTTP calls, websocket connections, running handlers
@@ -87,12 +88,13 @@ func NewServer(cfg Config, log zerolog.Logger) (*Server, error) {
 	}
 	cfg = cfg.WithDefaults()
 	s := &Server{
-		cfg:     cfg,
-		log:     log.With().Str("component", "rpc").Logger(),
-		mux:     http.NewServeMux(),
-		methods: make(map[string]Handler),
-		subs:    make(map[string]SubscribeHandler),
-		wsConns: make(map[*wsConn]struct{}),
+		cfg:      cfg,
+		log:      log.With().Str("component", "rpc").Logger(),
+		mux:      http.NewServeMux(),
+		methods:  make(map[string]Handler),
+		subs:     make(map[string]SubscribeHandler),
+		wsConns:  make(map[*wsConn]struct{}),
+		newConns: make(map[net.Conn]struct{}),
 	}
 	s.mux.Handle("/", http.HandlerFunc(s.serveRPC))
 	s.http = &http.Server{
@@ -101,7 +103,7 @@ func NewServer(cfg Config, log zerolog.Logger) (*Server, error) {
 		IdleTimeout:       cfg.IdleTimeout,
 		// Body read + execution + write; websockets clear deadlines after hijack.
 		WriteTimeout: cfg.RequestTimeout + cfg.WSWriteTimeout + cfg.ReadHeaderTimeout,
-		ErrorLog:     nil,
+		ConnState:    s.connState,
 	}
 	return s, nil
 }
@@ -237,6 +239,13 @@ func (s *Server) Stop(ctx context.Context) error {
 		conns = append(conns, c)
 	}
 	serving := s.listener != nil
+	// http.Server.Shutdown waits up to 5s for connections that never sent a
+	// request (e.g. browser pre-connects); close them now. connState closes
+	// any accepted from here on.
+	for c := range s.newConns {
+		c.Close()
+	}
+	clear(s.newConns)
 	s.mu.Unlock()
 	if !already {
 		s.log.Info().Msg("rpc server stopping")
@@ -277,6 +286,22 @@ func (s *Server) Stop(ctx context.Context) error {
 	default:
 	}
 	return nil
+}
+
+// connState tracks connections that have not sent a request yet, so that
+// Stop can close them.
+func (s *Server) connState(c net.Conn, st http.ConnState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st != http.StateNew {
+		delete(s.newConns, c)
+		return
+	}
+	if s.stopping {
+		c.Close()
+		return
+	}
+	s.newConns[c] = struct{}{}
 }
 
 // ServeHTTP implements http.Handler: mounted handlers, JSON-RPC over HTTP

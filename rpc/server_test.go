@@ -520,3 +520,22 @@ func TestStopTimeout(t *testing.T) {
 		t.Error("Stop with a stuck handler and expired context: want error")
 	}
 }
+
+// A connection that never sends a request must not hold Stop up
+// (net/http would wait 5s for it).
+func TestStopClosesUnusedConnections(t *testing.T) {
+	s, url := testServer(t, Config{}, nil)
+	c, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// Make sure the server has accepted it: a request on another connection
+	// is served after the accept loop passed c.
+	post(t, url, `{"jsonrpc":"2.0","id":1,"method":"nil"}`)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := s.Stop(ctx); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+}

@@ -276,10 +276,3 @@ func (c *wsConn) removeSub(id string) *Subscription {
 	}
 	return sub
 }
-
-// subscriptionCount is used by tests.
-func (c *wsConn) subscriptionCount() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.subs)
-}

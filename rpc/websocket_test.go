@@ -1,0 +1,265 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// feedSub is a test subscription kind: it sends "first" synchronously from
+// the subscribe handler (before the id is even returned), then forwards
+// values from the test, and reports the Subscription to the test.
+type feedSub struct {
+	subs   chan *Subscription
+	values chan any
+}
+
+func newFeedSub() *feedSub {
+	return &feedSub{subs: make(chan *Subscription, 10), values: make(chan any)}
+}
+
+func (f *feedSub) handler(ctx context.Context, sub *Subscription, p Params) error {
+	if err := p.AtMost(1); err != nil {
+		return err
+	}
+	var opt struct {
+		Fail bool `json:"fail"`
+	}
+	if _, err := p.DecodeOptional(0, "options", &opt); err != nil {
+		return err
+	}
+	if opt.Fail {
+		return ErrInvalidParams("fail requested")
+	}
+	if err := sub.Notify("first"); err != nil {
+		return err
+	}
+	f.subs <- sub
+	go func() {
+		for {
+			select {
+			case v := <-f.values:
+				if sub.Notify(v) != nil {
+					return
+				}
+			case <-sub.Done():
+				return
+			}
+		}
+	}()
+	return nil
+}
+
+func TestWebsocketRequests(t *testing.T) {
+	_, url := testServer(t, Config{}, nil)
+	c := wsDial(t, url)
+	tests := []struct{ name, req, want string }{
+		{"single", `{"jsonrpc":"2.0","id":1,"method":"echo","params":["ws"]}`, `{"jsonrpc":"2.0","id":1,"result":"ws"}`},
+		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"echo","params":[1]},{"jsonrpc":"2.0","id":2,"method":"nosuch"}]`,
+			`[{"jsonrpc":"2.0","id":1,"result":1},{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"the method nosuch does not exist/is not available"}}]`},
+		{"parse error", `{`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: unexpected end of JSON input"}}`},
+		{"empty batch", `[]`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: empty batch"}}`},
+		{"unknown kind", `{"jsonrpc":"2.0","id":3,"method":"eth_subscribe","params":["nope"]}`,
+			`{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"unsupported subscription kind \"nope\""}}`},
+		{"missing kind", `{"jsonrpc":"2.0","id":3,"method":"eth_subscribe","params":[]}`,
+			`{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"missing value for required argument 0 (kind)"}}`},
+		{"unsubscribe unknown", `{"jsonrpc":"2.0","id":4,"method":"eth_unsubscribe","params":["0x1234"]}`,
+			`{"jsonrpc":"2.0","id":4,"result":false}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := wsCall(t, c, tt.req); !jsonEqual(t, got, tt.want) {
+				t.Errorf("got  %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+	// A notification gets no answer: the next message answers the next request.
+	if err := c.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","method":"echo","params":[0]}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got := wsCall(t, c, `{"jsonrpc":"2.0","id":9,"method":"echo","params":[9]}`); !jsonEqual(t, got, `{"jsonrpc":"2.0","id":9,"result":9}`) {
+		t.Errorf("after notification: %s", got)
+	}
+}
+
+func TestWebsocketConcurrentRequests(t *testing.T) {
+	release := make(chan struct{})
+	_, url := testServer(t, Config{}, func(s *Server) {
+		s.Register("wait", func(ctx context.Context, p Params) (any, error) {
+			select {
+			case <-release:
+				return "released", nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		})
+	})
+	c := wsDial(t, url)
+	if err := c.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":1,"method":"wait"}`)); err != nil {
+		t.Fatal(err)
+	}
+	// The second request is answered while the first is still blocked.
+	if got := wsCall(t, c, `{"jsonrpc":"2.0","id":2,"method":"echo","params":[2]}`); !jsonEqual(t, got, `{"jsonrpc":"2.0","id":2,"result":2}`) {
+		t.Fatalf("got %s", got)
+	}
+	close(release)
+	if got := wsRead(t, c); !jsonEqual(t, got, `{"jsonrpc":"2.0","id":1,"result":"released"}`) {
+		t.Errorf("got %s", got)
+	}
+}
+
+func TestSubscription(t *testing.T) {
+	feed := newFeedSub()
+	_, url := testServer(t, Config{}, func(s *Server) { s.RegisterSubscription("feed", feed.handler) })
+	c := wsDial(t, url)
+
+	// The subscribe response arrives before the notification sent during subscribe.
+	resp := parseResp(t, wsCall(t, c, `{"jsonrpc":"2.0","id":7,"method":"eth_subscribe","params":["feed"]}`))
+	if resp.Error != nil || string(resp.ID) != "7" {
+		t.Fatalf("subscribe: %+v", resp)
+	}
+	var id string
+	if err := json.Unmarshal(resp.Result, &id); err != nil || len(id) != 34 || !strings.HasPrefix(id, "0x") {
+		t.Fatalf("subscription id %s", resp.Result)
+	}
+	sub := <-feed.subs
+	if sub.ID() != id || sub.Kind() != "feed" {
+		t.Fatalf("sub %s %s", sub.ID(), sub.Kind())
+	}
+	want := `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"` + id + `","result":"first"}}`
+	if got := wsRead(t, c); !jsonEqual(t, got, want) {
+		t.Fatalf("first notification: %s", got)
+	}
+	feed.values <- map[string]int{"n": 2}
+	want = `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"` + id + `","result":{"n":2}}}`
+	if got := wsRead(t, c); !jsonEqual(t, got, want) {
+		t.Fatalf("second notification: %s", got)
+	}
+
+	// Unsubscribe ends it.
+	if got := wsCall(t, c, `{"jsonrpc":"2.0","id":8,"method":"eth_unsubscribe","params":["`+id+`"]}`); !jsonEqual(t, got, `{"jsonrpc":"2.0","id":8,"result":true}`) {
+		t.Fatalf("unsubscribe: %s", got)
+	}
+	<-sub.Done()
+	if err := sub.Notify(1); !errors.Is(err, ErrSubscriptionClosed) {
+		t.Errorf("Notify after unsubscribe: %v", err)
+	}
+	if sub.Context().Err() == nil {
+		t.Error("sub context not cancelled")
+	}
+
+	// Invalid params from the handler: error, and no subscription left behind.
+	if got := wsCall(t, c, `{"jsonrpc":"2.0","id":9,"method":"eth_subscribe","params":["feed",{"fail":true}]}`); !jsonEqual(t, got, `{"jsonrpc":"2.0","id":9,"error":{"code":-32602,"message":"fail requested"}}`) {
+		t.Errorf("failing subscribe: %s", got)
+	}
+	// Subscribe inside a batch: the notification still follows the batch response.
+	got := wsCall(t, c, `[{"jsonrpc":"2.0","id":10,"method":"eth_subscribe","params":["feed"]},{"jsonrpc":"2.0","id":11,"method":"echo","params":[1]}]`)
+	if arr := parseArray(t, got); len(arr) != 2 || arr[0].Error != nil {
+		t.Fatalf("batch subscribe: %s", got)
+	}
+	sub2 := <-feed.subs
+	if n := parseResp(t, wsRead(t, c)); n.Method != "eth_subscription" || n.Params.Subscription != sub2.ID() {
+		t.Fatalf("batch sub notification: %+v", n)
+	}
+
+	// Closing the connection ends the subscription.
+	c.Close()
+	select {
+	case <-sub2.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("subscription not ended by connection close")
+	}
+}
+
+// More notifications before activation than the queue holds drop the connection.
+func TestSlowConsumerDropped(t *testing.T) {
+	errc := make(chan error, 1)
+	_, url := testServer(t, Config{WSSendQueue: 2}, func(s *Server) {
+		s.RegisterSubscription("flood", func(ctx context.Context, sub *Subscription, p Params) error {
+			for i := 0; ; i++ {
+				if err := sub.Notify(i); err != nil {
+					errc <- err
+					return nil
+				}
+			}
+		})
+	})
+	c := wsDial(t, url)
+	if err := c.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["flood"]}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errc; !errors.Is(err, ErrSlowConsumer) {
+		t.Fatalf("Notify: %v", err)
+	}
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	for { // whatever was queued may arrive; then the connection must end
+		if _, _, err := c.ReadMessage(); err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				t.Fatal("connection not dropped")
+			}
+			return
+		}
+	}
+}
+
+func TestWebsocketMessageTooLarge(t *testing.T) {
+	_, url := testServer(t, Config{WSMaxMessageBytes: 512}, nil)
+	other := wsDial(t, url)
+	c := wsDial(t, url)
+	big := `{"jsonrpc":"2.0","id":1,"method":"echo","params":["` + strings.Repeat("a", 1000) + `"]}`
+	if err := c.WriteMessage(websocket.TextMessage, []byte(big)); err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, _, err := c.ReadMessage()
+	if !websocket.IsCloseError(err, websocket.CloseMessageTooBig) {
+		t.Fatalf("want close 1009, got %v", err)
+	}
+	// Another connection is unaffected.
+	if got := wsCall(t, other, `{"jsonrpc":"2.0","id":1,"method":"echo","params":[1]}`); !jsonEqual(t, got, `{"jsonrpc":"2.0","id":1,"result":1}`) {
+		t.Errorf("other connection: %s", got)
+	}
+}
+
+func TestWebsocketGracefulStop(t *testing.T) {
+	feed := newFeedSub()
+	started := make(chan struct{})
+	release := make(chan struct{})
+	s, url := testServer(t, Config{}, func(s *Server) {
+		s.RegisterSubscription("feed", feed.handler)
+		s.Register("slow", func(ctx context.Context, p Params) (any, error) {
+			close(started)
+			<-release
+			return "done", nil
+		})
+	})
+	c := wsDial(t, url)
+	wsCall(t, c, `{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["feed"]}`)
+	sub := <-feed.subs
+	wsRead(t, c) // "first"
+	if err := c.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":2,"method":"slow"}`)); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	stopped := make(chan error, 1)
+	go func() { stopped <- s.Stop(context.Background()) }()
+	close(release)
+	if got := wsRead(t, c); !jsonEqual(t, got, `{"jsonrpc":"2.0","id":2,"result":"done"}`) {
+		t.Fatalf("in-flight response: %s", got)
+	}
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, _, err := c.ReadMessage(); !websocket.IsCloseError(err, websocket.CloseGoingAway) {
+		t.Errorf("want close 1001, got %v", err)
+	}
+	<-sub.Done()
+	if err := <-stopped; err != nil {
+		t.Errorf("Stop: %v", err)
+	}
+}
