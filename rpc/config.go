@@ -84,6 +84,10 @@ type Config struct {
 	ReadHeaderTimeout time.Duration
 	// IdleTimeout closes idle HTTP keep-alive connections. Default 120s.
 	IdleTimeout time.Duration
+	// CORSOrigins lists the browser origins allowed to call the HTTP
+	// endpoint ("*" allows any). Default none: no CORS headers are sent, so
+	// browsers refuse cross-origin calls; non-browser clients are unaffected.
+	CORSOrigins []string
 }
 
 // DefaultConfig returns a Config with every field set to its default.
