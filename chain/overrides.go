@@ -49,6 +49,20 @@ const (
 // precompiles inside precompiles (which the caller installs on the EVM).
 // Changes behave as if made by a transaction just before the call.
 func ApplyStateOverrides(state *StateDB, overrides map[common.Address]AccountOverride, precompiles vm.PrecompiledContracts) error {
+	return ApplyStateOverridesWith(state, overrides, precompiles, OverrideOptions{})
+}
+
+// OverrideOptions adjusts the rules of ApplyStateOverridesWith.
+type OverrideOptions struct {
+	// AllowSharedMoveTarget accepts two precompiles moved to the same
+	// address (the later one in address order wins), as the reference
+	// client's eth_simulateV1 does (recorded by the execution-apis
+	// fixtures). Moving onto an overridden account is still refused.
+	AllowSharedMoveTarget bool
+}
+
+// ApplyStateOverridesWith is ApplyStateOverrides with options.
+func ApplyStateOverridesWith(state *StateDB, overrides map[common.Address]AccountOverride, precompiles vm.PrecompiledContracts, opts OverrideOptions) error {
 	if len(overrides) == 0 {
 		return nil
 	}
@@ -70,7 +84,7 @@ func ApplyStateOverrides(state *StateDB, overrides map[common.Address]AccountOve
 			if _, ok := overrides[dst]; ok {
 				return &OverrideError{OverrideMoveDuplicate, fmt.Sprintf("account %s is already overridden", dst.Hex())}
 			}
-			if _, ok := moved[dst]; ok {
+			if _, ok := moved[dst]; ok && !opts.AllowSharedMoveTarget {
 				return &OverrideError{OverrideMoveDuplicate, fmt.Sprintf("account %s is already overridden", dst.Hex())}
 			}
 			precompiles[dst] = p

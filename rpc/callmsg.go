@@ -80,6 +80,12 @@ func (a *API) callDefaults(args *CallArgs, gasAvailable uint64, baseFee *big.Int
 // none, the call runs at a zero gas price (and the caller lowers the block
 // base fee to zero so BASEFEE reads 0 and no fee check applies).
 func toMessage(args *CallArgs, baseFee *big.Int, skipNonceCheck bool) (*core.Message, error) {
+	return newMessage(args, baseFee, skipNonceCheck, true)
+}
+
+// newMessage is toMessage with the choice of lifting the post-Amsterdam
+// execution gas cap (eth_simulateV1 keeps it when validating).
+func newMessage(args *CallArgs, baseFee *big.Int, skipNonceCheck, skipExecutionGasCap bool) (*core.Message, error) {
 	var gasPrice, feeCap, tipCap *uint256.Int
 	u := func(b *hexBig, name string) (*uint256.Int, error) {
 		if b == nil {
@@ -148,7 +154,11 @@ func toMessage(args *CallArgs, baseFee *big.Int, skipNonceCheck bool) (*core.Mes
 	if skipNonceCheck {
 		msg.SkipNonceCheck()
 	}
-	return msg.SkipEOACheck().SkipGasLimitCapCheck().SkipExecutionGasCapCheck(), nil
+	msg.SkipEOACheck().SkipGasLimitCapCheck()
+	if skipExecutionGasCap {
+		msg.SkipExecutionGasCapCheck()
+	}
+	return msg, nil
 }
 
 // callError is a refused call (bad arguments or a consensus error from

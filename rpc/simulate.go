@@ -1,0 +1,741 @@
+package rpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/consensus/misc/eip1559"
+	"github.com/ethereum/go-ethereum/consensus/misc/eip4844"
+	"github.com/ethereum/go-ethereum/core"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/core/vm"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/params"
+	"github.com/ethereum/go-ethereum/trie"
+	"github.com/holiman/uint256"
+
+	"github.com/tipnode/tipnode/chain"
+)
+
+// eth_simulateV1: a chain of simulated blocks on top of any block (or the
+// pending state), each with optional block and state overrides and a list
+// of calls, executed on one StateDB so every block sees what the previous
+// ones left. Blocks are assembled like real ones (receipts, roots, bloom,
+// withdrawals, EIP-7685 requests) except that the state root is always zero:
+// nothing is committed to a trie. Nothing is returned unless the whole
+// simulation succeeds within APIConfig.EVMTimeout.
+
+func init() {
+	registrars = append(registrars, func(a *API, s *Server) {
+		s.Register("eth_simulateV1", a.simulateV1)
+	})
+}
+
+// simDefaultBlockInterval is the default time between simulated blocks when
+// the chain configuration does not name a block period.
+const simDefaultBlockInterval = 12
+
+// simPayload is eth_simulateV1's first argument.
+type simPayload struct {
+	BlockStateCalls        []simBlockInput `json:"blockStateCalls"`
+	TraceTransfers         bool            `json:"traceTransfers"`
+	Validation             bool            `json:"validation"`
+	ReturnFullTransactions bool            `json:"returnFullTransactions"`
+}
+
+// simBlockInput is one entry of blockStateCalls.
+type simBlockInput struct {
+	BlockOverrides *BlockOverrides `json:"blockOverrides"`
+	StateOverrides StateOverride   `json:"stateOverrides"`
+	Calls          []CallArgs      `json:"calls"`
+}
+
+// simCallResult is the outcome of one simulated call.
+type simCallResult struct {
+	ReturnData hexutil.Bytes  `json:"returnData"`
+	Logs       []*types.Log   `json:"logs"`
+	GasUsed    hexutil.Uint64 `json:"gasUsed"`
+	MaxUsedGas hexutil.Uint64 `json:"maxUsedGas"`
+	Status     hexutil.Uint64 `json:"status"`
+	Error      *simCallError  `json:"error,omitempty"`
+}
+
+// simCallError is the error member of a failed call: code 3 with the revert
+// data for a revert, CodeVMError for any other EVM failure.
+type simCallError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Data    string `json:"data,omitempty"`
+}
+
+// simulateV1 implements eth_simulateV1(payload, block?).
+func (a *API) simulateV1(ctx context.Context, p Params) (any, error) {
+	if err := p.AtMost(2); err != nil {
+		return nil, err
+	}
+	var in simPayload
+	if err := p.Decode(0, "payload", &in); err != nil {
+		return nil, err
+	}
+	sel, err := DecodeSelector(p, 1, "block")
+	if err != nil {
+		return nil, err
+	}
+	if err := a.checkSimulateSize(&in); err != nil {
+		return nil, err
+	}
+	blk, err := a.Resolve(sel)
+	if err != nil {
+		return nil, err
+	}
+	defer blk.Close()
+
+	ctx, cancel := context.WithTimeout(ctx, a.cfg.EVMTimeout)
+	defer cancel()
+	sim := &simulator{
+		api:      a,
+		config:   a.exec.Config(),
+		base:     blk.Header,
+		state:    chain.NewStateDB(blk.State()),
+		headers:  newSimHeaders(blk.Header, blk.Headers),
+		budget:   a.cfg.GasCap,
+		validate: in.Validation,
+		trace:    in.TraceTransfers,
+	}
+	blocks, err := sim.plan(in.BlockStateCalls)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]any, 0, len(blocks))
+	for _, pb := range blocks {
+		block, calls, senders, err := sim.processBlock(ctx, pb)
+		if err != nil {
+			return nil, sim.abort(ctx, err)
+		}
+		out = append(out, sim.marshal(block, calls, senders, in.ReturnFullTransactions))
+	}
+	return out, nil
+}
+
+// checkSimulateSize enforces the request-size limits before any work.
+func (a *API) checkSimulateSize(in *simPayload) error {
+	if len(in.BlockStateCalls) == 0 {
+		return ErrInvalidParams("empty input")
+	}
+	if uint64(len(in.BlockStateCalls)) > a.cfg.SimulateMaxBlocks {
+		return &Error{Code: CodeClientLimitExceeded, Message: "too many blocks"}
+	}
+	total := 0
+	for _, b := range in.BlockStateCalls {
+		if len(b.Calls) > a.cfg.SimulateMaxCallsPerBlock {
+			return &Error{Code: CodeClientLimitExceeded, Message: fmt.Sprintf("too many calls in block: %d > %d", len(b.Calls), a.cfg.SimulateMaxCallsPerBlock)}
+		}
+		total += len(b.Calls)
+		if total > a.cfg.SimulateMaxCalls {
+			return &Error{Code: CodeClientLimitExceeded, Message: fmt.Sprintf("too many calls: %d > %d", total, a.cfg.SimulateMaxCalls)}
+		}
+	}
+	return nil
+}
+
+// simulator runs one eth_simulateV1 request. Not safe for concurrent use.
+type simulator struct {
+	api      *API
+	config   *params.ChainConfig
+	base     *types.Header
+	state    *chain.StateDB
+	headers  *simHeaders
+	budget   uint64 // what is left of the request's gas cap
+	validate bool
+	trace    bool
+}
+
+// plannedBlock is one block to simulate: its preliminary header (number,
+// time, fee recipient, gas limit, difficulty, prev-randao, overridden base
+// fee, fork fields) and its input (empty for a gap filler).
+type plannedBlock struct {
+	header *types.Header
+	in     simBlockInput
+}
+
+func (sim *simulator) blockInterval() uint64 {
+	if c := sim.config.Clique; c != nil && c.Period > 0 {
+		return c.Period
+	}
+	return simDefaultBlockInterval
+}
+
+// plan checks the block sequence (numbers and timestamps strictly
+// increasing, span within the limit), fills number gaps with empty blocks
+// and builds the preliminary headers.
+func (sim *simulator) plan(inputs []simBlockInput) ([]plannedBlock, error) {
+	var (
+		out      = make([]plannedBlock, 0, len(inputs))
+		baseNum  = sim.base.Number.Uint64()
+		prevNum  = baseNum
+		prevTime = sim.base.Time
+		interval = sim.blockInterval()
+		maxSpan  = sim.api.cfg.SimulateMaxBlocks
+	)
+	for _, in := range inputs {
+		ov := in.BlockOverrides
+		if ov == nil {
+			ov = new(BlockOverrides)
+		}
+		num := prevNum + 1
+		if ov.Number != nil {
+			num = uint64(*ov.Number)
+		}
+		if num <= prevNum {
+			return nil, &Error{Code: CodeBlockNumberInvalid, Message: fmt.Sprintf("block numbers must be in order: %d <= %d", num, prevNum)}
+		}
+		if num-baseNum > maxSpan {
+			return nil, &Error{Code: CodeClientLimitExceeded, Message: "too many blocks"}
+		}
+		for n := prevNum + 1; n < num; n++ {
+			prevTime += interval
+			out = append(out, plannedBlock{in: simBlockInput{BlockOverrides: &BlockOverrides{Number: ptrU64(n), Time: ptrU64(prevTime)}}})
+		}
+		t := prevTime + interval
+		if ov.Time != nil {
+			t = uint64(*ov.Time)
+			if t <= prevTime {
+				return nil, &Error{Code: CodeBlockTimestampInvalid, Message: fmt.Sprintf("block timestamps must be in order: %d <= %d", t, prevTime)}
+			}
+		}
+		cp := *ov
+		cp.Number, cp.Time = ptrU64(num), ptrU64(t)
+		in.BlockOverrides = &cp
+		out = append(out, plannedBlock{in: in})
+		prevNum, prevTime = num, t
+	}
+	prev := sim.base
+	for i := range out {
+		h, err := sim.prelimHeader(prev, out[i].in.BlockOverrides)
+		if err != nil {
+			return nil, err
+		}
+		out[i].header = h
+		prev = h
+	}
+	return out, nil
+}
+
+func ptrU64(v uint64) *hexutil.Uint64 { u := hexutil.Uint64(v); return &u }
+
+// prelimHeader builds the header fields that do not depend on execution.
+// Fee recipient, gas limit and difficulty are inherited from the previous
+// block unless overridden; difficulty is zero after the merge, where
+// overriding it is an error.
+func (sim *simulator) prelimHeader(prev *types.Header, ov *BlockOverrides) (*types.Header, error) {
+	num := new(big.Int).SetUint64(uint64(*ov.Number))
+	t := uint64(*ov.Time)
+	h := &types.Header{
+		UncleHash:   types.EmptyUncleHash,
+		TxHash:      types.EmptyTxsHash,
+		ReceiptHash: types.EmptyReceiptsHash,
+		Coinbase:    prev.Coinbase,
+		Difficulty:  new(big.Int).Set(prev.Difficulty),
+		Number:      num,
+		GasLimit:    prev.GasLimit,
+		Time:        t,
+		Extra:       []byte{},
+	}
+	if sim.config.IsPostMerge(num.Uint64(), t) {
+		h.Difficulty = new(big.Int)
+	}
+	if ov.Difficulty != nil {
+		if h.Difficulty.Sign() == 0 {
+			return nil, ErrInvalidParams("block %d: difficulty override is not allowed after the merge", num)
+		}
+		h.Difficulty = new(big.Int).Set(ov.Difficulty.ToInt())
+	}
+	if sim.config.IsShanghai(num, t) {
+		h.WithdrawalsHash = &types.EmptyWithdrawalsHash
+	}
+	if sim.config.IsCancun(num, t) {
+		root := common.Hash{}
+		if ov.BeaconRoot != nil {
+			root = *ov.BeaconRoot
+		}
+		h.ParentBeaconRoot = &root
+	}
+	if prev.SlotNumber != nil {
+		slot := *prev.SlotNumber + 1
+		h.SlotNumber = &slot
+	}
+	if ov.GasLimit != nil {
+		h.GasLimit = uint64(*ov.GasLimit)
+	}
+	if ov.FeeRecipient != nil {
+		h.Coinbase = *ov.FeeRecipient
+	}
+	if ov.PrevRandao != nil {
+		h.MixDigest = common.Hash(*ov.PrevRandao)
+	}
+	if ov.BaseFeePerGas != nil {
+		h.BaseFee = new(big.Int).Set(ov.BaseFeePerGas.ToInt())
+	}
+	return h, nil
+}
+
+// processBlock executes one planned block on the shared state and returns
+// the assembled block, the call results and the senders of its calls.
+func (sim *simulator) processBlock(ctx context.Context, pb plannedBlock) (*types.Block, []simCallResult, []common.Address, error) {
+	parent := sim.headers.last()
+	header := pb.header
+	ov := pb.in.BlockOverrides
+	header.ParentHash = parent.Hash()
+	if sim.config.IsLondon(header.Number) && header.BaseFee == nil {
+		// Without validation the base fee is zero unless overridden, so
+		// calls without fee fields run (gasPrice 0 < baseFee otherwise).
+		if sim.validate {
+			header.BaseFee = eip1559.CalcBaseFee(sim.config, parent)
+		} else {
+			header.BaseFee = new(big.Int)
+		}
+	}
+	cancun := sim.config.IsCancun(header.Number, header.Time)
+	if cancun {
+		var excess uint64
+		if sim.config.IsCancun(parent.Number, parent.Time) {
+			excess = eip4844.CalcExcessBlobGas(sim.config, parent, header.Time)
+		}
+		header.ExcessBlobGas = &excess
+	}
+	blockCtx := sim.api.exec.BlockContext(header, sim.headers)
+	if ov.BlobBaseFee != nil {
+		blockCtx.BlobBaseFee = new(big.Int).Set(ov.BlobBaseFee.ToInt())
+	}
+	rules := sim.config.Rules(header.Number, header.Difficulty.Sign() == 0, header.Time)
+	precompiles := vm.ActivePrecompiledContracts(rules)
+
+	ovs, err := chainOverrides(pb.in.StateOverrides)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := chain.ApplyStateOverridesWith(sim.state, ovs, precompiles, chain.OverrideOptions{AllowSharedMoveTarget: true}); err != nil {
+		return nil, nil, nil, simOverrideError(err)
+	}
+
+	// Post-Amsterdam the protocol itself logs every ETH transfer (EIP-7708).
+	tracer := newSimLogTracer(sim.trace && !rules.IsAmsterdam, header.Number.Uint64(), header.Time)
+	statedb := simTracingState{StateDB: sim.state, tracer: tracer}
+	evm := vm.NewEVM(blockCtx, statedb, sim.config, vm.Config{NoBaseFee: !sim.validate, Tracer: tracer.hooks()})
+	evm.SetPrecompiles(precompiles)
+	stop := context.AfterFunc(ctx, evm.Cancel)
+	defer stop()
+
+	sim.state.SetLogCount(0)
+	core.PreExecution(ctx, header.ParentBeaconRoot, parent, sim.config, evm, header.Number, header.Time)
+	sim.state.Finalise(rules)
+
+	var (
+		calls    = pb.in.Calls
+		gp       = core.NewGasPool(header.GasLimit)
+		txs      = make([]*types.Transaction, len(calls))
+		receipts = make([]*types.Receipt, len(calls))
+		results  = make([]simCallResult, len(calls))
+		senders  = make([]common.Address, len(calls))
+		allLogs  []*types.Log
+		blobGas  uint64
+	)
+	for i := range calls {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, nil, err
+		}
+		call := calls[i] // a copy: defaults are filled in place
+		capped, err := sim.callDefaults(&call, header, gp, rules)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		msg, err := newMessage(&call, header.BaseFee, !sim.validate, !sim.validate)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		tx := simTransaction(&call)
+		txHash := tx.Hash()
+		txs[i], senders[i] = tx, msg.From
+		tracer.startTx(txHash, uint(i))
+		sim.state.SetTxContext(txHash, i, uint32(i+1))
+
+		result, err := core.ApplyMessage(evm, msg, gp)
+		if serr := sim.state.Error(); serr != nil {
+			return nil, nil, nil, serr
+		}
+		if evm.Cancelled() {
+			return nil, nil, nil, context.DeadlineExceeded
+		}
+		if err != nil {
+			return nil, nil, nil, simTxError(err, msg.GasLimit)
+		}
+		var root []byte
+		if rules.IsByzantium {
+			sim.state.Finalise(rules)
+		} else {
+			sim.state.Finalise(rules)
+			r, err := sim.state.IntermediateRoot()
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("simulated block %d: post-state root: %w", header.Number, err)
+			}
+			root = r.Bytes()
+		}
+		receipt := &types.Receipt{
+			Type:              tx.Type(),
+			PostState:         root,
+			Status:            types.ReceiptStatusSuccessful,
+			CumulativeGasUsed: gp.CumulativeUsed(),
+			TxHash:            txHash,
+			GasUsed:           result.UsedGas,
+			BlockNumber:       new(big.Int).Set(header.Number),
+			TransactionIndex:  uint(i),
+			Logs:              sim.state.GetLogs(txHash, header.Number.Uint64(), common.Hash{}, header.Time),
+		}
+		if result.Failed() {
+			receipt.Status = types.ReceiptStatusFailed
+		}
+		if tx.Type() == types.BlobTxType {
+			receipt.BlobGasUsed = tx.BlobGas()
+			receipt.BlobGasPrice = blockCtx.BlobBaseFee
+			blobGas += receipt.BlobGasUsed
+		}
+		if tx.To() == nil {
+			receipt.ContractAddress = crypto.CreateAddress(msg.From, tx.Nonce())
+		}
+		receipt.Bloom = types.CreateBloom(receipt)
+		receipts[i] = receipt
+
+		if result.UsedGas > sim.budget {
+			return nil, nil, nil, ErrServer(fmt.Sprintf("RPC gas cap exhausted: need %d, remaining %d", result.UsedGas, sim.budget))
+		}
+		sim.budget -= result.UsedGas
+
+		res := simCallResult{
+			ReturnData: result.Return(),
+			Logs:       tracer.logs(),
+			GasUsed:    hexutil.Uint64(result.UsedGas),
+			MaxUsedGas: hexutil.Uint64(result.MaxUsedGas),
+			Status:     hexutil.Uint64(receipt.Status),
+		}
+		if res.Logs == nil {
+			res.Logs = []*types.Log{}
+		}
+		if result.Failed() {
+			if errors.Is(result.Err, vm.ErrExecutionReverted) {
+				msg := "execution reverted"
+				if reason := revertReason(result.Revert()); reason != "" {
+					msg += ": " + reason
+				}
+				res.Error = &simCallError{Code: CodeExecutionReverted, Message: msg, Data: hexutil.Encode(result.Revert())}
+			} else {
+				msg := result.Err.Error()
+				if capped {
+					msg += " (gas limit was capped by the RPC server's global gas cap)"
+				}
+				res.Error = &simCallError{Code: CodeVMError, Message: msg}
+			}
+		} else {
+			allLogs = append(allLogs, receipt.Logs...)
+		}
+		results[i] = res
+	}
+	header.GasUsed = gp.Used()
+	if cancun {
+		header.BlobGasUsed = &blobGas
+	}
+	body := &types.Body{Transactions: txs}
+	if sim.config.IsShanghai(header.Number, header.Time) {
+		body.Withdrawals = types.Withdrawals{}
+		if ov.Withdrawals != nil {
+			body.Withdrawals = *ov.Withdrawals
+		}
+	}
+	requests, _, err := core.PostExecution(ctx, sim.config, header.Number, header.Time, allLogs, body.Withdrawals, evm, uint32(len(calls)+1))
+	if err != nil {
+		return nil, nil, nil, ErrServer(fmt.Sprintf("simulated block %d: %v", header.Number, err))
+	}
+	if requests != nil {
+		h := types.CalcRequestsHash(requests)
+		header.RequestsHash = &h
+	}
+	sim.api.exec.Engine().Finalize(&simChain{config: sim.config, headers: sim.headers}, header, sim.state, body)
+	sim.state.Finalise(rules)
+	if err := sim.state.Error(); err != nil {
+		return nil, nil, nil, err
+	}
+	if evm.Cancelled() {
+		return nil, nil, nil, context.DeadlineExceeded
+	}
+	header.Root = common.Hash{} // simulation commits nothing to a trie
+	block := types.NewBlock(header, body, receipts, trie.NewStackTrie(nil))
+	hash := block.Hash()
+	for i := range results {
+		for _, l := range results[i].Logs {
+			l.BlockHash = hash
+		}
+	}
+	sim.headers.add(block.Header())
+	return block, results, senders, nil
+}
+
+// callDefaults fills a call's defaults like the reference client: nonce
+// from state, gas = what is left of the block (a larger request fails the
+// simulation with -38015), clamped to what is left of the request's gas
+// cap; then eth_call's defaults (chain id, value, fee fields). capped
+// reports that the gas cap lowered the call's gas.
+func (sim *simulator) callDefaults(call *CallArgs, header *types.Header, gp *core.GasPool, rules params.Rules) (capped bool, err error) {
+	var from common.Address
+	if call.From != nil {
+		from = *call.From
+	}
+	if call.Nonce == nil {
+		n := hexU64(sim.state.GetNonce(from))
+		call.Nonce = &n
+	}
+	remaining := gp.Available(rules.IsAmsterdam)
+	if rules.IsAmsterdam && !sim.validate {
+		// The execution gas is not capped without validation, so the whole
+		// limit must fit the execution dimension too.
+		remaining = min(remaining, header.GasLimit-gp.CumulativeExecution())
+	}
+	if call.Gas == nil {
+		g := hexU64(remaining)
+		call.Gas = &g
+	}
+	if uint64(*call.Gas) > remaining {
+		return false, &Error{Code: CodeBlockGasLimitReached, Message: fmt.Sprintf("block gas limit reached: remaining: %d, required: %d", remaining, uint64(*call.Gas))}
+	}
+	gas := min(uint64(*call.Gas), sim.budget)
+	capped = gas < uint64(*call.Gas)
+	g := hexU64(gas)
+	call.Gas = &g
+	return capped, sim.api.callDefaults(call, gas, header.BaseFee)
+}
+
+// simTransaction turns a defaulted call into the unsigned transaction the
+// simulated block contains, hashed as the reference client does: a
+// dynamic-fee transaction unless the call's fields ask for another type
+// (authorizations → set-code, blob hashes → blob, gasPrice → legacy or,
+// with an access list, access-list).
+func simTransaction(c *CallArgs) *types.Transaction {
+	typ := uint8(types.DynamicFeeTxType)
+	switch {
+	case c.AuthorizationList != nil:
+		typ = types.SetCodeTxType
+	case c.BlobVersionedHashes != nil:
+		typ = types.BlobTxType
+	}
+	if c.GasPrice != nil {
+		typ = types.LegacyTxType
+		if c.AccessList != nil {
+			typ = types.AccessListTxType
+		}
+	}
+	al := types.AccessList{}
+	if c.AccessList != nil {
+		al = *c.AccessList
+	}
+	toBig := func(v *hexBig) *big.Int {
+		if v == nil {
+			return new(big.Int)
+		}
+		return new(big.Int).Set(v.ToInt())
+	}
+	u256 := func(v *hexBig) *uint256.Int {
+		if v == nil {
+			return new(uint256.Int)
+		}
+		return uint256.MustFromBig(v.ToInt())
+	}
+	nonce, gas, data := uint64(*c.Nonce), uint64(*c.Gas), c.Data()
+	switch typ {
+	case types.SetCodeTxType:
+		auths := c.AuthorizationList
+		if auths == nil {
+			auths = []types.SetCodeAuthorization{}
+		}
+		return types.NewTx(&types.SetCodeTx{
+			ChainID: u256(c.ChainID), Nonce: nonce, Gas: gas, To: *c.To,
+			GasFeeCap: u256(c.MaxFeePerGas), GasTipCap: u256(c.MaxPriorityFeePerGas),
+			Value: u256(c.Value), Data: data, AccessList: al, AuthList: auths,
+		})
+	case types.BlobTxType:
+		return types.NewTx(&types.BlobTx{
+			ChainID: u256(c.ChainID), Nonce: nonce, Gas: gas, To: *c.To,
+			GasFeeCap: u256(c.MaxFeePerGas), GasTipCap: u256(c.MaxPriorityFeePerGas),
+			Value: u256(c.Value), Data: data, AccessList: al,
+			BlobHashes: c.BlobVersionedHashes, BlobFeeCap: u256(c.MaxFeePerBlobGas),
+		})
+	case types.DynamicFeeTxType:
+		return types.NewTx(&types.DynamicFeeTx{
+			ChainID: toBig(c.ChainID), Nonce: nonce, Gas: gas, To: c.To,
+			GasFeeCap: toBig(c.MaxFeePerGas), GasTipCap: toBig(c.MaxPriorityFeePerGas),
+			Value: toBig(c.Value), Data: data, AccessList: al,
+		})
+	case types.AccessListTxType:
+		return types.NewTx(&types.AccessListTx{
+			ChainID: toBig(c.ChainID), Nonce: nonce, Gas: gas, To: c.To,
+			GasPrice: toBig(c.GasPrice), Value: toBig(c.Value), Data: data, AccessList: al,
+		})
+	default:
+		return types.NewTx(&types.LegacyTx{
+			Nonce: nonce, Gas: gas, To: c.To, GasPrice: toBig(c.GasPrice), Value: toBig(c.Value), Data: data,
+		})
+	}
+}
+
+// simTxError maps a call the protocol refuses (ApplyMessage error) to the
+// execution-API code; the whole simulation fails with it.
+func simTxError(err error, gas uint64) *Error {
+	code := CodeInternal
+	switch {
+	case errors.Is(err, core.ErrNonceTooHigh):
+		code = CodeNonceTooHigh
+	case errors.Is(err, core.ErrNonceTooLow):
+		code = CodeNonceTooLow
+	case errors.Is(err, core.ErrSenderNoEOA):
+		code = CodeSenderIsNotEOA
+	case errors.Is(err, core.ErrFeeCapVeryHigh), errors.Is(err, core.ErrTipVeryHigh), errors.Is(err, core.ErrTipAboveFeeCap):
+		code = CodeInvalidParams
+	case errors.Is(err, core.ErrFeeCapTooLow):
+		code = CodeBaseFeeTooLow
+	case errors.Is(err, core.ErrInsufficientFunds), errors.Is(err, core.ErrInsufficientFundsForTransfer):
+		code = CodeInsufficientFunds
+	case errors.Is(err, core.ErrIntrinsicGas), errors.Is(err, core.ErrFloorDataGas):
+		code = CodeIntrinsicGas
+	case errors.Is(err, vm.ErrMaxInitCodeSizeExceeded):
+		code = CodeMaxInitCodeSizeExceeded
+	}
+	return &Error{Code: code, Message: fmt.Sprintf("err: %v (supplied gas %d)", err, gas)}
+}
+
+// simOverrideError maps a refused state override. Moving a non-precompile
+// is -32000 as the fixtures record; the spec's codes for moving onto itself
+// or onto an already used address.
+func simOverrideError(err error) error {
+	var oe *chain.OverrideError
+	if !errors.As(err, &oe) {
+		return err
+	}
+	switch oe.Kind {
+	case chain.OverrideMoveToSelf:
+		return &Error{Code: CodeMovePrecompileSelfReference, Message: oe.Msg}
+	case chain.OverrideMoveDuplicate:
+		return &Error{Code: CodeMovePrecompileDuplicate, Message: oe.Msg}
+	case chain.OverrideNotPrecompile:
+		return ErrServer(oe.Msg)
+	default:
+		return &Error{Code: CodeInvalidParams, Message: oe.Msg}
+	}
+}
+
+// abort turns an error that ended the simulation into the response error:
+// the time limit as eth_call reports it, anything else unchanged.
+func (sim *simulator) abort(ctx context.Context, err error) error {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return &Error{Code: CodeTimeout, Message: fmt.Sprintf("execution aborted (timeout = %v)", sim.api.cfg.EVMTimeout)}
+	}
+	return err
+}
+
+// marshal encodes a simulated block like a full block plus its calls.
+// Calls are unsigned: full transaction objects get their sender from the
+// call.
+func (sim *simulator) marshal(b *types.Block, calls []simCallResult, senders []common.Address, fullTx bool) map[string]any {
+	m := marshalBlock(b, true, fullTx, sim.config)
+	if fullTx {
+		if txs, ok := m["transactions"].([]any); ok {
+			for i, tx := range txs {
+				if rt, ok := tx.(*rpcTransaction); ok && i < len(senders) {
+					rt.From = senders[i]
+				}
+			}
+		}
+	}
+	m["calls"] = calls
+	return m
+}
+
+// simHeaders resolves headers for the simulated chain: the simulated blocks
+// so far, the base block (which, for pending, is not in the store) and the
+// canonical chain below the base.
+type simHeaders struct {
+	base     *types.Header
+	baseHash common.Hash
+	below    chain.HeaderSource
+	sim      []*types.Header
+	byHash   map[common.Hash]*types.Header
+}
+
+func newSimHeaders(base *types.Header, below chain.HeaderSource) *simHeaders {
+	return &simHeaders{base: base, baseHash: base.Hash(), below: below, byHash: make(map[common.Hash]*types.Header)}
+}
+
+// last is the newest block: the parent of the next simulated block.
+func (s *simHeaders) last() *types.Header {
+	if n := len(s.sim); n > 0 {
+		return s.sim[n-1]
+	}
+	return s.base
+}
+
+func (s *simHeaders) add(h *types.Header) {
+	s.sim = append(s.sim, h)
+	s.byHash[h.Hash()] = h
+}
+
+func (s *simHeaders) HeaderByHash(hash common.Hash) *types.Header {
+	if hash == s.baseHash {
+		return s.base
+	}
+	if h, ok := s.byHash[hash]; ok {
+		return h
+	}
+	return s.below.HeaderByHash(hash)
+}
+
+func (s *simHeaders) HeaderByNumber(number uint64) *types.Header {
+	base := s.base.Number.Uint64()
+	switch {
+	case number == base:
+		return s.base
+	case number < base:
+		return s.below.HeaderByNumber(number)
+	}
+	if i := number - base - 1; i < uint64(len(s.sim)) && s.sim[i].Number.Uint64() == number {
+		return s.sim[i]
+	}
+	for _, h := range s.sim {
+		if h.Number.Uint64() == number {
+			return h
+		}
+	}
+	return nil
+}
+
+// simChain is the consensus.ChainHeaderReader the engine's Finalize
+// (pre-merge block rewards) sees during a simulation.
+type simChain struct {
+	config  *params.ChainConfig
+	headers *simHeaders
+}
+
+func (c *simChain) Config() *params.ChainConfig  { return c.config }
+func (c *simChain) CurrentHeader() *types.Header { return c.headers.last() }
+func (c *simChain) GetHeader(hash common.Hash, number uint64) *types.Header {
+	h := c.headers.HeaderByHash(hash)
+	if h == nil || h.Number.Uint64() != number {
+		return nil
+	}
+	return h
+}
+func (c *simChain) GetHeaderByNumber(number uint64) *types.Header {
+	return c.headers.HeaderByNumber(number)
+}
+func (c *simChain) GetHeaderByHash(hash common.Hash) *types.Header {
+	return c.headers.HeaderByHash(hash)
+}
