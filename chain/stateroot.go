@@ -20,10 +20,6 @@ import (
 // (pre-Byzantium receipts carry the post-transaction root) and by tests as
 // an oracle against header roots.
 func StateRoot(b IterableBackend) (common.Hash, error) {
-	type leaf struct {
-		key common.Hash
-		val []byte
-	}
 	var leaves []leaf
 	err := b.ForEachAccount(func(addr common.Address, acc *store.Account) error {
 		root, err := storageRoot(b, addr)
@@ -40,6 +36,17 @@ func StateRoot(b IterableBackend) (common.Hash, error) {
 	if err != nil {
 		return common.Hash{}, fmt.Errorf("state root: %w", err)
 	}
+	return trieRoot(leaves)
+}
+
+// leaf is one trie entry: hashed key and RLP value.
+type leaf struct {
+	key common.Hash
+	val []byte
+}
+
+// trieRoot returns the root of a trie holding leaves (in any order).
+func trieRoot(leaves []leaf) (common.Hash, error) {
 	slices.SortFunc(leaves, func(a, b leaf) int { return bytes.Compare(a.key[:], b.key[:]) })
 	st := trie.NewStackTrie(nil)
 	for _, l := range leaves {
@@ -51,10 +58,6 @@ func StateRoot(b IterableBackend) (common.Hash, error) {
 }
 
 func storageRoot(b IterableBackend, addr common.Address) (common.Hash, error) {
-	type leaf struct {
-		key common.Hash
-		val []byte
-	}
 	var leaves []leaf
 	err := b.ForEachStorage(addr, func(slot, value common.Hash) error {
 		enc, err := rlp.EncodeToBytes(common.TrimLeftZeroes(value[:]))
@@ -70,14 +73,7 @@ func storageRoot(b IterableBackend, addr common.Address) (common.Hash, error) {
 	if len(leaves) == 0 {
 		return types.EmptyRootHash, nil
 	}
-	slices.SortFunc(leaves, func(a, b leaf) int { return bytes.Compare(a.key[:], b.key[:]) })
-	st := trie.NewStackTrie(nil)
-	for _, l := range leaves {
-		if err := st.Update(l.key[:], l.val); err != nil {
-			return common.Hash{}, err
-		}
-	}
-	return st.Hash(), nil
+	return trieRoot(leaves)
 }
 
 // overlayBackend is an IterableBackend showing a StateDB's uncommitted

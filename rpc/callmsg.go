@@ -261,7 +261,9 @@ func applyBlockOverrides(o *BlockOverrides, ctx *vm.BlockContext, header *types.
 	return h, nil
 }
 
-// overrideError maps chain override errors to JSON-RPC errors.
+// overrideError maps a refused state override (eth_call, eth_simulateV1):
+// the spec's codes for moving a precompile onto itself or onto an address
+// already used; moving a non-precompile is -32000 as the reference records.
 func overrideError(err error) error {
 	var oe *chain.OverrideError
 	if !errors.As(err, &oe) {
@@ -272,6 +274,8 @@ func overrideError(err error) error {
 		return &Error{Code: CodeMovePrecompileSelfReference, Message: oe.Msg}
 	case chain.OverrideMoveDuplicate:
 		return &Error{Code: CodeMovePrecompileDuplicate, Message: oe.Msg}
+	case chain.OverrideNotPrecompile:
+		return ErrServer(oe.Msg)
 	default:
 		return &Error{Code: CodeInvalidParams, Message: oe.Msg}
 	}

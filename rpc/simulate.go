@@ -319,7 +319,7 @@ func (sim *simulator) processBlock(ctx context.Context, pb plannedBlock) (*types
 		return nil, nil, nil, err
 	}
 	if err := chain.ApplyStateOverridesWith(sim.state, ovs, precompiles, chain.OverrideOptions{AllowSharedMoveTarget: true}); err != nil {
-		return nil, nil, nil, simOverrideError(err)
+		return nil, nil, nil, overrideError(err)
 	}
 
 	// Post-Amsterdam the protocol itself logs every ETH transfer (EIP-7708).
@@ -613,25 +613,6 @@ func simTxError(err error, gas uint64) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf("err: %v (supplied gas %d)", err, gas)}
 }
 
-// simOverrideError maps a refused state override. Moving a non-precompile
-// is -32000 as the fixtures record; the spec's codes for moving onto itself
-// or onto an already used address.
-func simOverrideError(err error) error {
-	var oe *chain.OverrideError
-	if !errors.As(err, &oe) {
-		return err
-	}
-	switch oe.Kind {
-	case chain.OverrideMoveToSelf:
-		return &Error{Code: CodeMovePrecompileSelfReference, Message: oe.Msg}
-	case chain.OverrideMoveDuplicate:
-		return &Error{Code: CodeMovePrecompileDuplicate, Message: oe.Msg}
-	case chain.OverrideNotPrecompile:
-		return ErrServer(oe.Msg)
-	default:
-		return &Error{Code: CodeInvalidParams, Message: oe.Msg}
-	}
-}
 
 // abort turns an error that ended the simulation into the response error:
 // the time limit as eth_call reports it, anything else unchanged.
