@@ -98,6 +98,10 @@ type API struct {
 	pending atomic.Pointer[PendingSource]
 	pool    TxPool
 	log     zerolog.Logger
+	// chainExt holds the state of the chain-data methods: the new-head feed
+	// of newHeads/logs subscriptions and the gas price cache (heads.go,
+	// eth_fees.go). Its zero value is ready to use.
+	chainExt chainExt
 }
 
 // NewAPI returns the method handlers. pool may be nil (then
@@ -256,6 +260,10 @@ func (a *API) MapError(err error) *Error {
 	switch {
 	case errors.Is(err, errBlockNotFound):
 		return &Error{Code: CodeHeaderNotFound, Message: "header not found"}
+	case errors.Is(err, ErrNoTxPool), errors.Is(err, ErrUnprotectedTx),
+		errors.Is(err, ErrTxFeeTooHigh), errors.Is(err, ErrTxRejected):
+		// eth_sendRawTransaction refusals (eth_send.go).
+		return &Error{Code: CodeServerError, Message: err.Error()}
 	}
 	return nil
 }

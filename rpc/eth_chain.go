@@ -1,0 +1,467 @@
+package rpc
+
+// Chain data methods: identity (eth_chainId, net_version,
+// web3_clientVersion, eth_syncing), head, blocks, transactions, receipts and
+// uncles. A block the node does not have answers null (as go-ethereum does);
+// only state methods answer "header not found".
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
+
+	"github.com/tipnode/tipnode/pending"
+	"github.com/tipnode/tipnode/store"
+)
+
+func init() {
+	registrars = append(registrars, func(a *API, s *Server) {
+		s.Register("eth_chainId", a.ethChainID)
+		s.Register("net_version", a.netVersion)
+		s.Register("web3_clientVersion", a.web3ClientVersion)
+		s.Register("eth_syncing", a.ethSyncing)
+		s.Register("eth_blockNumber", a.ethBlockNumber)
+		s.Register("eth_getBlockByNumber", a.ethGetBlockByNumber)
+		s.Register("eth_getBlockByHash", a.ethGetBlockByHash)
+		s.Register("eth_getBlockTransactionCountByNumber", a.ethGetBlockTxCountByNumber)
+		s.Register("eth_getBlockTransactionCountByHash", a.ethGetBlockTxCountByHash)
+		s.Register("eth_getTransactionByHash", a.ethGetTransactionByHash)
+		s.Register("eth_getTransactionByBlockNumberAndIndex", a.ethGetTxByNumberAndIndex)
+		s.Register("eth_getTransactionByBlockHashAndIndex", a.ethGetTxByHashAndIndex)
+		s.Register("eth_getTransactionReceipt", a.ethGetTransactionReceipt)
+		s.Register("eth_getBlockReceipts", a.ethGetBlockReceipts)
+		s.Register("eth_getUncleCountByBlockNumber", a.ethGetUncleCountByNumber)
+		s.Register("eth_getUncleCountByBlockHash", a.ethGetUncleCountByHash)
+		s.Register("eth_getUncleByBlockNumberAndIndex", a.ethGetUncleByNumberAndIndex)
+		s.Register("eth_getUncleByBlockHashAndIndex", a.ethGetUncleByHashAndIndex)
+	})
+}
+
+func (a *API) ethChainID(ctx context.Context, p Params) (any, error) {
+	if err := p.AtMost(0); err != nil {
+		return nil, err
+	}
+	return (*hexutil.Big)(a.genesis.Config.ChainID), nil
+}
+
+func (a *API) netVersion(ctx context.Context, p Params) (any, error) {
+	if err := p.AtMost(0); err != nil {
+		return nil, err
+	}
+	return a.genesis.Config.ChainID.String(), nil
+}
+
+func (a *API) web3ClientVersion(ctx context.Context, p Params) (any, error) {
+	if err := p.AtMost(0); err != nil {
+		return nil, err
+	}
+	return a.cfg.ClientVersion, nil
+}
+
+// ethSyncing is always false: tipnode serves what it has imported and never
+// reports a sync in progress.
+func (a *API) ethSyncing(ctx context.Context, p Params) (any, error) {
+	if err := p.AtMost(0); err != nil {
+		return nil, err
+	}
+	return false, nil
+}
+
+func (a *API) ethBlockNumber(ctx context.Context, p Params) (any, error) {
+	if err := p.AtMost(0); err != nil {
+		return nil, err
+	}
+	n, err := a.db.Latest()
+	if err != nil {
+		return nil, err
+	}
+	return hexutil.Uint64(n), nil
+}
+
+// chainBlock is a block loaded with the view it was read from. For the
+// pending block, Snap is set and Block is assembled from the snapshot.
+type chainBlock struct {
+	res   *Block
+	Block *types.Block
+	Snap  *pending.Snapshot
+}
+
+func (c *chainBlock) Close() { c.res.Close() }
+
+// loadBlock resolves sel and loads the whole block. (nil, nil) means the node
+// does not have the block.
+func (a *API) loadBlock(sel BlockSelector) (*chainBlock, error) {
+	res, err := a.Resolve(sel)
+	if errors.Is(err, errBlockNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if res.Pending != nil {
+		snap := res.Pending
+		b := types.NewBlockWithHeader(snap.Header()).WithBody(types.Body{Transactions: snap.Transactions()})
+		return &chainBlock{res: res, Block: b, Snap: snap}, nil
+	}
+	h := res.Header
+	body, err := res.View.Body(h.Number.Uint64(), h.Hash())
+	if errors.Is(err, store.ErrNotFound) {
+		res.Close()
+		return nil, nil
+	}
+	if err != nil {
+		res.Close()
+		return nil, err
+	}
+	return &chainBlock{res: res, Block: types.NewBlockWithHeader(h).WithBody(*body)}, nil
+}
+
+// receipts returns the derived receipts of the loaded block.
+func (a *API) receipts(c *chainBlock) (types.Receipts, error) {
+	if c.Snap != nil {
+		return types.Receipts(c.Snap.Receipts()), nil
+	}
+	stored, err := c.res.View.Receipts(c.Block.NumberU64(), c.Block.Hash())
+	if err != nil {
+		return nil, fmt.Errorf("receipts of block %d: %w", c.Block.NumberU64(), err)
+	}
+	return deriveReceipts(a.genesis.Config, c.Block, stored)
+}
+
+func (a *API) marshalChainBlock(c *chainBlock, fullTx bool) map[string]any {
+	if c.Snap != nil {
+		return marshalPendingBlock(c.Block, fullTx, a.genesis.Config)
+	}
+	return marshalBlock(c.Block, true, fullTx, a.genesis.Config)
+}
+
+// decodeFullTx decodes the required boolean "full transactions" argument.
+func decodeFullTx(p Params, i int) (bool, error) {
+	var full bool
+	if err := p.Decode(i, "fullTransactions", &full); err != nil {
+		return false, err
+	}
+	return full, nil
+}
+
+func (a *API) ethGetBlockByNumber(ctx context.Context, p Params) (any, error) {
+	if err := p.AtMost(2); err != nil {
+		return nil, err
+	}
+	sel, err := decodeRequiredSelector(p, 0, "block")
+	if err != nil {
+		return nil, err
+	}
+	full, err := decodeFullTx(p, 1)
+	if err != nil {
+		return nil, err
+	}
+	return a.blockResult(sel, full)
+}
+
+func (a *API) ethGetBlockByHash(ctx context.Context, p Params) (any, error) {
+	if err := p.AtMost(2); err != nil {
+		return nil, err
+	}
+	var h common.Hash
+	if err := p.Decode(0, "blockHash", &h); err != nil {
+		return nil, err
+	}
+	full, err := decodeFullTx(p, 1)
+	if err != nil {
+		return nil, err
+	}
+	return a.blockResult(SelectHash(h, false), full)
+}
+
+func (a *API) blockResult(sel BlockSelector, full bool) (any, error) {
+	c, err := a.loadBlock(sel)
+	if err != nil || c == nil {
+		return nil, err
+	}
+	defer c.Close()
+	return a.marshalChainBlock(c, full), nil
+}
+
+// decodeRequiredSelector decodes a required block selector argument.
+func decodeRequiredSelector(p Params, i int, name string) (BlockSelector, error) {
+	var s BlockSelector
+	if err := p.Decode(i, name, &s); err != nil {
+		return BlockSelector{}, err
+	}
+	return s, nil
+}
+
+func (a *API) ethGetBlockTxCountByNumber(ctx context.Context, p Params) (any, error) {
+	if err := p.AtMost(1); err != nil {
+		return nil, err
+	}
+	sel, err := decodeRequiredSelector(p, 0, "block")
+	if err != nil {
+		return nil, err
+	}
+	return a.txCount(sel)
+}
+
+func (a *API) ethGetBlockTxCountByHash(ctx context.Context, p Params) (any, error) {
+	if err := p.AtMost(1); err != nil {
+		return nil, err
+	}
+	var h common.Hash
+	if err := p.Decode(0, "blockHash", &h); err != nil {
+		return nil, err
+	}
+	return a.txCount(SelectHash(h, false))
+}
+
+func (a *API) txCount(sel BlockSelector) (any, error) {
+	c, err := a.loadBlock(sel)
+	if err != nil || c == nil {
+		return nil, err
+	}
+	defer c.Close()
+	return hexutil.Uint(len(c.Block.Transactions())), nil
+}
+
+func (a *API) ethGetTransactionByHash(ctx context.Context, p Params) (any, error) {
+	if err := p.AtMost(1); err != nil {
+		return nil, err
+	}
+	var h common.Hash
+	if err := p.Decode(0, "transactionHash", &h); err != nil {
+		return nil, err
+	}
+	view, err := a.db.View()
+	if err != nil {
+		return nil, err
+	}
+	defer view.Close()
+	b, idx, err := a.lookupTx(view, h)
+	if err != nil {
+		return nil, err
+	}
+	if b != nil {
+		return newRPCTransaction(b.Transactions()[idx], blockLocation(b, idx), b.BaseFee(), a.genesis.Config), nil
+	}
+	// Pre-confirmed transactions: no block hash / number yet (go-ethereum's
+	// shape for a pool transaction).
+	if snap := a.currentPending(); snap != nil {
+		if tx, _, _, ok := snap.Transaction(h); ok {
+			return newRPCTransaction(tx, nil, nil, a.genesis.Config), nil
+		}
+	}
+	return nil, nil
+}
+
+// lookupTx finds a canonical transaction: its block and index, or a nil
+// block when unknown.
+func (a *API) lookupTx(view store.View, h common.Hash) (*types.Block, uint64, error) {
+	loc, err := view.TxLookup(h)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	header, err := view.Header(loc.BlockNumber, loc.BlockHash)
+	if err != nil {
+		return nil, 0, fmt.Errorf("header of transaction %s: %w", h.Hex(), err)
+	}
+	body, err := view.Body(loc.BlockNumber, loc.BlockHash)
+	if err != nil {
+		return nil, 0, fmt.Errorf("body of transaction %s: %w", h.Hex(), err)
+	}
+	b := types.NewBlockWithHeader(header).WithBody(*body)
+	if loc.Index >= uint64(len(b.Transactions())) {
+		return nil, 0, fmt.Errorf("transaction %s: index %d out of range in block %d", h.Hex(), loc.Index, loc.BlockNumber)
+	}
+	return b, loc.Index, nil
+}
+
+func (a *API) ethGetTxByNumberAndIndex(ctx context.Context, p Params) (any, error) {
+	if err := p.AtMost(2); err != nil {
+		return nil, err
+	}
+	sel, err := decodeRequiredSelector(p, 0, "block")
+	if err != nil {
+		return nil, err
+	}
+	return a.txByIndex(sel, p)
+}
+
+func (a *API) ethGetTxByHashAndIndex(ctx context.Context, p Params) (any, error) {
+	if err := p.AtMost(2); err != nil {
+		return nil, err
+	}
+	var h common.Hash
+	if err := p.Decode(0, "blockHash", &h); err != nil {
+		return nil, err
+	}
+	return a.txByIndex(SelectHash(h, false), p)
+}
+
+func (a *API) txByIndex(sel BlockSelector, p Params) (any, error) {
+	var idx hexutil.Uint64
+	if err := p.Decode(1, "index", &idx); err != nil {
+		return nil, err
+	}
+	c, err := a.loadBlock(sel)
+	if err != nil || c == nil {
+		return nil, err
+	}
+	defer c.Close()
+	txs := c.Block.Transactions()
+	if uint64(idx) >= uint64(len(txs)) {
+		return nil, nil
+	}
+	loc := blockLocation(c.Block, uint64(idx))
+	if c.Snap != nil {
+		loc.Hash = nil
+	}
+	return newRPCTransaction(txs[idx], loc, c.Block.BaseFee(), a.genesis.Config), nil
+}
+
+func (a *API) ethGetTransactionReceipt(ctx context.Context, p Params) (any, error) {
+	if err := p.AtMost(1); err != nil {
+		return nil, err
+	}
+	var h common.Hash
+	if err := p.Decode(0, "transactionHash", &h); err != nil {
+		return nil, err
+	}
+	view, err := a.db.View()
+	if err != nil {
+		return nil, err
+	}
+	defer view.Close()
+	b, idx, err := a.lookupTx(view, h)
+	if err != nil {
+		return nil, err
+	}
+	if b == nil {
+		// A pre-confirmed transaction has a receipt before its block is
+		// sealed (block hash zero until then).
+		if snap := a.currentPending(); snap != nil {
+			if tx, r, _, ok := snap.Transaction(h); ok && r != nil {
+				return marshalReceipt(r, tx, a.signerFor(snap.Header())), nil
+			}
+		}
+		return nil, nil
+	}
+	stored, err := view.Receipts(b.NumberU64(), b.Hash())
+	if err != nil {
+		return nil, fmt.Errorf("receipts of block %d: %w", b.NumberU64(), err)
+	}
+	rs, err := deriveReceipts(a.genesis.Config, b, stored)
+	if err != nil {
+		return nil, err
+	}
+	return marshalReceipt(rs[idx], b.Transactions()[idx], a.signerFor(b.Header())), nil
+}
+
+func (a *API) signerFor(h *types.Header) types.Signer {
+	return types.MakeSigner(a.genesis.Config, h.Number, h.Time)
+}
+
+func (a *API) ethGetBlockReceipts(ctx context.Context, p Params) (any, error) {
+	if err := p.AtMost(1); err != nil {
+		return nil, err
+	}
+	sel, err := decodeRequiredSelector(p, 0, "block")
+	if err != nil {
+		return nil, err
+	}
+	c, err := a.loadBlock(sel)
+	if err != nil || c == nil {
+		return nil, err
+	}
+	defer c.Close()
+	rs, err := a.receipts(c)
+	if err != nil {
+		return nil, err
+	}
+	txs := c.Block.Transactions()
+	if len(rs) != len(txs) {
+		return nil, fmt.Errorf("block %d: %d receipts for %d transactions", c.Block.NumberU64(), len(rs), len(txs))
+	}
+	signer := a.signerFor(c.Block.Header())
+	out := make([]map[string]any, len(rs))
+	for i, r := range rs {
+		out[i] = marshalReceipt(r, txs[i], signer)
+	}
+	return out, nil
+}
+
+func (a *API) ethGetUncleCountByNumber(ctx context.Context, p Params) (any, error) {
+	if err := p.AtMost(1); err != nil {
+		return nil, err
+	}
+	sel, err := decodeRequiredSelector(p, 0, "block")
+	if err != nil {
+		return nil, err
+	}
+	return a.uncleCount(sel)
+}
+
+func (a *API) ethGetUncleCountByHash(ctx context.Context, p Params) (any, error) {
+	if err := p.AtMost(1); err != nil {
+		return nil, err
+	}
+	var h common.Hash
+	if err := p.Decode(0, "blockHash", &h); err != nil {
+		return nil, err
+	}
+	return a.uncleCount(SelectHash(h, false))
+}
+
+func (a *API) uncleCount(sel BlockSelector) (any, error) {
+	c, err := a.loadBlock(sel)
+	if err != nil || c == nil {
+		return nil, err
+	}
+	defer c.Close()
+	return hexutil.Uint(len(c.Block.Uncles())), nil
+}
+
+func (a *API) ethGetUncleByNumberAndIndex(ctx context.Context, p Params) (any, error) {
+	if err := p.AtMost(2); err != nil {
+		return nil, err
+	}
+	sel, err := decodeRequiredSelector(p, 0, "block")
+	if err != nil {
+		return nil, err
+	}
+	return a.uncleByIndex(sel, p)
+}
+
+func (a *API) ethGetUncleByHashAndIndex(ctx context.Context, p Params) (any, error) {
+	if err := p.AtMost(2); err != nil {
+		return nil, err
+	}
+	var h common.Hash
+	if err := p.Decode(0, "blockHash", &h); err != nil {
+		return nil, err
+	}
+	return a.uncleByIndex(SelectHash(h, false), p)
+}
+
+func (a *API) uncleByIndex(sel BlockSelector, p Params) (any, error) {
+	var idx hexutil.Uint64
+	if err := p.Decode(1, "index", &idx); err != nil {
+		return nil, err
+	}
+	c, err := a.loadBlock(sel)
+	if err != nil || c == nil {
+		return nil, err
+	}
+	defer c.Close()
+	uncles := c.Block.Uncles()
+	if uint64(idx) >= uint64(len(uncles)) {
+		return nil, nil
+	}
+	return marshalBlock(types.NewBlockWithHeader(uncles[idx]), false, false, a.genesis.Config), nil
+}

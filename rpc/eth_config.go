@@ -1,0 +1,136 @@
+package rpc
+
+// eth_config (EIP-7910) and eth_capabilities (execution-apis PR 755).
+
+import (
+	"context"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/forkid"
+	"github.com/ethereum/go-ethereum/core/vm"
+	"github.com/ethereum/go-ethereum/params"
+)
+
+func init() {
+	registrars = append(registrars, func(a *API, s *Server) {
+		s.Register("eth_config", a.ethConfig)
+		s.Register("eth_capabilities", a.ethCapabilities)
+	})
+}
+
+// forkConfig describes one fork in eth_config.
+type forkConfig struct {
+	ActivationTime  uint64                    `json:"activationTime"`
+	BlobSchedule    *params.BlobConfig        `json:"blobSchedule"`
+	ChainID         *hexutil.Big              `json:"chainId"`
+	ForkID          hexutil.Bytes             `json:"forkId"`
+	Precompiles     map[string]common.Address `json:"precompiles"`
+	SystemContracts map[string]common.Address `json:"systemContracts"`
+}
+
+type configResult struct {
+	Current *forkConfig `json:"current"`
+	Next    *forkConfig `json:"next"`
+	Last    *forkConfig `json:"last"`
+}
+
+// ethConfig answers the fork in force at the head's timestamp, the next
+// scheduled timestamp fork and the last one (both null when nothing is
+// scheduled after the current fork).
+func (a *API) ethConfig(ctx context.Context, p Params) (any, error) {
+	if err := p.AtMost(0); err != nil {
+		return nil, err
+	}
+	head, view, err := a.latestHeader()
+	if err != nil {
+		return nil, err
+	}
+	view.Close()
+	c := a.genesis.Config
+	genesis := a.genesis.Block
+	describe := func(ts *uint64) *forkConfig {
+		if ts == nil {
+			return nil
+		}
+		t := *ts
+		rules := c.Rules(c.LondonBlock, true, t)
+		pre := make(map[string]common.Address)
+		for addr, pc := range vm.ActivePrecompiledContracts(rules) {
+			pre[pc.Name()] = addr
+		}
+		activation := t
+		if genesis.Time() >= t {
+			activation = 0
+		}
+		id := forkid.NewID(c, genesis, ^uint64(0), t).Hash
+		return &forkConfig{
+			ActivationTime:  activation,
+			BlobSchedule:    c.BlobConfig(c.LatestFork(t)),
+			ChainID:         (*hexutil.Big)(c.ChainID),
+			ForkID:          id[:],
+			Precompiles:     pre,
+			SystemContracts: c.ActiveSystemContracts(t),
+		}
+	}
+	current := c.LatestFork(head.Time)
+	last := c.LatestFork(^uint64(0))
+	var next *uint64
+	for f := current + 1; f <= last; f++ {
+		if ts := c.Timestamp(f); ts != nil {
+			next = ts
+			break
+		}
+	}
+	res := configResult{Current: describe(c.Timestamp(current)), Next: describe(next)}
+	if res.Next != nil {
+		res.Last = describe(c.Timestamp(last))
+	}
+	return res, nil
+}
+
+// Capabilities of eth_capabilities.
+type capabilityHead struct {
+	Number hexutil.Uint64 `json:"number"`
+	Hash   common.Hash    `json:"hash"`
+}
+
+type capabilityResource struct {
+	Disabled    bool            `json:"disabled"`
+	OldestBlock *hexutil.Uint64 `json:"oldestBlock,omitempty"`
+}
+
+type capabilitiesResult struct {
+	Head        capabilityHead     `json:"head"`
+	State       capabilityResource `json:"state"`
+	Tx          capabilityResource `json:"tx"`
+	Logs        capabilityResource `json:"logs"`
+	Receipts    capabilityResource `json:"receipts"`
+	Blocks      capabilityResource `json:"blocks"`
+	StateProofs capabilityResource `json:"stateproofs"`
+}
+
+// ethCapabilities: tipnode keeps every block, receipt, transaction lookup
+// and state version from genesis on and never prunes (so no deleteStrategy);
+// it keeps flat state without tries, so state proofs are disabled.
+func (a *API) ethCapabilities(ctx context.Context, p Params) (any, error) {
+	if err := p.AtMost(0); err != nil {
+		return nil, err
+	}
+	head, view, err := a.latestHeader()
+	if err != nil {
+		return nil, err
+	}
+	view.Close()
+	zero := hexutil.Uint64(0)
+	all := capabilityResource{OldestBlock: &zero}
+	return capabilitiesResult{
+		Head:        capabilityHead{Number: hexutil.Uint64(head.Number.Uint64()), Hash: head.Hash()},
+		State:       all,
+		Tx:          all,
+		Logs:        all,
+		Receipts:    all,
+		Blocks:      all,
+		StateProofs: capabilityResource{Disabled: true},
+	}, nil
+}

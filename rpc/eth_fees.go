@@ -1,0 +1,385 @@
+package rpc
+
+// Fee methods: eth_gasPrice, eth_maxPriorityFeePerGas, eth_feeHistory,
+// eth_blobBaseFee, eth_baseFee.
+//
+// Suggested tip (eth_maxPriorityFeePerGas; eth_gasPrice adds the latest base
+// fee to it): the 60th percentile of the effective tips paid in the last 20
+// blocks, taking at most the 3 lowest tips of each block and ignoring tips
+// under 2 wei (dust that would drag the estimate to zero), capped at 500
+// gwei. With no sample it is 1 gwei. It is cached per head block. These are
+// go-ethereum's default oracle parameters; unlike go-ethereum, transactions
+// sent by the block's fee recipient are not excluded (that would cost a
+// signature recovery per transaction).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"slices"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/common/math"
+	"github.com/ethereum/go-ethereum/consensus/misc/eip1559"
+	"github.com/ethereum/go-ethereum/consensus/misc/eip4844"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/params"
+
+	"github.com/tipnode/tipnode/store"
+)
+
+func init() {
+	registrars = append(registrars, func(a *API, s *Server) {
+		s.Register("eth_gasPrice", a.ethGasPrice)
+		s.Register("eth_maxPriorityFeePerGas", a.ethMaxPriorityFeePerGas)
+		s.Register("eth_feeHistory", a.ethFeeHistory)
+		s.Register("eth_blobBaseFee", a.ethBlobBaseFee)
+		s.Register("eth_baseFee", a.ethBaseFee)
+	})
+}
+
+// Tip oracle parameters (see the file comment).
+const (
+	tipOracleBlocks     = 20
+	tipOraclePerBlock   = 3
+	tipOraclePercentile = 60
+	tipOracleIgnore     = 2 // wei
+	maxRewardPercentile = 100
+)
+
+var (
+	tipOracleDefault = big.NewInt(params.GWei)
+	tipOracleMax     = new(big.Int).Mul(big.NewInt(500), big.NewInt(params.GWei))
+)
+
+// latestHeader reads the head header from a fresh view.
+func (a *API) latestHeader() (*types.Header, store.View, error) {
+	view, err := a.db.View()
+	if err != nil {
+		return nil, nil, err
+	}
+	n, err := view.Tag(store.TagLatest)
+	if err != nil {
+		view.Close()
+		return nil, nil, err
+	}
+	hash, err := view.CanonicalHash(n)
+	if err != nil {
+		view.Close()
+		return nil, nil, err
+	}
+	h, err := view.Header(n, hash)
+	if err != nil {
+		view.Close()
+		return nil, nil, err
+	}
+	return h, view, nil
+}
+
+func (a *API) ethGasPrice(ctx context.Context, p Params) (any, error) {
+	if err := p.AtMost(0); err != nil {
+		return nil, err
+	}
+	h, view, err := a.latestHeader()
+	if err != nil {
+		return nil, err
+	}
+	defer view.Close()
+	tip, err := a.suggestTip(view, h)
+	if err != nil {
+		return nil, err
+	}
+	if h.BaseFee != nil {
+		tip.Add(tip, h.BaseFee)
+	}
+	return (*hexutil.Big)(tip), nil
+}
+
+func (a *API) ethMaxPriorityFeePerGas(ctx context.Context, p Params) (any, error) {
+	if err := p.AtMost(0); err != nil {
+		return nil, err
+	}
+	h, view, err := a.latestHeader()
+	if err != nil {
+		return nil, err
+	}
+	defer view.Close()
+	tip, err := a.suggestTip(view, h)
+	if err != nil {
+		return nil, err
+	}
+	return (*hexutil.Big)(tip), nil
+}
+
+// suggestTip returns a fresh copy of the suggested tip at head h.
+func (a *API) suggestTip(view store.View, h *types.Header) (*big.Int, error) {
+	ext := &a.chainExt
+	hash := h.Hash()
+	ext.gasMu.Lock()
+	if ext.gasTip != nil && ext.gasHead == hash {
+		v := new(big.Int).SetBytes(ext.gasTip)
+		ext.gasMu.Unlock()
+		return v, nil
+	}
+	ext.gasMu.Unlock()
+
+	var samples []*big.Int
+	head := h.Number.Uint64()
+	for i := uint64(0); i < tipOracleBlocks && i <= head; i++ {
+		n := head - i
+		bh, err := view.CanonicalHash(n)
+		if err != nil {
+			return nil, err
+		}
+		hdr, err := view.Header(n, bh)
+		if err != nil {
+			return nil, err
+		}
+		body, err := view.Body(n, bh)
+		if err != nil {
+			return nil, err
+		}
+		var tips []*big.Int
+		for _, tx := range body.Transactions {
+			tip, err := tx.EffectiveGasTip(hdr.BaseFee)
+			if err != nil || tip.Cmp(big.NewInt(tipOracleIgnore)) < 0 {
+				continue
+			}
+			tips = append(tips, tip)
+		}
+		slices.SortFunc(tips, func(x, y *big.Int) int { return x.Cmp(y) })
+		if len(tips) > tipOraclePerBlock {
+			tips = tips[:tipOraclePerBlock]
+		}
+		samples = append(samples, tips...)
+	}
+	tip := new(big.Int).Set(tipOracleDefault)
+	if len(samples) > 0 {
+		slices.SortFunc(samples, func(x, y *big.Int) int { return x.Cmp(y) })
+		tip.Set(samples[(len(samples)-1)*tipOraclePercentile/100])
+	}
+	if tip.Cmp(tipOracleMax) > 0 {
+		tip.Set(tipOracleMax)
+	}
+	ext.gasMu.Lock()
+	ext.gasHead, ext.gasTip = hash, tip.Bytes()
+	ext.gasMu.Unlock()
+	return tip, nil
+}
+
+// ethBlobBaseFee is the blob base fee of the latest block (null before
+// Cancun).
+func (a *API) ethBlobBaseFee(ctx context.Context, p Params) (any, error) {
+	if err := p.AtMost(0); err != nil {
+		return nil, err
+	}
+	h, view, err := a.latestHeader()
+	if err != nil {
+		return nil, err
+	}
+	view.Close()
+	if h.ExcessBlobGas == nil {
+		return nil, nil
+	}
+	return (*hexutil.Big)(eip4844.CalcBlobFee(a.genesis.Config, h)), nil
+}
+
+// ethBaseFee is the base fee of the next block (null before London).
+func (a *API) ethBaseFee(ctx context.Context, p Params) (any, error) {
+	if err := p.AtMost(0); err != nil {
+		return nil, err
+	}
+	h, view, err := a.latestHeader()
+	if err != nil {
+		return nil, err
+	}
+	view.Close()
+	next := new(big.Int).Add(h.Number, common.Big1)
+	if !a.genesis.Config.IsLondon(next) {
+		return nil, nil
+	}
+	return (*hexutil.Big)(eip1559.CalcBaseFee(a.genesis.Config, h)), nil
+}
+
+// feeHistoryResult is eth_feeHistory's answer.
+type feeHistoryResult struct {
+	OldestBlock      *hexutil.Big     `json:"oldestBlock"`
+	Reward           [][]*hexutil.Big `json:"reward,omitempty"`
+	BaseFee          []*hexutil.Big   `json:"baseFeePerGas,omitempty"`
+	GasUsedRatio     []float64        `json:"gasUsedRatio"`
+	BlobBaseFee      []*hexutil.Big   `json:"baseFeePerBlobGas,omitempty"`
+	BlobGasUsedRatio []float64        `json:"blobGasUsedRatio,omitempty"`
+}
+
+var errInvalidPercentile = errors.New("invalid reward percentile")
+
+// ethFeeHistory(blockCount, newestBlock, rewardPercentiles?). blockCount is
+// capped at FeeHistoryMaxBlocks and at the blocks available; "pending"
+// means latest. Rewards: for each percentile, the effective tip of the
+// transaction at which the cumulative gas used (transactions sorted by tip)
+// reaches that percentile of the block's gas used; all zero for an empty
+// block.
+func (a *API) ethFeeHistory(ctx context.Context, p Params) (any, error) {
+	if err := p.AtMost(3); err != nil {
+		return nil, err
+	}
+	var count math.HexOrDecimal64
+	if err := p.Decode(0, "blockCount", &count); err != nil {
+		return nil, err
+	}
+	sel, err := decodeRequiredSelector(p, 1, "newestBlock")
+	if err != nil {
+		return nil, err
+	}
+	var percentiles []float64
+	if _, err := p.DecodeOptional(2, "rewardPercentiles", &percentiles); err != nil {
+		return nil, err
+	}
+	if len(percentiles) > maxRewardPercentile {
+		return nil, ArgError(2, "rewardPercentiles", "%v: over the query limit %d", errInvalidPercentile, maxRewardPercentile)
+	}
+	for i, pc := range percentiles {
+		if pc < 0 || pc > 100 {
+			return nil, ArgError(2, "rewardPercentiles", "%v: %f", errInvalidPercentile, pc)
+		}
+		if i > 0 && pc <= percentiles[i-1] {
+			return nil, ArgError(2, "rewardPercentiles", "%v: #%d:%f >= #%d:%f", errInvalidPercentile, i-1, percentiles[i-1], i, pc)
+		}
+	}
+	if sel.Tag == TagPending {
+		sel = Latest()
+	}
+	res, err := a.Resolve(sel)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Close()
+	newest := res.Header.Number.Uint64()
+	blocks := uint64(count)
+	if blocks > a.cfg.FeeHistoryMaxBlocks {
+		blocks = a.cfg.FeeHistoryMaxBlocks
+	}
+	if blocks > newest+1 {
+		blocks = newest + 1
+	}
+	out := &feeHistoryResult{OldestBlock: (*hexutil.Big)(new(big.Int)), GasUsedRatio: []float64{}}
+	if blocks == 0 {
+		return out, nil
+	}
+	oldest := newest + 1 - blocks
+	out.OldestBlock = (*hexutil.Big)(new(big.Int).SetUint64(oldest))
+	cfg := a.genesis.Config
+	out.BaseFee = make([]*hexutil.Big, 0, blocks+1)
+	out.BlobBaseFee = make([]*hexutil.Big, 0, blocks+1)
+	out.GasUsedRatio = make([]float64, 0, blocks)
+	out.BlobGasUsedRatio = make([]float64, 0, blocks)
+	if len(percentiles) > 0 {
+		out.Reward = make([][]*hexutil.Big, 0, blocks)
+	}
+	for n := oldest; n <= newest; n++ {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		hash, err := res.View.CanonicalHash(n)
+		if err != nil {
+			return nil, fmt.Errorf("fee history block %d: %w", n, err)
+		}
+		h, err := res.View.Header(n, hash)
+		if err != nil {
+			return nil, fmt.Errorf("fee history block %d: %w", n, err)
+		}
+		out.BaseFee = append(out.BaseFee, (*hexutil.Big)(bigOrZero(h.BaseFee)))
+		blobFee := new(big.Int)
+		if h.ExcessBlobGas != nil {
+			blobFee = eip4844.CalcBlobFee(cfg, h)
+		}
+		out.BlobBaseFee = append(out.BlobBaseFee, (*hexutil.Big)(blobFee))
+		out.GasUsedRatio = append(out.GasUsedRatio, float64(h.GasUsed)/float64(h.GasLimit))
+		blobRatio := 0.0
+		if h.BlobGasUsed != nil {
+			if max := eip4844.MaxBlobGasPerBlock(cfg, h.Time); max != 0 {
+				blobRatio = float64(*h.BlobGasUsed) / float64(max)
+			}
+		}
+		out.BlobGasUsedRatio = append(out.BlobGasUsedRatio, blobRatio)
+		if len(percentiles) > 0 {
+			row, err := a.blockRewards(res.View, h, percentiles)
+			if err != nil {
+				return nil, err
+			}
+			out.Reward = append(out.Reward, row)
+		}
+		if n == newest {
+			// The block after newest: next base fee and next blob base fee.
+			nextBase := new(big.Int)
+			if cfg.IsLondon(new(big.Int).SetUint64(n + 1)) {
+				nextBase = eip1559.CalcBaseFee(cfg, h)
+			}
+			out.BaseFee = append(out.BaseFee, (*hexutil.Big)(nextBase))
+			nextBlob := new(big.Int)
+			if h.ExcessBlobGas != nil {
+				excess := eip4844.CalcExcessBlobGas(cfg, h, h.Time)
+				nextBlob = eip4844.CalcBlobFee(cfg, &types.Header{Number: h.Number, Time: h.Time, ExcessBlobGas: &excess})
+			}
+			out.BlobBaseFee = append(out.BlobBaseFee, (*hexutil.Big)(nextBlob))
+		}
+	}
+	return out, nil
+}
+
+func bigOrZero(v *big.Int) *big.Int {
+	if v == nil {
+		return new(big.Int)
+	}
+	return v
+}
+
+// blockRewards computes one reward row of eth_feeHistory.
+func (a *API) blockRewards(view store.View, h *types.Header, percentiles []float64) ([]*hexutil.Big, error) {
+	row := make([]*hexutil.Big, len(percentiles))
+	n, hash := h.Number.Uint64(), h.Hash()
+	body, err := view.Body(n, hash)
+	if err != nil {
+		return nil, fmt.Errorf("fee history body %d: %w", n, err)
+	}
+	if len(body.Transactions) == 0 {
+		for i := range row {
+			row[i] = (*hexutil.Big)(new(big.Int))
+		}
+		return row, nil
+	}
+	stored, err := view.Receipts(n, hash)
+	if err != nil {
+		return nil, fmt.Errorf("fee history receipts %d: %w", n, err)
+	}
+	if len(stored) != len(body.Transactions) {
+		return nil, fmt.Errorf("fee history block %d: %d receipts for %d transactions", n, len(stored), len(body.Transactions))
+	}
+	type gasTip struct {
+		gas uint64
+		tip *big.Int
+	}
+	sorted := make([]gasTip, len(body.Transactions))
+	prev := uint64(0)
+	for i, tx := range body.Transactions {
+		tip, _ := tx.EffectiveGasTip(h.BaseFee)
+		if tip == nil || tip.Sign() < 0 {
+			tip = new(big.Int)
+		}
+		sorted[i] = gasTip{gas: stored[i].CumulativeGasUsed - prev, tip: tip}
+		prev = stored[i].CumulativeGasUsed
+	}
+	slices.SortStableFunc(sorted, func(x, y gasTip) int { return x.tip.Cmp(y.tip) })
+	idx, sum := 0, sorted[0].gas
+	for i, pc := range percentiles {
+		threshold := uint64(float64(h.GasUsed) * pc / 100)
+		for sum < threshold && idx < len(sorted)-1 {
+			idx++
+			sum += sorted[idx].gas
+		}
+		row[i] = (*hexutil.Big)(sorted[idx].tip)
+	}
+	return row, nil
+}

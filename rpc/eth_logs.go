@@ -1,0 +1,410 @@
+package rpc
+
+// eth_getLogs and the newHeads / logs websocket subscriptions.
+//
+// eth_getLogs scans canonical blocks from the store, skipping every block
+// whose header bloom cannot match, and reads receipts only for the others.
+// Limits (APIConfig): a range longer than LogsRangeLimit blocks, or more than
+// LogsResultLimit matching logs, is refused with -32005 naming the limit.
+// With toBlock "pending" the pre-confirmed logs of the pending snapshot are
+// appended.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+
+	"github.com/tipnode/tipnode/store"
+)
+
+func init() {
+	registrars = append(registrars, func(a *API, s *Server) {
+		s.Register("eth_getLogs", a.ethGetLogs)
+		s.RegisterSubscription("newHeads", a.subscribeNewHeads)
+		s.RegisterSubscription("logs", a.subscribeLogs)
+	})
+}
+
+// Topic and address limits of one filter (as go-ethereum).
+const (
+	maxFilterTopics     = 4    // topic positions
+	maxFilterSubTopics  = 1000 // alternatives in one position
+	maxFilterAddresses  = 1000
+	logsCtxCheckEveryNB = 256 // blocks between context checks
+)
+
+// LogFilter is the filter object of eth_getLogs and the logs subscription.
+// Addresses: any of (empty = all). Topics[i]: any of (empty = wildcard).
+type LogFilter struct {
+	BlockHash *common.Hash
+	FromBlock *BlockSelector
+	ToBlock   *BlockSelector
+	Addresses []common.Address
+	Topics    [][]common.Hash
+}
+
+var (
+	errFilterBothHashAndRange = errors.New("cannot specify both BlockHash and FromBlock/ToBlock, choose one or the other")
+	errFilterTooManyTopics    = errors.New("exceed max topics")
+	errFilterLimit            = errors.New("exceed max addresses or topics per search position")
+)
+
+// UnmarshalJSON decodes a filter object: "address" a string or an array of
+// strings, "topics" an array whose elements are null (wildcard), a topic, or
+// an array of topics (any of; an empty array or a null inside is a wildcard).
+func (f *LogFilter) UnmarshalJSON(data []byte) error {
+	var raw struct {
+		BlockHash *common.Hash      `json:"blockHash"`
+		FromBlock *BlockSelector    `json:"fromBlock"`
+		ToBlock   *BlockSelector    `json:"toBlock"`
+		Address   json.RawMessage   `json:"address"`
+		Topics    []json.RawMessage `json:"topics"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	out := LogFilter{BlockHash: raw.BlockHash, FromBlock: raw.FromBlock, ToBlock: raw.ToBlock}
+	if raw.BlockHash != nil && (raw.FromBlock != nil || raw.ToBlock != nil) {
+		return errFilterBothHashAndRange
+	}
+	for _, s := range []*BlockSelector{raw.FromBlock, raw.ToBlock} {
+		if s != nil && s.Hash != nil {
+			return errors.New("fromBlock/toBlock must be a block number or tag, not a hash")
+		}
+	}
+	if a := bytes.TrimSpace(raw.Address); len(a) > 0 && !bytes.Equal(a, []byte("null")) {
+		if a[0] == '[' {
+			if err := json.Unmarshal(a, &out.Addresses); err != nil {
+				return fmt.Errorf("invalid address list: %s", describeJSONError(err))
+			}
+		} else {
+			var one common.Address
+			if err := json.Unmarshal(a, &one); err != nil {
+				return fmt.Errorf("invalid address: %s", describeJSONError(err))
+			}
+			out.Addresses = []common.Address{one}
+		}
+		if len(out.Addresses) > maxFilterAddresses {
+			return errFilterLimit
+		}
+	}
+	if len(raw.Topics) > maxFilterTopics {
+		return errFilterTooManyTopics
+	}
+	if len(raw.Topics) > 0 {
+		out.Topics = make([][]common.Hash, len(raw.Topics))
+	}
+	for i, t := range raw.Topics {
+		t = bytes.TrimSpace(t)
+		switch {
+		case len(t) == 0 || bytes.Equal(t, []byte("null")):
+			// wildcard
+		case t[0] == '[':
+			var alts []*common.Hash
+			if err := json.Unmarshal(t, &alts); err != nil {
+				return fmt.Errorf("invalid topic at position %d: %s", i, describeJSONError(err))
+			}
+			if len(alts) > maxFilterSubTopics {
+				return errFilterLimit
+			}
+			for _, h := range alts {
+				if h == nil { // a null alternative matches everything
+					out.Topics[i] = nil
+					break
+				}
+				out.Topics[i] = append(out.Topics[i], *h)
+			}
+		default:
+			var h common.Hash
+			if err := json.Unmarshal(t, &h); err != nil {
+				return fmt.Errorf("invalid topic at position %d: %s", i, describeJSONError(err))
+			}
+			out.Topics[i] = []common.Hash{h}
+		}
+	}
+	*f = out
+	return nil
+}
+
+// matches reports whether l passes the address and topic criteria.
+func (f *LogFilter) matches(l *types.Log) bool {
+	if len(f.Addresses) > 0 {
+		ok := false
+		for _, a := range f.Addresses {
+			if a == l.Address {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	if len(f.Topics) > len(l.Topics) {
+		return false
+	}
+	for i, alts := range f.Topics {
+		if len(alts) == 0 {
+			continue
+		}
+		ok := false
+		for _, t := range alts {
+			if t == l.Topics[i] {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// bloomMatches reports whether a block with this bloom may hold a match.
+func (f *LogFilter) bloomMatches(b types.Bloom) bool {
+	if len(f.Addresses) > 0 {
+		ok := false
+		for _, a := range f.Addresses {
+			if types.BloomLookup(b, a) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	for _, alts := range f.Topics {
+		if len(alts) == 0 {
+			continue
+		}
+		ok := false
+		for _, t := range alts {
+			if types.BloomLookup(b, t) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func (a *API) ethGetLogs(ctx context.Context, p Params) (any, error) {
+	if err := p.AtMost(1); err != nil {
+		return nil, err
+	}
+	var f LogFilter
+	if err := p.Decode(0, "filter", &f); err != nil {
+		return nil, err
+	}
+	logs, err := a.filterLogs(ctx, &f)
+	if err != nil {
+		return nil, err
+	}
+	if logs == nil {
+		logs = []*types.Log{}
+	}
+	return logs, nil
+}
+
+// filterLogs runs a log query.
+func (a *API) filterLogs(ctx context.Context, f *LogFilter) ([]*types.Log, error) {
+	view, err := a.db.View()
+	if err != nil {
+		return nil, err
+	}
+	defer view.Close()
+	var out []*types.Log
+	if f.BlockHash != nil {
+		n, err := view.NumberByHash(*f.BlockHash)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, ErrServer("unknown block")
+		}
+		if err != nil {
+			return nil, err
+		}
+		if out, err = a.blockLogs(view, n, *f.BlockHash, f, out); err != nil {
+			return nil, err
+		}
+		return out, a.checkLogsLimit(out)
+	}
+	head, err := view.Tag(store.TagLatest)
+	if err != nil {
+		return nil, err
+	}
+	from, fromPending, err := a.filterBound(view, f.FromBlock, head)
+	if err != nil {
+		return nil, err
+	}
+	to, toPending, err := a.filterBound(view, f.ToBlock, head)
+	if err != nil {
+		return nil, err
+	}
+	if fromPending && !toPending {
+		return nil, ErrInvalidParams("invalid block range params")
+	}
+	if !fromPending {
+		if from > head || (!toPending && to > head) {
+			return nil, ErrInvalidParams("block range extends beyond current head block")
+		}
+		if !toPending && from > to {
+			return nil, ErrInvalidParams("invalid block range params")
+		}
+		end := to
+		if toPending {
+			end = head
+		}
+		if end-from+1 > a.cfg.LogsRangeLimit {
+			return nil, ErrLimit("query exceeds max block range %d", a.cfg.LogsRangeLimit)
+		}
+		for n := from; n <= end; n++ {
+			if (n-from)%logsCtxCheckEveryNB == 0 && ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			hash, err := view.CanonicalHash(n)
+			if err != nil {
+				return nil, fmt.Errorf("canonical hash %d: %w", n, err)
+			}
+			if out, err = a.blockLogs(view, n, hash, f, out); err != nil {
+				return nil, err
+			}
+			if err := a.checkLogsLimit(out); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if toPending {
+		if snap := a.currentPending(); snap != nil && snap.Anchor().Number.Uint64() == head {
+			for _, r := range snap.Receipts() {
+				for _, l := range r.Logs {
+					if f.matches(l) {
+						out = append(out, l)
+					}
+				}
+			}
+			if err := a.checkLogsLimit(out); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+func (a *API) checkLogsLimit(out []*types.Log) error {
+	if len(out) > a.cfg.LogsResultLimit {
+		return ErrLimit("query returned more than %d results", a.cfg.LogsResultLimit)
+	}
+	return nil
+}
+
+// filterBound resolves fromBlock/toBlock (absent = latest). pending reports
+// the pending tag.
+func (a *API) filterBound(view store.View, s *BlockSelector, head uint64) (n uint64, pending bool, err error) {
+	if s == nil {
+		return head, false, nil
+	}
+	if s.Number != nil {
+		return *s.Number, false, nil
+	}
+	switch s.Tag {
+	case TagPending:
+		return head + 1, true, nil
+	case TagEarliest:
+		return 0, false, nil
+	case TagSafe:
+		n, err := view.Tag(store.TagSafe)
+		if err != nil {
+			return 0, false, ErrServer("safe block not found")
+		}
+		return n, false, nil
+	case TagFinalized:
+		n, err := view.Tag(store.TagFinalized)
+		if err != nil {
+			return 0, false, ErrServer("finalized block not found")
+		}
+		return n, false, nil
+	}
+	return head, false, nil
+}
+
+// blockLogs appends the matching logs of block (n, hash) to out.
+func (a *API) blockLogs(view store.View, n uint64, hash common.Hash, f *LogFilter, out []*types.Log) ([]*types.Log, error) {
+	h, err := view.Header(n, hash)
+	if err != nil {
+		return nil, fmt.Errorf("header %d: %w", n, err)
+	}
+	if !f.bloomMatches(h.Bloom) {
+		return out, nil
+	}
+	stored, err := view.Receipts(n, hash)
+	if err != nil {
+		return nil, fmt.Errorf("receipts %d: %w", n, err)
+	}
+	body, err := view.Body(n, hash)
+	if err != nil {
+		return nil, fmt.Errorf("body %d: %w", n, err)
+	}
+	for _, l := range deriveLogs(h, body.Transactions, stored) {
+		if f.matches(l) {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+// subscribeNewHeads: eth_subscribe("newHeads") sends each new canonical
+// header (go-ethereum's header JSON).
+func (a *API) subscribeNewHeads(ctx context.Context, sub *Subscription, p Params) error {
+	if err := p.AtMost(1); err != nil { // go-ethereum tolerates an options object
+		return err
+	}
+	a.followHeads(sub.Done(), func(h *types.Header) bool {
+		return sub.Notify(marshalHeader(h)) == nil
+	})
+	return nil
+}
+
+// subscribeLogs: eth_subscribe("logs", filter?) sends each matching log of
+// every new canonical block, one notification per log.
+func (a *API) subscribeLogs(ctx context.Context, sub *Subscription, p Params) error {
+	if err := p.AtMost(1); err != nil {
+		return err
+	}
+	var f LogFilter
+	if _, err := p.DecodeOptional(0, "filter", &f); err != nil {
+		return err
+	}
+	if f.BlockHash != nil {
+		return ArgError(0, "filter", "blockHash is not supported in a logs subscription")
+	}
+	a.followHeads(sub.Done(), func(h *types.Header) bool {
+		view, err := a.db.View()
+		if err != nil {
+			return true
+		}
+		defer view.Close()
+		logs, err := a.blockLogs(view, h.Number.Uint64(), h.Hash(), &f, nil)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			var e *Error
+			if !errors.As(err, &e) {
+				a.log.Warn().Err(err).Uint64("block", h.Number.Uint64()).Msg("logs subscription: reading block")
+			}
+		}
+		for _, l := range logs {
+			if sub.Notify(l) != nil {
+				return false
+			}
+		}
+		return true
+	})
+	return nil
+}

@@ -1,0 +1,87 @@
+package rpc
+
+// eth_sendRawTransaction: decode a signed transaction in its canonical
+// binary form (blob transactions in the network form with their sidecar),
+// apply the RPC-level checks, and hand it to the pool.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/params"
+)
+
+func init() {
+	registrars = append(registrars, func(a *API, s *Server) {
+		s.Register("eth_sendRawTransaction", a.ethSendRawTransaction)
+	})
+}
+
+// Size limits of one raw transaction (as go-ethereum's pools): 128 KiB, or
+// 1 MiB for a blob transaction carrying its sidecar.
+const (
+	maxRawTxBytes     = 128 * 1024
+	maxRawBlobTxBytes = 1024 * 1024
+)
+
+// maxTxFeeWei is the largest fee (gas * price) accepted over RPC: 1 ether,
+// go-ethereum's default RPCTxFeeCap, a guard against fat-fingered prices.
+var maxTxFeeWei = big.NewInt(params.Ether)
+
+// Errors of eth_sendRawTransaction (mapped to -32000 by MapError).
+var (
+	// ErrNoTxPool: the node runs without a transaction pool.
+	ErrNoTxPool = errors.New("transaction submission is not available: this node runs without a transaction pool")
+	// ErrUnprotectedTx: a legacy transaction without EIP-155 replay protection.
+	ErrUnprotectedTx = errors.New("only replay-protected (EIP-155) transactions allowed over RPC")
+	// ErrTxFeeTooHigh: gas * price exceeds maxTxFeeWei.
+	ErrTxFeeTooHigh = errors.New("tx fee exceeds the configured cap")
+	// ErrTxRejected wraps the pool's refusal.
+	ErrTxRejected = errors.New("transaction rejected")
+)
+
+func (a *API) ethSendRawTransaction(ctx context.Context, p Params) (any, error) {
+	if err := p.AtMost(1); err != nil {
+		return nil, err
+	}
+	var raw hexutil.Bytes
+	if err := p.Decode(0, "transaction", &raw); err != nil {
+		return nil, err
+	}
+	if len(raw) == 0 {
+		return nil, ArgError(0, "transaction", "empty transaction")
+	}
+	limit := maxRawTxBytes
+	if raw[0] == types.BlobTxType {
+		limit = maxRawBlobTxBytes
+	}
+	if len(raw) > limit {
+		return nil, ErrLimit("transaction too large: %d bytes (limit %d)", len(raw), limit)
+	}
+	tx := new(types.Transaction)
+	if err := tx.UnmarshalBinary(raw); err != nil {
+		return nil, ArgError(0, "transaction", "cannot decode transaction: %v", err)
+	}
+	if a.pool == nil {
+		return nil, ErrNoTxPool
+	}
+	if tx.Type() == types.LegacyTxType && !tx.Protected() {
+		return nil, ErrUnprotectedTx
+	}
+	fee := new(big.Int).Mul(tx.GasPrice(), new(big.Int).SetUint64(tx.Gas()))
+	if fee.Cmp(maxTxFeeWei) > 0 {
+		return nil, fmt.Errorf("%w: %s wei > %s wei", ErrTxFeeTooHigh, fee, maxTxFeeWei)
+	}
+	if err := a.pool.Add(tx); err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: %v", ErrTxRejected, err)
+	}
+	return tx.Hash(), nil
+}

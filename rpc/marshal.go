@@ -1,0 +1,319 @@
+package rpc
+
+// JSON encoding of blocks, headers, transactions and receipts, field for
+// field as go-ethereum's RPC presents them (the execution-apis fixtures are
+// recorded on go-ethereum), so wallets and libraries see the same shapes.
+
+import (
+	"math/big"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/consensus/misc/eip4844"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/params"
+)
+
+// marshalHeader encodes a header: the base fields always, fork fields only
+// when the header carries them.
+func marshalHeader(h *types.Header) map[string]any {
+	m := map[string]any{
+		"number":           (*hexutil.Big)(h.Number),
+		"hash":             h.Hash(),
+		"parentHash":       h.ParentHash,
+		"nonce":            h.Nonce,
+		"mixHash":          h.MixDigest,
+		"sha3Uncles":       h.UncleHash,
+		"logsBloom":        h.Bloom,
+		"stateRoot":        h.Root,
+		"miner":            h.Coinbase,
+		"difficulty":       (*hexutil.Big)(h.Difficulty),
+		"extraData":        hexutil.Bytes(h.Extra),
+		"gasLimit":         hexutil.Uint64(h.GasLimit),
+		"gasUsed":          hexutil.Uint64(h.GasUsed),
+		"timestamp":        hexutil.Uint64(h.Time),
+		"transactionsRoot": h.TxHash,
+		"receiptsRoot":     h.ReceiptHash,
+	}
+	if h.BaseFee != nil {
+		m["baseFeePerGas"] = (*hexutil.Big)(h.BaseFee)
+	}
+	if h.WithdrawalsHash != nil {
+		m["withdrawalsRoot"] = *h.WithdrawalsHash
+	}
+	if h.BlobGasUsed != nil {
+		m["blobGasUsed"] = hexutil.Uint64(*h.BlobGasUsed)
+	}
+	if h.ExcessBlobGas != nil {
+		m["excessBlobGas"] = hexutil.Uint64(*h.ExcessBlobGas)
+	}
+	if h.ParentBeaconRoot != nil {
+		m["parentBeaconBlockRoot"] = *h.ParentBeaconRoot
+	}
+	if h.RequestsHash != nil {
+		m["requestsHash"] = *h.RequestsHash
+	}
+	if h.BlockAccessListHash != nil {
+		m["blockAccessListHash"] = *h.BlockAccessListHash
+	}
+	if h.SlotNumber != nil {
+		m["slotNumber"] = hexutil.Uint64(*h.SlotNumber)
+	}
+	return m
+}
+
+// marshalBlock encodes a block with its size, uncle hashes, withdrawals
+// (when the block has them) and its transactions: hashes, or full objects
+// when fullTx. inclTx false omits "transactions" (uncle blocks).
+func marshalBlock(b *types.Block, inclTx, fullTx bool, config *params.ChainConfig) map[string]any {
+	m := marshalHeader(b.Header())
+	m["size"] = hexutil.Uint64(b.Size())
+	if inclTx {
+		txs := b.Transactions()
+		out := make([]any, len(txs))
+		for i, tx := range txs {
+			if fullTx {
+				out[i] = newRPCTransaction(tx, blockLocation(b, uint64(i)), b.BaseFee(), config)
+			} else {
+				out[i] = tx.Hash()
+			}
+		}
+		m["transactions"] = out
+	}
+	uncles := b.Uncles()
+	hashes := make([]common.Hash, len(uncles))
+	for i, u := range uncles {
+		hashes[i] = u.Hash()
+	}
+	m["uncles"] = hashes
+	if w := b.Withdrawals(); w != nil {
+		m["withdrawals"] = w
+	}
+	return m
+}
+
+// marshalPendingBlock encodes the pending block like go-ethereum: hash,
+// nonce and miner are null because the block is not sealed.
+func marshalPendingBlock(b *types.Block, fullTx bool, config *params.ChainConfig) map[string]any {
+	m := marshalHeader(b.Header())
+	m["size"] = hexutil.Uint64(b.Size())
+	txs := b.Transactions()
+	out := make([]any, len(txs))
+	for i, tx := range txs {
+		if fullTx {
+			loc := &txLocation{Number: b.NumberU64(), Time: b.Time(), Index: uint64(i)}
+			out[i] = newRPCTransaction(tx, loc, b.BaseFee(), config)
+		} else {
+			out[i] = tx.Hash()
+		}
+	}
+	m["transactions"] = out
+	m["uncles"] = []common.Hash{}
+	if w := b.Withdrawals(); w != nil {
+		m["withdrawals"] = w
+	}
+	for _, k := range []string{"hash", "nonce", "miner"} {
+		m[k] = nil
+	}
+	return m
+}
+
+// txLocation places a transaction in a block. Hash is nil for the pending
+// block (not sealed yet).
+type txLocation struct {
+	Hash   *common.Hash
+	Number uint64
+	Time   uint64
+	Index  uint64
+}
+
+func blockLocation(b *types.Block, index uint64) *txLocation {
+	h := b.Hash()
+	return &txLocation{Hash: &h, Number: b.NumberU64(), Time: b.Time(), Index: index}
+}
+
+// rpcTransaction is the JSON form of a transaction. Optional members are
+// omitted by type exactly like go-ethereum's RPCTransaction.
+type rpcTransaction struct {
+	BlockHash            *common.Hash                 `json:"blockHash"`
+	BlockNumber          *hexutil.Big                 `json:"blockNumber"`
+	BlockTimestamp       *hexutil.Uint64              `json:"blockTimestamp"`
+	From                 common.Address               `json:"from"`
+	Gas                  hexutil.Uint64               `json:"gas"`
+	GasPrice             *hexutil.Big                 `json:"gasPrice"`
+	MaxFeePerGas         *hexutil.Big                 `json:"maxFeePerGas,omitempty"`
+	MaxPriorityFeePerGas *hexutil.Big                 `json:"maxPriorityFeePerGas,omitempty"`
+	MaxFeePerBlobGas     *hexutil.Big                 `json:"maxFeePerBlobGas,omitempty"`
+	Hash                 common.Hash                  `json:"hash"`
+	Input                hexutil.Bytes                `json:"input"`
+	Nonce                hexutil.Uint64               `json:"nonce"`
+	To                   *common.Address              `json:"to"`
+	TransactionIndex     *hexutil.Uint64              `json:"transactionIndex"`
+	Value                *hexutil.Big                 `json:"value"`
+	Type                 hexutil.Uint64               `json:"type"`
+	AccessList           *types.AccessList            `json:"accessList,omitempty"`
+	ChainID              *hexutil.Big                 `json:"chainId,omitempty"`
+	BlobVersionedHashes  []common.Hash                `json:"blobVersionedHashes,omitempty"`
+	AuthorizationList    []types.SetCodeAuthorization `json:"authorizationList,omitempty"`
+	V                    *hexutil.Big                 `json:"v"`
+	R                    *hexutil.Big                 `json:"r"`
+	S                    *hexutil.Big                 `json:"s"`
+	YParity              *hexutil.Uint64              `json:"yParity,omitempty"`
+}
+
+// newRPCTransaction builds the JSON form of tx. loc is nil for a
+// transaction outside any block; baseFee is the including block's base fee
+// (gasPrice of a dynamic-fee transaction in a block is its effective price).
+func newRPCTransaction(tx *types.Transaction, loc *txLocation, baseFee *big.Int, config *params.ChainConfig) *rpcTransaction {
+	var signer types.Signer
+	if loc != nil {
+		signer = types.MakeSigner(config, new(big.Int).SetUint64(loc.Number), loc.Time)
+	} else {
+		signer = types.LatestSigner(config)
+	}
+	from, _ := types.Sender(signer, tx)
+	v, r, s := tx.RawSignatureValues()
+	out := &rpcTransaction{
+		From:     from,
+		Gas:      hexutil.Uint64(tx.Gas()),
+		GasPrice: (*hexutil.Big)(tx.GasPrice()),
+		Hash:     tx.Hash(),
+		Input:    hexutil.Bytes(tx.Data()),
+		Nonce:    hexutil.Uint64(tx.Nonce()),
+		To:       tx.To(),
+		Value:    (*hexutil.Big)(tx.Value()),
+		Type:     hexutil.Uint64(tx.Type()),
+		V:        (*hexutil.Big)(v),
+		R:        (*hexutil.Big)(r),
+		S:        (*hexutil.Big)(s),
+	}
+	if loc != nil {
+		out.BlockHash = loc.Hash
+		out.BlockNumber = (*hexutil.Big)(new(big.Int).SetUint64(loc.Number))
+		t, i := hexutil.Uint64(loc.Time), hexutil.Uint64(loc.Index)
+		out.BlockTimestamp = &t
+		out.TransactionIndex = &i
+	}
+	if tx.Type() == types.LegacyTxType {
+		// A legacy transaction shows its chain id only when EIP-155 protected.
+		if id := tx.ChainId(); id.Sign() != 0 {
+			out.ChainID = (*hexutil.Big)(id)
+		}
+		return out
+	}
+	al := tx.AccessList()
+	yParity := hexutil.Uint64(v.Sign())
+	out.AccessList = &al
+	out.ChainID = (*hexutil.Big)(tx.ChainId())
+	out.YParity = &yParity
+	if tx.Type() == types.AccessListTxType {
+		return out
+	}
+	// Dynamic-fee kinds: 1559, blob, set-code.
+	out.MaxFeePerGas = (*hexutil.Big)(tx.GasFeeCap())
+	out.MaxPriorityFeePerGas = (*hexutil.Big)(tx.GasTipCap())
+	if baseFee != nil && loc != nil && loc.Hash != nil {
+		out.GasPrice = (*hexutil.Big)(effectivePrice(tx, baseFee))
+	} else {
+		out.GasPrice = (*hexutil.Big)(tx.GasFeeCap())
+	}
+	switch tx.Type() {
+	case types.BlobTxType:
+		out.MaxFeePerBlobGas = (*hexutil.Big)(tx.BlobGasFeeCap())
+		out.BlobVersionedHashes = tx.BlobHashes()
+	case types.SetCodeTxType:
+		out.AuthorizationList = tx.SetCodeAuthorizations()
+	}
+	return out
+}
+
+// effectivePrice is min(tip + baseFee, feeCap).
+func effectivePrice(tx *types.Transaction, baseFee *big.Int) *big.Int {
+	p := new(big.Int).Add(tx.GasTipCap(), baseFee)
+	if tx.GasFeeCapIntCmp(p) < 0 {
+		return tx.GasFeeCap()
+	}
+	return p
+}
+
+// marshalReceipt encodes a receipt whose derived fields are set (see
+// deriveReceipts). tx is its transaction, signer recovers the sender.
+func marshalReceipt(r *types.Receipt, tx *types.Transaction, signer types.Signer) map[string]any {
+	from, _ := types.Sender(signer, tx)
+	var number uint64
+	if r.BlockNumber != nil {
+		number = r.BlockNumber.Uint64()
+	}
+	logs := r.Logs
+	if logs == nil {
+		logs = []*types.Log{}
+	}
+	m := map[string]any{
+		"blockHash":         r.BlockHash,
+		"blockNumber":       hexutil.Uint64(number),
+		"transactionHash":   tx.Hash(),
+		"transactionIndex":  hexutil.Uint64(r.TransactionIndex),
+		"from":              from,
+		"to":                tx.To(),
+		"gasUsed":           hexutil.Uint64(r.GasUsed),
+		"cumulativeGasUsed": hexutil.Uint64(r.CumulativeGasUsed),
+		"contractAddress":   nil,
+		"logs":              logs,
+		"logsBloom":         r.Bloom,
+		"type":              hexutil.Uint(tx.Type()),
+		"effectiveGasPrice": (*hexutil.Big)(r.EffectiveGasPrice),
+	}
+	if len(r.PostState) > 0 {
+		m["root"] = hexutil.Bytes(r.PostState)
+	} else {
+		m["status"] = hexutil.Uint(r.Status)
+	}
+	if tx.Type() == types.BlobTxType {
+		m["blobGasUsed"] = hexutil.Uint64(r.BlobGasUsed)
+		m["blobGasPrice"] = (*hexutil.Big)(r.BlobGasPrice)
+	}
+	if r.ContractAddress != (common.Address{}) {
+		m["contractAddress"] = r.ContractAddress
+	}
+	return m
+}
+
+// deriveReceipts turns stored receipts into full receipts of block b (tx
+// hash, gas used, effective and blob gas prices, contract address, log
+// positions, bloom).
+func deriveReceipts(config *params.ChainConfig, b *types.Block, stored []*types.ReceiptForStorage) (types.Receipts, error) {
+	rs := make(types.Receipts, len(stored))
+	for i, r := range stored {
+		rs[i] = (*types.Receipt)(r)
+	}
+	h := b.Header()
+	var blobGasPrice *big.Int
+	if h.ExcessBlobGas != nil {
+		blobGasPrice = eip4844.CalcBlobFee(config, h)
+	}
+	if err := rs.DeriveFields(config, b.Hash(), b.NumberU64(), b.Time(), b.BaseFee(), blobGasPrice, b.Transactions()); err != nil {
+		return nil, err
+	}
+	return rs, nil
+}
+
+// deriveLogs fills the position fields of the logs of stored receipts
+// without the (sender-recovering) full derivation: enough for log queries.
+func deriveLogs(h *types.Header, txs types.Transactions, stored []*types.ReceiptForStorage) []*types.Log {
+	var out []*types.Log
+	hash, num := h.Hash(), h.Number.Uint64()
+	idx := uint(0)
+	for i, r := range stored {
+		var txHash common.Hash
+		if i < len(txs) {
+			txHash = txs[i].Hash()
+		}
+		for _, l := range r.Logs {
+			l.BlockNumber, l.BlockHash, l.BlockTimestamp = num, hash, h.Time
+			l.TxHash, l.TxIndex, l.Index = txHash, uint(i), idx
+			idx++
+			out = append(out, l)
+		}
+	}
+	return out
+}
