@@ -26,6 +26,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzBlockSelector -fuzztime 20s ./rpc/
 	$(GO) test -run '^$$' -fuzz FuzzStateOverride -fuzztime 20s ./rpc/
 	$(GO) test -run '^$$' -fuzz FuzzCallArgs -fuzztime 20s ./rpc/
+	$(GO) test -run '^$$' -fuzz FuzzCallRequest -fuzztime 20s ./rpc/
+	$(GO) test -run '^$$' -fuzz FuzzLogFilter -fuzztime 20s ./rpc/
 
 # Run the embedded dev chain (fresh temporary data directory unless DATADIR is set).
 run: build

@@ -9,16 +9,104 @@ import (
 )
 
 // layer is one immutable copy-on-write diff (the state written by one
-// pre-confirmation). Layers form a list, newest first; a new snapshot adds
-// one layer in front and shares all older ones.
+// pre-confirmation, or several merged ones). Layers form a list, newest
+// first; a new snapshot adds one layer in front and shares all older ones.
+// Nothing reachable from a published layer is ever written again.
 type layer struct {
 	diff   *store.StateDiff
+	txs    map[common.Hash]int // pre-confirmed tx hash -> index in the block
 	parent *layer
+	size   int // accounts + slots + wipes + txs: the merge policy's weight
+	depth  int // number of layers from here to the end of the list
+}
+
+func diffSize(d *store.StateDiff) int {
+	n := len(d.Accounts) + len(d.Wiped)
+	for _, slots := range d.Storage {
+		n += len(slots)
+	}
+	return n
+}
+
+// pushLayer puts diff (with the txs it pre-confirmed) in front of parent and
+// keeps the list logarithmic: while the layer behind the new front is not
+// larger than it, the two are merged into one new layer. Older layers are
+// never modified (snapshots still holding them keep their view), so the
+// cost is the size of the merged layers; every slot is merged O(log n) times
+// over a block and the depth (the read cost) stays O(log n).
+func pushLayer(parent *layer, diff *store.StateDiff, txs map[common.Hash]int) *layer {
+	l := &layer{diff: diff, txs: txs, parent: parent, size: diffSize(diff) + len(txs)}
+	for l.parent != nil && l.parent.size <= l.size {
+		l = mergeLayers(l.parent, l)
+	}
+	l.depth = 1
+	if l.parent != nil {
+		l.depth += l.parent.depth
+	}
+	return l
+}
+
+// mergeLayers returns one new layer equivalent to newer on top of older.
+// Within a diff a wipe hides older storage and then the diff's own slots
+// apply, so: wiped = older ∪ newer; an address wiped by newer keeps only
+// newer's slots; otherwise newer's slots override older's.
+func mergeLayers(older, newer *layer) *layer {
+	d := store.NewStateDiff()
+	for a := range older.diff.Wiped {
+		d.Wiped[a] = struct{}{}
+	}
+	for a := range newer.diff.Wiped {
+		d.Wiped[a] = struct{}{}
+	}
+	for a, acc := range older.diff.Accounts {
+		d.Accounts[a] = acc
+	}
+	for a, acc := range newer.diff.Accounts {
+		d.Accounts[a] = acc
+	}
+	for a, slots := range older.diff.Storage {
+		if _, wiped := newer.diff.Wiped[a]; wiped {
+			continue
+		}
+		m := make(map[common.Hash]common.Hash, len(slots)+len(newer.diff.Storage[a]))
+		for k, v := range slots {
+			m[k] = v
+		}
+		d.Storage[a] = m
+	}
+	for a, slots := range newer.diff.Storage {
+		m := d.Storage[a]
+		if m == nil {
+			m = make(map[common.Hash]common.Hash, len(slots))
+			d.Storage[a] = m
+		}
+		for k, v := range slots {
+			m[k] = v
+		}
+	}
+	for h, c := range older.diff.Codes {
+		d.Codes[h] = c
+	}
+	for h, c := range newer.diff.Codes {
+		d.Codes[h] = c
+	}
+	var txs map[common.Hash]int
+	if len(older.txs)+len(newer.txs) > 0 {
+		txs = make(map[common.Hash]int, len(older.txs)+len(newer.txs))
+		for h, i := range older.txs {
+			txs[h] = i
+		}
+		for h, i := range newer.txs {
+			txs[h] = i
+		}
+	}
+	return &layer{diff: d, txs: txs, parent: older.parent, size: diffSize(d) + len(txs)}
 }
 
 // overlay reads newest layer -> older layers -> the store at the anchor.
 // Within one layer the StateDiff order applies: a wipe hides older storage,
-// then the layer's own slots apply.
+// then the layer's own slots apply. It only reads immutable data and is
+// safe for concurrent use (as long as base is).
 type overlay struct {
 	layers *layer
 	base   chain.Backend

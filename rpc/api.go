@@ -3,6 +3,8 @@ package rpc
 import (
 	"errors"
 	"fmt"
+	"github.com/ethereum/go-ethereum/params"
+	"math/big"
 	"sync/atomic"
 	"time"
 
@@ -42,6 +44,10 @@ type APIConfig struct {
 	FeeHistoryMaxBlocks uint64
 	// ClientVersion is returned by web3_clientVersion.
 	ClientVersion string
+	// TxFeeCap is the largest fee (gas * price, wei) eth_sendRawTransaction
+	// accepts, a guard against fat-fingered prices; nil or 0 = no cap.
+	// Default 1 ether (go-ethereum's default).
+	TxFeeCap *big.Int
 }
 
 // DefaultAPIConfig returns the documented defaults.
@@ -56,6 +62,7 @@ func DefaultAPIConfig() APIConfig {
 		SimulateMaxCalls:         10_000,
 		FeeHistoryMaxBlocks:      1024,
 		ClientVersion:            "tipnode",
+		TxFeeCap:                 big.NewInt(params.Ether),
 	}
 }
 

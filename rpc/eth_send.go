@@ -12,7 +12,6 @@ import (
 
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/ethereum/go-ethereum/params"
 )
 
 func init() {
@@ -28,17 +27,13 @@ const (
 	maxRawBlobTxBytes = 1024 * 1024
 )
 
-// maxTxFeeWei is the largest fee (gas * price) accepted over RPC: 1 ether,
-// go-ethereum's default RPCTxFeeCap, a guard against fat-fingered prices.
-var maxTxFeeWei = big.NewInt(params.Ether)
-
 // Errors of eth_sendRawTransaction (mapped to -32000 by MapError).
 var (
 	// ErrNoTxPool: the node runs without a transaction pool.
 	ErrNoTxPool = errors.New("transaction submission is not available: this node runs without a transaction pool")
 	// ErrUnprotectedTx: a legacy transaction without EIP-155 replay protection.
 	ErrUnprotectedTx = errors.New("only replay-protected (EIP-155) transactions allowed over RPC")
-	// ErrTxFeeTooHigh: gas * price exceeds maxTxFeeWei.
+	// ErrTxFeeTooHigh: gas * price exceeds APIConfig.TxFeeCap.
 	ErrTxFeeTooHigh = errors.New("tx fee exceeds the configured cap")
 	// ErrTxRejected wraps the pool's refusal.
 	ErrTxRejected = errors.New("transaction rejected")
@@ -73,8 +68,8 @@ func (a *API) ethSendRawTransaction(ctx context.Context, p Params) (any, error) 
 		return nil, ErrUnprotectedTx
 	}
 	fee := new(big.Int).Mul(tx.GasPrice(), new(big.Int).SetUint64(tx.Gas()))
-	if fee.Cmp(maxTxFeeWei) > 0 {
-		return nil, fmt.Errorf("%w: %s wei > %s wei", ErrTxFeeTooHigh, fee, maxTxFeeWei)
+	if feeCap := a.cfg.TxFeeCap; feeCap != nil && feeCap.Sign() > 0 && fee.Cmp(feeCap) > 0 {
+		return nil, fmt.Errorf("%w: %s wei > %s wei", ErrTxFeeTooHigh, fee, feeCap)
 	}
 	if err := a.pool.Add(tx); err != nil {
 		var e *Error

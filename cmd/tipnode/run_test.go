@@ -1,0 +1,265 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"math/big"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/ethclient"
+	"github.com/ethereum/go-ethereum/params"
+	gethrpc "github.com/ethereum/go-ethereum/rpc"
+	"github.com/rs/zerolog"
+
+	"github.com/tipnode/tipnode/pending"
+	"github.com/tipnode/tipnode/pending/devnet"
+	"github.com/tipnode/tipnode/store"
+)
+
+// startDev starts an in-process `tipnode dev` node on 127.0.0.1:0 with a
+// fresh store in t.TempDir() and a manual clock.
+func startDev(t *testing.T) (*node, *pending.ManualClock, []devnet.Account) {
+	t.Helper()
+	log := zerolog.New(io.Discard)
+	cfg := store.DefaultConfig(t.TempDir())
+	cfg.SyncWrites = false
+	db, err := openStore(cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	accs, err := devnet.Accounts(devnet.Mnemonic, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1_700_000_000, 0)
+	g, err := devChain(db, devnet.DefaultChainID, accs, now, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nf NodeFlags
+	fs := newFlagSet()
+	nf.register(fs, true)
+	nf.HTTPAddr, nf.Sequencer = "127.0.0.1:0", true
+	clock := pending.NewManualClock(now.Add(time.Second))
+	n, err := startNode(nf, db, g, clock, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := n.stop(); err != nil {
+			t.Errorf("stop: %v", err)
+		}
+		db.Close()
+	})
+	return n, clock, accs
+}
+
+func tick(t *testing.T, n *node, c *pending.ManualClock, k int) {
+	t.Helper()
+	for range k {
+		c.Advance(200 * time.Millisecond)
+	}
+	n.seq.Sync()
+	if err := n.seq.Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A go-ethereum ethclient against the dev node: a signed transaction is on
+// pending within one interval and has its receipt after the seal; websocket
+// subscriptions receive newPreconfirmations and newHeads.
+func TestDevNodeEthclient(t *testing.T) {
+	n, clock, accs := startDev(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	rc, err := gethrpc.DialContext(ctx, "ws://"+n.srv.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	ec := ethclient.NewClient(rc)
+	if id, err := ec.ChainID(ctx); err != nil || id.Uint64() != 1337 {
+		t.Fatalf("chain id %v, %v", id, err)
+	}
+	if bal, err := ec.BalanceAt(ctx, accs[0].Address, nil); err != nil || bal.Cmp(new(big.Int).Mul(big.NewInt(10_000), big.NewInt(params.Ether))) != 0 {
+		t.Fatalf("dev account 0 balance %v, %v", bal, err)
+	}
+	heads := make(chan *types.Header, 8)
+	hs, err := ec.SubscribeNewHead(ctx, heads)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hs.Unsubscribe()
+	type preconf struct {
+		BlockNumber  string        `json:"blockNumber"`
+		Index        string        `json:"index"`
+		Transactions []common.Hash `json:"transactions"`
+	}
+	preconfs := make(chan preconf, 16)
+	ps, err := rc.EthSubscribe(ctx, preconfs, "newPreconfirmations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ps.Unsubscribe()
+	pendingTxs := make(chan common.Hash, 8)
+	pts, err := rc.EthSubscribe(ctx, pendingTxs, "newPendingTransactions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pts.Unsubscribe()
+
+	to := common.HexToAddress("0x000000000000000000000000000000000000dEaD")
+	tip, err := ec.SuggestGasTipCap(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, err := ec.HeaderByNumber(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	feeCap := new(big.Int).Add(tip, new(big.Int).Mul(head.BaseFee, big.NewInt(2)))
+	tx, err := types.SignNewTx(accs[0].Key, types.LatestSignerForChainID(big.NewInt(1337)), &types.DynamicFeeTx{
+		ChainID: big.NewInt(1337), Nonce: 0, GasTipCap: tip, GasFeeCap: feeCap, Gas: 21_000, To: &to, Value: big.NewInt(params.GWei),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ec.SendTransaction(ctx, tx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case h := <-pendingTxs:
+		if h != tx.Hash() {
+			t.Fatalf("newPendingTransactions sent %s", h)
+		}
+	case <-ctx.Done():
+		t.Fatal("no newPendingTransactions notification")
+	}
+	tick(t, n, clock, 1) // one interval
+	if bal, err := ec.PendingBalanceAt(ctx, to); err != nil || bal.Int64() != params.GWei {
+		t.Fatalf("pending balance after one interval %v, %v", bal, err)
+	}
+	if _, err := ec.TransactionReceipt(ctx, tx.Hash()); err == nil {
+		// A pre-confirmed receipt is acceptable only if it is not claimed sealed.
+		if b, _ := ec.BlockNumber(ctx); b != 0 {
+			t.Fatal("block sealed early")
+		}
+	}
+	select {
+	case p := <-preconfs:
+		if p.BlockNumber != "0x1" || p.Index != "0x1" || len(p.Transactions) != 1 || p.Transactions[0] != tx.Hash() {
+			t.Fatalf("newPreconfirmations %+v", p)
+		}
+	case <-ctx.Done():
+		t.Fatal("no newPreconfirmations notification")
+	}
+	tick(t, n, clock, 9) // the seal
+	select {
+	case h := <-heads:
+		if h.Number.Uint64() != 1 {
+			t.Fatalf("newHeads sent block %d", h.Number)
+		}
+	case <-ctx.Done():
+		t.Fatal("no newHeads notification")
+	}
+	r, err := ec.TransactionReceipt(ctx, tx.Hash())
+	if err != nil || r.Status != types.ReceiptStatusSuccessful || r.BlockNumber.Uint64() != 1 {
+		t.Fatalf("receipt %+v, %v", r, err)
+	}
+	blk, err := ec.BlockByNumber(ctx, big.NewInt(1))
+	if err != nil || blk.Hash() != r.BlockHash {
+		t.Fatalf("block 1 %v, %v", blk, err)
+	}
+	// The rebase after the seal is announced too (index 0, next block).
+	select {
+	case p := <-preconfs:
+		if p.BlockNumber != "0x2" || p.Index != "0x0" || len(p.Transactions) != 0 {
+			t.Fatalf("rebase notification %+v", p)
+		}
+	case <-ctx.Done():
+		t.Fatal("no rebase notification")
+	}
+
+	// Metrics are served in the Prometheus text format.
+	resp, err := http.Get("http://" + n.srv.Addr().String() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, m := range []string{"tipnode_pending_snapshot_build_seconds_count 1", "tipnode_pending_tx_arrival_to_readable_seconds_count 1", "tipnode_pending_blocks_sealed_total 1", "tipnode_pending_snapshot_age_seconds", "tipnode_txpool_added_total 1"} {
+		if !strings.Contains(string(body), m) {
+			t.Errorf("metrics lack %q", m)
+		}
+	}
+}
+
+// Stopping the node seals a pending block that holds pre-confirmed
+// transactions (one atomic write) and discards an empty one.
+func TestDevNodeStopSealsPreconfirmed(t *testing.T) {
+	log := zerolog.New(io.Discard)
+	dir := t.TempDir()
+	cfg := store.DefaultConfig(dir)
+	db, err := openStore(cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	accs, _ := devnet.Accounts(devnet.Mnemonic, 2)
+	now := time.Unix(1_700_000_000, 0)
+	g, err := devChain(db, 1337, accs, now, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nf NodeFlags
+	nf.register(newFlagSet(), true)
+	nf.HTTPAddr, nf.Sequencer = "127.0.0.1:0", true
+	clock := pending.NewManualClock(now.Add(time.Second))
+	n, err := startNode(nf, db, g, clock, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}`
+	resp, err := http.Post("http://"+n.srv.Addr().String(), "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct{ Result string }
+	json.NewDecoder(resp.Body).Decode(&out)
+	resp.Body.Close()
+	if out.Result != "0x539" {
+		t.Fatalf("eth_chainId %q", out.Result)
+	}
+	to := common.Address{1}
+	tx, _ := types.SignNewTx(accs[1].Key, types.LatestSignerForChainID(big.NewInt(1337)), &types.DynamicFeeTx{
+		ChainID: big.NewInt(1337), GasTipCap: big.NewInt(1), GasFeeCap: big.NewInt(10 * params.GWei), Gas: 21_000, To: &to, Value: big.NewInt(1),
+	})
+	if err := n.pool.Add(tx); err != nil {
+		t.Fatal(err)
+	}
+	tick(t, n, clock, 1)
+	if err := n.stop(); err != nil {
+		t.Fatal(err)
+	}
+	view, err := db.View()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer view.Close()
+	if l, err := view.TxLookup(tx.Hash()); err != nil || l.BlockNumber != 1 {
+		t.Fatalf("pre-confirmed tx not sealed at stop: %+v, %v", l, err)
+	}
+	// Reopening the same datadir continues the chain.
+	if _, err := devChain(db, 1337, accs, now, log); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := devChain(db, 5, accs, now, log); err == nil {
+		t.Fatal("a different --chainid on an existing datadir was accepted")
+	}
+}

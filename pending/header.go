@@ -1,0 +1,81 @@
+package pending
+
+import (
+	"encoding/binary"
+	"math/big"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/consensus/misc/eip1559"
+	"github.com/ethereum/go-ethereum/consensus/misc/eip4844"
+	"github.com/ethereum/go-ethereum/core"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/params"
+)
+
+// HeaderParams are the sequencer's choices for a new block.
+type HeaderParams struct {
+	Coinbase common.Address
+	// GasLimit is the desired gas limit; each block moves toward it by at
+	// most the protocol's 1/1024 step (core.CalcGasLimit). 0 keeps the
+	// parent's limit.
+	GasLimit uint64
+	Extra    []byte
+}
+
+// NextHeader returns the header template of the block after parent, built
+// at time now: Number = parent+1; Time = now in seconds, but at least
+// parent.Time+1 (with sub-second block times the chain's clock runs ahead of
+// the wall clock); Difficulty 0 and Nonce 0 (post-merge); MixDigest (the
+// prev-randao value) = keccak256(parent hash ‖ number); BaseFee from
+// EIP-1559; and, per active fork, an empty withdrawals root (Shanghai), blob
+// gas fields from EIP-4844/7918 and ParentBeaconRoot = keccak256("tipnode
+// beacon root" ‖ parent hash) (Cancun; tipnode has no beacon chain, so the
+// root is derived), and the empty requests hash (Prague; replaced by the
+// real requests hash at seal). Root is left zero: tipnode does not compute
+// state roots for the blocks it seals. GasUsed, Bloom, TxHash, ReceiptHash
+// and BlobGasUsed are filled as transactions are added and at seal.
+func NextHeader(cfg *params.ChainConfig, parent *types.Header, now time.Time, p HeaderParams) *types.Header {
+	num := new(big.Int).Add(parent.Number, common.Big1)
+	t := uint64(max(now.Unix(), 0))
+	if t <= parent.Time {
+		t = parent.Time + 1
+	}
+	gasLimit := parent.GasLimit
+	if p.GasLimit != 0 {
+		gasLimit = core.CalcGasLimit(parent.GasLimit, p.GasLimit)
+	}
+	var nb [8]byte
+	binary.BigEndian.PutUint64(nb[:], num.Uint64())
+	parentHash := parent.Hash()
+	h := &types.Header{
+		ParentHash:  parentHash,
+		UncleHash:   types.EmptyUncleHash,
+		Coinbase:    p.Coinbase,
+		TxHash:      types.EmptyTxsHash,
+		ReceiptHash: types.EmptyReceiptsHash,
+		Difficulty:  new(big.Int),
+		Number:      num,
+		GasLimit:    gasLimit,
+		Time:        t,
+		Extra:       common.CopyBytes(p.Extra),
+		MixDigest:   crypto.Keccak256Hash(parentHash[:], nb[:]),
+	}
+	if cfg.IsLondon(num) {
+		h.BaseFee = eip1559.CalcBaseFee(cfg, parent)
+	}
+	if cfg.IsShanghai(num, t) {
+		h.WithdrawalsHash = &types.EmptyWithdrawalsHash
+	}
+	if cfg.IsCancun(num, t) {
+		excess := eip4844.CalcExcessBlobGas(cfg, parent, t)
+		used := uint64(0)
+		root := crypto.Keccak256Hash([]byte("tipnode beacon root"), parentHash[:])
+		h.ExcessBlobGas, h.BlobGasUsed, h.ParentBeaconRoot = &excess, &used, &root
+	}
+	if cfg.IsPrague(num, t) {
+		h.RequestsHash = &types.EmptyRequestsHash
+	}
+	return h
+}

@@ -1,0 +1,362 @@
+package pending
+
+import (
+	"errors"
+	"fmt"
+	"math/big"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/params"
+	"github.com/holiman/uint256"
+	"github.com/rs/zerolog"
+)
+
+// PoolConfig configures the transaction pool. Zero fields take the defaults
+// of DefaultPoolConfig when passed through WithDefaults.
+type PoolConfig struct {
+	// MaxTxSize is the largest accepted encoded transaction. Default 128 KiB.
+	MaxTxSize uint64
+	// PriceBump is the percentage by which a replacement must raise both the
+	// fee cap and the tip of the pooled transaction it replaces. Default 10.
+	PriceBump uint64
+	// MaxTxs bounds the pool. Default 10,000.
+	MaxTxs int
+	// MaxNonceGap is how far above the sender's pending nonce a transaction's
+	// nonce may be (it waits in the pool until the gap is filled). Also the
+	// most transactions one sender may have pooled. Default 64.
+	MaxNonceGap uint64
+}
+
+// DefaultPoolConfig returns the documented defaults.
+func DefaultPoolConfig() PoolConfig {
+	return PoolConfig{MaxTxSize: 128 << 10, PriceBump: 10, MaxTxs: 10_000, MaxNonceGap: 64}
+}
+
+// WithDefaults fills zero fields with the defaults.
+func (c PoolConfig) WithDefaults() PoolConfig {
+	d := DefaultPoolConfig()
+	if c.MaxTxSize == 0 {
+		c.MaxTxSize = d.MaxTxSize
+	}
+	if c.PriceBump == 0 {
+		c.PriceBump = d.PriceBump
+	}
+	if c.MaxTxs == 0 {
+		c.MaxTxs = d.MaxTxs
+	}
+	if c.MaxNonceGap == 0 {
+		c.MaxNonceGap = d.MaxNonceGap
+	}
+	return c
+}
+
+// Validate checks the configuration (after WithDefaults).
+func (c PoolConfig) Validate() error {
+	switch {
+	case c.MaxTxSize < 1024:
+		return fmt.Errorf("%w: pool max tx size %d below 1 KiB", ErrConfig, c.MaxTxSize)
+	case c.MaxTxs <= 0:
+		return fmt.Errorf("%w: pool max txs must be > 0", ErrConfig)
+	case c.PriceBump > 1000:
+		return fmt.Errorf("%w: price bump %d%% is absurd", ErrConfig, c.PriceBump)
+	}
+	return nil
+}
+
+type poolTx struct {
+	tx      *types.Transaction
+	sender  common.Address
+	arrival time.Time
+}
+
+// Pool holds transactions submitted with eth_sendRawTransaction, per sender
+// in nonce order. Add validates against the pending state (the Manager's
+// current snapshot, or latest when no sequencer runs); the sequencer takes
+// executable transactions from it every pre-confirmation interval. Without a
+// sequencer the pool only holds transactions. Safe for concurrent use.
+type Pool struct {
+	cfg     PoolConfig
+	chain   *params.ChainConfig
+	signer  types.Signer
+	mgr     *Manager
+	clock   Clock
+	metrics *Metrics
+	log     zerolog.Logger
+
+	mu      sync.Mutex
+	all     map[common.Hash]*poolTx
+	senders map[common.Address]map[uint64]*poolTx
+
+	txFeed feed[*types.Transaction]
+}
+
+// NewPool returns an empty pool validating against mgr.
+func NewPool(cfg PoolConfig, config *params.ChainConfig, mgr *Manager, clock Clock, metrics *Metrics, log zerolog.Logger) (*Pool, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if clock == nil {
+		clock = SystemClock{}
+	}
+	return &Pool{
+		cfg: cfg, chain: config, signer: types.LatestSigner(config), mgr: mgr, clock: clock,
+		metrics: metrics, log: log.With().Str("component", "txpool").Logger(),
+		all:     make(map[common.Hash]*poolTx),
+		senders: make(map[common.Address]map[uint64]*poolTx),
+	}, nil
+}
+
+// Manager returns the pending manager the pool validates against.
+func (p *Pool) Manager() *Manager { return p.mgr }
+
+// Len is the number of pooled transactions.
+func (p *Pool) Len() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.all)
+}
+
+// Get returns a pooled transaction (nil when absent).
+func (p *Pool) Get(hash common.Hash) *types.Transaction {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if ptx := p.all[hash]; ptx != nil {
+		return ptx.tx
+	}
+	return nil
+}
+
+// SubscribeTxs calls fn with every transaction admitted from now on, on the
+// goroutine of Add, after admission. fn must not block.
+func (p *Pool) SubscribeTxs(fn func(*types.Transaction)) (unsubscribe func()) {
+	return p.txFeed.subscribe(fn)
+}
+
+// Add validates tx and pools it. The error wraps one of the sentinels in
+// errors.go and explains the refusal.
+func (p *Pool) Add(tx *types.Transaction) error {
+	arrival := p.clock.Now()
+	ptx, err := p.validate(tx)
+	if err == nil {
+		ptx.arrival = arrival
+		err = p.insert(ptx)
+	}
+	if err != nil {
+		p.metrics.poolReject(rejectReason(err))
+		p.log.Debug().Str("tx", tx.Hash().Hex()).Err(err).Msg("transaction refused")
+		return err
+	}
+	p.log.Debug().Str("tx", tx.Hash().Hex()).Str("from", ptx.sender.Hex()).Uint64("nonce", tx.Nonce()).Msg("transaction pooled")
+	p.txFeed.send(tx)
+	return nil
+}
+
+func (p *Pool) validate(tx *types.Transaction) (*poolTx, error) {
+	hash := tx.Hash()
+	p.mu.Lock()
+	_, known := p.all[hash]
+	p.mu.Unlock()
+	if known {
+		return nil, fmt.Errorf("%w: %s", ErrAlreadyKnown, hash.Hex())
+	}
+	if size := tx.Size(); size > p.cfg.MaxTxSize {
+		return nil, fmt.Errorf("%w: transaction size %d, limit %d", ErrOversized, size, p.cfg.MaxTxSize)
+	}
+	if tx.Type() == types.BlobTxType {
+		return nil, fmt.Errorf("%w: blob transactions are not accepted by tipnode's pool", ErrTxTypeNotSupported)
+	}
+	if tx.Type() != types.LegacyTxType || tx.Protected() {
+		if tx.ChainId().Cmp(p.chain.ChainID) != 0 {
+			return nil, fmt.Errorf("%w: have %d, want %d", ErrChainID, tx.ChainId(), p.chain.ChainID)
+		}
+	}
+	from, err := types.Sender(p.signer, tx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidSender, err)
+	}
+	if tx.GasFeeCap().BitLen() > 256 || tx.GasTipCap().BitLen() > 256 {
+		return nil, fmt.Errorf("%w: fee values exceed 256 bits", ErrFeeCapTooLow)
+	}
+	if tx.GasFeeCap().Cmp(tx.GasTipCap()) < 0 {
+		return nil, fmt.Errorf("%w: tip %s, fee cap %s", ErrTipAboveFeeCap, tx.GasTipCap(), tx.GasFeeCap())
+	}
+
+	header, state, release, err := p.mgr.State()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	rules := p.chain.Rules(header.Number, true, header.Time)
+	switch tx.Type() {
+	case types.AccessListTxType:
+		if !rules.IsBerlin {
+			return nil, fmt.Errorf("%w: access-list transactions need Berlin", ErrTxTypeNotSupported)
+		}
+	case types.DynamicFeeTxType:
+		if !rules.IsLondon {
+			return nil, fmt.Errorf("%w: dynamic-fee transactions need London", ErrTxTypeNotSupported)
+		}
+	case types.SetCodeTxType:
+		if !rules.IsPrague {
+			return nil, fmt.Errorf("%w: set-code transactions need Prague", ErrTxTypeNotSupported)
+		}
+		if len(tx.SetCodeAuthorizations()) == 0 {
+			return nil, fmt.Errorf("%w: set-code transaction without authorizations", ErrTxTypeNotSupported)
+		}
+	}
+	if tx.Gas() > header.GasLimit {
+		return nil, fmt.Errorf("%w: gas %d, block gas limit %d", ErrGasLimit, tx.Gas(), header.GasLimit)
+	}
+	if rules.IsOsaka && tx.Gas() > params.MaxTxGas {
+		return nil, fmt.Errorf("%w: gas %d above the per-transaction cap %d (EIP-7825)", ErrGasLimit, tx.Gas(), params.MaxTxGas)
+	}
+	if tx.To() == nil && rules.IsShanghai && len(tx.Data()) > params.MaxInitCodeSize {
+		return nil, fmt.Errorf("%w: init code of %d bytes, limit %d", ErrOversized, len(tx.Data()), params.MaxInitCodeSize)
+	}
+	value, _ := uint256.FromBig(tx.Value())
+	intrinsic, err := core.IntrinsicGas(tx.Data(), tx.AccessList(), tx.SetCodeAuthorizations(), from, tx.To(), value, rules)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrIntrinsicGas, err)
+	}
+	if tx.Gas() < intrinsic {
+		return nil, fmt.Errorf("%w: gas %d, minimum needed %d", ErrIntrinsicGas, tx.Gas(), intrinsic)
+	}
+	if rules.IsPrague {
+		floor, err := core.FloorDataGas(rules, from, tx.To(), value, tx.Data(), tx.AccessList())
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrIntrinsicGas, err)
+		}
+		if tx.Gas() < floor {
+			return nil, fmt.Errorf("%w: gas %d, calldata floor %d (EIP-7623)", ErrIntrinsicGas, tx.Gas(), floor)
+		}
+	}
+	if header.BaseFee != nil && tx.GasFeeCap().Cmp(header.BaseFee) < 0 {
+		return nil, fmt.Errorf("%w: max fee per gas %s, base fee of pending block %d is %s", ErrFeeCapTooLow, tx.GasFeeCap(), header.Number, header.BaseFee)
+	}
+	acc, err := state.Account(from)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNoState, err)
+	}
+	var nonce uint64
+	balance := new(big.Int)
+	if acc != nil {
+		nonce, balance = acc.Nonce, acc.Balance.ToBig()
+	}
+	if tx.Nonce() < nonce {
+		return nil, fmt.Errorf("%w: address %s, tx nonce %d, pending nonce %d", ErrNonceTooLow, from.Hex(), tx.Nonce(), nonce)
+	}
+	if tx.Nonce() > nonce+p.cfg.MaxNonceGap {
+		return nil, fmt.Errorf("%w: address %s, tx nonce %d, pending nonce %d (at most %d ahead)", ErrNonceTooHigh, from.Hex(), tx.Nonce(), nonce, p.cfg.MaxNonceGap)
+	}
+	if cost := tx.Cost(); balance.Cmp(cost) < 0 {
+		return nil, fmt.Errorf("%w: address %s, balance %s, cost %s (overshot %s)", ErrInsufficientFunds, from.Hex(), balance, cost, new(big.Int).Sub(cost, balance))
+	}
+	return &poolTx{tx: tx, sender: from}, nil
+}
+
+// insert adds a validated transaction, replacing a same-nonce one if the
+// price bump allows.
+func (p *Pool) insert(ptx *poolTx) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	hash := ptx.tx.Hash()
+	if _, known := p.all[hash]; known {
+		return fmt.Errorf("%w: %s", ErrAlreadyKnown, hash.Hex())
+	}
+	queue := p.senders[ptx.sender]
+	if old := queue[ptx.tx.Nonce()]; old != nil {
+		if !p.outbids(ptx.tx, old.tx) {
+			return fmt.Errorf("%w: replacing %s needs fee cap and tip at least %d%% higher (have %s/%s, pooled %s/%s)",
+				ErrReplaceUnderpriced, old.tx.Hash().Hex(), p.cfg.PriceBump,
+				ptx.tx.GasFeeCap(), ptx.tx.GasTipCap(), old.tx.GasFeeCap(), old.tx.GasTipCap())
+		}
+		delete(p.all, old.tx.Hash())
+		p.log.Debug().Str("old", old.tx.Hash().Hex()).Str("new", hash.Hex()).Msg("transaction replaced")
+	} else {
+		if len(p.all) >= p.cfg.MaxTxs {
+			return fmt.Errorf("%w: %d transactions pooled", ErrPoolFull, len(p.all))
+		}
+		if uint64(len(queue)) >= p.cfg.MaxNonceGap {
+			return fmt.Errorf("%w: sender %s has %d transactions pooled", ErrPoolFull, ptx.sender.Hex(), len(queue))
+		}
+	}
+	if queue == nil {
+		queue = make(map[uint64]*poolTx)
+		p.senders[ptx.sender] = queue
+	}
+	queue[ptx.tx.Nonce()] = ptx
+	p.all[hash] = ptx
+	p.metrics.poolAdd(len(p.all))
+	return nil
+}
+
+func (p *Pool) outbids(newTx, old *types.Transaction) bool {
+	bump := func(v *big.Int) *big.Int {
+		b := new(big.Int).Mul(v, big.NewInt(int64(100+p.cfg.PriceBump)))
+		return b.Div(b.Add(b, big.NewInt(99)), big.NewInt(100)) // round up
+	}
+	return newTx.GasFeeCap().Cmp(bump(old.GasFeeCap())) >= 0 && newTx.GasTipCap().Cmp(bump(old.GasTipCap())) >= 0
+}
+
+// pending returns, per sender, the pooled transactions sorted by nonce
+// (copies; the pool may change meanwhile).
+func (p *Pool) pending() map[common.Address][]*poolTx {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make(map[common.Address][]*poolTx, len(p.senders))
+	for addr, q := range p.senders {
+		list := make([]*poolTx, 0, len(q))
+		for _, ptx := range q {
+			list = append(list, ptx)
+		}
+		sort.Slice(list, func(i, j int) bool { return list[i].tx.Nonce() < list[j].tx.Nonce() })
+		out[addr] = list
+	}
+	return out
+}
+
+// remove drops transactions (included, stale or invalid). A transaction
+// that was replaced meanwhile is left alone.
+func (p *Pool) remove(txs ...*poolTx) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, ptx := range txs {
+		hash := ptx.tx.Hash()
+		if _, ok := p.all[hash]; !ok {
+			continue
+		}
+		delete(p.all, hash)
+		q := p.senders[ptx.sender]
+		if cur := q[ptx.tx.Nonce()]; cur != nil && cur.tx.Hash() == hash {
+			delete(q, ptx.tx.Nonce())
+		}
+		if len(q) == 0 {
+			delete(p.senders, ptx.sender)
+		}
+	}
+	p.metrics.poolSized(len(p.all))
+}
+
+func rejectReason(err error) string {
+	for _, r := range []struct {
+		err  error
+		name string
+	}{
+		{ErrAlreadyKnown, "known"}, {ErrChainID, "chain_id"}, {ErrInvalidSender, "sender"},
+		{ErrTxTypeNotSupported, "type"}, {ErrOversized, "oversized"}, {ErrGasLimit, "gas_limit"},
+		{ErrIntrinsicGas, "intrinsic_gas"}, {ErrTipAboveFeeCap, "tip_above_fee_cap"},
+		{ErrFeeCapTooLow, "fee_cap"}, {ErrNonceTooLow, "nonce_low"}, {ErrNonceTooHigh, "nonce_high"},
+		{ErrInsufficientFunds, "funds"}, {ErrReplaceUnderpriced, "underpriced"}, {ErrPoolFull, "full"},
+	} {
+		if errors.Is(err, r.err) {
+			return r.name
+		}
+	}
+	return "other"
+}
