@@ -123,6 +123,21 @@ func NewAPI(cfg APIConfig, db *store.DB, g *chain.Genesis, pool TxPool, log zero
 // SetPending installs the pending layer source.
 func (a *API) SetPending(p PendingSource) { a.pending.Store(&p) }
 
+// snapshotAndView loads the current pending snapshot (nil without a
+// pending layer) and THEN opens a store view. The order matters: a snapshot
+// is published only after the store holds its anchor, so a view opened
+// after loading it always contains the anchor and every block the snapshot
+// has been rebased past; the reverse order could pair an old view with a
+// snapshot anchored on a block the view does not have yet.
+func (a *API) snapshotAndView() (*pending.Snapshot, store.View, error) {
+	snap := a.currentPending()
+	view, err := a.db.View()
+	if err != nil {
+		return nil, nil, err
+	}
+	return snap, view, nil
+}
+
 // currentPending returns the current snapshot or nil.
 func (a *API) currentPending() *pending.Snapshot {
 	p := a.pending.Load()
@@ -171,11 +186,15 @@ var errBlockNotFound = errors.New("header not found")
 // Resolve turns a selector into a consistent Block: one store view and, for
 // pending, one snapshot loaded once. The caller must Close it.
 func (a *API) Resolve(sel BlockSelector) (*Block, error) {
+	var snap *pending.Snapshot
+	if sel.Hash == nil && sel.Number == nil && sel.Tag == TagPending {
+		snap = a.currentPending()
+	}
 	view, err := a.db.View()
 	if err != nil {
 		return nil, err
 	}
-	b, err := a.resolve(view, sel)
+	b, err := a.resolve(view, sel, snap)
 	if err != nil {
 		view.Close()
 		return nil, err
@@ -183,7 +202,7 @@ func (a *API) Resolve(sel BlockSelector) (*Block, error) {
 	return b, nil
 }
 
-func (a *API) resolve(view store.View, sel BlockSelector) (*Block, error) {
+func (a *API) resolve(view store.View, sel BlockSelector, snap *pending.Snapshot) (*Block, error) {
 	headers := chain.ViewHeaders{View: view}
 	var number uint64
 	switch {
@@ -212,7 +231,7 @@ func (a *API) resolve(view store.View, sel BlockSelector) (*Block, error) {
 	default:
 		switch sel.Tag {
 		case TagPending:
-			if snap := a.currentPending(); snap != nil {
+			if snap != nil {
 				base, err := view.StateAt(snap.Anchor().Number.Uint64())
 				if err == nil {
 					return &Block{View: view, Header: snap.Header(), Pending: snap, Headers: headers, state: snap.State(base)}, nil

@@ -19,7 +19,7 @@ import (
 )
 
 // callRPC posts one request built from method and params.
-func callRPC(t *testing.T, url, method string, params ...any) rpcResp {
+func callRPC(t testing.TB, url, method string, params ...any) rpcResp {
 	t.Helper()
 	if params == nil {
 		params = []any{}
@@ -42,7 +42,7 @@ func wantCode(t *testing.T, r rpcResp, code int) {
 	}
 }
 
-func wantResult(t *testing.T, r rpcResp, dst any) {
+func wantResult(t testing.TB, r rpcResp, dst any) {
 	t.Helper()
 	if r.Error != nil {
 		t.Fatalf("unexpected error %d: %s", r.Error.Code, r.Error.Message)

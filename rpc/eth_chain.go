@@ -235,7 +235,7 @@ func (a *API) ethGetTransactionByHash(ctx context.Context, p Params) (any, error
 	if err := p.Decode(0, "transactionHash", &h); err != nil {
 		return nil, err
 	}
-	view, err := a.db.View()
+	snap, view, err := a.snapshotAndView()
 	if err != nil {
 		return nil, err
 	}
@@ -249,7 +249,7 @@ func (a *API) ethGetTransactionByHash(ctx context.Context, p Params) (any, error
 	}
 	// Pre-confirmed transactions: no block hash / number yet (go-ethereum's
 	// shape for a pool transaction).
-	if snap := a.currentPending(); snap != nil {
+	if snap != nil {
 		if tx, _, _, ok := snap.Transaction(h); ok {
 			return newRPCTransaction(tx, nil, nil, a.genesis.Config), nil
 		}
@@ -333,7 +333,7 @@ func (a *API) ethGetTransactionReceipt(ctx context.Context, p Params) (any, erro
 	if err := p.Decode(0, "transactionHash", &h); err != nil {
 		return nil, err
 	}
-	view, err := a.db.View()
+	snap, view, err := a.snapshotAndView()
 	if err != nil {
 		return nil, err
 	}
@@ -345,7 +345,7 @@ func (a *API) ethGetTransactionReceipt(ctx context.Context, p Params) (any, erro
 	if b == nil {
 		// A pre-confirmed transaction has a receipt before its block is
 		// sealed (block hash zero until then).
-		if snap := a.currentPending(); snap != nil {
+		if snap != nil {
 			if tx, r, _, ok := snap.Transaction(h); ok && r != nil {
 				return marshalReceipt(r, tx, a.signerFor(snap.Header())), nil
 			}

@@ -218,7 +218,7 @@ func (a *API) ethGetLogs(ctx context.Context, p Params) (any, error) {
 
 // filterLogs runs a log query.
 func (a *API) filterLogs(ctx context.Context, f *LogFilter) ([]*types.Log, error) {
-	view, err := a.db.View()
+	snap, view, err := a.snapshotAndView()
 	if err != nil {
 		return nil, err
 	}
@@ -283,7 +283,7 @@ func (a *API) filterLogs(ctx context.Context, f *LogFilter) ([]*types.Log, error
 		}
 	}
 	if toPending {
-		if snap := a.currentPending(); snap != nil && snap.Anchor().Number.Uint64() == head {
+		if snap != nil && snap.Anchor().Number.Uint64() == head {
 			for _, r := range snap.Receipts() {
 				for _, l := range r.Logs {
 					if f.matches(l) {

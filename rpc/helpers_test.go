@@ -97,12 +97,12 @@ func registerTestMethods(s *Server) {
 	})
 }
 
-func post(t *testing.T, url, body string) (int, []byte) {
+func post(t testing.TB, url, body string) (int, []byte) {
 	t.Helper()
 	return postCT(t, url, "application/json", body)
 }
 
-func postCT(t *testing.T, url, ct, body string) (int, []byte) {
+func postCT(t testing.TB, url, ct, body string) (int, []byte) {
 	t.Helper()
 	resp, err := http.Post(url, ct, strings.NewReader(body))
 	if err != nil {
@@ -155,7 +155,7 @@ type rpcResp struct {
 	} `json:"params"`
 }
 
-func parseResp(t *testing.T, b []byte) rpcResp {
+func parseResp(t testing.TB, b []byte) rpcResp {
 	t.Helper()
 	var r rpcResp
 	if err := json.Unmarshal(b, &r); err != nil {

@@ -3,9 +3,7 @@ package rpc
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/big"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,12 +14,8 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/params"
-	"github.com/rs/zerolog"
 
-	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
-	"github.com/tipnode/tipnode/pending"
-	"github.com/tipnode/tipnode/pending/devnet"
 )
 
 // The conformance fixtures (TestConformance, eth_simulateV1 directory) are
@@ -50,31 +44,12 @@ type simBlockOut struct {
 	} `json:"calls"`
 }
 
-// rpcRequest posts one request and returns its decoded response.
-func simRequest(t testing.TB, url, method string, params ...any) rpcResp {
-	t.Helper()
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := postRaw(simHTTP, url, string(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r rpcResp
-	if err := json.Unmarshal(resp, &r); err != nil {
-		t.Fatalf("bad response %s: %v", resp, err)
-	}
-	return r
-}
-
-var simHTTP = &http.Client{Timeout: 60 * time.Second}
 
 // simulate runs eth_simulateV1 and decodes the blocks; it fails the test on
 // an error response.
 func simulate(t testing.TB, url string, payload any, block any) []simBlockOut {
 	t.Helper()
-	r := simRequest(t, url, "eth_simulateV1", payload, block)
+	r := callRPC(t, url, "eth_simulateV1", payload, block)
 	if r.Error != nil {
 		t.Fatalf("eth_simulateV1 error %d: %s", r.Error.Code, r.Error.Message)
 	}
@@ -88,7 +63,7 @@ func simulate(t testing.TB, url string, payload any, block any) []simBlockOut {
 // simulateErr runs eth_simulateV1 expecting an error and returns it.
 func simulateErr(t testing.TB, url string, payload any, block any) *Error {
 	t.Helper()
-	r := simRequest(t, url, "eth_simulateV1", payload, block)
+	r := callRPC(t, url, "eth_simulateV1", payload, block)
 	if r.Error == nil {
 		t.Fatalf("expected an error, got result %s", clip(string(r.Result)))
 	}
@@ -153,8 +128,8 @@ func TestSimulateHistoricalBlock(t *testing.T) {
 		oldBal, nowBal hexutil.Big
 	)
 	for a := range accounts {
-		old := simRequest(t, url, "eth_getBalance", a, "0x20")
-		now := simRequest(t, url, "eth_getBalance", a, "latest")
+		old := callRPC(t, url, "eth_getBalance", a, "0x20")
+		now := callRPC(t, url, "eth_getBalance", a, "latest")
 		if old.Error != nil || now.Error != nil {
 			t.Fatalf("eth_getBalance: %v %v", old.Error, now.Error)
 		}
@@ -168,7 +143,7 @@ func TestSimulateHistoricalBlock(t *testing.T) {
 	if acct == (common.Address{}) {
 		t.Fatal("no account changed balance since block 0x20")
 	}
-	hdr := simRequest(t, url, "eth_getBlockByNumber", "0x20", false)
+	hdr := callRPC(t, url, "eth_getBlockByNumber", "0x20", false)
 	var base struct {
 		Hash      common.Hash    `json:"hash"`
 		Timestamp hexutil.Uint64 `json:"timestamp"`
@@ -459,7 +434,7 @@ func TestSimulateTraceTransfersInternal(t *testing.T) {
 	var full struct {
 		LogsBloom types.Bloom `json:"logsBloom"`
 	}
-	r := simRequest(t, url, "eth_simulateV1", payload, "latest")
+	r := callRPC(t, url, "eth_simulateV1", payload, "latest")
 	var blocks []json.RawMessage
 	json.Unmarshal(r.Result, &blocks)
 	json.Unmarshal(blocks[0], &full)
@@ -471,30 +446,8 @@ func TestSimulateTraceTransfersInternal(t *testing.T) {
 // On pending the simulation starts from the pre-confirmed state: the first
 // simulated block follows the pending block.
 func TestSimulatePending(t *testing.T) {
-	accs, err := devnet.Accounts(devnet.Mnemonic, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := devnet.Genesis(devnet.GenesisConfig{ChainID: 1337, Accounts: []common.Address{accs[0].Address, accs[1].Address}, Timestamp: 1_700_000_000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := chain.ParseGenesis(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := chaintest.OpenStore(t)
-	log := zerolog.New(io.Discard)
-	if err := chain.NewImporter(db, chain.NewExecutor(g.Config), log).InitGenesis(g); err != nil {
-		t.Fatal(err)
-	}
-	clock := pending.NewManualClock(time.Unix(1_700_000_010, 0))
-	mgr := pending.NewManager(db, g.Config, clock)
-	pool, err := pending.NewPool(pending.DefaultPoolConfig(), g.Config, mgr, clock, nil, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	api, url := startNodeCfg(t, DefaultAPIConfig(), db, g, pool)
+	d := newDevPendingNode(t, false)
+	accs, g, pool, clock, seqCfg, seq, mgr, url := d.accs, d.g, d.pool, d.clock, d.seqCfg, d.seq, d.mgr, d.url
 
 	// Before the pending layer exists, pending = latest.
 	recipient := common.HexToAddress("0x00000000000000000000000000000000000b0b01")
@@ -505,21 +458,7 @@ func TestSimulatePending(t *testing.T) {
 	if out := simulate(t, url, payload, "pending"); out[0].Number != 1 {
 		t.Fatalf("without a pending layer: block %d, want 1", out[0].Number)
 	}
-
-	seqCfg := pending.DefaultConfig()
-	seq, err := pending.New(seqCfg, db, api.Executor(), pool, clock, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := seq.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := seq.Stop(); err != nil {
-			t.Errorf("sequencer: %v", err)
-		}
-	})
-	api.SetPending(mgr)
+	d.start(t)
 	tx, err := types.SignNewTx(accs[0].Key, types.LatestSigner(g.Config), &types.DynamicFeeTx{
 		ChainID: g.Config.ChainID, Nonce: 0, GasTipCap: big.NewInt(params.GWei), GasFeeCap: big.NewInt(10 * params.GWei),
 		Gas: 21_000, To: &recipient, Value: big.NewInt(params.Ether),
@@ -575,7 +514,7 @@ func TestSimulateBadParams(t *testing.T) {
 		{map[string]any{"blockStateCalls": []any{}}, "latest", 1},
 		{map[string]any{"blockStateCalls": []any{map[string]any{}}}, "bogus"},
 	} {
-		r := simRequest(t, url, "eth_simulateV1", p...)
+		r := callRPC(t, url, "eth_simulateV1", p...)
 		if r.Error == nil || r.Error.Code != CodeInvalidParams {
 			t.Errorf("params %v: %+v", p, r.Error)
 		}

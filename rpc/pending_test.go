@@ -1,0 +1,130 @@
+package rpc
+
+import (
+	"io"
+	"math/big"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/params"
+	"github.com/rs/zerolog"
+
+	"github.com/tipnode/tipnode/chain"
+	"github.com/tipnode/tipnode/chain/chaintest"
+	"github.com/tipnode/tipnode/pending"
+	"github.com/tipnode/tipnode/pending/devnet"
+)
+
+// devPendingNode is a dev chain with a pool, a manual clock and a sequencer
+// (not started), served over HTTP.
+type devPendingNode struct {
+	accs   []devnet.Account
+	g      *chain.Genesis
+	api    *API
+	url    string
+	pool   *pending.Pool
+	clock  *pending.ManualClock
+	mgr    *pending.Manager
+	seqCfg pending.Config
+	seq    *pending.Sequencer
+}
+
+func newDevPendingNode(t *testing.T, install bool) *devPendingNode {
+	t.Helper()
+	accs, err := devnet.Accounts(devnet.Mnemonic, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := devnet.Genesis(devnet.GenesisConfig{ChainID: 1337, Accounts: []common.Address{accs[0].Address, accs[1].Address}, Timestamp: 1_700_000_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := chain.ParseGenesis(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := chaintest.OpenStore(t)
+	log := zerolog.New(io.Discard)
+	if err := chain.NewImporter(db, chain.NewExecutor(g.Config), log).InitGenesis(g); err != nil {
+		t.Fatal(err)
+	}
+	d := &devPendingNode{accs: accs, g: g, seqCfg: pending.DefaultConfig()}
+	d.clock = pending.NewManualClock(time.Unix(1_700_000_010, 0))
+	d.mgr = pending.NewManager(db, g.Config, d.clock)
+	if d.pool, err = pending.NewPool(pending.DefaultPoolConfig(), g.Config, d.mgr, d.clock, nil, log); err != nil {
+		t.Fatal(err)
+	}
+	d.api, d.url = startNodeCfg(t, DefaultAPIConfig(), db, g, d.pool)
+	if d.seq, err = pending.New(d.seqCfg, db, d.api.Executor(), d.pool, d.clock, log); err != nil {
+		t.Fatal(err)
+	}
+	if install {
+		d.start(t)
+	}
+	return d
+}
+
+// start starts the sequencer and installs the pending layer.
+func (d *devPendingNode) start(t *testing.T) {
+	t.Helper()
+	if err := d.seq.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := d.seq.Stop(); err != nil {
+			t.Errorf("sequencer: %v", err)
+		}
+	})
+	d.api.SetPending(d.mgr)
+}
+
+// sealingSource seals the pending block the first time Current is called,
+// then returns the (rebased) snapshot: the worst interleaving for a reader
+// that opened its store view before loading the snapshot.
+type sealingSource struct {
+	d    *devPendingNode
+	once sync.Once
+}
+
+func (s *sealingSource) Current() *pending.Snapshot {
+	s.once.Do(func() {
+		s.d.clock.Advance(s.d.seqCfg.BlockTime)
+		s.d.seq.Sync()
+	})
+	return s.d.mgr.Current()
+}
+
+// TestPendingSealBetweenViewAndSnapshot: a seal landing while a request
+// resolves `pending` must not make it read a store view without the
+// snapshot's anchor (which used to fall back to an older block).
+func TestPendingSealBetweenViewAndSnapshot(t *testing.T) {
+	d := newDevPendingNode(t, true)
+	recipient := common.HexToAddress("0x00000000000000000000000000000000000b0b02")
+	tx, err := types.SignNewTx(d.accs[0].Key, types.LatestSigner(d.g.Config), &types.DynamicFeeTx{
+		ChainID: d.g.Config.ChainID, Nonce: 0, GasTipCap: big.NewInt(params.GWei), GasFeeCap: big.NewInt(10 * params.GWei),
+		Gas: 21_000, To: &recipient, Value: big.NewInt(params.Ether),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.pool.Add(tx); err != nil {
+		t.Fatal(err)
+	}
+	d.clock.Advance(d.seqCfg.PreconfInterval)
+	d.seq.Sync()
+	if snap := d.mgr.Current(); snap == nil || len(snap.Transactions()) != 1 || snap.Anchor().Number.Uint64() != 0 {
+		t.Fatal("transfer not pre-confirmed on top of genesis")
+	}
+	d.api.SetPending(&sealingSource{d: d})
+	var bal hexBig
+	wantResult(t, callRPC(t, d.url, "eth_getBalance", recipient, "pending"), &bal)
+	if bal.ToInt().Cmp(big.NewInt(params.Ether)) != 0 {
+		t.Fatalf("pending balance across a seal = %v, want 1 ether", bal.ToInt())
+	}
+	if n := d.mgr.Current().Anchor().Number.Uint64(); n != 1 {
+		t.Fatalf("anchor after the seal = %d, want 1", n)
+	}
+}
