@@ -613,7 +613,6 @@ func simTxError(err error, gas uint64) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf("err: %v (supplied gas %d)", err, gas)}
 }
 
-
 // abort turns an error that ended the simulation into the response error:
 // the time limit as eth_call reports it, anything else unchanged.
 func (sim *simulator) abort(ctx context.Context, err error) error {

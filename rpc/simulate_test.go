@@ -44,7 +44,6 @@ type simBlockOut struct {
 	} `json:"calls"`
 }
 
-
 // simulate runs eth_simulateV1 and decodes the blocks; it fails the test on
 // an error response.
 func simulate(t testing.TB, url string, payload any, block any) []simBlockOut {
