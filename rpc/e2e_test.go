@@ -52,7 +52,6 @@ func readChainBlocks(t testing.TB) []*types.Block {
 	return blocks
 }
 
-
 func TestE2EEthclientHTTP(t *testing.T) {
 	db, g := chaintest.ImportedStore(t)
 	_, url := startNode(t, db, g, newTestPool(g))
