@@ -1,7 +1,27 @@
-// Package rpc is tipnode's JSON-RPC 2.0 transport: one listener serving
-// HTTP POST and websocket sessions, the error codes of the whole node, and
-// the shared decoders of outside input used by method handlers
-// (BlockSelector, Word, CallArgs, StateOverride, BlockOverrides).
+// Package rpc is tipnode's JSON-RPC 2.0 server: one listener serving HTTP
+// POST and websocket sessions, the error codes of the whole node, the shared
+// decoders of outside input (BlockSelector, Word, CallArgs, StateOverride,
+// BlockOverrides), and the Ethereum method handlers (API).
+//
+// # Methods (API)
+//
+// API (api.go) holds the store, the executor and, when a sequencer runs,
+// the pending layer. Each method file registers its own group through
+// registrars: eth_state.go (balance, code, nonce, storage), eth_call.go and
+// callmsg.go (call defaults and fee semantics shared by eth_call,
+// eth_estimateGas, eth_createAccessList and eth_simulateV1), simulate*.go,
+// eth_chain.go and marshal.go (blocks, transactions, receipts in
+// go-ethereum's JSON shapes), eth_logs.go and heads.go (eth_getLogs,
+// newHeads/logs subscriptions), eth_fees.go, eth_config.go, eth_send.go,
+// eth_pending.go (pre-confirmation subscriptions).
+//
+// Every state read goes through API.Resolve: one store view (a Pebble
+// snapshot) per request and, for `pending`, one snapshot pointer loaded once
+// — BEFORE the view is opened, so the view always holds the snapshot's
+// anchor. One request therefore never mixes two heights or two snapshots;
+// successive requests of a batch may see successive snapshots. A block the
+// node does not have is -32000 "header not found" for state methods and a
+// null result for block/transaction getters, as go-ethereum answers.
 //
 // # Model
 //
