@@ -14,7 +14,9 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/rs/zerolog"
 
+	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
 )
 
@@ -202,11 +204,16 @@ func TestGetLogsErrorsAndLimits(t *testing.T) {
 		{"bad topic", map[string]any{"topics": []any{"0x12"}}, CodeInvalidParams},
 		{"hash as fromBlock", map[string]any{"fromBlock": chaintest.HeadHash}, CodeInvalidParams},
 		{"unknown block hash", map[string]any{"blockHash": "0x00000000000000000000000000000000000000000000000000000000deadbeef"}, CodeServerError},
+		{"not an object", "latest", CodeInvalidParams},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := callRPC(t, url, "eth_getLogs", tc.filter)
 			wantCode(t, r, tc.code)
+			// Messages speak JSON, not Go types.
+			if strings.Contains(r.Error.Message, "struct {") {
+				t.Fatalf("message %q", r.Error.Message)
+			}
 			if tc.code == CodeLimitExceeded && !strings.Contains(r.Error.Message, "10") && !strings.Contains(r.Error.Message, "1 ") && !strings.Contains(r.Error.Message, "than 1") {
 				t.Fatalf("limit message does not state the limit: %q", r.Error.Message)
 			}
@@ -395,6 +402,49 @@ func TestHeadFeedCatchUp(t *testing.T) {
 	// Announcing with no reader must not block.
 	for i := 0; i < 1000; i++ {
 		api.NotifyNewHead(h54)
+	}
+}
+
+// TestHeadFeedFirstAnnouncementCatchUp: blocks stored after a subscriber
+// started but not announced on their own (here 53, stored before 54 is
+// announced) are delivered before the first announced head, as between any
+// two announcements.
+func TestHeadFeedFirstAnnouncementCatchUp(t *testing.T) {
+	g := chaintest.Genesis(t)
+	db := chaintest.OpenStore(t)
+	im := chain.NewImporter(db, chain.NewExecutor(g.Config), zerolog.Nop())
+	if err := im.InitGenesis(g); err != nil {
+		t.Fatal(err)
+	}
+	blocks := readChainBlocks(t)
+	for _, b := range blocks[:52] {
+		if err := im.ImportBlock(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	api, _ := startNode(t, db, g, nil)
+	done := make(chan struct{})
+	defer close(done)
+	got := make(chan uint64, 16)
+	api.followHeads(done, func(h *types.Header) bool {
+		got <- h.Number.Uint64()
+		return true
+	})
+	for _, b := range blocks[52:54] {
+		if err := im.ImportBlock(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	api.NotifyNewHead(blocks[53].Header())
+	for _, want := range []uint64{53, 54} {
+		select {
+		case n := <-got:
+			if n != want {
+				t.Fatalf("got head %d, want %d", n, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no head %d delivered", want)
+		}
 	}
 }
 

@@ -25,19 +25,19 @@ func init() {
 		s.Register("web3_clientVersion", a.web3ClientVersion)
 		s.Register("eth_syncing", a.ethSyncing)
 		s.Register("eth_blockNumber", a.ethBlockNumber)
-		s.Register("eth_getBlockByNumber", a.ethGetBlockByNumber)
-		s.Register("eth_getBlockByHash", a.ethGetBlockByHash)
-		s.Register("eth_getBlockTransactionCountByNumber", a.ethGetBlockTxCountByNumber)
-		s.Register("eth_getBlockTransactionCountByHash", a.ethGetBlockTxCountByHash)
-		s.Register("eth_getTransactionByHash", a.ethGetTransactionByHash)
-		s.Register("eth_getTransactionByBlockNumberAndIndex", a.ethGetTxByNumberAndIndex)
-		s.Register("eth_getTransactionByBlockHashAndIndex", a.ethGetTxByHashAndIndex)
-		s.Register("eth_getTransactionReceipt", a.ethGetTransactionReceipt)
-		s.Register("eth_getBlockReceipts", a.ethGetBlockReceipts)
-		s.Register("eth_getUncleCountByBlockNumber", a.ethGetUncleCountByNumber)
-		s.Register("eth_getUncleCountByBlockHash", a.ethGetUncleCountByHash)
-		s.Register("eth_getUncleByBlockNumberAndIndex", a.ethGetUncleByNumberAndIndex)
-		s.Register("eth_getUncleByBlockHashAndIndex", a.ethGetUncleByHashAndIndex)
+		s.Register("eth_getBlockByNumber", blockMethod(2, false, a.blockResult))
+		s.Register("eth_getBlockByHash", blockMethod(2, true, a.blockResult))
+		s.Register("eth_getBlockTransactionCountByNumber", blockMethod(1, false, a.txCount))
+		s.Register("eth_getBlockTransactionCountByHash", blockMethod(1, true, a.txCount))
+		s.Register("eth_getTransactionByHash", a.txMethod(a.transactionByHash))
+		s.Register("eth_getTransactionByBlockNumberAndIndex", blockMethod(2, false, a.txByIndex))
+		s.Register("eth_getTransactionByBlockHashAndIndex", blockMethod(2, true, a.txByIndex))
+		s.Register("eth_getTransactionReceipt", a.txMethod(a.transactionReceipt))
+		s.Register("eth_getBlockReceipts", blockMethod(1, false, a.blockReceipts))
+		s.Register("eth_getUncleCountByBlockNumber", blockMethod(1, false, a.uncleCount))
+		s.Register("eth_getUncleCountByBlockHash", blockMethod(1, true, a.uncleCount))
+		s.Register("eth_getUncleByBlockNumberAndIndex", blockMethod(2, false, a.uncleByIndex))
+		s.Register("eth_getUncleByBlockHashAndIndex", blockMethod(2, true, a.uncleByIndex))
 	})
 }
 
@@ -139,52 +139,48 @@ func (a *API) marshalChainBlock(c *chainBlock, fullTx bool) map[string]any {
 	return marshalBlock(c.Block, true, fullTx, a.genesis.Config)
 }
 
-// decodeFullTx decodes the required boolean "full transactions" argument.
-func decodeFullTx(p Params, i int) (bool, error) {
-	var full bool
-	if err := p.Decode(i, "fullTransactions", &full); err != nil {
-		return false, err
+// blockMethod builds the handler of a method whose argument 0 names a block:
+// a block selector (…ByNumber, getBlockReceipts) or, byHash, a block hash
+// (…ByHash). nargs is the most arguments it takes; fn answers it.
+func blockMethod(nargs int, byHash bool, fn func(sel BlockSelector, p Params) (any, error)) Handler {
+	return func(ctx context.Context, p Params) (any, error) {
+		if err := p.AtMost(nargs); err != nil {
+			return nil, err
+		}
+		var sel BlockSelector
+		if byHash {
+			var h common.Hash
+			if err := p.Decode(0, "blockHash", &h); err != nil {
+				return nil, err
+			}
+			sel = SelectHash(h, false)
+		} else if err := p.Decode(0, "block", &sel); err != nil {
+			return nil, err
+		}
+		return fn(sel, p)
 	}
-	return full, nil
 }
 
-func (a *API) ethGetBlockByNumber(ctx context.Context, p Params) (any, error) {
-	if err := p.AtMost(2); err != nil {
-		return nil, err
-	}
-	sel, err := decodeRequiredSelector(p, 0, "block")
-	if err != nil {
-		return nil, err
-	}
-	full, err := decodeFullTx(p, 1)
-	if err != nil {
-		return nil, err
-	}
-	return a.blockResult(sel, full)
-}
-
-func (a *API) ethGetBlockByHash(ctx context.Context, p Params) (any, error) {
-	if err := p.AtMost(2); err != nil {
-		return nil, err
-	}
-	var h common.Hash
-	if err := p.Decode(0, "blockHash", &h); err != nil {
-		return nil, err
-	}
-	full, err := decodeFullTx(p, 1)
-	if err != nil {
-		return nil, err
-	}
-	return a.blockResult(SelectHash(h, false), full)
-}
-
-func (a *API) blockResult(sel BlockSelector, full bool) (any, error) {
+// withBlock loads the block sel names and answers fn of it, or null when
+// the node does not have the block.
+func (a *API) withBlock(sel BlockSelector, fn func(c *chainBlock) (any, error)) (any, error) {
 	c, err := a.loadBlock(sel)
 	if err != nil || c == nil {
 		return nil, err
 	}
 	defer c.Close()
-	return a.marshalChainBlock(c, full), nil
+	return fn(c)
+}
+
+// blockResult: eth_getBlockBy…(block, fullTransactions).
+func (a *API) blockResult(sel BlockSelector, p Params) (any, error) {
+	var full bool
+	if err := p.Decode(1, "fullTransactions", &full); err != nil {
+		return nil, err
+	}
+	return a.withBlock(sel, func(c *chainBlock) (any, error) {
+		return a.marshalChainBlock(c, full), nil
+	})
 }
 
 // decodeRequiredSelector decodes a required block selector argument.
@@ -196,61 +192,56 @@ func decodeRequiredSelector(p Params, i int, name string) (BlockSelector, error)
 	return s, nil
 }
 
-func (a *API) ethGetBlockTxCountByNumber(ctx context.Context, p Params) (any, error) {
-	if err := p.AtMost(1); err != nil {
-		return nil, err
-	}
-	sel, err := decodeRequiredSelector(p, 0, "block")
-	if err != nil {
-		return nil, err
-	}
-	return a.txCount(sel)
+func (a *API) txCount(sel BlockSelector, _ Params) (any, error) {
+	return a.withBlock(sel, func(c *chainBlock) (any, error) {
+		return hexutil.Uint(len(c.Block.Transactions())), nil
+	})
 }
 
-func (a *API) ethGetBlockTxCountByHash(ctx context.Context, p Params) (any, error) {
-	if err := p.AtMost(1); err != nil {
-		return nil, err
-	}
-	var h common.Hash
-	if err := p.Decode(0, "blockHash", &h); err != nil {
-		return nil, err
-	}
-	return a.txCount(SelectHash(h, false))
+// foundTx is a transaction hash looked up in one consistent read: the
+// canonical block holding it and its index (Block nil when the store does
+// not have it), the view it was read from, and the pending snapshot (nil
+// without a pending layer).
+type foundTx struct {
+	Hash  common.Hash
+	Block *types.Block
+	Index uint64
+	View  store.View
+	Snap  *pending.Snapshot
 }
 
-func (a *API) txCount(sel BlockSelector) (any, error) {
-	c, err := a.loadBlock(sel)
-	if err != nil || c == nil {
-		return nil, err
+// txMethod builds the handler of a method whose one argument is a
+// transaction hash; fn answers it from the lookup.
+func (a *API) txMethod(fn func(t *foundTx) (any, error)) Handler {
+	return func(ctx context.Context, p Params) (any, error) {
+		if err := p.AtMost(1); err != nil {
+			return nil, err
+		}
+		t := &foundTx{}
+		if err := p.Decode(0, "transactionHash", &t.Hash); err != nil {
+			return nil, err
+		}
+		snap, view, err := a.snapshotAndView()
+		if err != nil {
+			return nil, err
+		}
+		defer view.Close()
+		t.Snap, t.View = snap, view
+		if t.Block, t.Index, err = a.lookupTx(view, t.Hash); err != nil {
+			return nil, err
+		}
+		return fn(t)
 	}
-	defer c.Close()
-	return hexutil.Uint(len(c.Block.Transactions())), nil
 }
 
-func (a *API) ethGetTransactionByHash(ctx context.Context, p Params) (any, error) {
-	if err := p.AtMost(1); err != nil {
-		return nil, err
-	}
-	var h common.Hash
-	if err := p.Decode(0, "transactionHash", &h); err != nil {
-		return nil, err
-	}
-	snap, view, err := a.snapshotAndView()
-	if err != nil {
-		return nil, err
-	}
-	defer view.Close()
-	b, idx, err := a.lookupTx(view, h)
-	if err != nil {
-		return nil, err
-	}
-	if b != nil {
-		return newRPCTransaction(b.Transactions()[idx], blockLocation(b, idx), b.BaseFee(), a.genesis.Config), nil
+func (a *API) transactionByHash(t *foundTx) (any, error) {
+	if b := t.Block; b != nil {
+		return newRPCTransaction(b.Transactions()[t.Index], blockLocation(b, t.Index), b.BaseFee(), a.genesis.Config), nil
 	}
 	// Pre-confirmed transactions: no block hash / number yet (go-ethereum's
 	// shape for a pool transaction).
-	if snap != nil {
-		if tx, _, _, ok := snap.Transaction(h); ok {
+	if t.Snap != nil {
+		if tx, _, _, ok := t.Snap.Transaction(t.Hash); ok {
 			return newRPCTransaction(tx, nil, nil, a.genesis.Config), nil
 		}
 	}
@@ -282,77 +273,37 @@ func (a *API) lookupTx(view store.View, h common.Hash) (*types.Block, uint64, er
 	return b, loc.Index, nil
 }
 
-func (a *API) ethGetTxByNumberAndIndex(ctx context.Context, p Params) (any, error) {
-	if err := p.AtMost(2); err != nil {
-		return nil, err
-	}
-	sel, err := decodeRequiredSelector(p, 0, "block")
-	if err != nil {
-		return nil, err
-	}
-	return a.txByIndex(sel, p)
-}
-
-func (a *API) ethGetTxByHashAndIndex(ctx context.Context, p Params) (any, error) {
-	if err := p.AtMost(2); err != nil {
-		return nil, err
-	}
-	var h common.Hash
-	if err := p.Decode(0, "blockHash", &h); err != nil {
-		return nil, err
-	}
-	return a.txByIndex(SelectHash(h, false), p)
-}
-
 func (a *API) txByIndex(sel BlockSelector, p Params) (any, error) {
 	var idx hexutil.Uint64
 	if err := p.Decode(1, "index", &idx); err != nil {
 		return nil, err
 	}
-	c, err := a.loadBlock(sel)
-	if err != nil || c == nil {
-		return nil, err
-	}
-	defer c.Close()
-	txs := c.Block.Transactions()
-	if uint64(idx) >= uint64(len(txs)) {
-		return nil, nil
-	}
-	loc := blockLocation(c.Block, uint64(idx))
-	if c.Snap != nil {
-		loc.Hash = nil
-	}
-	return newRPCTransaction(txs[idx], loc, c.Block.BaseFee(), a.genesis.Config), nil
+	return a.withBlock(sel, func(c *chainBlock) (any, error) {
+		txs := c.Block.Transactions()
+		if uint64(idx) >= uint64(len(txs)) {
+			return nil, nil
+		}
+		loc := blockLocation(c.Block, uint64(idx))
+		if c.Snap != nil {
+			loc.Hash = nil
+		}
+		return newRPCTransaction(txs[idx], loc, c.Block.BaseFee(), a.genesis.Config), nil
+	})
 }
 
-func (a *API) ethGetTransactionReceipt(ctx context.Context, p Params) (any, error) {
-	if err := p.AtMost(1); err != nil {
-		return nil, err
-	}
-	var h common.Hash
-	if err := p.Decode(0, "transactionHash", &h); err != nil {
-		return nil, err
-	}
-	snap, view, err := a.snapshotAndView()
-	if err != nil {
-		return nil, err
-	}
-	defer view.Close()
-	b, idx, err := a.lookupTx(view, h)
-	if err != nil {
-		return nil, err
-	}
+func (a *API) transactionReceipt(t *foundTx) (any, error) {
+	b, idx := t.Block, t.Index
 	if b == nil {
 		// A pre-confirmed transaction has a receipt before its block is
 		// sealed (block hash zero until then).
-		if snap != nil {
-			if tx, r, _, ok := snap.Transaction(h); ok && r != nil {
-				return marshalReceipt(r, tx, a.signerFor(snap.Header())), nil
+		if t.Snap != nil {
+			if tx, r, _, ok := t.Snap.Transaction(t.Hash); ok && r != nil {
+				return marshalReceipt(r, tx, a.signerFor(t.Snap.Header())), nil
 			}
 		}
 		return nil, nil
 	}
-	stored, err := view.Receipts(b.NumberU64(), b.Hash())
+	stored, err := t.View.Receipts(b.NumberU64(), b.Hash())
 	if err != nil {
 		return nil, fmt.Errorf("receipts of block %d: %w", b.NumberU64(), err)
 	}
@@ -367,86 +318,29 @@ func (a *API) signerFor(h *types.Header) types.Signer {
 	return types.MakeSigner(a.genesis.Config, h.Number, h.Time)
 }
 
-func (a *API) ethGetBlockReceipts(ctx context.Context, p Params) (any, error) {
-	if err := p.AtMost(1); err != nil {
-		return nil, err
-	}
-	sel, err := decodeRequiredSelector(p, 0, "block")
-	if err != nil {
-		return nil, err
-	}
-	c, err := a.loadBlock(sel)
-	if err != nil || c == nil {
-		return nil, err
-	}
-	defer c.Close()
-	rs, err := a.receipts(c)
-	if err != nil {
-		return nil, err
-	}
-	txs := c.Block.Transactions()
-	if len(rs) != len(txs) {
-		return nil, fmt.Errorf("block %d: %d receipts for %d transactions", c.Block.NumberU64(), len(rs), len(txs))
-	}
-	signer := a.signerFor(c.Block.Header())
-	out := make([]map[string]any, len(rs))
-	for i, r := range rs {
-		out[i] = marshalReceipt(r, txs[i], signer)
-	}
-	return out, nil
+func (a *API) blockReceipts(sel BlockSelector, _ Params) (any, error) {
+	return a.withBlock(sel, func(c *chainBlock) (any, error) {
+		rs, err := a.receipts(c)
+		if err != nil {
+			return nil, err
+		}
+		txs := c.Block.Transactions()
+		if len(rs) != len(txs) {
+			return nil, fmt.Errorf("block %d: %d receipts for %d transactions", c.Block.NumberU64(), len(rs), len(txs))
+		}
+		signer := a.signerFor(c.Block.Header())
+		out := make([]map[string]any, len(rs))
+		for i, r := range rs {
+			out[i] = marshalReceipt(r, txs[i], signer)
+		}
+		return out, nil
+	})
 }
 
-func (a *API) ethGetUncleCountByNumber(ctx context.Context, p Params) (any, error) {
-	if err := p.AtMost(1); err != nil {
-		return nil, err
-	}
-	sel, err := decodeRequiredSelector(p, 0, "block")
-	if err != nil {
-		return nil, err
-	}
-	return a.uncleCount(sel)
-}
-
-func (a *API) ethGetUncleCountByHash(ctx context.Context, p Params) (any, error) {
-	if err := p.AtMost(1); err != nil {
-		return nil, err
-	}
-	var h common.Hash
-	if err := p.Decode(0, "blockHash", &h); err != nil {
-		return nil, err
-	}
-	return a.uncleCount(SelectHash(h, false))
-}
-
-func (a *API) uncleCount(sel BlockSelector) (any, error) {
-	c, err := a.loadBlock(sel)
-	if err != nil || c == nil {
-		return nil, err
-	}
-	defer c.Close()
-	return hexutil.Uint(len(c.Block.Uncles())), nil
-}
-
-func (a *API) ethGetUncleByNumberAndIndex(ctx context.Context, p Params) (any, error) {
-	if err := p.AtMost(2); err != nil {
-		return nil, err
-	}
-	sel, err := decodeRequiredSelector(p, 0, "block")
-	if err != nil {
-		return nil, err
-	}
-	return a.uncleByIndex(sel, p)
-}
-
-func (a *API) ethGetUncleByHashAndIndex(ctx context.Context, p Params) (any, error) {
-	if err := p.AtMost(2); err != nil {
-		return nil, err
-	}
-	var h common.Hash
-	if err := p.Decode(0, "blockHash", &h); err != nil {
-		return nil, err
-	}
-	return a.uncleByIndex(SelectHash(h, false), p)
+func (a *API) uncleCount(sel BlockSelector, _ Params) (any, error) {
+	return a.withBlock(sel, func(c *chainBlock) (any, error) {
+		return hexutil.Uint(len(c.Block.Uncles())), nil
+	})
 }
 
 func (a *API) uncleByIndex(sel BlockSelector, p Params) (any, error) {
@@ -454,14 +348,11 @@ func (a *API) uncleByIndex(sel BlockSelector, p Params) (any, error) {
 	if err := p.Decode(1, "index", &idx); err != nil {
 		return nil, err
 	}
-	c, err := a.loadBlock(sel)
-	if err != nil || c == nil {
-		return nil, err
-	}
-	defer c.Close()
-	uncles := c.Block.Uncles()
-	if uint64(idx) >= uint64(len(uncles)) {
-		return nil, nil
-	}
-	return marshalBlock(types.NewBlockWithHeader(uncles[idx]), false, false, a.genesis.Config), nil
+	return a.withBlock(sel, func(c *chainBlock) (any, error) {
+		uncles := c.Block.Uncles()
+		if uint64(idx) >= uint64(len(uncles)) {
+			return nil, nil
+		}
+		return marshalBlock(types.NewBlockWithHeader(uncles[idx]), false, false, a.genesis.Config), nil
+	})
 }

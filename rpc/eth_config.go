@@ -42,11 +42,10 @@ func (a *API) ethConfig(ctx context.Context, p Params) (any, error) {
 	if err := p.AtMost(0); err != nil {
 		return nil, err
 	}
-	head, view, err := a.latestHeader()
+	head, err := a.headHeader()
 	if err != nil {
 		return nil, err
 	}
-	view.Close()
 	c := a.genesis.Config
 	genesis := a.genesis.Block
 	describe := func(ts *uint64) *forkConfig {
@@ -117,11 +116,10 @@ func (a *API) ethCapabilities(ctx context.Context, p Params) (any, error) {
 	if err := p.AtMost(0); err != nil {
 		return nil, err
 	}
-	head, view, err := a.latestHeader()
+	head, err := a.headHeader()
 	if err != nil {
 		return nil, err
 	}
-	view.Close()
 	zero := hexutil.Uint64(0)
 	all := capabilityResource{OldestBlock: &zero}
 	return capabilitiesResult{

@@ -78,26 +78,27 @@ func (a *API) latestHeader() (*types.Header, store.View, error) {
 	return h, view, nil
 }
 
-func (a *API) ethGasPrice(ctx context.Context, p Params) (any, error) {
-	if err := p.AtMost(0); err != nil {
-		return nil, err
-	}
+// headHeader returns the head header (its view already closed).
+func (a *API) headHeader() (*types.Header, error) {
 	h, view, err := a.latestHeader()
 	if err != nil {
 		return nil, err
 	}
-	defer view.Close()
-	tip, err := a.suggestTip(view, h)
-	if err != nil {
-		return nil, err
-	}
-	if h.BaseFee != nil {
-		tip.Add(tip, h.BaseFee)
-	}
-	return (*hexutil.Big)(tip), nil
+	view.Close()
+	return h, nil
+}
+
+func (a *API) ethGasPrice(ctx context.Context, p Params) (any, error) {
+	return a.suggestedFee(p, true)
 }
 
 func (a *API) ethMaxPriorityFeePerGas(ctx context.Context, p Params) (any, error) {
+	return a.suggestedFee(p, false)
+}
+
+// suggestedFee is the suggested tip at the head, plus the head's base fee
+// when withBaseFee (eth_gasPrice).
+func (a *API) suggestedFee(p Params, withBaseFee bool) (any, error) {
 	if err := p.AtMost(0); err != nil {
 		return nil, err
 	}
@@ -109,6 +110,9 @@ func (a *API) ethMaxPriorityFeePerGas(ctx context.Context, p Params) (any, error
 	tip, err := a.suggestTip(view, h)
 	if err != nil {
 		return nil, err
+	}
+	if withBaseFee && h.BaseFee != nil {
+		tip.Add(tip, h.BaseFee)
 	}
 	return (*hexutil.Big)(tip), nil
 }
@@ -175,11 +179,10 @@ func (a *API) ethBlobBaseFee(ctx context.Context, p Params) (any, error) {
 	if err := p.AtMost(0); err != nil {
 		return nil, err
 	}
-	h, view, err := a.latestHeader()
+	h, err := a.headHeader()
 	if err != nil {
 		return nil, err
 	}
-	view.Close()
 	if h.ExcessBlobGas == nil {
 		return nil, nil
 	}
@@ -191,11 +194,10 @@ func (a *API) ethBaseFee(ctx context.Context, p Params) (any, error) {
 	if err := p.AtMost(0); err != nil {
 		return nil, err
 	}
-	h, view, err := a.latestHeader()
+	h, err := a.headHeader()
 	if err != nil {
 		return nil, err
 	}
-	view.Close()
 	next := new(big.Int).Add(h.Number, common.Big1)
 	if !a.genesis.Config.IsLondon(next) {
 		return nil, nil

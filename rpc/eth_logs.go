@@ -58,6 +58,9 @@ var (
 // strings, "topics" an array whose elements are null (wildcard), a topic, or
 // an array of topics (any of; an empty array or a null inside is a wildcard).
 func (f *LogFilter) UnmarshalJSON(data []byte) error {
+	if d := bytes.TrimSpace(data); len(d) == 0 || d[0] != '{' {
+		return errors.New("the filter must be an object")
+	}
 	var raw struct {
 		BlockHash *common.Hash      `json:"blockHash"`
 		FromBlock *BlockSelector    `json:"fromBlock"`

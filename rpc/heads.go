@@ -96,14 +96,19 @@ func (a *API) NotifyNewHead(header *types.Header) {
 	a.chainExt.feed.announce(types.CopyHeader(header))
 }
 
-// followHeads runs deliver for every canonical block from the first
-// announcement after the call on, until done is closed or deliver returns
-// false. Blocks skipped between two announcements are read from the store.
+// followHeads runs deliver for every canonical block stored after the call
+// (and for every head announced after it), until done is closed or deliver
+// returns false. Blocks not announced on their own — between two
+// announcements, or between the call and the first one — are read from the
+// store.
 func (a *API) followHeads(done <-chan struct{}, deliver func(h *types.Header) bool) {
 	sub := a.chainExt.feed.subscribe()
+	// The head stored now (read after subscribing, so no block falls between
+	// the two): the first announcement is caught up from here. When it
+	// cannot be read, catch-up starts at the first announcement.
+	last, _ := a.headHeader()
 	go func() {
 		defer a.chainExt.feed.unsubscribe(sub)
-		var last *types.Header
 		for {
 			select {
 			case <-done:
