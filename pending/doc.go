@@ -15,8 +15,8 @@
 // A new snapshot adds one layer (the StateDB.TakeDiff of the interval) in
 // front of the previous snapshot's layers and shares all of them; older
 // layers are never written again. To keep reads shallow, pushLayer merges
-// the front layer with the one behind it while that one is not larger, into
-// a new layer (binary-counter style): build cost is proportional to the new
+// the front layer with the one behind it while that one is not more than
+// twice its size, into a new layer (binary-counter style): build cost is proportional to the new
 // diff plus amortised O(log n) merging, and the read depth stays O(log n).
 //
 // # Concurrency and invariants
@@ -58,7 +58,10 @@
 // ahead, funds, replacement needing +PriceBump% fee cap and tip). Blob
 // transactions are refused. The sequencer takes executable runs (nonce =
 // pending nonce, consecutive) ordered by effective tip, then arrival;
-// transactions that fail to execute are dropped with a warning.
+// transactions that fail to execute are dropped with a warning. The pool
+// is bounded (PoolConfig.MaxTxs transactions, MaxBytes encoded bytes,
+// MaxNonceGap per sender); when full it refuses new transactions
+// (ErrPoolFull) instead of evicting pooled ones.
 //
 // # Time
 //

@@ -46,6 +46,20 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	return newEnvWith(t, envOptions{})
+}
+
+// envOptions vary newEnv.
+type envOptions struct {
+	// viewer, when set, wraps the store for the pending manager (the
+	// sequencer writes and reads the store directly).
+	viewer func(pending.Viewer) pending.Viewer
+	// pool configures the pool (zero: the defaults).
+	pool pending.PoolConfig
+}
+
+func newEnvWith(t *testing.T, opts envOptions) *env {
+	t.Helper()
 	accs, err := devnet.Accounts(devnet.Mnemonic, 10)
 	if err != nil {
 		t.Fatal(err)
@@ -68,8 +82,12 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	clock := pending.NewManualClock(time.Unix(genesisTime+10, 0))
-	mgr := pending.NewManager(db, g.Config, clock)
-	pool, err := pending.NewPool(pending.DefaultPoolConfig(), g.Config, mgr, clock, nil, log)
+	var viewer pending.Viewer = db
+	if opts.viewer != nil {
+		viewer = opts.viewer(db)
+	}
+	mgr := pending.NewManager(viewer, g.Config, clock)
+	pool, err := pending.NewPool(opts.pool, g.Config, mgr, clock, nil, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,8 @@ var (
 	// pooled and the new one does not raise both fee cap and tip by
 	// PoolConfig.PriceBump percent.
 	ErrReplaceUnderpriced = errors.New("replacement transaction underpriced")
-	// ErrPoolFull: the pool (or the sender's queue) holds its maximum.
+	// ErrPoolFull: the pool (or the sender's queue) holds its maximum
+	// (PoolConfig.MaxTxs, MaxBytes, MaxNonceGap).
 	ErrPoolFull = errors.New("txpool is full")
 	// ErrNoState: the pool could not read the state to validate against.
 	ErrNoState = errors.New("pending state unavailable")

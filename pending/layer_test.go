@@ -1,6 +1,7 @@
 package pending
 
 import (
+	"math/bits"
 	"math/rand/v2"
 	"testing"
 
@@ -122,6 +123,26 @@ func TestLayersMatchFlatModel(t *testing.T) {
 					t.Fatalf("snapshot %d slot %x/%x: got %x want %x", i, a, k, got, want)
 				}
 			}
+		}
+	}
+}
+
+// Diffs of shrinking size (a burst that tapers off within a block) still
+// keep the read depth logarithmic in the pending diff size.
+func TestLayerDepthLogarithmicForShrinkingDiffs(t *testing.T) {
+	var l *layer
+	total := 0
+	for i := 60; i >= 1; i-- {
+		d := store.NewStateDiff()
+		slots := make(map[common.Hash]common.Hash, i*10)
+		for k := 0; k < i*10; k++ {
+			slots[common.Hash{byte(i), byte(k), byte(k >> 8)}] = common.Hash{1}
+		}
+		d.Storage[common.Address{1}] = slots
+		total += i * 10
+		l = pushLayer(l, d, nil)
+		if limit := bits.Len(uint(total)) + 1; l.depth > limit {
+			t.Fatalf("depth %d after %d pushes holding %d slots, want at most %d", l.depth, 61-i, total, limit)
 		}
 	}
 }

@@ -71,8 +71,8 @@ func (m *Manager) SubscribePreconfirmations(fn func(*Snapshot)) (unsubscribe fun
 }
 
 // SubscribeSeals calls fn with every block sealed from now on, after it was
-// written to the store (before the pending layer rebases onto it). fn runs
-// on the sequencer goroutine and must not block.
+// written to the store and the pending layer rebased onto it (on Stop there
+// is no rebase). fn runs on the sequencer goroutine and must not block.
 func (m *Manager) SubscribeSeals(fn func(*SealEvent)) (unsubscribe func()) {
 	return m.seals.subscribe(fn)
 }
@@ -87,13 +87,20 @@ func (m *Manager) publish(s *Snapshot) {
 // (its pending header and pre-confirmed state), or, without a snapshot, the
 // latest block's state with the header the next block would get. release
 // closes the store view.
+//
+// The snapshot is loaded BEFORE the view is opened (as rpc's Resolve does):
+// a snapshot is published only after the store holds its anchor, so the view
+// always has it. The reverse order lets a seal land in between and pair an
+// old view with a snapshot anchored on a block the view lacks, and the pool
+// would then validate against a state older than pending.
 func (m *Manager) State() (header *types.Header, state chain.Backend, release func(), err error) {
+	snap := m.cur.Load()
 	view, err := m.db.View()
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%w: %v", ErrNoState, err)
 	}
 	release = func() { view.Close() }
-	if snap := m.cur.Load(); snap != nil {
+	if snap != nil {
 		if base, err := view.StateAt(snap.anchor.Number.Uint64()); err == nil {
 			return snap.header, snap.State(base), release, nil
 		}

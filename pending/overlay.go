@@ -30,13 +30,17 @@ func diffSize(d *store.StateDiff) int {
 
 // pushLayer puts diff (with the txs it pre-confirmed) in front of parent and
 // keeps the list logarithmic: while the layer behind the new front is not
-// larger than it, the two are merged into one new layer. Older layers are
-// never modified (snapshots still holding them keep their view), so the
-// cost is the size of the merged layers; every slot is merged O(log n) times
-// over a block and the depth (the read cost) stays O(log n).
+// more than twice its size, the two are merged into one new layer, so every
+// layer is more than twice the size of the one in front of it. (Merging only
+// when the one behind is not larger let diffs of shrinking size pile up one
+// layer per pre-confirmation.) Older layers are never modified (snapshots
+// still holding them keep their view), so the cost is the size of the merged
+// layers; a slot is copied again only when its layer grows by half, so every
+// slot is merged O(log n) times over a block and the depth (the read cost)
+// stays O(log n).
 func pushLayer(parent *layer, diff *store.StateDiff, txs map[common.Hash]int) *layer {
 	l := &layer{diff: diff, txs: txs, parent: parent, size: diffSize(diff) + len(txs)}
-	for l.parent != nil && l.parent.size <= l.size {
+	for l.parent != nil && l.parent.size <= 2*l.size {
 		l = mergeLayers(l.parent, l)
 	}
 	l.depth = 1

@@ -24,8 +24,12 @@ type PoolConfig struct {
 	// PriceBump is the percentage by which a replacement must raise both the
 	// fee cap and the tip of the pooled transaction it replaces. Default 10.
 	PriceBump uint64
-	// MaxTxs bounds the pool. Default 10,000.
+	// MaxTxs bounds the number of pooled transactions. Default 10,000.
 	MaxTxs int
+	// MaxBytes bounds the total encoded size of the pooled transactions, so
+	// that MaxTxs transactions of MaxTxSize cannot take gigabytes. It must
+	// be at least MaxTxSize. Default 64 MiB.
+	MaxBytes uint64
 	// MaxNonceGap is how far above the sender's pending nonce a transaction's
 	// nonce may be (it waits in the pool until the gap is filled). Also the
 	// most transactions one sender may have pooled. Default 64.
@@ -34,7 +38,7 @@ type PoolConfig struct {
 
 // DefaultPoolConfig returns the documented defaults.
 func DefaultPoolConfig() PoolConfig {
-	return PoolConfig{MaxTxSize: 128 << 10, PriceBump: 10, MaxTxs: 10_000, MaxNonceGap: 64}
+	return PoolConfig{MaxTxSize: 128 << 10, PriceBump: 10, MaxTxs: 10_000, MaxBytes: 64 << 20, MaxNonceGap: 64}
 }
 
 // WithDefaults fills zero fields with the defaults.
@@ -52,6 +56,9 @@ func (c PoolConfig) WithDefaults() PoolConfig {
 	if c.MaxNonceGap == 0 {
 		c.MaxNonceGap = d.MaxNonceGap
 	}
+	if c.MaxBytes == 0 {
+		c.MaxBytes = d.MaxBytes
+	}
 	return c
 }
 
@@ -62,6 +69,8 @@ func (c PoolConfig) Validate() error {
 		return fmt.Errorf("%w: pool max tx size %d below 1 KiB", ErrConfig, c.MaxTxSize)
 	case c.MaxTxs <= 0:
 		return fmt.Errorf("%w: pool max txs must be > 0", ErrConfig)
+	case c.MaxBytes < c.MaxTxSize:
+		return fmt.Errorf("%w: pool max bytes %d below the max tx size %d", ErrConfig, c.MaxBytes, c.MaxTxSize)
 	case c.PriceBump > 1000:
 		return fmt.Errorf("%w: price bump %d%% is absurd", ErrConfig, c.PriceBump)
 	}
@@ -90,6 +99,7 @@ type Pool struct {
 
 	mu      sync.Mutex
 	all     map[common.Hash]*poolTx
+	bytes   uint64 // encoded size of all
 	senders map[common.Address]map[uint64]*poolTx
 
 	txFeed feed[*types.Transaction]
@@ -270,17 +280,25 @@ func (p *Pool) insert(ptx *poolTx) error {
 		return fmt.Errorf("%w: %s", ErrAlreadyKnown, hash.Hex())
 	}
 	queue := p.senders[ptx.sender]
+	size := ptx.tx.Size()
 	if old := queue[ptx.tx.Nonce()]; old != nil {
 		if !p.outbids(ptx.tx, old.tx) {
 			return fmt.Errorf("%w: replacing %s needs fee cap and tip at least %d%% higher (have %s/%s, pooled %s/%s)",
 				ErrReplaceUnderpriced, old.tx.Hash().Hex(), p.cfg.PriceBump,
 				ptx.tx.GasFeeCap(), ptx.tx.GasTipCap(), old.tx.GasFeeCap(), old.tx.GasTipCap())
 		}
+		if p.bytes-old.tx.Size()+size > p.cfg.MaxBytes {
+			return fmt.Errorf("%w: %d bytes pooled", ErrPoolFull, p.bytes)
+		}
 		delete(p.all, old.tx.Hash())
+		p.bytes -= old.tx.Size()
 		p.log.Debug().Str("old", old.tx.Hash().Hex()).Str("new", hash.Hex()).Msg("transaction replaced")
 	} else {
 		if len(p.all) >= p.cfg.MaxTxs {
 			return fmt.Errorf("%w: %d transactions pooled", ErrPoolFull, len(p.all))
+		}
+		if p.bytes+size > p.cfg.MaxBytes {
+			return fmt.Errorf("%w: %d bytes pooled", ErrPoolFull, p.bytes)
 		}
 		if uint64(len(queue)) >= p.cfg.MaxNonceGap {
 			return fmt.Errorf("%w: sender %s has %d transactions pooled", ErrPoolFull, ptx.sender.Hex(), len(queue))
@@ -292,6 +310,7 @@ func (p *Pool) insert(ptx *poolTx) error {
 	}
 	queue[ptx.tx.Nonce()] = ptx
 	p.all[hash] = ptx
+	p.bytes += size
 	p.metrics.poolAdd(len(p.all))
 	return nil
 }
@@ -332,6 +351,7 @@ func (p *Pool) remove(txs ...*poolTx) {
 			continue
 		}
 		delete(p.all, hash)
+		p.bytes -= ptx.tx.Size()
 		q := p.senders[ptx.sender]
 		if cur := q[ptx.tx.Nonce()]; cur != nil && cur.tx.Hash() == hash {
 			delete(q, ptx.tx.Nonce())

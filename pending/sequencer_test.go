@@ -511,3 +511,102 @@ func TestSequencerOnConformanceChain(t *testing.T) {
 		t.Fatalf("importer rejects the sealed block: %v", err)
 	}
 }
+
+// hookViewer runs hook (once armed) right after opening a view, before
+// handing it out: a seal landing at the worst moment of a pool validation.
+type hookViewer struct {
+	pending.Viewer
+	hook func()
+}
+
+func (v *hookViewer) View() (store.View, error) {
+	view, err := v.Viewer.View()
+	if h := v.hook; h != nil {
+		v.hook = nil
+		h()
+	}
+	return view, err
+}
+
+// A seal landing while the pool opens its state must not make it validate
+// against an older state than pending: an account funded by a pre-confirmed
+// transfer can spend right across the seal (the manager used to open the
+// view before loading the snapshot, found the new anchor missing from the
+// view and fell back to the previous block, where the account is empty).
+func TestPoolValidatesAcrossSeal(t *testing.T) {
+	hv := &hookViewer{}
+	e := newEnvWith(t, envOptions{viewer: func(db pending.Viewer) pending.Viewer { hv.Viewer = db; return hv }})
+	key, _ := crypto.GenerateKey()
+	funded := crypto.PubkeyToAddress(key.PublicKey)
+	if err := e.pool.Add(e.tx(0, &funded, big.NewInt(params.Ether), 21_000, nil)); err != nil {
+		t.Fatal(err)
+	}
+	e.tick(1)
+	if n := e.mgr.Current().Anchor().Number.Uint64(); n != 0 {
+		t.Fatalf("anchor %d, want genesis", n)
+	}
+	hv.hook = e.toSeal
+	spend := signTx(t, e.signer, key, &types.DynamicFeeTx{
+		ChainID: e.g.Config.ChainID, GasTipCap: big.NewInt(params.GWei), GasFeeCap: big.NewInt(10 * params.GWei),
+		Gas: 21_000, To: &common.Address{0xbe}, Value: big.NewInt(1),
+	})
+	if err := e.pool.Add(spend); err != nil {
+		t.Fatalf("spend of a pre-confirmed deposit refused across a seal: %v", err)
+	}
+	if n := e.mgr.Current().Anchor().Number.Uint64(); n != 1 {
+		t.Fatalf("the hook did not seal: anchor %d", n)
+	}
+	e.tick(1)
+	if _, _, _, ok := e.mgr.Current().Transaction(spend.Hash()); !ok {
+		t.Fatal("spend not pre-confirmed")
+	}
+}
+
+// The pool is bounded in bytes too (not only in count: 10,000 transactions
+// of 128 KiB would be 1.25 GiB), the bound covers replacements, and
+// evicting included transactions frees their bytes.
+func TestPoolByteCap(t *testing.T) {
+	e := newEnvWith(t, envOptions{pool: pending.PoolConfig{MaxTxSize: 1024, MaxBytes: 1024}})
+	var pooled []*types.Transaction
+	var size uint64
+	fill := func() {
+		t.Helper()
+		for i := 0; i < 20; i++ {
+			tx := e.tx(i%len(e.accs), &common.Address{0xbe}, big.NewInt(1), 21_000, nil)
+			err := e.pool.Add(tx)
+			if errors.Is(err, pending.ErrPoolFull) {
+				e.nonces[e.accs[i%len(e.accs)].Address]--
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			pooled = append(pooled, tx)
+			size += tx.Size()
+		}
+		t.Fatalf("%d transactions (%d bytes) pooled under a 1024-byte cap", e.pool.Len(), size)
+	}
+	fill()
+	if size > 1024 || e.pool.Len() != len(pooled) || len(pooled) < 2 {
+		t.Fatalf("%d transactions of %d bytes pooled", len(pooled), size)
+	}
+	// A replacement that would overflow the cap is refused too.
+	last := pooled[len(pooled)-1]
+	bigger := signTx(t, e.signer, e.accs[(len(pooled)-1)%len(e.accs)].Key, &types.DynamicFeeTx{
+		ChainID: e.g.Config.ChainID, Nonce: last.Nonce(), GasTipCap: big.NewInt(2 * params.GWei), GasFeeCap: big.NewInt(20 * params.GWei),
+		Gas: 21_000 + 16*uint64(1024-size+8) + 1000, To: &common.Address{0xbe}, Value: big.NewInt(1), Data: bytes.Repeat([]byte{1}, int(1024-size+8)),
+	})
+	if err := e.pool.Add(bigger); !errors.Is(err, pending.ErrPoolFull) {
+		t.Fatalf("oversized replacement: %v", err)
+	}
+	// Pre-confirming evicts them and frees their bytes.
+	e.tick(1)
+	if n := len(e.mgr.Current().Transactions()); n != len(pooled) || e.pool.Len() != 0 {
+		t.Fatalf("%d pre-confirmed, %d still pooled", n, e.pool.Len())
+	}
+	pooled, size = nil, 0
+	fill()
+	if len(pooled) < 2 || e.pool.Len() != len(pooled) {
+		t.Fatalf("after eviction only %d transactions could be pooled", len(pooled))
+	}
+}

@@ -6,17 +6,23 @@ import (
 	"io"
 	"math/big"
 	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/ethereum/go-ethereum/params"
 	gethrpc "github.com/ethereum/go-ethereum/rpc"
 	"github.com/rs/zerolog"
 
+	"github.com/tipnode/tipnode/chain"
+	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/devnet"
 	"github.com/tipnode/tipnode/store"
@@ -261,5 +267,152 @@ func TestDevNodeStopSealsPreconfirmed(t *testing.T) {
 	}
 	if _, err := devChain(db, 5, accs, now, log); err == nil {
 		t.Fatal("a different --chainid on an existing datadir was accepted")
+	}
+}
+
+// `tipnode run --sequencer` on the imported conformance store: the flags
+// parsed as `run` parses them, a transfer from a funded conformance account
+// sent through ethclient is pre-confirmed and then sealed as block 55. The
+// oracle is an independent re-execution: the importer, on a fresh copy of
+// the chain, accepts the sealed block under the chain's header and body rules
+// (timestamp, gas limit, base fee, blob gas, roots, bloom, requests hash),
+// and every account and slot its execution wrote reads the same in the
+// sequencer's store at 55.
+func TestRunSequencerOnConformanceStore(t *testing.T) {
+	db, _ := chaintest.ImportedStore(t)
+	g, err := loadChain(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := zerolog.New(io.Discard)
+	var nf NodeFlags
+	fs := newFlagSet()
+	nf.register(fs, false)
+	if err := fs.Parse([]string{"--sequencer", "--http.addr", "127.0.0.1:0", "--coinbase", "0x00000000000000000000000000000000c0ffee00"}); err != nil {
+		t.Fatal(err)
+	}
+	clock := pending.NewManualClock(time.Unix(2_000_000_000, 0))
+	n, err := startNode(nf, db, g, clock, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := n.stop(); err != nil {
+			t.Errorf("stop: %v", err)
+		}
+	})
+
+	raw, err := os.ReadFile(filepath.Join(chaintest.Dir(t), "chain", "accounts.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys map[string]struct {
+		Key string `json:"key"`
+	}
+	if err := json.Unmarshal(raw, &keys); err != nil {
+		t.Fatal(err)
+	}
+	addrs := make([]string, 0, len(keys))
+	for a := range keys {
+		addrs = append(addrs, a)
+	}
+	sort.Strings(addrs)
+	key, err := crypto.HexToECDSA(strings.TrimPrefix(keys[addrs[0]].Key, "0x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := crypto.PubkeyToAddress(key.PublicKey)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ec, err := ethclient.DialContext(ctx, "http://"+n.srv.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ec.Close()
+	head, err := ec.HeaderByNumber(ctx, nil)
+	if err != nil || head.Number.Uint64() != 54 {
+		t.Fatalf("head %v, %v", head, err)
+	}
+	nonce, err := ec.PendingNonceAt(ctx, from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	to := common.HexToAddress("0x000000000000000000000000000000000000bEEF")
+	before, err := ec.BalanceAt(ctx, to, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tip := big.NewInt(params.GWei)
+	tx, err := types.SignNewTx(key, types.LatestSigner(g.Config), &types.DynamicFeeTx{
+		ChainID: g.Config.ChainID, Nonce: nonce, GasTipCap: tip, GasFeeCap: new(big.Int).Add(tip, new(big.Int).Mul(head.BaseFee, big.NewInt(2))),
+		Gas: 21_000, To: &to, Value: big.NewInt(params.GWei),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ec.SendTransaction(ctx, tx); err != nil {
+		t.Fatal(err)
+	}
+	tick(t, n, clock, 1)
+	want := new(big.Int).Add(before, big.NewInt(params.GWei))
+	if bal, err := ec.PendingBalanceAt(ctx, to); err != nil || bal.Cmp(want) != 0 {
+		t.Fatalf("pending balance %v, %v; want %v", bal, err, want)
+	}
+	if got, err := ec.PendingNonceAt(ctx, from); err != nil || got != nonce+1 {
+		t.Fatalf("pending nonce %d, %v", got, err)
+	}
+	tick(t, n, clock, 9) // the seal
+	r, err := ec.TransactionReceipt(ctx, tx.Hash())
+	if err != nil || r.Status != types.ReceiptStatusSuccessful || r.BlockNumber.Uint64() != 55 {
+		t.Fatalf("receipt %+v, %v", r, err)
+	}
+	if bal, err := ec.BalanceAt(ctx, to, big.NewInt(55)); err != nil || bal.Cmp(want) != 0 {
+		t.Fatalf("balance at 55 %v, %v; want %v", bal, err, want)
+	}
+
+	view, err := db.View()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer view.Close()
+	h := chain.ViewHeaders{View: view}.HeaderByNumber(55)
+	if h == nil || h.ParentHash != head.Hash() || h.Coinbase != common.HexToAddress("0x00000000000000000000000000000000c0ffee00") {
+		t.Fatalf("sealed header %+v", h)
+	}
+	body, err := view.Body(55, h.Hash())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(body.Transactions) != 1 || body.Transactions[0].Hash() != tx.Hash() {
+		t.Fatalf("sealed body holds %d transactions", len(body.Transactions))
+	}
+	db2, _ := chaintest.ImportedStore(t)
+	res, err := chain.NewImporter(db2, chain.NewExecutor(g.Config), log).Execute(types.NewBlockWithHeader(h).WithBody(*body))
+	if err != nil {
+		t.Fatalf("importer rejects the sealed block: %v", err)
+	}
+	st, err := view.StateAt(55)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Diff.Accounts) < 3 {
+		t.Fatalf("re-execution wrote only %d accounts", len(res.Diff.Accounts))
+	}
+	for a, acc := range res.Diff.Accounts {
+		got, err := st.Account(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (acc == nil) != (got == nil) || (acc != nil && (got.Nonce != acc.Nonce || !got.Balance.Eq(acc.Balance) || got.CodeHash != acc.CodeHash)) {
+			t.Fatalf("account %s at 55: sealed %+v, re-executed %+v", a, got, acc)
+		}
+	}
+	for a, slots := range res.Diff.Storage {
+		for k, v := range slots {
+			if got, err := st.Storage(a, k); err != nil || got != v {
+				t.Fatalf("slot %s/%s at 55: sealed %s, re-executed %s (%v)", a, k, got, v, err)
+			}
+		}
 	}
 }
