@@ -110,6 +110,7 @@ type StateDB struct {
 	wipedDiff    map[common.Address]struct{} // accounts wiped since the last TakeDiff
 	wipedBlock   map[common.Address]struct{}
 	codes        map[common.Hash][]byte // code written in this block
+	codesDiff    map[common.Hash][]byte // ... since the last TakeDiff
 
 	refund    uint64
 	accessAdr map[common.Address]map[common.Hash]struct{}
@@ -132,6 +133,7 @@ func NewStateDB(backend Backend) *StateDB {
 		wipedDiff:    make(map[common.Address]struct{}),
 		wipedBlock:   make(map[common.Address]struct{}),
 		codes:        make(map[common.Hash][]byte),
+		codesDiff:    make(map[common.Hash][]byte),
 		accessAdr:    make(map[common.Address]map[common.Hash]struct{}),
 		transient:    make(map[common.Address]map[common.Hash]common.Hash),
 		logs:         make(map[common.Hash][]*types.Log),
@@ -633,7 +635,10 @@ func (s *StateDB) Finalise(rules params.Rules) *bal.ConstructionBlockAccessList 
 		clear(o.txStart)
 		if o.codeSet && o.data.CodeHash != types.EmptyCodeHash && o.code != nil {
 			if o.origin == nil || o.origin.CodeHash != o.data.CodeHash {
-				s.codes[o.data.CodeHash] = o.code
+				if _, known := s.codes[o.data.CodeHash]; !known {
+					s.codes[o.data.CodeHash] = o.code
+					s.codesDiff[o.data.CodeHash] = o.code
+				}
 			}
 		}
 	}
@@ -748,25 +753,28 @@ func (s *StateDB) revert(e journalEntry) {
 // (call after the last Finalise of the block). Slots written but back at
 // their backend value are omitted unless the account's storage was wiped.
 func (s *StateDB) BlockDiff() *store.StateDiff {
-	return s.diff(s.touchedBlock, s.wipedBlock, func(o *object) map[common.Hash]struct{} { return o.written }, true)
+	return s.diff(s.touchedBlock, s.wipedBlock, s.codes, func(o *object) map[common.Hash]struct{} { return o.written }, true)
 }
 
 // TakeDiff returns the state change since the previous TakeDiff (or since
 // creation) and starts a new interval. The pending layer stacks these as
 // copy-on-write layers. Values are absolute (not deltas).
 func (s *StateDB) TakeDiff() *store.StateDiff {
-	d := s.diff(s.touchedDiff, s.wipedDiff, func(o *object) map[common.Hash]struct{} { return o.writtenAt }, false)
-	s.touchedDiff = make(map[common.Address]struct{})
-	s.wipedDiff = make(map[common.Address]struct{})
-	for _, ref := range s.objects {
-		if ref.obj != nil {
-			ref.obj.writtenAt = make(map[common.Hash]struct{})
+	d := s.diff(s.touchedDiff, s.wipedDiff, s.codesDiff, func(o *object) map[common.Hash]struct{} { return o.writtenAt }, false)
+	// Only what this interval touched is reset: the cost follows the new
+	// diff, not everything the block has loaded so far.
+	for addr := range s.touchedDiff {
+		if ref := s.objects[addr]; ref != nil && ref.obj != nil {
+			clear(ref.obj.writtenAt)
 		}
 	}
+	s.touchedDiff = make(map[common.Address]struct{})
+	s.wipedDiff = make(map[common.Address]struct{})
+	s.codesDiff = make(map[common.Hash][]byte)
 	return d
 }
 
-func (s *StateDB) diff(touched, wiped map[common.Address]struct{}, slotsOf func(*object) map[common.Hash]struct{}, filter bool) *store.StateDiff {
+func (s *StateDB) diff(touched, wiped map[common.Address]struct{}, codes map[common.Hash][]byte, slotsOf func(*object) map[common.Hash]struct{}, filter bool) *store.StateDiff {
 	d := store.NewStateDiff()
 	for addr := range wiped {
 		d.Wiped[addr] = struct{}{}
@@ -802,6 +810,6 @@ func (s *StateDB) diff(touched, wiped map[common.Address]struct{}, slotsOf func(
 			d.Storage[addr] = slots
 		}
 	}
-	maps.Copy(d.Codes, s.codes)
+	maps.Copy(d.Codes, codes)
 	return d
 }
