@@ -36,6 +36,9 @@ type NodeFlags struct {
 	EVMTimeout      time.Duration
 	RequestTimeout  time.Duration
 	Metrics         bool
+	CORSDomains     string
+	BatchLimit      int
+	LogsRange       uint64
 }
 
 func (f *NodeFlags) register(fs *flag.FlagSet, dev bool) {
@@ -53,6 +56,9 @@ func (f *NodeFlags) register(fs *flag.FlagSet, dev bool) {
 	fs.DurationVar(&f.EVMTimeout, "rpc.evmtimeout", api.EVMTimeout, "time limit of one eth_call / eth_estimateGas / eth_simulateV1")
 	fs.DurationVar(&f.RequestTimeout, "rpc.timeout", rpc.DefaultRequestTimeout, "time limit of one JSON-RPC message")
 	fs.BoolVar(&f.Metrics, "metrics", dev, "serve Prometheus metrics on /metrics of the RPC listener")
+	fs.StringVar(&f.CORSDomains, "http.corsdomain", "", "comma-separated browser origins allowed to call the HTTP endpoint (\"*\" = any)")
+	fs.IntVar(&f.BatchLimit, "rpc.batchlimit", rpc.DefaultMaxBatch, "most requests in one JSON-RPC batch")
+	fs.Uint64Var(&f.LogsRange, "rpc.logsrange", api.LogsRangeLimit, "largest block range of one eth_getLogs")
 }
 
 func (f *NodeFlags) sequencerConfig() (pending.Config, error) {
@@ -81,8 +87,14 @@ type node struct {
 func startNode(f NodeFlags, db *store.DB, g *chain.Genesis, clock pending.Clock, log zerolog.Logger) (*node, error) {
 	apiCfg := rpc.DefaultAPIConfig()
 	apiCfg.GasCap, apiCfg.EVMTimeout, apiCfg.ClientVersion = f.GasCap, f.EVMTimeout, "tipnode/v"+version
+	apiCfg.LogsRangeLimit = f.LogsRange
 	srvCfg := rpc.DefaultConfig()
-	srvCfg.Addr, srvCfg.RequestTimeout = f.HTTPAddr, f.RequestTimeout
+	srvCfg.Addr, srvCfg.RequestTimeout, srvCfg.MaxBatch = f.HTTPAddr, f.RequestTimeout, f.BatchLimit
+	for _, o := range strings.Split(f.CORSDomains, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			srvCfg.CORSOrigins = append(srvCfg.CORSOrigins, o)
+		}
+	}
 	var seqCfg pending.Config
 	if f.Sequencer {
 		var err error
