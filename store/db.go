@@ -34,6 +34,9 @@ type DB struct {
 
 	// schema caches the recorded schema version (0 = none recorded).
 	schema atomic.Uint64
+
+	// headers caches decoded headers by hash (see headercache.go).
+	headers headerCache
 }
 
 var _ Writer = (*DB)(nil)

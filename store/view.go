@@ -140,20 +140,21 @@ func (v *view) get(key []byte) ([]byte, bool, error) {
 	return getCopy(v.snap, key)
 }
 
-// mustGet is get with ErrNotFound (wrapped with what) for a missing key.
-func (v *view) mustGet(key []byte, what string) ([]byte, error) {
+// mustGet is get with ErrNotFound for a missing key. The error names the
+// item as format/args say; it is only formatted on failure (hot path).
+func (v *view) mustGet(key []byte, format string, args ...any) ([]byte, error) {
 	val, found, err := v.get(key)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
+		return nil, fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), err)
 	}
 	if !found {
-		return nil, fmt.Errorf("%s: %w", what, ErrNotFound)
+		return nil, fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), ErrNotFound)
 	}
 	return val, nil
 }
 
 func (v *view) CanonicalHash(number uint64) (common.Hash, error) {
-	val, err := v.mustGet(canonicalKey(number), fmt.Sprintf("canonical hash at %d", number))
+	val, err := v.mustGet(canonicalKey(number), "canonical hash at %d", number)
 	if err != nil {
 		return common.Hash{}, err
 	}
@@ -164,7 +165,7 @@ func (v *view) CanonicalHash(number uint64) (common.Hash, error) {
 }
 
 func (v *view) NumberByHash(hash common.Hash) (uint64, error) {
-	val, err := v.mustGet(hashToNumKey(hash), fmt.Sprintf("block number of %s", hash))
+	val, err := v.mustGet(hashToNumKey(hash), "block number of %s", hash)
 	if err != nil {
 		return 0, err
 	}
@@ -172,46 +173,49 @@ func (v *view) NumberByHash(hash common.Hash) (uint64, error) {
 }
 
 func (v *view) Header(number uint64, hash common.Hash) (*types.Header, error) {
-	what := fmt.Sprintf("header %s at %d", hash, number)
-	val, err := v.mustGet(headerKey(number, hash), what)
+	// The key is read through the view (so an unwound block is not
+	// found); only the decoding is cached, by hash.
+	val, err := v.mustGet(headerKey(number, hash), "header %s at %d", hash, number)
 	if err != nil {
 		return nil, err
 	}
+	if h := v.db.headers.get(hash); h != nil {
+		return h, nil
+	}
 	h := new(types.Header)
 	if err := rlp.DecodeBytes(val, h); err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrCorrupt, what, err)
+		return nil, fmt.Errorf("%w: header %s at %d: %w", ErrCorrupt, hash, number, err)
 	}
-	return h, nil
+	v.db.headers.put(hash, h)
+	return types.CopyHeader(h), nil
 }
 
 func (v *view) Body(number uint64, hash common.Hash) (*types.Body, error) {
-	what := fmt.Sprintf("body %s at %d", hash, number)
-	val, err := v.mustGet(bodyKey(number, hash), what)
+	val, err := v.mustGet(bodyKey(number, hash), "body %s at %d", hash, number)
 	if err != nil {
 		return nil, err
 	}
 	b := new(types.Body)
 	if err := rlp.DecodeBytes(val, b); err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrCorrupt, what, err)
+		return nil, fmt.Errorf("%w: body %s at %d: %w", ErrCorrupt, hash, number, err)
 	}
 	return b, nil
 }
 
 func (v *view) Receipts(number uint64, hash common.Hash) ([]*types.ReceiptForStorage, error) {
-	what := fmt.Sprintf("receipts %s at %d", hash, number)
-	val, err := v.mustGet(receiptsKey(number, hash), what)
+	val, err := v.mustGet(receiptsKey(number, hash), "receipts %s at %d", hash, number)
 	if err != nil {
 		return nil, err
 	}
 	var rs []*types.ReceiptForStorage
 	if err := rlp.DecodeBytes(val, &rs); err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrCorrupt, what, err)
+		return nil, fmt.Errorf("%w: receipts %s at %d: %w", ErrCorrupt, hash, number, err)
 	}
 	return rs, nil
 }
 
 func (v *view) TxLookup(txHash common.Hash) (TxLookup, error) {
-	val, err := v.mustGet(txLookupKey(txHash), fmt.Sprintf("tx lookup %s", txHash))
+	val, err := v.mustGet(txLookupKey(txHash), "tx lookup %s", txHash)
 	if err != nil {
 		return TxLookup{}, err
 	}
