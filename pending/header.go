@@ -34,8 +34,11 @@ type HeaderParams struct {
 // beacon root" ‖ parent hash) (Cancun; tipnode has no beacon chain, so the
 // root is derived), and the empty requests hash (Prague; replaced by the
 // real requests hash at seal). Root is left zero: tipnode does not compute
-// state roots for the blocks it seals. GasUsed, Bloom, TxHash, ReceiptHash
-// and BlobGasUsed are filled as transactions are added and at seal.
+// state roots for the blocks it seals. GasUsed, Bloom and BlobGasUsed are
+// kept current in every snapshot's header; TxHash and ReceiptHash are set at
+// seal (readers of the pending block derive them from the snapshot's
+// transactions and receipts, so building a snapshot stays proportional to
+// its new diff).
 func NextHeader(cfg *params.ChainConfig, parent *types.Header, now time.Time, p HeaderParams) *types.Header {
 	num := new(big.Int).Add(parent.Number, common.Big1)
 	t := uint64(max(now.Unix(), 0))

@@ -13,6 +13,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/trie"
 
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/store"
@@ -104,7 +105,13 @@ func (a *API) loadBlock(sel BlockSelector) (*chainBlock, error) {
 	}
 	if res.Pending != nil {
 		snap := res.Pending
-		b := types.NewBlockWithHeader(snap.Header()).WithBody(types.Body{Transactions: snap.Transactions()})
+		// The snapshot header carries running totals; its transactions and
+		// receipts roots are derived here, on demand, so that building a
+		// snapshot stays proportional to its new diff.
+		h := types.CopyHeader(snap.Header())
+		h.TxHash = types.DeriveSha(types.Transactions(snap.Transactions()), trie.NewStackTrie(nil))
+		h.ReceiptHash = types.DeriveSha(types.Receipts(snap.Receipts()), trie.NewStackTrie(nil))
+		b := types.NewBlockWithHeader(h).WithBody(types.Body{Transactions: snap.Transactions()})
 		return &chainBlock{res: res, Block: b, Snap: snap}, nil
 	}
 	h := res.Header

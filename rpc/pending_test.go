@@ -128,3 +128,42 @@ func TestPendingSealBetweenViewAndSnapshot(t *testing.T) {
 		t.Fatalf("anchor after the seal = %d, want 1", n)
 	}
 }
+
+// The pending block shows the transactions and receipts roots its
+// pre-confirmed transactions will have, and the sealed block has them.
+func TestPendingBlockRoots(t *testing.T) {
+	d := newDevPendingNode(t, true)
+	for nonce := uint64(0); nonce < 3; nonce++ {
+		to := common.Address{0xb0, byte(nonce)}
+		tx, err := types.SignNewTx(d.accs[0].Key, types.LatestSigner(d.g.Config), &types.DynamicFeeTx{
+			ChainID: d.g.Config.ChainID, Nonce: nonce, GasTipCap: big.NewInt(params.GWei), GasFeeCap: big.NewInt(10 * params.GWei),
+			Gas: 21_000, To: &to, Value: big.NewInt(1),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.pool.Add(tx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d.clock.Advance(d.seqCfg.PreconfInterval)
+	d.seq.Sync()
+	type roots struct {
+		Number       hexU64        `json:"number"`
+		TxRoot       common.Hash   `json:"transactionsRoot"`
+		ReceiptsRoot common.Hash   `json:"receiptsRoot"`
+		Transactions []common.Hash `json:"transactions"`
+	}
+	var pend roots
+	wantResult(t, callRPC(t, d.url, "eth_getBlockByNumber", "pending", false), &pend)
+	if len(pend.Transactions) != 3 || pend.TxRoot == types.EmptyTxsHash || pend.ReceiptsRoot == types.EmptyReceiptsHash {
+		t.Fatalf("pending block: %d txs, roots %s / %s", len(pend.Transactions), pend.TxRoot, pend.ReceiptsRoot)
+	}
+	d.clock.Advance(d.seqCfg.BlockTime)
+	d.seq.Sync()
+	var sealed roots
+	wantResult(t, callRPC(t, d.url, "eth_getBlockByNumber", hexU64(pend.Number), false), &sealed)
+	if sealed.TxRoot != pend.TxRoot || sealed.ReceiptsRoot != pend.ReceiptsRoot {
+		t.Fatalf("sealed roots %s / %s, pending showed %s / %s", sealed.TxRoot, sealed.ReceiptsRoot, pend.TxRoot, pend.ReceiptsRoot)
+	}
+}
