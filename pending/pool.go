@@ -34,11 +34,16 @@ type PoolConfig struct {
 	// nonce may be (it waits in the pool until the gap is filled). Also the
 	// most transactions one sender may have pooled. Default 64.
 	MaxNonceGap uint64
+	// Lifetime is how long a transaction may wait in the pool (a nonce gap
+	// never filled, a fee cap below a risen base fee...) before it is
+	// evicted, so stuck transactions cannot fill the pool for good.
+	// Default 3h (go-ethereum's default).
+	Lifetime time.Duration
 }
 
 // DefaultPoolConfig returns the documented defaults.
 func DefaultPoolConfig() PoolConfig {
-	return PoolConfig{MaxTxSize: 128 << 10, PriceBump: 10, MaxTxs: 10_000, MaxBytes: 64 << 20, MaxNonceGap: 64}
+	return PoolConfig{MaxTxSize: 128 << 10, PriceBump: 10, MaxTxs: 10_000, MaxBytes: 64 << 20, MaxNonceGap: 64, Lifetime: 3 * time.Hour}
 }
 
 // WithDefaults fills zero fields with the defaults.
@@ -46,6 +51,9 @@ func (c PoolConfig) WithDefaults() PoolConfig {
 	d := DefaultPoolConfig()
 	if c.MaxTxSize == 0 {
 		c.MaxTxSize = d.MaxTxSize
+	}
+	if c.Lifetime == 0 {
+		c.Lifetime = d.Lifetime
 	}
 	if c.PriceBump == 0 {
 		c.PriceBump = d.PriceBump
@@ -71,6 +79,8 @@ func (c PoolConfig) Validate() error {
 		return fmt.Errorf("%w: pool max txs must be > 0", ErrConfig)
 	case c.MaxBytes < c.MaxTxSize:
 		return fmt.Errorf("%w: pool max bytes %d below the max tx size %d", ErrConfig, c.MaxBytes, c.MaxTxSize)
+	case c.Lifetime < time.Second:
+		return fmt.Errorf("%w: pool lifetime %v below one second", ErrConfig, c.Lifetime)
 	case c.PriceBump > 1000:
 		return fmt.Errorf("%w: price bump %d%% is absurd", ErrConfig, c.PriceBump)
 	}
@@ -294,6 +304,9 @@ func (p *Pool) insert(ptx *poolTx) error {
 		p.bytes -= old.tx.Size()
 		p.log.Debug().Str("old", old.tx.Hash().Hex()).Str("new", hash.Hex()).Msg("transaction replaced")
 	} else {
+		if len(p.all) >= p.cfg.MaxTxs || p.bytes+size > p.cfg.MaxBytes {
+			p.expireLocked()
+		}
 		if len(p.all) >= p.cfg.MaxTxs {
 			return fmt.Errorf("%w: %d transactions pooled", ErrPoolFull, len(p.all))
 		}
@@ -328,6 +341,7 @@ func (p *Pool) outbids(newTx, old *types.Transaction) bool {
 func (p *Pool) pending() map[common.Address][]*poolTx {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.expireLocked()
 	out := make(map[common.Address][]*poolTx, len(p.senders))
 	for addr, q := range p.senders {
 		list := make([]*poolTx, 0, len(q))
@@ -340,11 +354,30 @@ func (p *Pool) pending() map[common.Address][]*poolTx {
 	return out
 }
 
+// expireLocked evicts transactions older than Lifetime. p.mu is held.
+func (p *Pool) expireLocked() {
+	cutoff := p.clock.Now().Add(-p.cfg.Lifetime)
+	var old []*poolTx
+	for _, ptx := range p.all {
+		if ptx.arrival.Before(cutoff) {
+			old = append(old, ptx)
+		}
+	}
+	if len(old) > 0 {
+		p.removeLocked(old...)
+		p.log.Debug().Int("txs", len(old)).Dur("lifetime", p.cfg.Lifetime).Msg("expired pooled transactions")
+	}
+}
+
 // remove drops transactions (included, stale or invalid). A transaction
 // that was replaced meanwhile is left alone.
 func (p *Pool) remove(txs ...*poolTx) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.removeLocked(txs...)
+}
+
+func (p *Pool) removeLocked(txs ...*poolTx) {
 	for _, ptx := range txs {
 		hash := ptx.tx.Hash()
 		if _, ok := p.all[hash]; !ok {

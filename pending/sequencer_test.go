@@ -610,3 +610,32 @@ func TestPoolByteCap(t *testing.T) {
 		t.Fatalf("after eviction only %d transactions could be pooled", len(pooled))
 	}
 }
+
+// Stuck transactions (here: a nonce gap never filled) are evicted after the
+// pool's Lifetime, so they cannot keep a full pool closed for good.
+func TestPoolLifetimeEvictsStuckTransactions(t *testing.T) {
+	e := newEnvWith(t, envOptions{pool: pending.PoolConfig{MaxTxs: 2, Lifetime: time.Minute}})
+	to := common.Address{0xee}
+	e.nonces[e.accs[5].Address] = 3 // nonces 3 and 4: a gap above nonce 0
+	for range 2 {
+		if err := e.pool.Add(e.tx(5, &to, big.NewInt(1), 21_000, nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.nonces[e.accs[6].Address] = 0
+	fresh := e.tx(6, &to, big.NewInt(1), 21_000, nil)
+	if err := e.pool.Add(fresh); !errors.Is(err, pending.ErrPoolFull) {
+		t.Fatalf("full pool: %v, want ErrPoolFull", err)
+	}
+	e.tick(1) // the gapped transactions cannot run: they stay
+	if n := e.pool.Len(); n != 2 {
+		t.Fatalf("pool holds %d, want the 2 gapped transactions", n)
+	}
+	e.clock.Advance(time.Minute + time.Second)
+	if err := e.pool.Add(fresh); err != nil {
+		t.Fatalf("after the lifetime the stuck transactions must be evicted: %v", err)
+	}
+	if n := e.pool.Len(); n != 1 {
+		t.Fatalf("pool holds %d, want only the fresh transaction", n)
+	}
+}
