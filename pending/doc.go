@@ -61,7 +61,9 @@
 // transactions that fail to execute are dropped with a warning. The pool
 // is bounded (PoolConfig.MaxTxs transactions, MaxBytes encoded bytes,
 // MaxNonceGap per sender); when full it refuses new transactions
-// (ErrPoolFull) instead of evicting pooled ones.
+// (ErrPoolFull) instead of evicting pooled ones, except those older than
+// PoolConfig.Lifetime (default 3h), which are evicted at every
+// pre-confirmation and whenever the pool is full.
 //
 // # Time
 //
