@@ -13,7 +13,6 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
-	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
@@ -110,15 +109,7 @@ func runDifferential(t *testing.T, config *params.ChainConfig, engine consensus.
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := chain.ParseGenesis(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := chaintest.OpenStore(t)
-	im := chain.NewImporter(db, chain.NewExecutor(g.Config), zerolog.Nop())
-	if err := im.InitGenesis(g); err != nil {
-		t.Fatal(err)
-	}
+	db, g, im := chaintest.InitStore(t, spec)
 	for _, b := range blocks {
 		if err := im.ImportBlock(b); err != nil {
 			t.Fatalf("import block %d: %v", b.NumberU64(), err)

@@ -72,15 +72,8 @@ func newEnvWith(t *testing.T, opts envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := chain.ParseGenesis(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := chaintest.OpenStore(t)
+	db, g, _ := chaintest.InitStore(t, spec)
 	log := zerolog.New(io.Discard)
-	if err := chain.NewImporter(db, chain.NewExecutor(g.Config), log).InitGenesis(g); err != nil {
-		t.Fatal(err)
-	}
 	clock := pending.NewManualClock(time.Unix(genesisTime+10, 0))
 	var viewer pending.Viewer = db
 	if opts.viewer != nil {

@@ -42,15 +42,8 @@ func newDevPendingNode(t *testing.T, install bool) *devPendingNode {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := chain.ParseGenesis(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := chaintest.OpenStore(t)
+	db, g, _ := chaintest.InitStore(t, spec)
 	log := zerolog.New(io.Discard)
-	if err := chain.NewImporter(db, chain.NewExecutor(g.Config), log).InitGenesis(g); err != nil {
-		t.Fatal(err)
-	}
 	d := &devPendingNode{accs: accs, g: g, seqCfg: pending.DefaultConfig()}
 	d.clock = pending.NewManualClock(time.Unix(1_700_000_010, 0))
 	d.mgr = pending.NewManager(db, g.Config, d.clock)

@@ -95,3 +95,19 @@ func ImportedStore(t testing.TB) (*store.DB, *chain.Genesis) {
 	}
 	return db, g
 }
+
+// InitStore parses spec (a genesis JSON) and returns a fresh store holding
+// its block 0, with an importer ready to add blocks on top.
+func InitStore(t testing.TB, spec []byte) (*store.DB, *chain.Genesis, *chain.Importer) {
+	t.Helper()
+	g, err := chain.ParseGenesis(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := OpenStore(t)
+	im := chain.NewImporter(db, chain.NewExecutor(g.Config), zerolog.Nop())
+	if err := im.InitGenesis(g); err != nil {
+		t.Fatal(err)
+	}
+	return db, g, im
+}
