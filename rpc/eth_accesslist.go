@@ -38,25 +38,11 @@ type accessListResult struct {
 // recipient's slots are listed. The list only grows from one run to the
 // next, so the loop ends; APIConfig.EVMTimeout bounds it.
 func (a *API) createAccessList(ctx context.Context, p Params) (any, error) {
-	if err := p.AtMost(3); err != nil {
-		return nil, err
-	}
-	req, err := decodeCallRequest(p)
-	if err != nil {
-		return nil, err
-	}
-	if req.args.MaxFeePerBlobGas != nil && len(req.args.BlobVersionedHashes) == 0 {
-		return nil, invalidCall(msgBlobFeeCapWithoutBlobs)
-	}
-	blk, err := a.Resolve(req.sel)
+	req, blk, env, err := a.openCall(p, 3, false)
 	if err != nil {
 		return nil, err
 	}
 	defer blk.Close()
-	env, err := a.prepareCall(blk, req.state, nil)
-	if err != nil {
-		return nil, err
-	}
 	args := req.args
 	var from common.Address
 	if args.From != nil {

@@ -97,18 +97,7 @@ func (a *API) execute(ctx context.Context, env *callEnv, args CallArgs, gasCap u
 	if err != nil {
 		return nil, err
 	}
-	blockCtx := env.blockCtx
-	// No fee fields: run at a zero gas price with the base fee lowered to
-	// zero (BASEFEE reads 0, no fee-cap check), like the reference client.
-	if msg.GasPrice.Sign() == 0 {
-		blockCtx.BaseFee = new(big.Int)
-	}
-	if msg.BlobGasFeeCap != nil && msg.BlobGasFeeCap.BitLen() == 0 {
-		blockCtx.BlobBaseFee = new(big.Int)
-	}
-	cfg.NoBaseFee = true
-	evm := vm.NewEVM(blockCtx, env.state, a.exec.Config(), cfg)
-	evm.SetPrecompiles(env.precompiles)
+	evm := a.callEVM(env, msg, cfg)
 
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.EVMTimeout)
 	defer cancel()
@@ -131,21 +120,65 @@ func (a *API) execute(ctx context.Context, env *callEnv, args CallArgs, gasCap u
 	return result, nil
 }
 
-// ethCall implements eth_call(callObject, block?, stateOverrides?, blockOverrides?).
-func (a *API) ethCall(ctx context.Context, p Params) (any, error) {
+// openCall decodes an eth_call-style request (call object, block, state
+// overrides and, when allowed, block overrides), resolves its block and
+// prepares the state. The caller must Close the returned Block.
+func (a *API) openCall(p Params, maxArgs int, blockOverrides bool) (*callRequest, *Block, *callEnv, error) {
+	if err := p.AtMost(maxArgs); err != nil {
+		return nil, nil, nil, err
+	}
 	req, err := decodeCallRequest(p)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
+	}
+	if req.args.MaxFeePerBlobGas != nil && len(req.args.BlobVersionedHashes) == 0 {
+		return nil, nil, nil, invalidCall(msgBlobFeeCapWithoutBlobs)
 	}
 	blk, err := a.Resolve(req.sel)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var blockOv *BlockOverrides
+	if blockOverrides {
+		blockOv = req.block
+	}
+	env, err := a.prepareCall(blk, req.state, blockOv)
+	if err != nil {
+		blk.Close()
+		return nil, nil, nil, err
+	}
+	return req, blk, env, nil
+}
+
+// msgBlobFeeCapWithoutBlobs refuses maxFeePerBlobGas without
+// blobVersionedHashes, as the reference client does.
+const msgBlobFeeCapWithoutBlobs = "maxFeePerBlobGas specified without blobVersionedHashes"
+
+// callEVM returns the EVM a call message runs on. With no fee fields the
+// message runs at a zero gas price and the base fee is lowered to zero
+// (BASEFEE reads 0, no fee-cap check), like the reference client; the same
+// for the blob base fee without a blob fee cap.
+func (a *API) callEVM(env *callEnv, msg *core.Message, cfg vm.Config) *vm.EVM {
+	blockCtx := env.blockCtx
+	if msg.GasPrice.Sign() == 0 {
+		blockCtx.BaseFee = new(big.Int)
+	}
+	if msg.BlobGasFeeCap != nil && msg.BlobGasFeeCap.BitLen() == 0 {
+		blockCtx.BlobBaseFee = new(big.Int)
+	}
+	cfg.NoBaseFee = true
+	evm := vm.NewEVM(blockCtx, env.state, a.exec.Config(), cfg)
+	evm.SetPrecompiles(env.precompiles)
+	return evm
+}
+
+// ethCall implements eth_call(callObject, block?, stateOverrides?, blockOverrides?).
+func (a *API) ethCall(ctx context.Context, p Params) (any, error) {
+	req, blk, env, err := a.openCall(p, 4, true)
 	if err != nil {
 		return nil, err
 	}
 	defer blk.Close()
-	env, err := a.prepareCall(blk, req.state, req.block)
-	if err != nil {
-		return nil, err
-	}
 	result, err := a.execute(ctx, env, req.args, a.cfg.GasCap, vm.Config{})
 	if err != nil {
 		return nil, err

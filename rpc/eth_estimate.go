@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/big"
 
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core"
@@ -24,10 +23,6 @@ func init() {
 // at 1.5% saves several executions (the reference client uses the same).
 const estimateErrorRatio = 0.015
 
-// msgBlobFeeCapWithoutBlobs refuses maxFeePerBlobGas without
-// blobVersionedHashes (eth_estimateGas, eth_createAccessList).
-const msgBlobFeeCapWithoutBlobs = "maxFeePerBlobGas specified without blobVersionedHashes"
-
 // estimateGas implements eth_estimateGas(callObject, block?, stateOverrides?,
 // blockOverrides?): the lowest gas limit (within estimateErrorRatio) at which
 // the call succeeds.
@@ -40,22 +35,11 @@ const msgBlobFeeCapWithoutBlobs = "maxFeePerBlobGas specified without blobVersio
 // required exceeds allowance (N)". The whole estimation runs under
 // APIConfig.EVMTimeout.
 func (a *API) estimateGas(ctx context.Context, p Params) (any, error) {
-	req, err := decodeCallRequest(p)
-	if err != nil {
-		return nil, err
-	}
-	if req.args.MaxFeePerBlobGas != nil && len(req.args.BlobVersionedHashes) == 0 {
-		return nil, invalidCall(msgBlobFeeCapWithoutBlobs)
-	}
-	blk, err := a.Resolve(req.sel)
+	req, blk, env, err := a.openCall(p, 4, true)
 	if err != nil {
 		return nil, err
 	}
 	defer blk.Close()
-	env, err := a.prepareCall(blk, req.state, req.block)
-	if err != nil {
-		return nil, err
-	}
 	args := req.args
 	// No gas given: keep it 0 so the search starts from the block gas limit
 	// (callDefaults would otherwise set it to the cap).
@@ -214,16 +198,7 @@ func (a *API) runMessage(ctx context.Context, env *callEnv, msg *core.Message, c
 	if err := ctx.Err(); err != nil {
 		return nil, nil, a.abortError(err)
 	}
-	blockCtx := env.blockCtx
-	if msg.GasPrice.Sign() == 0 {
-		blockCtx.BaseFee = new(big.Int)
-	}
-	if msg.BlobGasFeeCap != nil && msg.BlobGasFeeCap.BitLen() == 0 {
-		blockCtx.BlobBaseFee = new(big.Int)
-	}
-	cfg.NoBaseFee = true
-	evm := vm.NewEVM(blockCtx, env.state, a.exec.Config(), cfg)
-	evm.SetPrecompiles(env.precompiles)
+	evm := a.callEVM(env, msg, cfg)
 	stop := context.AfterFunc(ctx, evm.Cancel)
 
 	snap := env.state.Snapshot()
