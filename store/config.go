@@ -1,6 +1,10 @@
 package store
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
 
 // Config configures a store. Build it with DefaultConfig(dir); zero sizes
 // are replaced by their defaults (WithDefaults, applied by Open).
@@ -25,6 +29,10 @@ type Config struct {
 	// ReadOnly opens the store without write access. Writes fail with
 	// ErrReadOnly; the store must exist.
 	ReadOnly bool
+	// FS is the filesystem Pebble uses. Default nil: the operating
+	// system's. Tests pass an in-memory, crashable one (vfs.NewCrashableMem)
+	// to check what survives a crash.
+	FS vfs.FS
 }
 
 // Defaults.

@@ -103,7 +103,11 @@ func Open(cfg Config, log zerolog.Logger) (*DB, error) {
 		return nil, err
 	}
 	log = log.With().Str("component", "store").Logger()
-	pdb, err := pebble.Open(cfg.Dir, pebbleOptions(cfg, log))
+	opts := pebbleOptions(cfg, log)
+	if cfg.FS != nil {
+		opts.FS = cfg.FS
+	}
+	pdb, err := pebble.Open(cfg.Dir, opts)
 	if err != nil {
 		return nil, fmt.Errorf("open pebble at %s: %w", cfg.Dir, err)
 	}
