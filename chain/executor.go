@@ -184,13 +184,20 @@ func (p *BlockProcessor) Finish(withdrawals types.Withdrawals, uncles []*types.H
 	if err != nil {
 		return nil, fmt.Errorf("block %d post-execution: %w", p.header.Number, err)
 	}
-	cc := &chainContext{config: p.exec.config, engine: p.exec.engine, headers: p.headers, current: p.header}
-	p.exec.engine.Finalize(cc, p.header, p.state, &types.Body{Uncles: uncles, Withdrawals: withdrawals})
+	p.exec.Finalize(p.header, p.state, p.headers, &types.Body{Uncles: uncles, Withdrawals: withdrawals})
 	p.state.Finalise(p.rules)
 	if err := p.state.Error(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrStateRead, err)
 	}
 	return requests, nil
+}
+
+// Finalize applies the consensus engine's end-of-block state changes to
+// header's block (ethash block and uncle rewards before the merge; nothing
+// after it). headers resolves the block's ancestors.
+func (e *Executor) Finalize(header *types.Header, state *StateDB, headers HeaderSource, body *types.Body) {
+	cc := &chainContext{config: e.config, engine: e.engine, headers: headers, current: header}
+	e.engine.Finalize(cc, header, state, body)
 }
 
 func (e *Executor) maxBlobGas(h *types.Header) uint64 {

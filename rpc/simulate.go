@@ -462,7 +462,7 @@ func (sim *simulator) processBlock(ctx context.Context, pb plannedBlock) (*types
 		h := types.CalcRequestsHash(requests)
 		header.RequestsHash = &h
 	}
-	sim.api.exec.Engine().Finalize(&simChain{config: sim.config, headers: sim.headers}, header, sim.state, body)
+	sim.api.exec.Finalize(header, sim.state, sim.headers, body)
 	sim.state.Finalise(rules)
 	if err := sim.state.Error(); err != nil {
 		return nil, nil, nil, err
@@ -695,27 +695,4 @@ func (s *simHeaders) HeaderByNumber(number uint64) *types.Header {
 		}
 	}
 	return nil
-}
-
-// simChain is the consensus.ChainHeaderReader the engine's Finalize
-// (pre-merge block rewards) sees during a simulation.
-type simChain struct {
-	config  *params.ChainConfig
-	headers *simHeaders
-}
-
-func (c *simChain) Config() *params.ChainConfig  { return c.config }
-func (c *simChain) CurrentHeader() *types.Header { return c.headers.last() }
-func (c *simChain) GetHeader(hash common.Hash, number uint64) *types.Header {
-	h := c.headers.HeaderByHash(hash)
-	if h == nil || h.Number.Uint64() != number {
-		return nil
-	}
-	return h
-}
-func (c *simChain) GetHeaderByNumber(number uint64) *types.Header {
-	return c.headers.HeaderByNumber(number)
-}
-func (c *simChain) GetHeaderByHash(hash common.Hash) *types.Header {
-	return c.headers.HeaderByHash(hash)
 }
