@@ -14,7 +14,6 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
 
-	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
 )
 
@@ -125,15 +124,7 @@ func runDifferential(t *testing.T, config *params.ChainConfig, engine consensus.
 		headers = append(headers, b.Header())
 	}
 	for n, h := range headers {
-		r, err := view.StateAt(uint64(n))
-		if err != nil {
-			t.Fatal(err)
-		}
-		root, err := chain.StateRoot(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if root != h.Root {
+		if root := flatRoot(t, view, uint64(n)); root != h.Root {
 			t.Errorf("block %d: flat state root %s, go-ethereum %s", n, root.Hex(), h.Root.Hex())
 		}
 	}

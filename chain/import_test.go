@@ -89,15 +89,7 @@ func TestImportConformanceChain(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := view.StateAt(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		root, err := chain.StateRoot(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if root != h.Root {
+		if root := flatRoot(t, view, n); root != h.Root {
 			t.Errorf("block %d: state root of flat state %s, header %s", n, root.Hex(), h.Root.Hex())
 		}
 	}
@@ -244,7 +236,6 @@ func allSlots(h history) map[common.Address]map[common.Hash]bool {
 // TestTamperedBlockRejected: a block with a wrong gas used or a wrong
 // receipts root is rejected naming the mismatch, and head and state stay.
 func TestTamperedBlockRejected(t *testing.T) {
-	g := chaintest.Genesis(t)
 	blocks := readBlocks(t)
 	cases := []struct {
 		name   string
@@ -259,11 +250,7 @@ func TestTamperedBlockRejected(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			db := chaintest.OpenStore(t)
-			im := chain.NewImporter(db, chain.NewExecutor(g.Config), zerolog.Nop())
-			if err := im.InitGenesis(g); err != nil {
-				t.Fatal(err)
-			}
+			db, _, im := chaintest.GenesisStore(t)
 			for _, b := range blocks[:9] {
 				if err := im.ImportBlock(b); err != nil {
 					t.Fatal(err)
@@ -307,6 +294,12 @@ func snapshotState(t *testing.T, db *store.DB, n uint64) common.Hash {
 		t.Fatal(err)
 	}
 	defer view.Close()
+	return flatRoot(t, view, n)
+}
+
+// flatRoot is the state root of the flat state at height n.
+func flatRoot(t testing.TB, view store.View, n uint64) common.Hash {
+	t.Helper()
 	r, err := view.StateAt(n)
 	if err != nil {
 		t.Fatal(err)
@@ -349,12 +342,7 @@ func TestUnwindAndReimport(t *testing.T) {
 }
 
 func TestGenesisMismatchRefused(t *testing.T) {
-	g := chaintest.Genesis(t)
-	db := chaintest.OpenStore(t)
-	im := chain.NewImporter(db, chain.NewExecutor(g.Config), zerolog.Nop())
-	if err := im.InitGenesis(g); err != nil {
-		t.Fatal(err)
-	}
+	_, g, im := chaintest.GenesisStore(t)
 	if err := im.InitGenesis(g); err != nil {
 		t.Fatalf("same genesis twice: %v", err)
 	}

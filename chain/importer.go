@@ -6,7 +6,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/core/vm"
 	"github.com/ethereum/go-ethereum/rlp"
@@ -253,4 +252,3 @@ func (im *Importer) have(b *types.Block) (bool, error) {
 	return h == b.Hash(), nil
 }
 
-var _ = common.Hash{}

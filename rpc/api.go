@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/rs/zerolog"
 
@@ -294,4 +293,3 @@ func (a *API) MapError(err error) *Error {
 	return nil
 }
 
-var _ = common.Hash{}

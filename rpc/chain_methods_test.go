@@ -14,9 +14,7 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
-	"github.com/rs/zerolog"
 
-	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
 )
 
@@ -410,12 +408,7 @@ func TestHeadFeedCatchUp(t *testing.T) {
 // announced) are delivered before the first announced head, as between any
 // two announcements.
 func TestHeadFeedFirstAnnouncementCatchUp(t *testing.T) {
-	g := chaintest.Genesis(t)
-	db := chaintest.OpenStore(t)
-	im := chain.NewImporter(db, chain.NewExecutor(g.Config), zerolog.Nop())
-	if err := im.InitGenesis(g); err != nil {
-		t.Fatal(err)
-	}
+	db, g, im := chaintest.GenesisStore(t)
 	blocks := readChainBlocks(t)
 	for _, b := range blocks[:52] {
 		if err := im.ImportBlock(b); err != nil {

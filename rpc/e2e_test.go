@@ -24,9 +24,7 @@ import (
 	"github.com/ethereum/go-ethereum/rlp"
 	gethrpc "github.com/ethereum/go-ethereum/rpc"
 	"github.com/ethereum/go-ethereum/trie"
-	"github.com/rs/zerolog"
 
-	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/store"
 )
@@ -242,12 +240,7 @@ func checkHeadState(t *testing.T, ctx context.Context, c *ethclient.Client) {
 // TestE2ESubscriptions: over a websocket, newHeads and logs subscribers see
 // block 54 once it is imported and announced.
 func TestE2ESubscriptions(t *testing.T) {
-	g := chaintest.Genesis(t)
-	db := chaintest.OpenStore(t)
-	im := chain.NewImporter(db, chain.NewExecutor(g.Config), zerolog.Nop())
-	if err := im.InitGenesis(g); err != nil {
-		t.Fatal(err)
-	}
+	db, g, im := chaintest.GenesisStore(t)
 	blocks := readChainBlocks(t)
 	for _, b := range blocks[:len(blocks)-1] {
 		if err := im.ImportBlock(b, store.TagSafe, store.TagFinalized); err != nil {

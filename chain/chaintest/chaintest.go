@@ -79,12 +79,7 @@ func OpenStore(t testing.TB) *store.DB {
 // chain.rlp imported (head = safe = finalized = block 54).
 func ImportedStore(t testing.TB) (*store.DB, *chain.Genesis) {
 	t.Helper()
-	g := Genesis(t)
-	db := OpenStore(t)
-	im := chain.NewImporter(db, chain.NewExecutor(g.Config), zerolog.Nop())
-	if err := im.InitGenesis(g); err != nil {
-		t.Fatal(err)
-	}
+	db, g, im := GenesisStore(t)
 	f, err := os.Open(filepath.Join(Dir(t), "chain", "chain.rlp"))
 	if err != nil {
 		t.Fatal(err)
@@ -104,10 +99,25 @@ func InitStore(t testing.TB, spec []byte) (*store.DB, *chain.Genesis, *chain.Imp
 	if err != nil {
 		t.Fatal(err)
 	}
+	db, im := initStore(t, g)
+	return db, g, im
+}
+
+// GenesisStore returns a fresh store holding the conformance genesis, with
+// an importer ready to add the chain's blocks.
+func GenesisStore(t testing.TB) (*store.DB, *chain.Genesis, *chain.Importer) {
+	t.Helper()
+	g := Genesis(t)
+	db, im := initStore(t, g)
+	return db, g, im
+}
+
+func initStore(t testing.TB, g *chain.Genesis) (*store.DB, *chain.Importer) {
+	t.Helper()
 	db := OpenStore(t)
 	im := chain.NewImporter(db, chain.NewExecutor(g.Config), zerolog.Nop())
 	if err := im.InitGenesis(g); err != nil {
 		t.Fatal(err)
 	}
-	return db, g, im
+	return db, im
 }
