@@ -251,4 +251,3 @@ func (im *Importer) have(b *types.Block) (bool, error) {
 	}
 	return h == b.Hash(), nil
 }
-

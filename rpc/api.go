@@ -292,4 +292,3 @@ func (a *API) MapError(err error) *Error {
 	}
 	return nil
 }
-
