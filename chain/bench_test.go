@@ -24,17 +24,22 @@ func BenchmarkImportConformanceChain(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
 		db := chaintest.OpenStore(b)
-		im := chain.NewImporter(db, chain.NewExecutor(g.Config), zerolog.Nop())
-		if err := im.InitGenesis(g); err != nil {
+		if err := chain.InitGenesis(db, g); err != nil {
 			b.Fatal(err)
 		}
+		w, err := chain.NewWriter(db, chain.NewExecutor(g.Config), zerolog.Nop())
+		if err != nil {
+			b.Fatal(err)
+		}
+		w.Start()
 		b.StartTimer()
-		stats, err := im.ImportRLP(bytes.NewReader(data), 0, nil)
+		stats, err := w.ImportRLP(bytes.NewReader(data), 0, nil)
 		if err != nil || stats.Blocks != 54 {
 			b.Fatalf("imported %d blocks: %v", stats.Blocks, err)
 		}
 		gas = stats.Gas
 		b.StopTimer()
+		w.Stop()
 		db.Close()
 		b.StartTimer()
 	}

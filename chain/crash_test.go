@@ -55,10 +55,10 @@ func TestCrashLeavesBlockBoundary(t *testing.T) {
 			}
 			db := open(fs, sync)
 			defer db.Close()
-			im := chain.NewImporter(db, chain.NewExecutor(g.Config), zerolog.Nop())
-			if err := im.InitGenesis(g); err != nil {
+			if err := chain.InitGenesis(db, g); err != nil {
 				t.Fatal(err)
 			}
+			im := chaintest.StartWriter(t, db, g)
 			rng := rand.New(rand.NewPCG(1, 2))
 			var survived []uint64
 			defer func() { t.Logf("latest block after each simulated crash: %v", survived) }()

@@ -23,3 +23,16 @@ var (
 
 // ErrOverride: a state override was refused (see OverrideError for the kind).
 var ErrOverride = errors.New("invalid state override")
+
+// Errors of the Writer.
+var (
+	// ErrWriterStopped: the writer is not running (not started, or
+	// stopped); nothing was written.
+	ErrWriterStopped = errors.New("chain writer stopped")
+	// ErrNotOnHead: a locally built block does not extend the current head
+	// (the head moved while it was built); nothing was written.
+	ErrNotOnHead = errors.New("block does not extend the head")
+	// ErrWriterFault: a write landed but the writer could not open the
+	// store afterwards to publish its head.
+	ErrWriterFault = errors.New("chain writer fault")
+)

@@ -39,9 +39,10 @@ func (e *Executor) Config() *params.ChainConfig { return e.config }
 func (e *Executor) Engine() consensus.Engine { return e.engine }
 
 // BlockContext builds the EVM block context of header. headers resolves
-// BLOCKHASH; it must know header's ancestors.
-func (e *Executor) BlockContext(header *types.Header, headers HeaderSource) vm.BlockContext {
-	cc := &chainContext{config: e.config, engine: e.engine, headers: headers, current: header}
+// BLOCKHASH; it must know header's ancestors. A failed header read is
+// recorded on state (StateDB.Error), so the execution is not trusted.
+func (e *Executor) BlockContext(header *types.Header, headers HeaderSource, state *StateDB) vm.BlockContext {
+	cc := &chainContext{config: e.config, engine: e.engine, headers: headers, current: header, fail: state.setErr}
 	return core.NewEVMBlockContext(header, cc, nil)
 }
 
@@ -81,7 +82,7 @@ func (e *Executor) NewBlockProcessor(header, parent *types.Header, blockHash com
 	if e.config.DAOForkSupport && e.config.DAOForkBlock != nil && e.config.DAOForkBlock.Cmp(header.Number) == 0 {
 		misc.ApplyDAOHardFork(state)
 	}
-	p.evm = vm.NewEVM(e.BlockContext(header, headers), state, e.config, cfg)
+	p.evm = vm.NewEVM(e.BlockContext(header, headers, state), state, e.config, cfg)
 	core.PreExecution(context.Background(), header.ParentBeaconRoot, parent, e.config, p.evm, header.Number, header.Time)
 	state.Finalise(p.rules)
 	return p
@@ -196,7 +197,7 @@ func (p *BlockProcessor) Finish(withdrawals types.Withdrawals, uncles []*types.H
 // header's block (ethash block and uncle rewards before the merge; nothing
 // after it). headers resolves the block's ancestors.
 func (e *Executor) Finalize(header *types.Header, state *StateDB, headers HeaderSource, body *types.Body) {
-	cc := &chainContext{config: e.config, engine: e.engine, headers: headers, current: header}
+	cc := &chainContext{config: e.config, engine: e.engine, headers: headers, current: header, fail: state.setErr}
 	e.engine.Finalize(cc, header, state, body)
 }
 

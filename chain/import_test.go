@@ -14,7 +14,6 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/rlp"
 	"github.com/holiman/uint256"
-	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
@@ -316,10 +315,17 @@ func flatRoot(t testing.TB, view store.View, n uint64) common.Hash {
 func TestUnwindAndReimport(t *testing.T) {
 	db, g := chaintest.ImportedStore(t)
 	blocks := readBlocks(t)
-	if err := db.UnwindTo(40); err != nil {
+	w := chaintest.StartWriter(t, db, g)
+	if err := w.UnwindTo(40, nil); err != nil {
 		t.Fatal(err)
 	}
-	view, _ := db.View()
+	if n := w.Head().Number(); n != 40 {
+		t.Fatalf("in-memory head after unwind = %d", n)
+	}
+	view, err := db.View()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if n, _ := view.Tag(store.TagLatest); n != 40 {
 		t.Fatalf("latest after unwind = %d", n)
 	}
@@ -327,13 +333,15 @@ func TestUnwindAndReimport(t *testing.T) {
 		t.Fatal("state at 41 readable after unwind")
 	}
 	view.Close()
-	im := chain.NewImporter(db, chain.NewExecutor(g.Config), zerolog.Nop())
 	for _, b := range blocks[40:] {
-		if err := im.ImportBlock(b); err != nil {
+		if err := w.ImportBlock(b); err != nil {
 			t.Fatal(err)
 		}
 	}
-	view, _ = db.View()
+	view, err = db.View()
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer view.Close()
 	if h, _ := view.CanonicalHash(54); h.Hex() != chaintest.HeadHash {
 		t.Fatalf("head after re-import %s", h.Hex())
@@ -342,8 +350,8 @@ func TestUnwindAndReimport(t *testing.T) {
 }
 
 func TestGenesisMismatchRefused(t *testing.T) {
-	_, g, im := chaintest.GenesisStore(t)
-	if err := im.InitGenesis(g); err != nil {
+	db, g, _ := chaintest.GenesisStore(t)
+	if err := chain.InitGenesis(db, g); err != nil {
 		t.Fatalf("same genesis twice: %v", err)
 	}
 	var spec map[string]any
@@ -356,7 +364,7 @@ func TestGenesisMismatchRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := im.InitGenesis(g2); !errors.Is(err, store.ErrGenesisMismatch) {
+	if err := chain.InitGenesis(db, g2); !errors.Is(err, store.ErrGenesisMismatch) {
 		t.Fatalf("different genesis: %v, want ErrGenesisMismatch", err)
 	}
 }

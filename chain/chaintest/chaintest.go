@@ -79,21 +79,23 @@ func OpenStore(t testing.TB) *store.DB {
 // chain.rlp imported (head = safe = finalized = block 54).
 func ImportedStore(t testing.TB) (*store.DB, *chain.Genesis) {
 	t.Helper()
-	db, g, im := GenesisStore(t)
+	db, g, w := GenesisStore(t)
+	defer w.Stop() // the store is handed over with no writer running
 	f, err := os.Open(filepath.Join(Dir(t), "chain", "chain.rlp"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if _, err := im.ImportRLP(f, 0, nil); err != nil {
+	if _, err := w.ImportRLP(f, 0, nil); err != nil {
 		t.Fatal(err)
 	}
 	return db, g
 }
 
 // InitStore parses spec (a genesis JSON) and returns a fresh store holding
-// its block 0, with an importer ready to add blocks on top.
-func InitStore(t testing.TB, spec []byte) (*store.DB, *chain.Genesis, *chain.Importer) {
+// its block 0, with a started writer ready to add blocks on top (stopped at
+// the end of the test, before the store closes).
+func InitStore(t testing.TB, spec []byte) (*store.DB, *chain.Genesis, *chain.Writer) {
 	t.Helper()
 	g, err := chain.ParseGenesis(spec)
 	if err != nil {
@@ -104,20 +106,32 @@ func InitStore(t testing.TB, spec []byte) (*store.DB, *chain.Genesis, *chain.Imp
 }
 
 // GenesisStore returns a fresh store holding the conformance genesis, with
-// an importer ready to add the chain's blocks.
-func GenesisStore(t testing.TB) (*store.DB, *chain.Genesis, *chain.Importer) {
+// a started writer ready to add the chain's blocks.
+func GenesisStore(t testing.TB) (*store.DB, *chain.Genesis, *chain.Writer) {
 	t.Helper()
 	g := Genesis(t)
 	db, im := initStore(t, g)
 	return db, g, im
 }
 
-func initStore(t testing.TB, g *chain.Genesis) (*store.DB, *chain.Importer) {
+func initStore(t testing.TB, g *chain.Genesis) (*store.DB, *chain.Writer) {
 	t.Helper()
 	db := OpenStore(t)
-	im := chain.NewImporter(db, chain.NewExecutor(g.Config), zerolog.Nop())
-	if err := im.InitGenesis(g); err != nil {
+	if err := chain.InitGenesis(db, g); err != nil {
 		t.Fatal(err)
 	}
-	return db, im
+	return db, StartWriter(t, db, g)
+}
+
+// StartWriter opens and starts a writer on db (which holds g's genesis),
+// stopped at the end of the test.
+func StartWriter(t testing.TB, db *store.DB, g *chain.Genesis) *chain.Writer {
+	t.Helper()
+	w, err := chain.NewWriter(db, chain.NewExecutor(g.Config), zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Start()
+	t.Cleanup(w.Stop)
+	return w
 }

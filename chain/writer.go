@@ -1,0 +1,395 @@
+package chain
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/rlp"
+	"github.com/rs/zerolog"
+
+	"github.com/tipnode/tipnode/store"
+)
+
+// HeadEvent announces a new Head after a store write. Added are the blocks
+// that became canonical (ascending); Removed the blocks that left the
+// canonical chain (an unwind or reorg), newest first. Both may be empty
+// (a tag moved).
+type HeadEvent struct {
+	Head    *Head
+	Added   []*types.Header
+	Removed []*types.Header
+}
+
+// Rebase is a driver's hook, run on the writer goroutine after a write's
+// Head was published and before subscribers are told: it brings the
+// pending layer onto the new head (the sequencer opens its next pending
+// block there). An error is returned to the driver's call; the write
+// itself stands.
+type Rebase func(head *Head) error
+
+// ImportOptions vary Writer.Import.
+type ImportOptions struct {
+	// Tags also moved to the last block (latest always moves).
+	Tags []store.Tag
+	// Rebase, when set, runs after each block's head is published.
+	Rebase Rebase
+}
+
+// Writer owns every store write of a running node — block import, sealing
+// of locally built blocks, unwinds — serialised on its own goroutine, and
+// the in-memory Head that readers resolve against. After each write it
+// opens a store view of the new state, publishes the new Head with one
+// atomic store, runs the driver's Rebase, and then notifies HeadEvent
+// subscribers. Readers (OpenHead) never wait for it.
+//
+// Call Start before submitting writes and Stop when done; reads (Head,
+// OpenHead) work from NewWriter on.
+type Writer struct {
+	db   Store
+	exec *Executor
+	log  zerolog.Logger
+
+	head  atomic.Pointer[Head]
+	heads Feed[*HeadEvent]
+
+	reqs       chan func()
+	quit       chan struct{}
+	done       chan struct{}
+	running    atomic.Bool
+	startOnce  sync.Once
+	stopOnce   sync.Once
+	retireOnce sync.Once
+}
+
+// NewWriter loads the head of db (which must hold a genesis) and returns a
+// writer owning it.
+func NewWriter(db Store, exec *Executor, log zerolog.Logger) (*Writer, error) {
+	view, err := db.View()
+	if err != nil {
+		return nil, err
+	}
+	head, err := loadHead(view)
+	if err != nil {
+		view.Close()
+		return nil, err
+	}
+	w := &Writer{
+		db: db, exec: exec, log: log.With().Str("component", "writer").Logger(),
+		reqs: make(chan func()), quit: make(chan struct{}), done: make(chan struct{}),
+	}
+	w.head.Store(head)
+	return w, nil
+}
+
+// loadHead reads the head, safe and finalized blocks and the window of
+// recent canonical headers from view, which the Head then owns.
+func loadHead(view store.View) (*Head, error) {
+	latest, err := view.Tag(store.TagLatest)
+	if err != nil {
+		return nil, fmt.Errorf("load head: %w", err)
+	}
+	h := &Head{view: newSharedView(view)}
+	from := uint64(0)
+	if latest+1 > HeadWindow {
+		from = latest + 1 - HeadWindow
+	}
+	headers := ViewHeaders{View: view}
+	for n := from; n <= latest; n++ {
+		hdr, err := headers.HeaderByNumber(n)
+		if err != nil {
+			return nil, fmt.Errorf("load head: canonical header %d: %w", n, err)
+		}
+		h.recent, h.hashes = append(h.recent, hdr), append(h.hashes, hdr.Hash())
+	}
+	if h.safe, h.finalized, err = tagHeaders(view, h); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// tagHeaders reads the safe and finalized tags of view (the window of h
+// first).
+func tagHeaders(view store.View, h *Head) (safe, finalized *types.Header, err error) {
+	headers := ViewHeaders{Head: h, View: view}
+	get := func(tag store.Tag) (*types.Header, error) {
+		n, err := view.Tag(tag)
+		if err != nil {
+			return nil, fmt.Errorf("tag %s: %w", tag, err)
+		}
+		hdr, err := headers.HeaderByNumber(n)
+		if err != nil {
+			return nil, fmt.Errorf("tag %s: header %d: %w", tag, n, err)
+		}
+		return hdr, nil
+	}
+	if safe, err = get(store.TagSafe); err != nil {
+		return nil, nil, err
+	}
+	if finalized, err = get(store.TagFinalized); err != nil {
+		return nil, nil, err
+	}
+	return safe, finalized, nil
+}
+
+// Head returns the current head (one atomic load). Use OpenHead to read
+// state or blocks beyond its window.
+func (w *Writer) Head() *Head { return w.head.Load() }
+
+// OpenHead returns the current head and its store view, which holds
+// exactly that chain (a write after the call does not show in it). Close
+// the view when done: it releases the reader's reference, the view is
+// shared. Never waits for the writer.
+func (w *Writer) OpenHead() (*Head, store.View, error) {
+	for {
+		h := w.head.Load()
+		if h.view.acquire() {
+			return h, &headView{View: h.view.v, s: h.view}, nil
+		}
+		// h was retired between the load and the acquire: a newer head is
+		// published already, unless the writer stopped.
+		if w.head.Load() == h {
+			return nil, nil, ErrWriterStopped
+		}
+	}
+}
+
+// SubscribeHeads calls fn with every HeadEvent from now on, on the writer
+// goroutine, after the head is published and the driver's Rebase ran. fn
+// must not block.
+func (w *Writer) SubscribeHeads(fn func(*HeadEvent)) (unsubscribe func()) {
+	return w.heads.Subscribe(fn)
+}
+
+// Start starts the writer goroutine.
+func (w *Writer) Start() {
+	w.startOnce.Do(func() {
+		w.running.Store(true)
+		go w.loop()
+	})
+}
+
+// Stop ends the writer goroutine after the write in progress and closes the
+// last head's view once its readers are done. Writes submitted afterwards
+// fail with ErrWriterStopped.
+func (w *Writer) Stop() {
+	w.stopOnce.Do(func() { close(w.quit) })
+	w.startOnce.Do(func() { close(w.done) })
+	<-w.done
+	w.retireOnce.Do(func() { w.retire(w.head.Load()) })
+}
+
+// retire drops the Head's own reference to its view (closed once the last
+// reader is done).
+func (w *Writer) retire(h *Head) {
+	h.view.release()
+}
+
+func (w *Writer) loop() {
+	defer close(w.done)
+	defer w.running.Store(false)
+	for {
+		select {
+		case <-w.quit:
+			return
+		case fn := <-w.reqs:
+			fn()
+		}
+	}
+}
+
+// do runs fn on the writer goroutine and returns its error.
+func (w *Writer) do(fn func() error) error {
+	if !w.running.Load() {
+		return ErrWriterStopped
+	}
+	errc := make(chan error, 1)
+	select {
+	case w.reqs <- func() { errc <- fn() }:
+		return <-errc
+	case <-w.done:
+		return ErrWriterStopped
+	}
+}
+
+// publish opens a view of the store after a write, publishes the Head
+// (recent headers above keep dropped, added appended), retires the old
+// one, runs rebase and notifies subscribers. Runs on the writer goroutine.
+func (w *Writer) publish(keep uint64, added, removed []*types.Header, rebase Rebase) error {
+	view, err := w.db.View()
+	if err != nil {
+		return fmt.Errorf("%w: open view after write: %v", ErrWriterFault, err)
+	}
+	old := w.head.Load()
+	h := old.next(keep, added, nil, nil, view)
+	if h.safe, h.finalized, err = tagHeaders(view, h); err != nil {
+		view.Close()
+		return fmt.Errorf("%w: %v", ErrWriterFault, err)
+	}
+	w.head.Store(h)
+	w.retire(old)
+	var rerr error
+	if rebase != nil {
+		rerr = rebase(h)
+	}
+	w.heads.Send(&HeadEvent{Head: h, Added: added, Removed: removed})
+	return rerr
+}
+
+// Import verifies, executes and writes blocks on top of the head, in order,
+// each in one atomic batch followed by its own Head. A block that fails
+// verification returns an error wrapping ErrInvalidBlock; nothing of it is
+// written and the blocks before it stay.
+func (w *Writer) Import(blocks []*types.Block, opts ImportOptions) error {
+	return w.do(func() error {
+		for i, b := range blocks {
+			h := w.head.Load()
+			eb, err := w.exec.ExecuteBlock(b, h.Header(), ViewHeaders{Head: h, View: h.view.v}, h.view.v)
+			if err != nil {
+				return err
+			}
+			var tags []store.Tag
+			if i == len(blocks)-1 {
+				tags = opts.Tags
+			}
+			if err := w.db.WriteBlock(eb.BlockWrite(tags...)); err != nil {
+				return fmt.Errorf("write block %d: %w", b.NumberU64(), err)
+			}
+			if err := w.publish(h.Number(), []*types.Header{b.Header()}, nil, opts.Rebase); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// ImportBlock imports one block, moving tags (besides latest) to it.
+func (w *Writer) ImportBlock(b *types.Block, tags ...store.Tag) error {
+	return w.Import([]*types.Block{b}, ImportOptions{Tags: tags})
+}
+
+// Seal writes a block built and executed locally (the sequencer's) on top
+// of the head in one atomic batch, publishes its Head and runs rebase. A
+// block whose parent is not the head fails with ErrNotOnHead.
+func (w *Writer) Seal(bw *store.BlockWrite, rebase Rebase) error {
+	return w.do(func() error {
+		h := w.head.Load()
+		if bw.Block.ParentHash() != h.Hash() {
+			return fmt.Errorf("%w: block %d has parent %s, head is %d %s", ErrNotOnHead,
+				bw.Block.NumberU64(), bw.Block.ParentHash().Hex(), h.Number(), h.Hash().Hex())
+		}
+		if err := w.db.WriteBlock(bw); err != nil {
+			return fmt.Errorf("write block %d: %w", bw.Block.NumberU64(), err)
+		}
+		return w.publish(h.Number(), []*types.Header{bw.Block.Header()}, nil, rebase)
+	})
+}
+
+// UnwindTo removes every block above number (and its state) in one atomic
+// batch, publishes the Head at number and runs rebase.
+func (w *Writer) UnwindTo(number uint64, rebase Rebase) error {
+	return w.do(func() error {
+		h := w.head.Load()
+		if number >= h.Number() {
+			return nil
+		}
+		headers := ViewHeaders{Head: h, View: h.view.v}
+		var removed []*types.Header
+		for n := h.Number(); n > number; n-- {
+			hdr, err := headers.HeaderByNumber(n)
+			if err != nil {
+				return fmt.Errorf("unwind: header %d: %w", n, err)
+			}
+			removed = append(removed, hdr)
+		}
+		if err := w.db.UnwindTo(number); err != nil {
+			return fmt.Errorf("unwind to %d: %w", number, err)
+		}
+		return w.publish(number, nil, removed, rebase)
+	})
+}
+
+// ImportRLP reads blocks (a plain concatenation of RLP-encoded blocks, the
+// `geth export` format) from r and imports them in order. Blocks the store
+// already has canonically are skipped. The last imported block also becomes
+// safe and finalized. progress is called at most every interval.
+func (w *Writer) ImportRLP(r io.Reader, interval time.Duration, progress func(ImportStats)) (ImportStats, error) {
+	var (
+		stats   ImportStats
+		start   = time.Now()
+		last    = start
+		stream  = rlp.NewStream(r, 0)
+		pending *types.Block
+	)
+	flush := func(b *types.Block, final bool) error {
+		var tags []store.Tag
+		if final {
+			tags = []store.Tag{store.TagSafe, store.TagFinalized}
+		}
+		if err := w.ImportBlock(b, tags...); err != nil {
+			return err
+		}
+		stats.Blocks++
+		stats.Txs += len(b.Transactions())
+		stats.Gas += b.GasUsed()
+		stats.Head = b.Header()
+		if progress != nil && time.Since(last) >= interval {
+			last = time.Now()
+			stats.Duration = time.Since(start)
+			progress(stats)
+		}
+		return nil
+	}
+	for {
+		b := new(types.Block)
+		if err := stream.Decode(b); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return stats, fmt.Errorf("decode block %d of the file: %w", stats.Blocks+stats.Skipped+1, err)
+		}
+		if have, err := w.isCanonical(b); err != nil {
+			return stats, err
+		} else if have {
+			stats.Skipped++
+			continue
+		}
+		if pending != nil {
+			if err := flush(pending, false); err != nil {
+				return stats, err
+			}
+		}
+		pending = b
+	}
+	if pending != nil {
+		if err := flush(pending, true); err != nil {
+			return stats, err
+		}
+	}
+	stats.Duration = time.Since(start)
+	return stats, nil
+}
+
+// isCanonical reports whether b is the canonical block at its height.
+func (w *Writer) isCanonical(b *types.Block) (bool, error) {
+	h, view, err := w.OpenHead()
+	if err != nil {
+		return false, err
+	}
+	defer view.Close()
+	if b.NumberU64() > h.Number() {
+		return false, nil
+	}
+	if _, hash, ok := h.Recent(b.NumberU64()); ok {
+		return hash == b.Hash(), nil
+	}
+	hash, err := view.CanonicalHash(b.NumberU64())
+	if err != nil {
+		return false, err
+	}
+	return hash == b.Hash(), nil
+}
