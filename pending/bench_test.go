@@ -137,27 +137,29 @@ func BenchmarkPreconfirm100Txs(b *testing.B) {
 	db := chaintest.OpenStore(b)
 	log := zerolog.New(io.Discard)
 	exec := chain.NewExecutor(g.Config)
-	if err := chain.NewImporter(db, exec, log).InitGenesis(g); err != nil {
+	if err := chain.InitGenesis(db, g); err != nil {
 		b.Fatal(err)
 	}
+	w := chaintest.StartWriter(b, db, g)
 	clock := NewManualClock(time.Unix(1_700_000_010, 0))
-	mgr := NewManager(db, g.Config, clock)
+	mgr := NewManager(w, g.Config, HeaderParams{}, clock, nil)
 	pool, _ := NewPool(DefaultPoolConfig(), g.Config, mgr, clock, nil, log)
-	seq, err := New(DefaultConfig(), db, exec, pool, clock, log)
+	seq, err := New(DefaultConfig(), w, exec, pool, mgr, clock, nil, log)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := seq.startBlock(); err != nil {
+	if err := seq.openBlock(w.Head()); err != nil {
 		b.Fatal(err)
 	}
-	defer seq.closeView()
+	defer seq.b.Close()
 	touch := func() {
 		contract := common.Address{0xc0}
+		bl := seq.b
 		for i := 0; i < 10_000; i++ {
-			seq.state.SetState(contract, common.BigToHash(big.NewInt(int64(i))), common.Hash{1})
+			bl.state.SetState(contract, common.BigToHash(big.NewInt(int64(i))), common.Hash{1})
 		}
-		seq.state.Finalise(g.Config.Rules(seq.base.Number, true, seq.base.Time))
-		seq.snap = &Snapshot{anchor: seq.anchor, header: seq.pendingHeader(), layers: pushLayer(seq.snap.layers, seq.state.TakeDiff(), nil)}
+		bl.state.Finalise(g.Config.Rules(bl.base.Number, true, bl.base.Time))
+		bl.snap = &Snapshot{anchor: bl.anchor, anchorHash: bl.snap.anchorHash, header: bl.pendingHeader(), layers: pushLayer(bl.snap.layers, bl.state.TakeDiff(), nil)}
 	}
 	touch()
 	signer := types.LatestSigner(g.Config)
@@ -184,7 +186,7 @@ func BenchmarkPreconfirm100Txs(b *testing.B) {
 		if err := seq.preconfirm(); err != nil {
 			b.Fatal(err)
 		}
-		if n := len(seq.snap.NewTransactions()); n != 100 {
+		if n := len(mgr.Current().NewTransactions()); n != 100 {
 			b.Fatalf("pre-confirmed %d of 100", n)
 		}
 	}

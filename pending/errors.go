@@ -56,6 +56,9 @@ var (
 	// ErrSequencer: the sequencer stopped on a fault (store write, state
 	// read); see Sequencer.Err.
 	ErrSequencer = errors.New("sequencer failed")
+	// ErrHeader: a driver asked the Builder to open a block whose header
+	// does not extend the given head.
+	ErrHeader = errors.New("pending header does not extend the head")
 	// ErrStopped: the sequencer is not running.
 	ErrStopped = errors.New("sequencer stopped")
 )

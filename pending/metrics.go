@@ -21,6 +21,7 @@ type Metrics struct {
 	poolSize       prometheus.Gauge
 	pendingTxs     prometheus.Gauge
 	snapshotLayers prometheus.Gauge
+	staleReads     prometheus.Counter
 }
 
 // latencyBuckets span 50 µs .. ~3.3 s.
@@ -82,10 +83,14 @@ func NewMetrics(reg prometheus.Registerer, snapshotAge func() float64) *Metrics 
 			Namespace: "tipnode", Subsystem: "pending", Name: "snapshot_layers",
 			Help: "Diff layers of the current snapshot (read depth).",
 		}),
+		staleReads: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "tipnode", Subsystem: "pending", Name: "stale_snapshot_reads_total",
+			Help: "Reads that found the pending snapshot anchored on a block no longer canonical and served the canonical head instead.",
+		}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.snapshotBuild, m.readable, m.seal, m.preconfs, m.txsPreconfed, m.txsDropped,
-			m.blocks, m.poolAdded, m.poolRejected, m.poolSize, m.pendingTxs, m.snapshotLayers)
+			m.blocks, m.poolAdded, m.poolRejected, m.poolSize, m.pendingTxs, m.snapshotLayers, m.staleReads)
 		if snapshotAge != nil {
 			reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 				Namespace: "tipnode", Subsystem: "pending", Name: "snapshot_age_seconds",
@@ -146,5 +151,11 @@ func (m *Metrics) poolReject(reason string) {
 func (m *Metrics) poolSized(size int) {
 	if m != nil {
 		m.poolSize.Set(float64(size))
+	}
+}
+
+func (m *Metrics) stale() {
+	if m != nil {
+		m.staleReads.Inc()
 	}
 }

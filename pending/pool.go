@@ -14,6 +14,8 @@ import (
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/holiman/uint256"
 	"github.com/rs/zerolog"
+
+	"github.com/tipnode/tipnode/chain"
 )
 
 // PoolConfig configures the transaction pool. Zero fields take the defaults
@@ -112,7 +114,7 @@ type Pool struct {
 	bytes   uint64 // encoded size of all
 	senders map[common.Address]map[uint64]*poolTx
 
-	txFeed feed[*types.Transaction]
+	txFeed chain.Feed[*types.Transaction]
 }
 
 // NewPool returns an empty pool validating against mgr.
@@ -131,9 +133,6 @@ func NewPool(cfg PoolConfig, config *params.ChainConfig, mgr *Manager, clock Clo
 		senders: make(map[common.Address]map[uint64]*poolTx),
 	}, nil
 }
-
-// Manager returns the pending manager the pool validates against.
-func (p *Pool) Manager() *Manager { return p.mgr }
 
 // Len is the number of pooled transactions.
 func (p *Pool) Len() int {
@@ -155,7 +154,7 @@ func (p *Pool) Get(hash common.Hash) *types.Transaction {
 // SubscribeTxs calls fn with every transaction admitted from now on, on the
 // goroutine of Add, after admission. fn must not block.
 func (p *Pool) SubscribeTxs(fn func(*types.Transaction)) (unsubscribe func()) {
-	return p.txFeed.subscribe(fn)
+	return p.txFeed.Subscribe(fn)
 }
 
 // Add validates tx and pools it. The error wraps one of the sentinels in
@@ -173,7 +172,7 @@ func (p *Pool) Add(tx *types.Transaction) error {
 		return err
 	}
 	p.log.Debug().Str("tx", tx.Hash().Hex()).Str("from", ptx.sender.Hex()).Uint64("nonce", tx.Nonce()).Msg("transaction pooled")
-	p.txFeed.send(tx)
+	p.txFeed.Send(tx)
 	return nil
 }
 

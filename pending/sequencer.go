@@ -11,9 +11,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/ethereum/go-ethereum/core/vm"
 	"github.com/ethereum/go-ethereum/params"
-	"github.com/ethereum/go-ethereum/trie"
 	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/chain"
@@ -37,13 +35,6 @@ type Config struct {
 	// Extra is the header extra-data of sealed blocks (at most 32 bytes).
 	// Default "tipnode".
 	Extra []byte
-	// OnSeal, when set, is called after every sealed block was written and
-	// the pending layer rebased onto it (the head-announce hook). It runs on
-	// the sequencer goroutine and must not block. Receipts carry the final
-	// block hash.
-	OnSeal func(block *types.Block, receipts types.Receipts)
-	// Metrics records the sequencer's figures (nil: none).
-	Metrics *Metrics
 }
 
 // DefaultConfig returns the documented defaults.
@@ -68,26 +59,29 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Store is what the sequencer needs of the store (*store.DB).
-type Store interface {
-	Viewer
-	WriteBlock(w *store.BlockWrite) error
+// Writer is what the sequencer needs of the node's single store writer
+// (*chain.Writer).
+type Writer interface {
+	Heads
+	Head() *chain.Head
+	Seal(bw *store.BlockWrite, rebase chain.Rebase) error
 }
 
-// Sequencer is the embedded block producer: every PreconfInterval it
-// executes the executable pool transactions on top of the pending block
-// (one chain.BlockProcessor per block, kept across intervals), turns the
-// state they wrote into one copy-on-write layer and publishes a new
-// Snapshot; every BlockTime it seals the pending block into the store in one
-// atomic write and rebases the pending layer onto it. It must be the only
-// writer of the store while it runs.
+// Sequencer is the embedded block producer, a driver of the Builder: every
+// PreconfInterval it picks the executable pool transactions (by effective
+// tip, then arrival), adds them to the pending block and publishes the next
+// Snapshot through the Manager; every BlockTime it seals the pending block
+// through the Writer (one atomic write) and, in the Writer's Rebase, opens
+// the next pending block on it. It chooses the header of its blocks
+// (NextHeader with its coinbase, gas limit target, extra data and clock).
 type Sequencer struct {
 	cfg      Config
-	db       Store
-	exec     *chain.Executor
+	w        Writer
+	b        *Builder
 	pool     *Pool
 	mgr      *Manager
 	clock    Clock
+	metrics  *Metrics
 	log      zerolog.Logger
 	perBlock int
 
@@ -97,21 +91,16 @@ type Sequencer struct {
 	done      chan struct{}
 	syncc     chan chan struct{}
 	err       atomic.Pointer[error]
-
-	// Owned by the loop goroutine (and by Start before the loop runs).
-	view     store.View
-	anchor   *types.Header
-	base     *types.Header // header template given to proc
-	state    *chain.StateDB
-	proc     *chain.BlockProcessor
-	txs      []*types.Transaction
-	receipts []*types.Receipt
-	bloom    types.Bloom
-	snap     *Snapshot
 }
 
-// New returns a sequencer publishing into pool.Manager(). Call Start.
-func New(cfg Config, db Store, exec *chain.Executor, pool *Pool, clock Clock, log zerolog.Logger) (*Sequencer, error) {
+// HeaderParams returns the header choices of cfg (for NewManager).
+func (c Config) HeaderParams() HeaderParams {
+	return HeaderParams{Coinbase: c.Coinbase, GasLimit: c.GasLimit, Extra: c.Extra}
+}
+
+// New returns a sequencer taking transactions from pool, building with
+// exec, publishing into mgr and writing through w. Call Start.
+func New(cfg Config, w Writer, exec *chain.Executor, pool *Pool, mgr *Manager, clock Clock, metrics *Metrics, log zerolog.Logger) (*Sequencer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -121,10 +110,8 @@ func New(cfg Config, db Store, exec *chain.Executor, pool *Pool, clock Clock, lo
 	if clock == nil {
 		clock = SystemClock{}
 	}
-	mgr := pool.Manager()
-	mgr.hp = HeaderParams{Coinbase: cfg.Coinbase, GasLimit: cfg.GasLimit, Extra: cfg.Extra}
 	return &Sequencer{
-		cfg: cfg, db: db, exec: exec, pool: pool, mgr: mgr, clock: clock,
+		cfg: cfg, w: w, b: NewBuilder(exec), pool: pool, mgr: mgr, clock: clock, metrics: metrics,
 		log:      log.With().Str("component", "sequencer").Logger(),
 		perBlock: int(cfg.BlockTime / cfg.PreconfInterval),
 		quit:     make(chan struct{}),
@@ -133,21 +120,18 @@ func New(cfg Config, db Store, exec *chain.Executor, pool *Pool, clock Clock, lo
 	}, nil
 }
 
-// Manager is the pending manager the sequencer publishes into.
-func (s *Sequencer) Manager() *Manager { return s.mgr }
-
 // Start opens the pending block on top of the store's latest block,
 // publishes its first snapshot (before returning) and starts the loop.
 func (s *Sequencer) Start() error {
 	err := ErrStopped
 	s.startOnce.Do(func() {
-		if err = s.startBlock(); err != nil {
+		if err = s.openBlock(s.w.Head()); err != nil {
 			close(s.done)
 			return
 		}
 		t := s.clock.NewTicker(s.cfg.PreconfInterval)
 		go s.loop(t)
-		s.log.Info().Uint64("pending", s.base.Number.Uint64()).Dur("preconfInterval", s.cfg.PreconfInterval).
+		s.log.Info().Uint64("pending", s.b.Header().Number.Uint64()).Dur("preconfInterval", s.cfg.PreconfInterval).
 			Dur("blockTime", s.cfg.BlockTime).Msg("sequencer started")
 	})
 	return err
@@ -190,12 +174,12 @@ func (s *Sequencer) Sync() {
 func (s *Sequencer) loop(t Ticker) {
 	defer close(s.done)
 	defer t.Stop()
-	defer s.closeView()
+	defer s.b.Close()
 	ticks := 0
 	for {
 		select {
 		case <-s.quit:
-			if len(s.txs) > 0 {
+			if s.b.Len() > 0 {
 				if err := s.seal(false); err != nil {
 					s.fail(err)
 				}
@@ -226,70 +210,27 @@ func (s *Sequencer) fail(err error) {
 	s.log.Error().Err(err).Msg("sequencer stopped on a fault")
 }
 
-func (s *Sequencer) closeView() {
-	if s.view != nil {
-		s.view.Close()
-		s.view = nil
-	}
-}
-
-// startBlock opens the pending block on the store's latest block: a new
-// store view, a StateDB over the latest state and a BlockProcessor (which
-// runs the pre-execution system calls). The resulting index-0 snapshot is
-// swapped in; the caller notifies.
-func (s *Sequencer) startBlock() error {
-	view, err := s.db.View()
+// openBlock opens the next pending block on head with the sequencer's
+// header choices and publishes its index-0 snapshot. It runs on the
+// sequencer goroutine at Start, and on the writer goroutine (in the seal's
+// Rebase) while the sequencer waits for the seal.
+func (s *Sequencer) openBlock(head *chain.Head) error {
+	h, view, err := s.w.OpenHead()
 	if err != nil {
 		return err
 	}
-	latest, err := view.Tag(store.TagLatest)
-	if err != nil {
+	if h != head {
 		view.Close()
-		return err
-	}
-	headers := chain.ViewHeaders{View: view}
-	parent := headers.HeaderByNumber(latest)
-	if parent == nil {
-		view.Close()
-		return fmt.Errorf("latest header %d: %w", latest, store.ErrNotFound)
-	}
-	reader, err := view.StateAt(latest)
-	if err != nil {
-		view.Close()
-		return err
+		return fmt.Errorf("%w: head moved to %d while opening a block on %d", chain.ErrNotOnHead, h.Number(), head.Number())
 	}
 	now := s.clock.Now()
-	header := NextHeader(s.exec.Config(), parent, now, s.mgr.hp)
-	state := chain.NewStateDB(reader)
-	proc := s.exec.NewBlockProcessor(header, parent, common.Hash{}, state, headers, vm.Config{})
-	if err := state.Error(); err != nil {
+	snap, err := s.b.Open(head, view, NextHeader(s.b.exec.Config(), head.Header(), now, s.cfg.HeaderParams()), now)
+	if err != nil {
 		view.Close()
-		return fmt.Errorf("start block %d: %w", header.Number, err)
+		return err
 	}
-	s.closeView()
-	s.view, s.anchor, s.base, s.state, s.proc = view, parent, header, state, proc
-	s.txs, s.receipts, s.bloom = nil, nil, types.Bloom{}
-	s.snap = &Snapshot{
-		anchor:  parent,
-		header:  s.pendingHeader(),
-		layers:  pushLayer(nil, state.TakeDiff(), nil), // pre-execution system calls
-		created: now,
-	}
-	s.mgr.cur.Store(s.snap)
-	s.cfg.Metrics.snapshot(s.snap)
+	s.mgr.Publish(snap)
 	return nil
-}
-
-// pendingHeader is the published copy of the header with the running totals.
-func (s *Sequencer) pendingHeader() *types.Header {
-	h := types.CopyHeader(s.base)
-	h.GasUsed = s.proc.GasUsed()
-	h.Bloom = s.bloom
-	if h.BlobGasUsed != nil {
-		v := s.proc.BlobGasUsed()
-		h.BlobGasUsed = &v
-	}
-	return h
 }
 
 // candidate is one sender's run of pooled transactions.
@@ -318,7 +259,7 @@ func (h *candHeap) Pop() any {
 }
 
 func (s *Sequencer) effectiveTip(tx *types.Transaction) *big.Int {
-	tip, err := tx.EffectiveGasTip(s.base.BaseFee)
+	tip, err := tx.EffectiveGasTip(s.b.Header().BaseFee)
 	if err != nil {
 		return new(big.Int).Neg(common.Big1)
 	}
@@ -339,7 +280,10 @@ func (s *Sequencer) preconfirm() error {
 		included []*poolTx
 	)
 	for addr, list := range cands {
-		nonce := s.state.GetNonce(addr)
+		nonce, err := s.b.Nonce(addr)
+		if err != nil {
+			return err
+		}
 		i := 0
 		for i < len(list) && list[i].tx.Nonce() < nonce {
 			stale = append(stale, list[i])
@@ -349,39 +293,30 @@ func (s *Sequencer) preconfirm() error {
 			h = append(h, &candidate{list: list, pos: i, tip: s.effectiveTip(list[i].tx)})
 		}
 	}
-	if err := s.state.Error(); err != nil {
-		return err
-	}
 	heap.Init(&h)
 	dropped := stale
-	first := len(s.txs)
 	for h.Len() > 0 {
-		if s.proc.GasLeft() < params.TxGas {
+		if s.b.GasLeft() < params.TxGas {
 			break
 		}
 		c := h[0]
 		pt := c.list[c.pos]
-		if pt.tx.Gas() > s.proc.GasLeft() || c.tip.Sign() < 0 {
+		if pt.tx.Gas() > s.b.GasLeft() || c.tip.Sign() < 0 {
 			heap.Pop(&h) // does not fit / fee cap below base fee: the sender waits
 			continue
 		}
-		receipt, err := s.proc.ApplyTransaction(pt.tx)
+		_, err := s.b.Add(pt.tx)
 		if errors.Is(err, chain.ErrStateRead) {
 			return err
 		}
 		if err != nil {
 			s.log.Warn().Str("tx", pt.tx.Hash().Hex()).Str("from", pt.sender.Hex()).Err(err).Msg("dropping unexecutable transaction")
-			s.cfg.Metrics.dropped()
+			s.metrics.dropped()
 			dropped = append(dropped, pt)
 			heap.Pop(&h)
 			continue
 		}
 		included = append(included, pt)
-		s.txs = append(s.txs, pt.tx)
-		s.receipts = append(s.receipts, receipt)
-		for i := range receipt.Bloom {
-			s.bloom[i] |= receipt.Bloom[i]
-		}
 		c.pos++
 		if c.pos < len(c.list) && c.list[c.pos].tx.Nonce() == pt.tx.Nonce()+1 {
 			c.tip = s.effectiveTip(c.list[c.pos].tx)
@@ -394,108 +329,41 @@ func (s *Sequencer) preconfirm() error {
 		s.pool.remove(dropped...)
 		return nil
 	}
-	txIdx := make(map[common.Hash]int, len(included))
-	for i := first; i < len(s.txs); i++ {
-		txIdx[s.txs[i].Hash()] = i
-	}
-	n := len(s.txs)
-	snap := &Snapshot{
-		anchor:   s.anchor,
-		header:   s.pendingHeader(),
-		index:    s.snap.index + 1,
-		layers:   pushLayer(s.snap.layers, s.state.TakeDiff(), txIdx),
-		txs:      s.txs[:n:n],
-		receipts: s.receipts[:n:n],
-		newFrom:  first,
-	}
 	now := s.clock.Now()
-	snap.created = now
-	s.snap = snap
-	s.mgr.cur.Store(snap) // readable from here on
+	snap := s.b.Cut(now)
+	s.mgr.Publish(snap) // readable from here on; subscribers notified
 	build := time.Since(t0)
 	for _, pt := range included {
-		s.cfg.Metrics.observeReadable(now.Sub(pt.arrival))
+		s.metrics.observeReadable(now.Sub(pt.arrival))
 	}
-	s.cfg.Metrics.observeBuild(build)
-	s.cfg.Metrics.snapshot(snap)
+	s.metrics.observeBuild(build)
 	s.pool.remove(append(dropped, included...)...)
-	s.mgr.preconfs.send(snap)
 	s.log.Debug().Uint64("block", snap.header.Number.Uint64()).Uint64("index", snap.index).Int("txs", len(included)).
-		Int("blockTxs", n).Uint64("gasUsed", snap.header.GasUsed).Int("layers", snap.Depth()).Dur("build", build).Msg("snapshot published")
+		Int("blockTxs", len(snap.txs)).Uint64("gasUsed", snap.header.GasUsed).Int("layers", snap.Depth()).Dur("build", build).Msg("snapshot published")
 	return nil
 }
 
-// seal finishes the pending block, writes it in one atomic batch (block,
-// receipts, state diff, tags latest/safe/finalized), and, if rebase, opens
-// the next pending block on it without re-executing anything.
+// seal finishes the pending block and writes it through the Writer in one
+// atomic batch (block, receipts, state diff, tags latest/safe/finalized);
+// if rebase, the Writer's Rebase opens the next pending block on it without
+// re-executing anything, before head subscribers are told.
 func (s *Sequencer) seal(rebase bool) error {
 	t0 := time.Now()
-	var withdrawals types.Withdrawals
-	if s.base.WithdrawalsHash != nil {
-		withdrawals = types.Withdrawals{}
-	}
-	requests, err := s.proc.Finish(withdrawals, nil)
+	sealed, err := s.b.Seal()
 	if err != nil {
 		return err
 	}
-	header := types.CopyHeader(s.base)
-	header.GasUsed = s.proc.GasUsed()
-	if header.BlobGasUsed != nil {
-		v := s.proc.BlobGasUsed()
-		header.BlobGasUsed = &v
-	}
-	if header.RequestsHash != nil {
-		rh := types.CalcRequestsHash(requests)
-		header.RequestsHash = &rh
-	}
-	receipts := s.proc.Receipts()
-	block := types.NewBlock(header, &types.Body{Transactions: s.txs, Withdrawals: withdrawals}, receipts, trie.NewStackTrie(nil))
-	rs := make([]*types.ReceiptForStorage, len(receipts))
-	for i, r := range receipts {
-		rs[i] = (*types.ReceiptForStorage)(r)
-	}
-	err = s.db.WriteBlock(&store.BlockWrite{
-		Block: block, Receipts: rs, Diff: s.state.BlockDiff(),
-		Tags: []store.Tag{store.TagLatest, store.TagSafe, store.TagFinalized},
-	})
-	if err != nil {
-		return fmt.Errorf("seal block %d: %w", header.Number, err)
-	}
-	ev := &SealEvent{Block: block, Receipts: finalReceipts(receipts, block)}
+	var next chain.Rebase
 	if rebase {
-		if err := s.startBlock(); err != nil {
-			return fmt.Errorf("rebase on block %d: %w", header.Number, err)
-		}
+		next = s.openBlock
 	}
+	if err := s.w.Seal(sealed.Write, next); err != nil {
+		return fmt.Errorf("seal block %d: %w", sealed.Block.NumberU64(), err)
+	}
+	block := sealed.Block
 	took := time.Since(t0)
-	s.cfg.Metrics.observeSeal(took)
+	s.metrics.observeSeal(took)
 	s.log.Info().Uint64("number", block.NumberU64()).Str("hash", block.Hash().Hex()).Int("txs", len(block.Transactions())).
 		Uint64("gasUsed", block.GasUsed()).Uint64("blockTime", block.Time()).Dur("took", took).Msg("sealed block")
-	s.mgr.seals.send(ev)
-	if s.cfg.OnSeal != nil {
-		s.cfg.OnSeal(ev.Block, ev.Receipts)
-	}
-	if rebase {
-		s.mgr.preconfs.send(s.snap)
-	}
 	return nil
-}
-
-// finalReceipts copies the pending receipts (which published snapshots
-// still share) and stamps the sealed block's hash into them and their logs.
-func finalReceipts(receipts types.Receipts, block *types.Block) types.Receipts {
-	out := make(types.Receipts, len(receipts))
-	hash := block.Hash()
-	for i, r := range receipts {
-		cp := *r
-		cp.BlockHash = hash
-		cp.Logs = make([]*types.Log, len(r.Logs))
-		for j, l := range r.Logs {
-			lc := *l
-			lc.BlockHash = hash
-			cp.Logs[j] = &lc
-		}
-		out[i] = &cp
-	}
-	return out
 }

@@ -16,16 +16,17 @@ import (
 // receipts. A Snapshot never changes after it is published; readers load the
 // current one once per request and use it throughout.
 //
-// (The public method set below is what the rpc package codes against.)
+// Snapshots are built by a Builder and made current by Manager.Publish.
 type Snapshot struct {
-	anchor   *types.Header
-	header   *types.Header
-	index    uint64
-	layers   *layer // newest first; shared with older snapshots
-	txs      []*types.Transaction
-	receipts []*types.Receipt
-	newFrom  int       // txs[newFrom:] were pre-confirmed by this snapshot
-	created  time.Time // when it was published (sequencer clock)
+	anchor     *types.Header
+	anchorHash common.Hash
+	header     *types.Header
+	index      uint64
+	layers     *layer // newest first; shared with older snapshots
+	txs        []*types.Transaction
+	receipts   []*types.Receipt
+	newFrom    int       // txs[newFrom:] were pre-confirmed by this snapshot
+	created    time.Time // when it was published (sequencer clock)
 }
 
 // Anchor is the canonical block the snapshot sits on (store height).
@@ -77,8 +78,12 @@ func (s *Snapshot) Depth() int {
 	return s.layers.depth
 }
 
+// AnchorHash is the anchor's hash.
+func (s *Snapshot) AnchorHash() common.Hash { return s.anchorHash }
+
 // State returns the pending state: the diff layers (newest first) over base,
-// which must be the store's state at Anchor().Number.
+// which must be the store's state of the anchor (Manager.Open verifies the
+// anchor is canonical; Read.PendingState does this pairing).
 func (s *Snapshot) State(base chain.Backend) chain.Backend {
 	return &overlay{layers: s.layers, base: base}
 }
