@@ -34,19 +34,44 @@
 //
 // # Import
 //
-// Importer.Execute verifies a block against the store's latest block:
-// parent linkage, header rules (engine.VerifyHeader), transactions root,
-// uncles hash, withdrawals root, then executes it and checks gas used, blob
-// gas used, receipts root, logs bloom and (from Prague) the requests hash. A
-// failing block returns an error wrapping ErrInvalidBlock that names the block
-// and the mismatch; nothing is written. Importer.Write stores the block,
-// receipts and state diff in one atomic store batch.
+// Executor.ExecuteBlock verifies a block against its parent (the head it
+// will be written on): parent linkage, header rules (engine.VerifyHeader),
+// transactions root, uncles hash, withdrawals root, then executes it and
+// checks gas used, blob gas used, receipts root, logs bloom and (from
+// Prague) the requests hash. A failing block returns an error wrapping
+// ErrInvalidBlock that names the block and the mismatch; a failed read
+// returns the read error (never "invalid"). Nothing is written.
+//
+// # One writer, one Head
+//
+// Writer (writer.go) owns every store write of a running node — block
+// import (Import, ImportRLP), blocks sealed by a local driver (Seal),
+// unwinds (UnwindTo) — serialised on its own goroutine; each block is one
+// atomic store batch. After each write it opens a store view, publishes an
+// immutable Head (head.go: head, safe and finalized headers, the last
+// HeadWindow canonical headers and that view, shared by reference count)
+// with one atomic store, runs the calling driver's Rebase (the pending
+// layer moves onto the new head) and then sends a HeadEvent (added and
+// removed blocks) on its Feed. Readers call OpenHead: two atomic
+// operations, never a lock, never Pebble for latest/safe/finalized or a
+// recent number, and the view they get holds exactly the chain of the
+// Head (a reorg after it does not show through). InitGenesis writes block 0
+// before a Writer is opened. Feed (feed.go) is the node's one event
+// mechanism: synchronous, non-blocking callbacks on the publisher's
+// goroutine.
+//
+// Header lookups (HeaderSource) return errors: a missing header wraps
+// store.ErrNotFound; a failed read is an error, and inside the EVM
+// (BLOCKHASH, engine rules) it is recorded on the StateDB so the execution
+// is not trusted.
 //
 // # Concurrency
 //
 // Executor is immutable and safe for concurrent use. A StateDB and a
 // BlockProcessor belong to one goroutine. Backends must be safe for
-// concurrent reads (store views and pending snapshots are).
+// concurrent reads (store views and pending snapshots are). Writer methods
+// are safe for concurrent use (they queue on the writer goroutine); Head
+// values are immutable.
 //
 // Known limits: the RIPEMD-160 touch quirk of mainnet block 2,675,119 is not
 // reproduced (the dev and conformance chains never hit it); Amsterdam

@@ -1,47 +1,72 @@
 // Package pending is tipnode's pre-confirmed state: immutable snapshots of
-// the pending block, the transaction pool, and the embedded sequencer that
-// builds, publishes and seals them.
+// the pending block, the Builder that produces them, the Manager that
+// publishes them and opens every read of the node, the transaction pool,
+// and the embedded Sequencer (one driver of the Builder).
 //
 // # Model
 //
 // A Snapshot is the pending block as of one pre-confirmation: the anchor
-// (latest canonical block), the pending header (Number = anchor+1, its own
-// timestamp, base fee, coinbase, prev-randao, gas limit; see NextHeader), the
-// pre-confirmed transactions and receipts, and a list of copy-on-write diff
-// layers (newest first) over the store's state at the anchor. Reads go
-// newest layer -> older layers -> store (overlay.go); within a layer a wipe
-// hides older storage, then the layer's own slots apply.
+// (the canonical block it sits on, with its hash), the pending header
+// (Number = anchor+1, its own timestamp, base fee, coinbase, prev-randao,
+// gas limit), the pre-confirmed transactions and receipts, and a list of
+// copy-on-write diff layers (newest first) over the store's state at the
+// anchor. Reads go newest layer -> older layers -> store (overlay.go);
+// within a layer a wipe hides older storage, then the layer's own slots
+// apply.
 //
 // A new snapshot adds one layer (the StateDB.TakeDiff of the interval) in
 // front of the previous snapshot's layers and shares all of them; older
 // layers are never written again. To keep reads shallow, pushLayer merges
 // the front layer with the one behind it while that one is not more than
-// twice its size, into a new layer (binary-counter style): build cost is proportional to the new
-// diff plus amortised O(log n) merging, and the read depth stays O(log n).
+// twice its size, into a new layer (binary-counter style): build cost is
+// proportional to the new diff plus amortised O(log n) merging, and the
+// read depth stays O(log n).
+//
+// # Producers: Builder and drivers
+//
+// The Builder (builder.go) has no policy: a driver opens a block on a
+// canonical chain.Head with the header it chose (NextHeader is the
+// sequencer's policy: timestamps, coinbase, gas-limit target, derived
+// beacon root), adds transactions with the shared chain.Executor (the same
+// one block import uses), cuts snapshots and hands them to
+// Manager.Publish, and seals the block into one store.BlockWrite that it
+// hands to chain.Writer.Seal. The Sequencer is the driver that picks
+// transactions from the Pool; a follower of a pre-confirmation stream is
+// another driver of the same Builder.
+//
+// # Reads: Manager.Open
+//
+// Every read of the node (rpc's block selectors, the pool's validation)
+// goes through Manager.Open: it loads the current snapshot, then the
+// canonical Head with its shared store view (chain.Writer.OpenHead), and
+// keeps the snapshot only if its anchor hash is canonical in that head. A
+// stale snapshot (its anchor unwound or replaced by a reorg) is never
+// served on top of the wrong block: the read serves the head and
+// tipnode_pending_stale_snapshot_reads_total counts it. Errors are
+// returned, never turned into "not found".
 //
 // # Concurrency and invariants
 //
-//   - Manager.Current is one atomic pointer load. Readers never lock; the
-//     sequencer's swap (atomic store) never waits for readers. A reader that
-//     loaded a snapshot keeps a consistent view for its whole request even
-//     across later swaps and seals (the store is versioned, so the anchor's
-//     state stays readable).
-//   - Subscribers (Manager.SubscribePreconfirmations / SubscribeSeals,
-//     Pool.SubscribeTxs) are called after the swap / the store write /
-//     pool admission, synchronously on the publishing goroutine, so a client
-//     reacting to a notification reads state at least that new. Callbacks
-//     must not block.
-//   - The sequencer goroutine alone owns the pending block's StateDB and
-//     BlockProcessor (one per block, kept across intervals, the same
-//     chain.Executor as block import). It is the only store writer while it
-//     runs.
-//   - Seal: proc.Finish (no withdrawals, EIP-7002/7251 requests), header
-//     totals, types.NewBlock, then ONE store.WriteBlock batch (block,
-//     receipts, StateDiff from BlockDiff, tags latest/safe/finalized: the
-//     sequencer's blocks are final). Then the pending layer rebases: a new
-//     StateDB over the new block, without re-executing anything. Empty
-//     blocks are sealed on time too; an interval without new transactions
-//     publishes nothing.
+//   - Manager.Current is one atomic pointer load. Readers never lock;
+//     Publish (an atomic store) never waits for readers. A reader keeps
+//     its snapshot and head view for its whole request, across later
+//     publications and writes.
+//   - Publish is the only way a snapshot becomes current and the only place
+//     pre-confirmation subscribers are notified, after the swap. The pool
+//     notifies admitted transactions after admission. Both are chain.Feed
+//     callbacks, run on the publishing goroutine: a client reacting to one
+//     reads state at least that new. Callbacks must not block.
+//   - The store has one writer, chain.Writer. The Sequencer's loop owns its
+//     Builder; a seal is a synchronous chain.Writer.Seal whose Rebase (run
+//     on the writer goroutine while the sequencer waits) opens the next
+//     pending block on the new head and publishes it, before head
+//     subscribers are told. Snapshots are thus published only after the
+//     head that holds their anchor.
+//   - Seal: BlockProcessor.Finish (no withdrawals, EIP-7002/7251 requests),
+//     header totals, types.NewBlock, then ONE store write (block, receipts,
+//     the state diff, tags latest/safe/finalized: the sequencer's blocks
+//     are final). The rebase re-executes nothing. Empty blocks are sealed
+//     on time too; an interval without new transactions publishes nothing.
 //   - State roots: tipnode keeps flat state and does not compute Merkle
 //     roots for the blocks it seals; their Root is the zero hash.
 //   - The parent beacon root of dev blocks is derived

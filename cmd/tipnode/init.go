@@ -99,8 +99,7 @@ func runInit(ctx context.Context, args []string) error {
 		return err
 	}
 	defer db.Close()
-	im := chain.NewImporter(db, chain.NewExecutor(g.Config), log)
-	if err := im.InitGenesis(g); err != nil {
+	if err := chain.InitGenesis(db, g); err != nil {
 		return err
 	}
 	log.Info().Str("datadir", sf.DataDir).Str("genesis", g.Block.Hash().Hex()).Uint64("chainId", g.Config.ChainID.Uint64()).Msg("initialised")
@@ -138,7 +137,12 @@ func runImport(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	im := chain.NewImporter(db, chain.NewExecutor(g.Config), log)
+	w, err := chain.NewWriter(db, chain.NewExecutor(g.Config), log)
+	if err != nil {
+		return err
+	}
+	w.Start()
+	defer w.Stop()
 	var total chain.ImportStats
 	start := time.Now()
 	for _, file := range files {
@@ -149,7 +153,7 @@ func runImport(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		stats, err := im.ImportRLP(ctxReader{ctx, f}, 5*time.Second, func(s chain.ImportStats) {
+		stats, err := w.ImportRLP(ctxReader{ctx, f}, 5*time.Second, func(s chain.ImportStats) {
 			secs := s.Duration.Seconds()
 			log.Info().Str("file", file).Int("blocks", s.Blocks).Uint64("number", s.Head.Number.Uint64()).
 				Float64("blocks/s", float64(s.Blocks)/secs).Float64("Mgas/s", float64(s.Gas)/1e6/secs).Msg("importing")

@@ -299,7 +299,7 @@ func devChain(db *store.DB, chainID uint64, accs []devnet.Account, now time.Time
 	if err != nil {
 		return nil, err
 	}
-	if err := chain.NewImporter(db, chain.NewExecutor(g.Config), log).InitGenesis(g); err != nil {
+	if err := chain.InitGenesis(db, g); err != nil {
 		return nil, err
 	}
 	log.Info().Str("genesis", g.Block.Hash().Hex()).Uint64("chainId", chainID).Msg("dev chain created")

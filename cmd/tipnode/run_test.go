@@ -376,8 +376,11 @@ func TestRunSequencerOnConformanceStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer view.Close()
-	h := chain.ViewHeaders{View: view}.HeaderByNumber(55)
-	if h == nil || h.ParentHash != head.Hash() || h.Coinbase != common.HexToAddress("0x00000000000000000000000000000000c0ffee00") {
+	h, err := chain.ViewHeaders{View: view}.HeaderByNumber(55)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.ParentHash != head.Hash() || h.Coinbase != common.HexToAddress("0x00000000000000000000000000000000c0ffee00") {
 		t.Fatalf("sealed header %+v", h)
 	}
 	body, err := view.Body(55, h.Hash())
@@ -388,7 +391,16 @@ func TestRunSequencerOnConformanceStore(t *testing.T) {
 		t.Fatalf("sealed body holds %d transactions", len(body.Transactions))
 	}
 	db2, _ := chaintest.ImportedStore(t)
-	res, err := chain.NewImporter(db2, chain.NewExecutor(g.Config), log).Execute(types.NewBlockWithHeader(h).WithBody(*body))
+	view2, err := db2.View()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer view2.Close()
+	parent, err := chain.ViewHeaders{View: view2}.HeaderByNumber(54)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := chain.NewExecutor(g.Config).ExecuteBlock(types.NewBlockWithHeader(h).WithBody(*body), parent, chain.ViewHeaders{View: view2}, view2)
 	if err != nil {
 		t.Fatalf("importer rejects the sealed block: %v", err)
 	}
