@@ -81,7 +81,6 @@ func codeKey(hash common.Hash) []byte      { return append([]byte{prefixCode}, h
 func changeListKey(num uint64) []byte {
 	return binary.BigEndian.AppendUint64([]byte{prefixChangeList}, num)
 }
-func accountEntity(addr common.Address) []byte { return append([]byte{prefixAccount}, addr[:]...) }
 
 // MigrationCursorKey is the key under which the migrations package keeps the
 // progress cursor of an unfinished migration to format version v.
