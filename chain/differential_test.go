@@ -1,6 +1,7 @@
 package chain_test
 
 import (
+	"crypto/ecdsa"
 	"encoding/json"
 	"math/big"
 	"testing"
@@ -14,7 +15,9 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
 
+	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
+	"github.com/tipnode/tipnode/store"
 )
 
 // Differential test: go-ethereum's own block generator (full StateDB over a
@@ -32,6 +35,13 @@ var (
 	childInit = append(common.FromHex("43600055600e6010600039600e6000f3"), killerCode...)
 	// factory: CREATE2(value 0, calldata as init code, salt 0).
 	factoryCode = common.FromHex("36600060003760003660006000f500")
+
+	// Accounts of gethGenesis: the test contracts, an existing empty account,
+	// and the child that factory creates from childInit.
+	killerAddr  = common.HexToAddress("0x000000000000000000000000000000000000c111")
+	factoryAddr = common.HexToAddress("0x000000000000000000000000000000000000fac7")
+	emptyAddr   = common.HexToAddress("0x000000000000000000000000000000000000e3e3")
+	childAddr   = crypto.CreateAddress2(factoryAddr, common.Hash{}, crypto.Keccak256(childInit))
 )
 
 func londonPoW() *params.ChainConfig {
@@ -44,8 +54,13 @@ func londonPoW() *params.ChainConfig {
 	}
 }
 
-func TestDifferentialStateAgainstGeth(t *testing.T) {
-	cases := []struct {
+// gethCases are the rule sets the go-ethereum generated chains run under.
+func gethCases() []struct {
+	name   string
+	config *params.ChainConfig
+	engine consensus.Engine
+} {
+	return []struct {
 		name   string
 		config *params.ChainConfig
 		engine consensus.Engine
@@ -53,28 +68,34 @@ func TestDifferentialStateAgainstGeth(t *testing.T) {
 		{"london-pow (full SELFDESTRUCT)", londonPoW(), ethash.NewFaker()},
 		{"osaka-pos (EIP-6780)", params.MergedTestChainConfig, beacon.New(ethash.NewFaker())},
 	}
-	for _, tc := range cases {
+}
+
+func TestDifferentialStateAgainstGeth(t *testing.T) {
+	for _, tc := range gethCases() {
 		t.Run(tc.name, func(t *testing.T) { runDifferential(t, tc.config, tc.engine) })
 	}
 }
 
-func runDifferential(t *testing.T, config *params.ChainConfig, engine consensus.Engine) {
+// gethGenesis is a genesis for go-ethereum's chain maker: a funded sender,
+// the test contracts, an empty account and the system contracts (so
+// post-Cancun/Prague system calls run as on a real chain), with a helper
+// that sends signed transactions from the sender.
+type gethGenesis struct {
+	gspec  *core.Genesis
+	engine consensus.Engine
+	key    *ecdsa.PrivateKey
+	sender common.Address
+}
+
+func newGethGenesis(config *params.ChainConfig, engine consensus.Engine) *gethGenesis {
 	key, _ := crypto.HexToECDSA("b71c71a67e1177ad4e901695e1b4b9ee17ae16c6668d313eac2f96dbcda3f291")
 	sender := crypto.PubkeyToAddress(key.PublicKey)
-	var (
-		killer  = common.HexToAddress("0x000000000000000000000000000000000000c111")
-		factory = common.HexToAddress("0x000000000000000000000000000000000000fac7")
-		empty   = common.HexToAddress("0x000000000000000000000000000000000000e3e3")
-		ghost   = common.HexToAddress("0x000000000000000000000000000000000000905d")
-		child   = crypto.CreateAddress2(factory, common.Hash{}, crypto.Keccak256(childInit))
-	)
 	alloc := types.GenesisAlloc{
-		sender:  {Balance: new(big.Int).Mul(big.NewInt(1000), big.NewInt(params.Ether))},
-		killer:  {Code: killerCode, Balance: big.NewInt(7), Storage: map[common.Hash]common.Hash{{31: 1}: {31: 1}, {31: 2}: {31: 2}, {31: 3}: {31: 3}}},
-		factory: {Code: factoryCode, Balance: new(big.Int)},
-		empty:   {Balance: new(big.Int)}, // exists, empty: removed once touched (EIP-158)
+		sender:      {Balance: new(big.Int).Mul(big.NewInt(1000), big.NewInt(params.Ether))},
+		killerAddr:  {Code: killerCode, Balance: big.NewInt(7), Storage: map[common.Hash]common.Hash{{31: 1}: {31: 1}, {31: 2}: {31: 2}, {31: 3}: {31: 3}}},
+		factoryAddr: {Code: factoryCode, Balance: new(big.Int)},
+		emptyAddr:   {Balance: new(big.Int)}, // exists, empty: removed once touched (EIP-158)
 	}
-	// System contracts, so post-Cancun/Prague system calls run as on a real chain.
 	alloc[params.BeaconRootsAddress] = types.Account{Code: params.BeaconRootsCode, Nonce: 1, Balance: new(big.Int)}
 	alloc[params.HistoryStorageAddress] = types.Account{Code: params.HistoryStorageCode, Nonce: 1, Balance: new(big.Int)}
 	alloc[params.WithdrawalQueueAddress] = types.Account{Code: params.WithdrawalQueueCode, Nonce: 1, Balance: new(big.Int)}
@@ -83,15 +104,62 @@ func runDifferential(t *testing.T, config *params.ChainConfig, engine consensus.
 	if config.TerminalTotalDifficulty != nil {
 		gspec.Difficulty = big.NewInt(0)
 	}
-	signer := types.LatestSigner(config)
-	send := func(b *core.BlockGen, to *common.Address, value int64, data []byte) {
-		fee := new(big.Int).Add(new(big.Int).Mul(b.BaseFee(), big.NewInt(2)), big.NewInt(params.GWei))
-		tx := types.MustSignNewTx(key, signer, &types.DynamicFeeTx{
-			ChainID: config.ChainID, Nonce: b.TxNonce(sender), GasTipCap: big.NewInt(params.GWei), GasFeeCap: fee,
-			Gas: 300_000, To: to, Value: big.NewInt(value), Data: data,
-		})
-		b.AddTx(tx)
+	return &gethGenesis{gspec: gspec, engine: engine, key: key, sender: sender}
+}
+
+// send adds a signed dynamic-fee transaction from the sender to b.
+func (g *gethGenesis) send(b *core.BlockGen, to *common.Address, value int64, data []byte) {
+	config := g.gspec.Config
+	fee := new(big.Int).Add(new(big.Int).Mul(b.BaseFee(), big.NewInt(2)), big.NewInt(params.GWei))
+	tx := types.MustSignNewTx(g.key, types.LatestSigner(config), &types.DynamicFeeTx{
+		ChainID: config.ChainID, Nonce: b.TxNonce(g.sender), GasTipCap: big.NewInt(params.GWei), GasFeeCap: fee,
+		Gas: 300_000, To: to, Value: big.NewInt(value), Data: data,
+	})
+	b.AddTx(tx)
+}
+
+// initStore returns a fresh store holding this genesis as block 0, and an
+// importer on it.
+func (g *gethGenesis) initStore(t *testing.T) (*store.DB, *chain.Genesis, *chain.Writer) {
+	t.Helper()
+	spec, err := json.Marshal(g.gspec)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return chaintest.InitStore(t, spec)
+}
+
+// stateAt returns the state reader of view at height n.
+func stateAt(t testing.TB, view store.View, n uint64) store.StateReader {
+	t.Helper()
+	r, err := view.StateAt(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// checkRoots checks that the flat state of view at every height n hashes to
+// headers[n].Root, the root go-ethereum computed over its trie.
+func checkRoots(t *testing.T, view store.View, headers []*types.Header) {
+	t.Helper()
+	for n, h := range headers {
+		if root := flatRoot(t, view, uint64(n)); root != h.Root {
+			t.Errorf("block %d: flat state root %s, go-ethereum %s", n, root.Hex(), h.Root.Hex())
+		}
+	}
+}
+
+func runDifferential(t *testing.T, config *params.ChainConfig, engine consensus.Engine) {
+	gg := newGethGenesis(config, engine)
+	var (
+		killer  = killerAddr
+		factory = factoryAddr
+		empty   = emptyAddr
+		ghost   = common.HexToAddress("0x000000000000000000000000000000000000905d")
+		child   = childAddr
+		send    = gg.send
+	)
 	script := []func(b *core.BlockGen){
 		func(b *core.BlockGen) { send(b, &factory, 0, childInit) },                          // 1: create child (slot0 = 1)
 		func(b *core.BlockGen) { send(b, &child, 5, nil); send(b, &killer, 0, nil) },        // 2: child slot4 = 1; killer slot4 = 1
@@ -102,13 +170,9 @@ func runDifferential(t *testing.T, config *params.ChainConfig, engine consensus.
 		func(b *core.BlockGen) { send(b, &child, 0, nil) },                                  // 7: child slot4 = 1 again
 		func(b *core.BlockGen) {}, // 8: empty block
 	}
-	_, blocks, _ := core.GenerateChainWithGenesis(gspec, engine, len(script), func(i int, b *core.BlockGen) { script[i](b) })
+	_, blocks, _ := core.GenerateChainWithGenesis(gg.gspec, engine, len(script), func(i int, b *core.BlockGen) { script[i](b) })
 
-	spec, err := json.Marshal(gspec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, g, im := chaintest.InitStore(t, spec)
+	db, g, im := gg.initStore(t)
 	for _, b := range blocks {
 		if err := im.ImportBlock(b); err != nil {
 			t.Fatalf("import block %d: %v", b.NumberU64(), err)
@@ -123,24 +187,18 @@ func runDifferential(t *testing.T, config *params.ChainConfig, engine consensus.
 	for _, b := range blocks {
 		headers = append(headers, b.Header())
 	}
-	for n, h := range headers {
-		if root := flatRoot(t, view, uint64(n)); root != h.Root {
-			t.Errorf("block %d: flat state root %s, go-ethereum %s", n, root.Hex(), h.Root.Hex())
-		}
-	}
+	checkRoots(t, view, headers)
 	// Spot checks that make the scenario's intent explicit.
 	slot4 := common.Hash{31: 4}
 	read := func(n uint64, addr common.Address, slot common.Hash) common.Hash {
-		r, _ := view.StateAt(n)
-		v, err := r.Storage(addr, slot)
+		v, err := stateAt(t, view, n).Storage(addr, slot)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return v
 	}
 	exists := func(n uint64, addr common.Address) bool {
-		r, _ := view.StateAt(n)
-		acc, err := r.Account(addr)
+		acc, err := stateAt(t, view, n).Account(addr)
 		if err != nil {
 			t.Fatal(err)
 		}

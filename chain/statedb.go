@@ -78,9 +78,11 @@ func (o *object) empty() bool {
 	return o.data.Nonce == 0 && o.data.Balance.IsZero() && o.data.CodeHash == types.EmptyCodeHash
 }
 
-// slot is one entry of the state: an account (dead == deleted) in the
-// objects map. A deleted account is kept as a tombstone so that reads in the
-// rest of the block do not fall through to the backend.
+// slotRef is one entry of the objects map: an account, not a storage slot.
+// obj is the loaded account; dead marks an account absent from the backend
+// (obj nil) or deleted earlier in the block. A deleted account is kept as a
+// tombstone so that reads in the rest of the block do not fall through to
+// the backend.
 type slotRef struct {
 	obj  *object
 	dead bool

@@ -1,17 +1,19 @@
-// Package migrations upgrades a tipnode store from the schema version it
-// records to store.SchemaVersion, one numbered version at a time.
+// Package migrations upgrades a tipnode store from the format version it
+// records (store.FormatVersion) to store.FormatCurrent, one numbered version
+// at a time.
 //
 // # Model
 //
-// All lists one Migration per schema version 1..store.SchemaVersion, in
+// All lists one Migration per format version 1..store.FormatCurrent, in
 // order; Migration{Version: v} turns a store at v-1 into a store at v.
-// Version 1 is the initial schema: migrating an empty store to it only
-// records version 1.
+// Version 1 is store.FormatInitial: migrating an empty store (store.FormatNone)
+// to it only records version 1. store.Open refuses stores below
+// store.FormatMinSupported (store.ErrSchemaTooOld), so Run never meets them.
 //
 // A migration runs as a sequence of steps. Each step stages its changes in a
 // store.RawBatch; Run commits that batch atomically (and durably) together
 // with either the step's progress cursor (key store.MigrationCursorKey(v)),
-// or, on the last step, the new schema version and the cursor's deletion. A
+// or, on the last step, the new format version and the cursor's deletion. A
 // step is therefore all-or-nothing, and an interrupted migration resumes
 // from the last committed cursor. Applying migrations to a store that is
 // already current changes nothing.

@@ -15,30 +15,31 @@ import (
 // small enough for one batch (see store.RawBatch.Len).
 type Step func(db *store.DB, b *store.RawBatch, cursor []byte) (next []byte, done bool, err error)
 
-// Migration upgrades the store from schema Version-1 to Version.
+// Migration upgrades the store from format Version-1 to Version.
 type Migration struct {
-	Version uint64
+	Version store.FormatVersion
 	Name    string
 	Step    Step
 }
 
-// All is every migration of tipnode, in version order. Append a migration
-// here (and bump store.SchemaVersion) for every schema change; never edit or
+// All is every migration of tipnode, in version order, ending at
+// store.FormatCurrent. Append a migration here (with a new store format
+// constant, see store/format.go) for every format change; never edit or
 // renumber an existing entry.
 var All = []Migration{
-	{Version: 1, Name: "initial-schema", Step: initialSchema},
+	{Version: store.FormatInitial, Name: "initial-schema", Step: initialSchema},
 }
 
-// initialSchema is version 1, the first schema: nothing to transform, the
-// step only lets Run record version 1.
+// initialSchema migrates to store.FormatInitial, the first format: nothing to
+// transform, the step only lets Run record the version.
 func initialSchema(*store.DB, *store.RawBatch, []byte) ([]byte, bool, error) {
 	return nil, true, nil
 }
 
-// Run upgrades db to store.SchemaVersion with All.
+// Run upgrades db to store.FormatCurrent with All.
 func Run(db *store.DB, log zerolog.Logger) error {
-	if n := len(All); n == 0 || All[n-1].Version != store.SchemaVersion {
-		return fmt.Errorf("%w: migrations end at %d, store schema is %d", ErrInvalidList, lastVersion(All), store.SchemaVersion)
+	if last := lastVersion(All); last != store.FormatCurrent {
+		return fmt.Errorf("%w: migrations end at %d, store format is %d", ErrInvalidList, last, store.FormatCurrent)
 	}
 	return Apply(db, All, log)
 }
@@ -51,12 +52,12 @@ func Apply(db *store.DB, list []Migration, log zerolog.Logger) error {
 	}
 	log = log.With().Str("component", "migrations").Logger()
 	target := lastVersion(list)
-	current, err := db.SchemaVersion()
+	current, err := db.FormatVersion()
 	if err != nil {
-		return fmt.Errorf("read schema version: %w", err)
+		return fmt.Errorf("read format version: %w", err)
 	}
 	if current > target {
-		return fmt.Errorf("%w: store has schema version %d, this binary supports up to %d",
+		return fmt.Errorf("%w: store has format version %d, this binary supports up to %d",
 			store.ErrSchemaTooNew, current, target)
 	}
 	for _, m := range list[current:] {
@@ -74,7 +75,7 @@ func apply(db *store.DB, m Migration, log zerolog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("migration %d (%s): read cursor: %w", m.Version, m.Name, err)
 	}
-	log.Info().Uint64("version", m.Version).Str("name", m.Name).Bool("resumed", resumed).Msg("migrating")
+	log.Info().Uint64("version", uint64(m.Version)).Str("name", m.Name).Bool("resumed", resumed).Msg("migrating")
 	for steps := 1; ; steps++ {
 		b, err := db.NewRawBatch()
 		if err != nil {
@@ -85,7 +86,7 @@ func apply(db *store.DB, m Migration, log zerolog.Logger) error {
 			return fmt.Errorf("%w: migration %d (%s) step %d: %w", ErrStepFailed, m.Version, m.Name, steps, errors.Join(err, b.Close()))
 		}
 		if done {
-			err = errors.Join(b.Delete(cursorKey), b.SetSchemaVersion(m.Version))
+			err = errors.Join(b.Delete(cursorKey), b.SetFormatVersion(m.Version))
 		} else {
 			if next == nil {
 				next = []byte{} // a committed cursor always exists, even if empty
@@ -99,7 +100,7 @@ func apply(db *store.DB, m Migration, log zerolog.Logger) error {
 			return fmt.Errorf("migration %d (%s) step %d: commit: %w", m.Version, m.Name, steps, errors.Join(err, b.Close()))
 		}
 		if done {
-			log.Info().Uint64("version", m.Version).Int("steps", steps).Msg("migrated")
+			log.Info().Uint64("version", uint64(m.Version)).Int("steps", steps).Msg("migrated")
 			return nil
 		}
 		cursor = next
@@ -112,7 +113,7 @@ func validate(list []Migration) error {
 		return fmt.Errorf("%w: empty", ErrInvalidList)
 	}
 	for i, m := range list {
-		if m.Version != uint64(i+1) {
+		if m.Version != store.FormatVersion(i+1) {
 			return fmt.Errorf("%w: entry %d has version %d, want %d", ErrInvalidList, i, m.Version, i+1)
 		}
 		if m.Name == "" || m.Step == nil {
@@ -122,9 +123,9 @@ func validate(list []Migration) error {
 	return nil
 }
 
-func lastVersion(list []Migration) uint64 {
+func lastVersion(list []Migration) store.FormatVersion {
 	if len(list) == 0 {
-		return 0
+		return store.FormatNone
 	}
 	return list[len(list)-1].Version
 }

@@ -40,43 +40,62 @@ func dump(t *testing.T, db *store.DB) string {
 	return sb.String()
 }
 
-func schemaVersion(t *testing.T, db *store.DB) uint64 {
+func formatVersion(t *testing.T, db *store.DB) store.FormatVersion {
 	t.Helper()
-	v, err := db.SchemaVersion()
+	v, err := db.FormatVersion()
 	if err != nil {
 		t.Fatal(err)
 	}
 	return v
 }
 
-// TestVersionsPinned pins every released migration: versions and names never
-// change once shipped, and each version 1..store.SchemaVersion has exactly one.
+// TestVersionsPinned pins every released format and its migration to
+// literals: a version's number, constant and migration name never change once
+// shipped, and each version 1..store.FormatCurrent has exactly one migration.
+// Adding, removing, renaming or reordering a migration, or moving
+// store.FormatCurrent or store.FormatMinSupported, fails here until the pin
+// is updated on purpose.
 func TestVersionsPinned(t *testing.T) {
+	const (
+		pinnedCurrent      = 1
+		pinnedMinSupported = 1
+	)
 	pinned := []struct {
-		version uint64
-		name    string
+		version  uint64
+		name     string
+		constant store.FormatVersion
 	}{
-		{1, "initial-schema"},
+		{1, "initial-schema", store.FormatInitial},
+	}
+	if store.FormatCurrent != pinnedCurrent || store.FormatMinSupported != pinnedMinSupported {
+		t.Fatalf("store.FormatCurrent = %d, FormatMinSupported = %d; pinned %d, %d: pin the new format",
+			store.FormatCurrent, store.FormatMinSupported, pinnedCurrent, pinnedMinSupported)
+	}
+	if last := pinned[len(pinned)-1].version; last != pinnedCurrent {
+		t.Fatalf("pinned table ends at %d, pinned current format %d", last, pinnedCurrent)
 	}
 	if len(All) != len(pinned) {
 		t.Fatalf("All has %d migrations, pinned table %d: pin the new one", len(All), len(pinned))
 	}
 	for i, p := range pinned {
-		if All[i].Version != p.version || All[i].Name != p.name {
+		if uint64(p.constant) != p.version {
+			t.Errorf("format constant of version %d is %d", p.version, p.constant)
+		}
+		if uint64(All[i].Version) != p.version || All[i].Name != p.name {
 			t.Errorf("migration %d = {%d %q}, pinned {%d %q}", i, All[i].Version, All[i].Name, p.version, p.name)
 		}
 	}
-	count := map[uint64]int{}
+	count := map[store.FormatVersion]int{}
 	for _, m := range All {
 		count[m.Version]++
 	}
-	for v := uint64(1); v <= store.SchemaVersion; v++ {
+	for v := store.FormatVersion(1); v <= store.FormatCurrent; v++ {
 		if count[v] != 1 {
 			t.Errorf("version %d has %d migrations, want 1", v, count[v])
 		}
 	}
-	if len(count) != int(store.SchemaVersion) {
-		t.Errorf("migrations cover %d versions, store.SchemaVersion is %d", len(count), store.SchemaVersion)
+	if len(count) != int(store.FormatCurrent) {
+		t.Errorf("migrations cover %d versions, store.FormatCurrent is %d", len(count), store.FormatCurrent)
 	}
 	if err := validate(All); err != nil {
 		t.Fatal(err)
@@ -87,14 +106,14 @@ func TestVersionsPinned(t *testing.T) {
 // running again changes nothing.
 func TestEmptyStore(t *testing.T) {
 	db := openStore(t, t.TempDir())
-	if v := schemaVersion(t, db); v != 0 {
+	if v := formatVersion(t, db); v != 0 {
 		t.Fatalf("fresh store version %d", v)
 	}
 	if err := Run(db, zerolog.Nop()); err != nil {
 		t.Fatal(err)
 	}
-	if v := schemaVersion(t, db); v != store.SchemaVersion {
-		t.Fatalf("version after Run %d, want %d", v, store.SchemaVersion)
+	if v := formatVersion(t, db); v != store.FormatCurrent {
+		t.Fatalf("version after Run %d, want %d", v, store.FormatCurrent)
 	}
 	first := dump(t, db)
 	if n := strings.Count(first, "\n"); n != 1 {
@@ -176,16 +195,16 @@ func TestInterruptedResume(t *testing.T) {
 	}
 	seedKeys(t, db, 10)
 	rw := &testRewrite{failAt: 2, visited: map[string]int{}}
-	list := append(append([]Migration{}, All...), Migration{Version: store.SchemaVersion + 1, Name: "test-rewrite", Step: rw.step})
+	list := append(append([]Migration{}, All...), Migration{Version: store.FormatCurrent + 1, Name: "test-rewrite", Step: rw.step})
 
 	err := Apply(db, list, zerolog.Nop())
 	if !errors.Is(err, ErrStepFailed) {
 		t.Fatalf("first run: %v, want ErrStepFailed", err)
 	}
-	if v := schemaVersion(t, db); v != store.SchemaVersion {
+	if v := formatVersion(t, db); v != store.FormatCurrent {
 		t.Fatalf("version after failed step %d", v)
 	}
-	cursor, found, err := db.RawGet(store.MigrationCursorKey(store.SchemaVersion + 1))
+	cursor, found, err := db.RawGet(store.MigrationCursorKey(store.FormatCurrent + 1))
 	if err != nil || !found || string(cursor) != "Zmig02" {
 		t.Fatalf("cursor after failure %q, %v, %v", cursor, found, err)
 	}
@@ -205,10 +224,10 @@ func TestInterruptedResume(t *testing.T) {
 	if err := Apply(db, list, zerolog.Nop()); err != nil {
 		t.Fatalf("resume: %v", err)
 	}
-	if v := schemaVersion(t, db); v != store.SchemaVersion+1 {
+	if v := formatVersion(t, db); v != store.FormatCurrent+1 {
 		t.Fatalf("version after resume %d", v)
 	}
-	if _, found, _ := db.RawGet(store.MigrationCursorKey(store.SchemaVersion + 1)); found {
+	if _, found, _ := db.RawGet(store.MigrationCursorKey(store.FormatCurrent + 1)); found {
 		t.Fatal("cursor left after completion")
 	}
 	for i := 0; i < 10; i++ {
@@ -239,15 +258,15 @@ func TestNewerSchemaRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	newer := store.SchemaVersion + 5
-	if err := errors.Join(b.SetSchemaVersion(newer), b.Commit()); err != nil {
+	newer := store.FormatCurrent + 5
+	if err := errors.Join(b.SetFormatVersion(newer), b.Commit()); err != nil {
 		t.Fatal(err)
 	}
 	check := func(what string, err error) {
 		t.Helper()
 		if !errors.Is(err, store.ErrSchemaTooNew) ||
-			!strings.Contains(err.Error(), fmt.Sprint(newer)) || !strings.Contains(err.Error(), fmt.Sprint(store.SchemaVersion)) {
-			t.Fatalf("%s: %v, want ErrSchemaTooNew naming %d and %d", what, err, newer, store.SchemaVersion)
+			!strings.Contains(err.Error(), fmt.Sprintf("version %d", newer)) || !strings.Contains(err.Error(), fmt.Sprintf("up to %d", store.FormatCurrent)) {
+			t.Fatalf("%s: %v, want ErrSchemaTooNew naming %d and %d", what, err, newer, store.FormatCurrent)
 		}
 	}
 	check("Run", Run(db, zerolog.Nop()))
@@ -277,7 +296,7 @@ func TestInvalidLists(t *testing.T) {
 			t.Errorf("%s: %v, want ErrInvalidList", tt.name, err)
 		}
 	}
-	if v := schemaVersion(t, db); v != 0 {
+	if v := formatVersion(t, db); v != 0 {
 		t.Fatalf("invalid lists changed the version to %d", v)
 	}
 }

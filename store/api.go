@@ -72,12 +72,8 @@ type TxLookup struct {
 // from the same consistent view. An absent account is (nil, nil); an absent
 // slot reads as the zero hash.
 type StateReader interface {
-	// Height is the block number whose post-state this reader sees.
-	Height() uint64
 	Account(addr common.Address) (*Account, error)
 	Storage(addr common.Address, slot common.Hash) (common.Hash, error)
-	// HasStorage reports whether any slot of addr is non-zero at this height.
-	HasStorage(addr common.Address) (bool, error)
 	// Code returns the code with the given hash (nil for EmptyCodeHash / unknown).
 	Code(hash common.Hash) ([]byte, error)
 	// ForEachAccount visits every live account in address order.

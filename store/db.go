@@ -32,7 +32,7 @@ type DB struct {
 	vmu   sync.Mutex
 	views map[*view]struct{}
 
-	// schema caches the recorded schema version (0 = none recorded).
+	// schema caches the recorded FormatVersion (FormatNone = none recorded).
 	schema atomic.Uint64
 
 	// headers caches decoded headers by hash (see headercache.go).
@@ -94,9 +94,10 @@ func pebbleOptions(cfg Config, log zerolog.Logger) *pebble.Options {
 }
 
 // Open opens (creating if needed, unless ReadOnly) the store in cfg.Dir.
-// It refuses a store written by a newer schema (ErrSchemaTooNew). A store
-// with an older schema opens, so that migrations.Run can upgrade it; until
-// then Views and writes fail with ErrSchemaOutdated.
+// It refuses a store whose recorded format version is above FormatCurrent
+// (ErrSchemaTooNew) or below FormatMinSupported (ErrSchemaTooOld). A store
+// with an older supported format opens, so that migrations.Run can upgrade
+// it; until then Views and writes fail with ErrSchemaOutdated.
 func Open(cfg Config, log zerolog.Logger) (*DB, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -112,19 +113,18 @@ func Open(cfg Config, log zerolog.Logger) (*DB, error) {
 		return nil, fmt.Errorf("open pebble at %s: %w", cfg.Dir, err)
 	}
 	db := &DB{cfg: cfg, log: log, pdb: pdb, views: make(map[*view]struct{})}
-	v, err := db.readSchemaVersion()
-	if err == nil && v > SchemaVersion {
-		err = fmt.Errorf("%w: store at %s has schema version %d, this binary supports up to %d",
-			ErrSchemaTooNew, cfg.Dir, v, SchemaVersion)
+	v, err := db.readFormatVersion()
+	if err == nil {
+		err = checkFormat(v, FormatMinSupported, FormatCurrent)
 	}
 	if err != nil {
-		return nil, errors.Join(err, pdb.Close())
+		return nil, errors.Join(fmt.Errorf("open store at %s: %w", cfg.Dir, err), pdb.Close())
 	}
-	db.schema.Store(v)
-	if v != 0 && v < SchemaVersion {
-		log.Warn().Uint64("stored", v).Uint64("binary", SchemaVersion).Msg("store schema outdated; migrations required")
+	db.schema.Store(uint64(v))
+	if v != FormatNone && v < FormatCurrent {
+		log.Warn().Uint64("stored", uint64(v)).Uint64("binary", uint64(FormatCurrent)).Msg("store format outdated; migrations required")
 	}
-	log.Info().Str("dir", cfg.Dir).Uint64("schema", v).Bool("readOnly", cfg.ReadOnly).
+	log.Info().Str("dir", cfg.Dir).Uint64("format", uint64(v)).Bool("readOnly", cfg.ReadOnly).
 		Bool("syncWrites", cfg.SyncWrites).Msg("store opened")
 	return db, nil
 }
@@ -201,32 +201,34 @@ func (db *DB) Latest() (uint64, error) {
 	return readTag(db.pdb, TagLatest)
 }
 
-// SchemaVersion returns the schema version recorded in the store; 0 means
-// none is recorded yet (a new, empty store).
-func (db *DB) SchemaVersion() (uint64, error) {
+// FormatVersion returns the format version recorded in the store;
+// FormatNone means none is recorded yet (a new, empty store).
+func (db *DB) FormatVersion() (FormatVersion, error) {
 	if err := db.acquire(); err != nil {
 		return 0, err
 	}
 	defer db.mu.RUnlock()
-	return db.schema.Load(), nil
+	return FormatVersion(db.schema.Load()), nil
 }
 
-// readSchemaVersion reads the recorded schema version from disk.
-func (db *DB) readSchemaVersion() (uint64, error) {
+// readFormatVersion reads the recorded format version from disk.
+func (db *DB) readFormatVersion() (FormatVersion, error) {
 	val, found, err := getCopy(db.pdb, keySchemaVersion)
 	if err != nil || !found {
-		return 0, err
+		return FormatNone, err
 	}
-	return decodeBE8(val, "schema version")
+	v, err := decodeBE8(val, "format version")
+	return FormatVersion(v), err
 }
 
-// checkSchema fails unless the store is at SchemaVersion or is new (0).
+// checkSchema fails unless the store is at FormatCurrent or is new
+// (FormatNone).
 func (db *DB) checkSchema() error {
-	if v := db.schema.Load(); v != 0 && v != SchemaVersion {
-		if v > SchemaVersion {
-			return fmt.Errorf("%w: store schema %d, binary %d", ErrSchemaTooNew, v, SchemaVersion)
+	if v := FormatVersion(db.schema.Load()); v != FormatNone && v != FormatCurrent {
+		if v > FormatCurrent {
+			return fmt.Errorf("%w: store format %d, binary %d", ErrSchemaTooNew, v, FormatCurrent)
 		}
-		return fmt.Errorf("%w: store schema %d, binary %d", ErrSchemaOutdated, v, SchemaVersion)
+		return fmt.Errorf("%w: store format %d, binary %d", ErrSchemaOutdated, v, FormatCurrent)
 	}
 	return nil
 }

@@ -55,10 +55,15 @@
 // visible in it. Views must be closed; DB.Close closes leftovers. Writes are
 // serialised by a mutex (one writer at a time); each is one atomic batch.
 //
-// # Schema versions
+// # Format versions
 //
-// SchemaVersion is the layout this binary writes. Open refuses a store with
-// a newer version (ErrSchemaTooNew); an older one opens so the migrations
-// package can upgrade it through the small raw facility in raw.go, and until
-// then Views and writes fail with ErrSchemaOutdated.
+// FormatVersion numbers the on-disk format (format.go): one named constant
+// per version saying what it introduced, FormatCurrent (what this binary
+// writes) and FormatMinSupported (the oldest it can migrate). schema.go lists
+// the layouts of FormatCurrent; format.go describes the layouts older formats
+// used. Open refuses a store recording a version above FormatCurrent
+// (ErrSchemaTooNew) or below FormatMinSupported (ErrSchemaTooOld); one in
+// between opens so the migrations package can upgrade it through the small
+// raw facility in raw.go, and until then Views and writes fail with
+// ErrSchemaOutdated.
 package store

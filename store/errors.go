@@ -20,11 +20,16 @@ var (
 	// ErrInvalidWrite: a write request is malformed (nil block, receipts not
 	// matching transactions, unknown or immovable tag, tag above latest...).
 	ErrInvalidWrite = errors.New("invalid write")
-	// ErrSchemaTooNew: the store was written by a newer tipnode whose schema
-	// this binary does not understand.
+	// ErrSchemaTooNew: the store records a format version above
+	// FormatCurrent: it was written by a newer tipnode whose format this
+	// binary does not understand.
 	ErrSchemaTooNew = errors.New("store schema is newer than this binary")
-	// ErrSchemaOutdated: the store holds an older schema; run the migrations
-	// before reading or writing it.
+	// ErrSchemaTooOld: the store records a format version below
+	// FormatMinSupported: this binary can no longer migrate it (upgrade it
+	// with an older tipnode first, or re-import).
+	ErrSchemaTooOld = errors.New("store schema is older than this binary supports")
+	// ErrSchemaOutdated: the store records a supported format version below
+	// FormatCurrent; run the migrations before reading or writing it.
 	ErrSchemaOutdated = errors.New("store schema is outdated, migrations required")
 	// ErrCorrupt: a stored value cannot be decoded.
 	ErrCorrupt = errors.New("corrupt store value")

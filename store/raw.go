@@ -16,8 +16,8 @@ import (
 type RawBatch struct {
 	db      *DB
 	b       *pebble.Batch
-	version uint64 // schema version recorded by this batch, 0 if none
-	done    bool   // committed or closed: the pebble batch is released
+	version FormatVersion // format version recorded by this batch, FormatNone if none
+	done    bool          // committed or closed: the pebble batch is released
 }
 
 // NewRawBatch starts a raw batch. It fails on a closed or read-only store.
@@ -38,9 +38,9 @@ func (rb *RawBatch) Set(key, value []byte) error { return rb.b.Set(key, value, n
 // Delete stages the deletion of key.
 func (rb *RawBatch) Delete(key []byte) error { return rb.b.Delete(key, nil) }
 
-// SetSchemaVersion stages the recorded schema version.
-func (rb *RawBatch) SetSchemaVersion(v uint64) error {
-	if err := rb.b.Set(keySchemaVersion, be8(v), nil); err != nil {
+// SetFormatVersion stages the recorded format version.
+func (rb *RawBatch) SetFormatVersion(v FormatVersion) error {
+	if err := rb.b.Set(keySchemaVersion, be8(uint64(v)), nil); err != nil {
 		return err
 	}
 	rb.version = v
@@ -63,8 +63,8 @@ func (rb *RawBatch) Commit() error {
 	if err := rb.b.Commit(pebble.Sync); err != nil {
 		return fmt.Errorf("commit raw batch: %w", errors.Join(err, rb.Close()))
 	}
-	if rb.version != 0 {
-		rb.db.schema.Store(rb.version)
+	if rb.version != FormatNone {
+		rb.db.schema.Store(uint64(rb.version))
 	}
 	return rb.Close()
 }

@@ -6,14 +6,10 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 )
 
-// SchemaVersion is the on-disk schema this binary reads and writes. Stores
-// with an older recorded version are brought up to date by the migrations
-// package; stores with a newer one are refused by Open (ErrSchemaTooNew).
-const SchemaVersion uint64 = 1
-
-// Key layouts. Every key starts with a one-byte table prefix; numbers are
-// 8-byte big-endian (BE8) so keys sort by block number. Values are described
-// after the arrow.
+// Key layouts of FormatCurrent (format.go numbers the formats and describes
+// the layouts older ones used). Every key starts with a one-byte table
+// prefix; numbers are 8-byte big-endian (BE8) so keys sort by block number.
+// Values are described after the arrow.
 //
 // Versioned state ordering contract: a version key is entity + ^number
 // (BE8 of the bitwise-inverted block number), so for one entity the newest
@@ -34,12 +30,12 @@ const (
 	prefixChangeList byte = 'l' // 'l' + num BE8                     -> changed entities of the block, see encodeChangeList
 	prefixAccount    byte = 'a' // 'a' + addr(20) + ^num BE8         -> encodeAccount(Account) or deletedMarker (0x00)
 	prefixStorage    byte = 's' // 's' + addr(20) + slot(32) + ^num BE8 -> value with leading zero bytes trimmed (empty = zero)
-	prefixMigration  byte = 'M' // 'M' + schema version BE8          -> progress cursor of an unfinished migration to that version
+	prefixMigration  byte = 'M' // 'M' + format version BE8          -> progress cursor of an unfinished migration to that version
 )
 
 // Meta keys ('m' + name).
 var (
-	keySchemaVersion = []byte("mschema-version") // -> SchemaVersion of the data, BE8
+	keySchemaVersion = []byte("mschema-version") // -> FormatVersion of the data, BE8 (absent = FormatNone)
 	keyGenesisSpec   = []byte("mgenesis-spec")   // -> opaque genesis spec bytes (genesis JSON) stored by WriteGenesis
 )
 
@@ -85,12 +81,11 @@ func codeKey(hash common.Hash) []byte      { return append([]byte{prefixCode}, h
 func changeListKey(num uint64) []byte {
 	return binary.BigEndian.AppendUint64([]byte{prefixChangeList}, num)
 }
-func accountEntity(addr common.Address) []byte { return append([]byte{prefixAccount}, addr[:]...) }
 
 // MigrationCursorKey is the key under which the migrations package keeps the
-// progress cursor of an unfinished migration to schema version v.
-func MigrationCursorKey(v uint64) []byte {
-	return binary.BigEndian.AppendUint64([]byte{prefixMigration}, v)
+// progress cursor of an unfinished migration to format version v.
+func MigrationCursorKey(v FormatVersion) []byte {
+	return binary.BigEndian.AppendUint64([]byte{prefixMigration}, uint64(v))
 }
 
 // appendVersion appends the inverted block number that makes newer versions

@@ -17,8 +17,6 @@ type stateReader struct {
 
 var _ StateReader = (*stateReader)(nil)
 
-func (s *stateReader) Height() uint64 { return s.height }
-
 // Account returns the account at the reader's height, nil if absent or
 // deleted.
 func (s *stateReader) Account(addr common.Address) (*Account, error) {
@@ -85,27 +83,9 @@ func (s *stateReader) Code(hash common.Hash) ([]byte, error) {
 	return val, nil
 }
 
-// HasStorage reports whether addr has any non-zero slot at the height.
-func (s *stateReader) HasStorage(addr common.Address) (bool, error) {
-	var has bool
-	errStop := errors.New("stop")
-	err := s.scanStorage(addr, func(_, value common.Hash) error {
-		has = true
-		return errStop
-	})
-	if err != nil && !errors.Is(err, errStop) {
-		return false, err
-	}
-	return has, nil
-}
-
 // ForEachStorage visits every non-zero slot of addr at the height in slot
 // order.
 func (s *stateReader) ForEachStorage(addr common.Address, fn func(slot, value common.Hash) error) error {
-	return s.scanStorage(addr, fn)
-}
-
-func (s *stateReader) scanStorage(addr common.Address, fn func(slot, value common.Hash) error) error {
 	prefix := storageAddrPrefix(addr)
 	err := s.scanLatest(prefix, func(key, val []byte) error {
 		if len(val) == 0 { // zero version: the slot is cleared at this height

@@ -28,7 +28,7 @@ func TestComparer(t *testing.T) {
 	a1, a2 := common.Address{1}, common.Address{2}
 	s1, s2 := common.Hash{1}, common.Hash{0xff}
 	prefixes := [][]byte{
-		accountEntity(a1), accountEntity(a2),
+		accountKey(a1, 0)[:accountEntityLen], accountKey(a2, 0)[:accountEntityLen],
 		storageEntity(a1, s1), storageEntity(a1, s2), storageEntity(a2, s1),
 	}
 	var suffixes [][]byte
@@ -270,9 +270,8 @@ func TestStorageWipe(t *testing.T) {
 			if fmt.Sprint(listed) != fmt.Sprint(wantListed) {
 				t.Fatalf("h=%d ForEachStorage %v, want %v", tt.h, listed, wantListed)
 			}
-			has, err := s.HasStorage(a)
-			if err != nil || has != (len(wantListed) > 0) {
-				t.Fatalf("h=%d HasStorage = %v, %v", tt.h, has, err)
+			if has := hasStorage(t, s, a); has != (len(wantListed) > 0) {
+				t.Fatalf("h=%d hasStorage = %v", tt.h, has)
 			}
 			other, err := s.Storage(b, slot(1))
 			if err != nil || (tt.h >= 3) != (other == val(41)) {
@@ -520,8 +519,8 @@ func TestWriteGenesis(t *testing.T) {
 			t.Fatalf("genesis slot %x, %v", x, err)
 		}
 	})
-	if v, _ := db.SchemaVersion(); v != SchemaVersion {
-		t.Fatalf("schema version after genesis %d", v)
+	if v, err := db.FormatVersion(); err != nil || v != FormatCurrent {
+		t.Fatalf("format version after genesis %d, %v; want %d", v, err, FormatCurrent)
 	}
 }
 
@@ -659,7 +658,7 @@ func TestReopenSchemaAndClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := rb.SetSchemaVersion(SchemaVersion + 1); err != nil {
+	if err := rb.SetFormatVersion(FormatCurrent + 1); err != nil {
 		t.Fatal(err)
 	}
 	if err := rb.Commit(); err != nil {
@@ -669,9 +668,56 @@ func TestReopenSchemaAndClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Open(cfg, zerolog.Nop())
-	if !errors.Is(err, ErrSchemaTooNew) || !strings.Contains(err.Error(), fmt.Sprintf("version %d", SchemaVersion+1)) ||
-		!strings.Contains(err.Error(), fmt.Sprintf("up to %d", SchemaVersion)) {
+	if !errors.Is(err, ErrSchemaTooNew) || !strings.Contains(err.Error(), fmt.Sprintf("version %d", FormatCurrent+1)) ||
+		!strings.Contains(err.Error(), fmt.Sprintf("up to %d", FormatCurrent)) {
 		t.Fatalf("newer schema: %v", err)
+	}
+}
+
+// TestCheckFormat: the version check of Open accepts a new store and every
+// version in min..current, and refuses one outside naming the store's
+// version and the bound it crosses. A hypothetical range 3..5 exercises the
+// too-old side, which the real range (1..1, where only FormatNone is below)
+// cannot reach through Open.
+func TestCheckFormat(t *testing.T) {
+	tests := []struct {
+		v, min, cur FormatVersion
+		want        error // nil: accepted
+		names       []string
+	}{
+		{FormatNone, 3, 5, nil, nil},
+		{1, 3, 5, ErrSchemaTooOld, []string{"version 1", "from 3"}},
+		{2, 3, 5, ErrSchemaTooOld, []string{"version 2", "from 3"}},
+		{3, 3, 5, nil, nil},
+		{4, 3, 5, nil, nil},
+		{5, 3, 5, nil, nil},
+		{6, 3, 5, ErrSchemaTooNew, []string{"version 6", "up to 5"}},
+		{FormatNone, FormatMinSupported, FormatCurrent, nil, nil},
+		{FormatMinSupported, FormatMinSupported, FormatCurrent, nil, nil},
+		{FormatCurrent, FormatMinSupported, FormatCurrent, nil, nil},
+		{FormatCurrent + 1, FormatMinSupported, FormatCurrent, ErrSchemaTooNew,
+			[]string{fmt.Sprintf("version %d", FormatCurrent+1), fmt.Sprintf("up to %d", FormatCurrent)}},
+	}
+	for _, tt := range tests {
+		err := checkFormat(tt.v, tt.min, tt.cur)
+		if tt.want == nil {
+			if err != nil {
+				t.Errorf("checkFormat(%d, %d..%d) = %v, want accepted", tt.v, tt.min, tt.cur, err)
+			}
+			continue
+		}
+		if !errors.Is(err, tt.want) {
+			t.Errorf("checkFormat(%d, %d..%d) = %v, want %v", tt.v, tt.min, tt.cur, err, tt.want)
+			continue
+		}
+		for _, n := range tt.names {
+			if !strings.Contains(err.Error(), n) {
+				t.Errorf("checkFormat(%d, %d..%d) = %q, does not name %q", tt.v, tt.min, tt.cur, err, n)
+			}
+		}
+	}
+	if FormatNone >= FormatMinSupported || FormatMinSupported > FormatCurrent {
+		t.Fatalf("format bounds out of order: none %d, min %d, current %d", FormatNone, FormatMinSupported, FormatCurrent)
 	}
 }
 

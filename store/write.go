@@ -41,8 +41,9 @@ func (db *DB) commit(b *pebble.Batch, what string) error {
 }
 
 // WriteGenesis writes block 0, its state, the three tags, the genesis spec
-// and the schema version in one batch. An existing genesis with the same hash
-// makes it a no-op; a different one fails with ErrGenesisMismatch.
+// and the format version (FormatCurrent) in one batch. An existing genesis
+// with the same hash makes it a no-op; a different one fails with
+// ErrGenesisMismatch.
 func (db *DB) WriteGenesis(w *BlockWrite, spec []byte) error {
 	if w == nil || w.Block == nil {
 		return fmt.Errorf("write genesis: %w: nil block", ErrInvalidWrite)
@@ -78,7 +79,7 @@ func (db *DB) WriteGenesis(w *BlockWrite, spec []byte) error {
 		}
 		err = errors.Join(err,
 			b.Set(keyGenesisSpec, spec, nil),
-			b.Set(keySchemaVersion, be8(SchemaVersion), nil))
+			b.Set(keySchemaVersion, be8(uint64(FormatCurrent)), nil))
 	}
 	if err != nil {
 		return fmt.Errorf("write genesis %s: %w", hash, errors.Join(err, b.Close()))
@@ -86,7 +87,7 @@ func (db *DB) WriteGenesis(w *BlockWrite, spec []byte) error {
 	if err := db.commit(b, "genesis "+hash.Hex()); err != nil {
 		return err
 	}
-	db.schema.Store(SchemaVersion)
+	db.schema.Store(uint64(FormatCurrent))
 	db.log.Info().Str("hash", hash.Hex()).Msg("genesis written")
 	return nil
 }

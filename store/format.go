@@ -1,0 +1,80 @@
+package store
+
+import "fmt"
+
+// FormatVersion numbers the on-disk format of a store: the key layouts of
+// schema.go and the value encodings they name. The store records its
+// version under keySchemaVersion (BE8). Versions only grow, one at a time,
+// each through one migration (package migrations); a number, once released,
+// keeps its meaning forever and is never reused.
+//
+// To change the format: add the next constant below with a doc comment
+// saying what it introduced, point FormatCurrent at it, update schema.go to
+// the new layouts, describe the layouts it replaced under "Old key layouts"
+// below, and append the migration to migrations.All.
+type FormatVersion uint64
+
+// FormatNone is what a store records before any format: a new, empty store
+// (no genesis written and no migration run). It is not a format; WriteGenesis
+// and the migrations record a real one.
+const FormatNone FormatVersion = 0
+
+// Format versions, oldest first.
+const (
+	// FormatInitial (1) is the first format; it introduced every layout that
+	// schema.go lists: blocks, receipts, canonical and hash->number indexes,
+	// transaction lookups, tags, code, store metadata, per-block change lists,
+	// migration cursors, and versioned flat state (account and storage
+	// versions keyed entity + ^number, accounts encoded with
+	// accountEncodingV1, deleted accounts as deletedMarker, zero slots as
+	// empty values).
+	FormatInitial FormatVersion = 1
+)
+
+const (
+	// FormatCurrent is the format this binary writes, and the only one it
+	// reads and writes through the typed API. A store recording a version
+	// between FormatMinSupported and FormatCurrent opens, but only the
+	// migrations may touch it (ErrSchemaOutdated) until they bring it to
+	// FormatCurrent.
+	FormatCurrent = FormatInitial
+	// FormatMinSupported is the oldest recorded format this binary opens and
+	// migrates. Open refuses an older one (ErrSchemaTooOld); such a store
+	// must be upgraded by an older tipnode first, or re-imported. Raise it
+	// only together with dropping the ability to migrate from below it.
+	FormatMinSupported = FormatInitial
+)
+
+// Old key layouts.
+//
+// schema.go lists the layouts of FormatCurrent only. When a version changes
+// a layout, schema.go is updated to the new layout and the layout it
+// replaced is described here, in a section named after the version that
+// replaced it, one commented line per replaced key in schema.go's notation
+// and a note of where its data went:
+//
+//	FormatX (N), replacing layouts of FormatW (N-1):
+//	  'p' + ...  -> ...   (old layout; now 'q' + ..., moved by migration N)
+//
+// Sections are never removed, even once FormatMinSupported passes their
+// version: they say what an old store holds and why it is refused.
+//
+// There is one format so far, FormatInitial (1). It replaced nothing, so no
+// section exists yet: a store of any released format holds only the layouts
+// schema.go lists.
+
+// checkFormat reports whether a store recording version v can be opened by a
+// binary supporting the formats min..current: FormatNone (a new store) and
+// min <= v <= current are accepted; anything else fails with ErrSchemaTooOld
+// or ErrSchemaTooNew naming v and the supported bound.
+func checkFormat(v, min, current FormatVersion) error {
+	switch {
+	case v == FormatNone:
+		return nil
+	case v > current:
+		return fmt.Errorf("%w: store has format version %d, this binary supports up to %d", ErrSchemaTooNew, v, current)
+	case v < min:
+		return fmt.Errorf("%w: store has format version %d, this binary supports from %d (up to %d)", ErrSchemaTooOld, v, min, current)
+	}
+	return nil
+}
