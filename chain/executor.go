@@ -11,6 +11,7 @@ import (
 	"github.com/ethereum/go-ethereum/consensus/ethash"
 	"github.com/ethereum/go-ethereum/consensus/misc"
 	"github.com/ethereum/go-ethereum/core"
+	"github.com/ethereum/go-ethereum/core/tracing"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/core/vm"
 	"github.com/ethereum/go-ethereum/crypto"
@@ -48,7 +49,8 @@ func (e *Executor) BlockContext(header *types.Header, headers HeaderSource, stat
 
 // BlockProcessor executes one block transaction by transaction on a
 // StateDB. Import drives it over a block's transactions; the sequencer over
-// pool transactions, one pre-confirmation at a time.
+// pool transactions, one pre-confirmation at a time; eth_simulateV1 over
+// call messages (ApplyMessage), with ProcessOptions.
 type BlockProcessor struct {
 	exec     *Executor
 	header   *types.Header
@@ -62,13 +64,54 @@ type BlockProcessor struct {
 	logs     []*types.Log
 	blobGas  uint64
 	headers  HeaderSource
+	opts     ProcessOptions
 }
+
+// ProcessOptions is what a simulated block (eth_simulateV1) changes in a
+// BlockProcessor. The zero value is how import and the sequencer run.
+type ProcessOptions struct {
+	// VM configures the EVM (NoBaseFee, Tracer...). A tracer's OnLog hook
+	// receives every log the block emits, as it is emitted (our StateDB has
+	// no other tracing hooks).
+	VM vm.Config
+	// NoValidation runs the block as eth_simulateV1 does with validation
+	// off: the EVM runs with NoBaseFee (a message without fees may run
+	// below the base fee), and ApplyMessage skips the nonce check and the
+	// EIP-8037 execution gas cap. Balances are still checked.
+	NoValidation bool
+	// BlobBaseFee, when not nil, replaces the blob base fee the EVM sees
+	// (BLOBBASEFEE, blob fees charged, receipts' blob gas price).
+	BlobBaseFee *big.Int
+	// Precompiles, when not nil, replaces the active precompiled contracts
+	// (state overrides may move or replace them).
+	Precompiles vm.PrecompiledContracts
+	// NoDAOFork skips the DAO hard fork's balance moves at the DAO fork
+	// block (simulated blocks never apply them, like the reference client).
+	NoDAOFork bool
+}
+
+// TxError is a transaction or message the protocol refuses (nonce, funds,
+// fee caps, intrinsic gas, block gas...): Err is go-ethereum's error. It
+// matches both ErrTxInvalid and Err with errors.Is.
+type TxError struct {
+	Tx  common.Hash
+	Err error
+}
+
+func (e *TxError) Error() string   { return fmt.Sprintf("%v: tx %s: %v", ErrTxInvalid, e.Tx, e.Err) }
+func (e *TxError) Unwrap() []error { return []error{ErrTxInvalid, e.Err} }
 
 // NewBlockProcessor starts a block: it applies the DAO fork (when due) and
 // the pre-execution system calls (EIP-4788 beacon root, EIP-2935 parent hash).
 // blockHash is stamped into receipts and logs; pass the zero hash when the
 // block is not sealed yet.
 func (e *Executor) NewBlockProcessor(header, parent *types.Header, blockHash common.Hash, state *StateDB, headers HeaderSource, cfg vm.Config) *BlockProcessor {
+	return e.NewBlockProcessorWith(header, parent, blockHash, state, headers, ProcessOptions{VM: cfg})
+}
+
+// NewBlockProcessorWith is NewBlockProcessor with the options of a
+// simulated block.
+func (e *Executor) NewBlockProcessorWith(header, parent *types.Header, blockHash common.Hash, state *StateDB, headers HeaderSource, opts ProcessOptions) *BlockProcessor {
 	p := &BlockProcessor{
 		exec:    e,
 		header:  header,
@@ -78,14 +121,42 @@ func (e *Executor) NewBlockProcessor(header, parent *types.Header, blockHash com
 		signer:  types.MakeSigner(e.config, header.Number, header.Time),
 		rules:   e.config.Rules(header.Number, header.Difficulty.Sign() == 0, header.Time),
 		headers: headers,
+		opts:    opts,
 	}
-	if e.config.DAOForkSupport && e.config.DAOForkBlock != nil && e.config.DAOForkBlock.Cmp(header.Number) == 0 {
+	if !opts.NoDAOFork && e.config.DAOForkSupport && e.config.DAOForkBlock != nil && e.config.DAOForkBlock.Cmp(header.Number) == 0 {
 		misc.ApplyDAOHardFork(state)
 	}
-	p.evm = vm.NewEVM(e.BlockContext(header, headers, state), state, e.config, cfg)
+	blockCtx := e.BlockContext(header, headers, state)
+	if opts.BlobBaseFee != nil {
+		blockCtx.BlobBaseFee = new(big.Int).Set(opts.BlobBaseFee)
+	}
+	cfg := opts.VM
+	if opts.NoValidation {
+		cfg.NoBaseFee = true
+	}
+	var evmState vm.StateDB = state
+	if cfg.Tracer != nil && cfg.Tracer.OnLog != nil {
+		evmState = logHookState{StateDB: state, onLog: cfg.Tracer.OnLog}
+	}
+	p.evm = vm.NewEVM(blockCtx, evmState, e.config, cfg)
+	if opts.Precompiles != nil {
+		p.evm.SetPrecompiles(opts.Precompiles)
+	}
 	core.PreExecution(context.Background(), header.ParentBeaconRoot, parent, e.config, p.evm, header.Number, header.Time)
 	state.Finalise(p.rules)
 	return p
+}
+
+// logHookState is the StateDB the EVM runs on when a tracer wants logs: every
+// log is also handed to the tracer's OnLog.
+type logHookState struct {
+	*StateDB
+	onLog tracing.LogHook
+}
+
+func (s logHookState) AddLog(l *types.Log) {
+	s.StateDB.AddLog(l)
+	s.onLog(l)
 }
 
 // EVM exposes the processor's EVM (e.g. to attach a tracer).
@@ -102,6 +173,15 @@ func (p *BlockProcessor) GasUsed() uint64 { return p.gp.CumulativeUsed() }
 
 // GasLeft is the gas still available in the block.
 func (p *BlockProcessor) GasLeft() uint64 { return p.gp.Available(p.rules.IsAmsterdam) }
+
+// BlockGasUsed is the block's gas used so far as its header counts it: the
+// same as GasUsed before Amsterdam, the larger of the execution and state
+// dimensions after it (EIP-8037).
+func (p *BlockProcessor) BlockGasUsed() uint64 { return p.gp.Used() }
+
+// ExecutionGasUsed is the execution-dimension gas used so far (EIP-8037;
+// zero before Amsterdam).
+func (p *BlockProcessor) ExecutionGasUsed() uint64 { return p.gp.CumulativeExecution() }
 
 // BlobGasUsed is the blob gas used so far.
 func (p *BlockProcessor) BlobGasUsed() uint64 { return p.blobGas }
@@ -121,6 +201,30 @@ func (p *BlockProcessor) ApplyTransaction(tx *types.Transaction) (*types.Receipt
 			return nil, fmt.Errorf("%w: tx %s: blob gas %d exceeds block limit %d", ErrTxInvalid, tx.Hash(), p.blobGas+tx.BlobGas(), max)
 		}
 	}
+	receipt, _, err := p.apply(tx, msg)
+	return receipt, err
+}
+
+// ApplyMessage executes msg, a call message that is not signed, as the
+// next transaction of the block; tx is the (unsigned) transaction the block
+// records for it: its hash, type, nonce and blob gas go into the receipt.
+// Unlike ApplyTransaction the block's blob gas limit is not enforced. With
+// NoValidation the nonce check and the execution gas cap are skipped (msg
+// itself is not changed). A message the protocol refuses returns a *TxError
+// and leaves state and gas pool untouched; the result holds the EVM outcome
+// (return data, revert, gas) of an executed one.
+func (p *BlockProcessor) ApplyMessage(tx *types.Transaction, msg *core.Message) (*types.Receipt, *core.ExecutionResult, error) {
+	if p.opts.NoValidation {
+		m := *msg
+		m.SkipNonceCheck().SkipExecutionGasCapCheck()
+		msg = &m
+	}
+	return p.apply(tx, msg)
+}
+
+// apply runs msg as tx, the next transaction of the block, and records its
+// receipt.
+func (p *BlockProcessor) apply(tx *types.Transaction, msg *core.Message) (*types.Receipt, *core.ExecutionResult, error) {
 	snap := p.state.Snapshot()
 	gpSnap := p.gp.Snapshot()
 	index := len(p.receipts)
@@ -129,17 +233,17 @@ func (p *BlockProcessor) ApplyTransaction(tx *types.Transaction) (*types.Receipt
 	if err != nil {
 		p.state.RevertToSnapshot(snap)
 		p.gp.Set(gpSnap)
-		return nil, fmt.Errorf("%w: tx %s: %v", ErrTxInvalid, tx.Hash(), err)
+		return nil, nil, &TxError{Tx: tx.Hash(), Err: err}
 	}
 	if err := p.state.Error(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrStateRead, err)
+		return nil, nil, fmt.Errorf("%w: %v", ErrStateRead, err)
 	}
 	var root []byte
 	p.state.Finalise(p.rules)
 	if !p.exec.config.IsByzantium(p.header.Number) {
 		r, err := p.state.IntermediateRoot()
 		if err != nil {
-			return nil, fmt.Errorf("post-state root of tx %s: %w", tx.Hash(), err)
+			return nil, nil, fmt.Errorf("post-state root of tx %s: %w", tx.Hash(), err)
 		}
 		root = r.Bytes()
 	}
@@ -173,7 +277,7 @@ func (p *BlockProcessor) ApplyTransaction(tx *types.Transaction) (*types.Receipt
 	receipt.Bloom = types.CreateBloom(receipt)
 	p.receipts = append(p.receipts, receipt)
 	p.logs = append(p.logs, receipt.Logs...)
-	return receipt, nil
+	return receipt, result, nil
 }
 
 // Finish runs the post-transaction part of the block: withdrawals, the

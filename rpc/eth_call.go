@@ -101,21 +101,17 @@ func (a *API) execute(ctx context.Context, env *callEnv, args CallArgs, gasCap u
 
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.EVMTimeout)
 	defer cancel()
-	stop := context.AfterFunc(ctx, evm.Cancel)
-	defer stop()
-
-	result, err := core.ApplyMessage(evm, msg, core.NewGasPool(gasCap))
-	if serr := env.state.Error(); serr != nil {
-		return nil, serr
+	var (
+		result *core.ExecutionResult
+		msgErr error
+	)
+	if err := a.runCancellable(ctx, evm, env.state, func() {
+		result, msgErr = core.ApplyMessage(evm, msg, core.NewGasPool(gasCap))
+	}); err != nil {
+		return nil, err
 	}
-	if evm.Cancelled() {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, &Error{Code: CodeTimeout, Message: fmt.Sprintf("execution aborted (timeout = %v)", a.cfg.EVMTimeout)}
-		}
-		return nil, ctx.Err()
-	}
-	if err != nil {
-		return nil, invalidCall(fmt.Sprintf("err: %v (supplied gas %d)", err, msg.GasLimit))
+	if msgErr != nil {
+		return nil, invalidCall(fmt.Sprintf("err: %v (supplied gas %d)", msgErr, msg.GasLimit))
 	}
 	return result, nil
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/ethereum/go-ethereum/core/vm"
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/holiman/uint256"
+
+	"github.com/tipnode/tipnode/chain"
 )
 
 func init() {
@@ -195,25 +197,40 @@ func (a *API) tryGas(ctx context.Context, env *callEnv, msg *core.Message, gas u
 // message (nonce, funds, intrinsic gas…); err a state read failure or an
 // *Error for a timeout or cancellation.
 func (a *API) runMessage(ctx context.Context, env *callEnv, msg *core.Message, cfg vm.Config) (res *core.ExecutionResult, msgErr, err error) {
-	if err := ctx.Err(); err != nil {
-		return nil, nil, a.abortError(err)
-	}
 	evm := a.callEVM(env, msg, cfg)
-	stop := context.AfterFunc(ctx, evm.Cancel)
-
+	defer evm.Release()
 	snap := env.state.Snapshot()
-	result, err := core.ApplyMessage(evm, msg, nil)
-	env.state.RevertToSnapshot(snap)
-	stop()
-	evm.Release()
+	err = a.runCancellable(ctx, evm, env.state, func() {
+		res, msgErr = core.ApplyMessage(evm, msg, nil)
+		env.state.RevertToSnapshot(snap)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return res, msgErr, nil
+}
 
-	if serr := env.state.Error(); serr != nil {
-		return nil, nil, serr
+// runCancellable runs one piece of EVM work on evm (a message, or a
+// simulated block's post-execution) so that ctx ending cancels the EVM.
+// run's own outcome is left to the caller; the error is a state read failure
+// of state, or abortError when ctx ended before or during the run (the
+// outcome is then incomplete and must be dropped). eth_call,
+// eth_estimateGas, eth_createAccessList and eth_simulateV1 run every message
+// through it.
+func (a *API) runCancellable(ctx context.Context, evm *vm.EVM, state *chain.StateDB, run func()) error {
+	if err := ctx.Err(); err != nil {
+		return a.abortError(err)
+	}
+	stop := context.AfterFunc(ctx, evm.Cancel)
+	run()
+	stop()
+	if err := state.Error(); err != nil {
+		return err
 	}
 	if evm.Cancelled() || ctx.Err() != nil {
-		return nil, nil, a.abortError(ctx.Err())
+		return a.abortError(ctx.Err())
 	}
-	return result, err, nil
+	return nil
 }
 
 // abortError is the error of an execution stopped by its context.

@@ -13,7 +13,6 @@ import (
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/core/vm"
-	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/ethereum/go-ethereum/trie"
 	"github.com/holiman/uint256"
@@ -307,10 +306,6 @@ func (sim *simulator) processBlock(ctx context.Context, pb plannedBlock) (*types
 		}
 		header.ExcessBlobGas = &excess
 	}
-	blockCtx := sim.api.exec.BlockContext(header, sim.headers)
-	if ov.BlobBaseFee != nil {
-		blockCtx.BlobBaseFee = new(big.Int).Set(ov.BlobBaseFee.ToInt())
-	}
 	rules := sim.config.Rules(header.Number, header.Difficulty.Sign() == 0, header.Time)
 	precompiles := vm.ActivePrecompiledContracts(rules)
 
@@ -324,90 +319,57 @@ func (sim *simulator) processBlock(ctx context.Context, pb plannedBlock) (*types
 
 	// Post-Amsterdam the protocol itself logs every ETH transfer (EIP-7708).
 	tracer := newSimLogTracer(sim.trace && !rules.IsAmsterdam, header.Number.Uint64(), header.Time)
-	statedb := simTracingState{StateDB: sim.state, tracer: tracer}
-	evm := vm.NewEVM(blockCtx, statedb, sim.config, vm.Config{NoBaseFee: !sim.validate, Tracer: tracer.hooks()})
-	evm.SetPrecompiles(precompiles)
-	stop := context.AfterFunc(ctx, evm.Cancel)
-	defer stop()
-
+	hooks := tracer.hooks()
+	hooks.OnLog = tracer.onLog
+	opts := chain.ProcessOptions{
+		VM:           vm.Config{Tracer: hooks},
+		NoValidation: !sim.validate,
+		Precompiles:  precompiles,
+		NoDAOFork:    true,
+	}
+	if ov.BlobBaseFee != nil {
+		opts.BlobBaseFee = ov.BlobBaseFee.ToInt()
+	}
 	sim.state.SetLogCount(0)
-	core.PreExecution(ctx, header.ParentBeaconRoot, parent, sim.config, evm, header.Number, header.Time)
-	sim.state.Finalise(rules)
+	proc := sim.api.exec.NewBlockProcessorWith(header, parent, common.Hash{}, sim.state, sim.headers, opts)
 
 	var (
-		calls    = pb.in.Calls
-		gp       = core.NewGasPool(header.GasLimit)
-		txs      = make([]*types.Transaction, len(calls))
-		receipts = make([]*types.Receipt, len(calls))
-		results  = make([]simCallResult, len(calls))
-		senders  = make([]common.Address, len(calls))
-		allLogs  []*types.Log
-		blobGas  uint64
+		calls   = pb.in.Calls
+		txs     = make([]*types.Transaction, len(calls))
+		results = make([]simCallResult, len(calls))
+		senders = make([]common.Address, len(calls))
 	)
 	for i := range calls {
-		if err := ctx.Err(); err != nil {
-			return nil, nil, nil, err
-		}
 		call := calls[i] // a copy: defaults are filled in place
-		capped, err := sim.callDefaults(&call, header, gp, rules)
+		capped, err := sim.callDefaults(&call, header, proc, rules)
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		msg, err := newMessage(&call, header.BaseFee, !sim.validate, !sim.validate)
+		msg, err := newMessage(&call, header.BaseFee, false, false) // proc skips the checks without validation
 		if err != nil {
 			return nil, nil, nil, err
 		}
 		tx := simTransaction(&call)
-		txHash := tx.Hash()
 		txs[i], senders[i] = tx, msg.From
-		tracer.startTx(txHash, uint(i))
-		sim.state.SetTxContext(txHash, i, uint32(i+1))
+		tracer.startTx(tx.Hash(), uint(i))
 
-		result, err := core.ApplyMessage(evm, msg, gp)
-		if serr := sim.state.Error(); serr != nil {
-			return nil, nil, nil, serr
+		var (
+			receipt  *types.Receipt
+			result   *core.ExecutionResult
+			applyErr error
+		)
+		if err := sim.api.runCancellable(ctx, proc.EVM(), sim.state, func() {
+			receipt, result, applyErr = proc.ApplyMessage(tx, msg)
+		}); err != nil {
+			return nil, nil, nil, err
 		}
-		if evm.Cancelled() {
-			return nil, nil, nil, context.DeadlineExceeded
+		var refused *chain.TxError
+		switch {
+		case errors.As(applyErr, &refused):
+			return nil, nil, nil, simTxError(refused.Err, msg.GasLimit)
+		case applyErr != nil:
+			return nil, nil, nil, applyErr
 		}
-		if err != nil {
-			return nil, nil, nil, simTxError(err, msg.GasLimit)
-		}
-		var root []byte
-		if rules.IsByzantium {
-			sim.state.Finalise(rules)
-		} else {
-			sim.state.Finalise(rules)
-			r, err := sim.state.IntermediateRoot()
-			if err != nil {
-				return nil, nil, nil, fmt.Errorf("simulated block %d: post-state root: %w", header.Number, err)
-			}
-			root = r.Bytes()
-		}
-		receipt := &types.Receipt{
-			Type:              tx.Type(),
-			PostState:         root,
-			Status:            types.ReceiptStatusSuccessful,
-			CumulativeGasUsed: gp.CumulativeUsed(),
-			TxHash:            txHash,
-			GasUsed:           result.UsedGas,
-			BlockNumber:       new(big.Int).Set(header.Number),
-			TransactionIndex:  uint(i),
-			Logs:              sim.state.GetLogs(txHash, header.Number.Uint64(), common.Hash{}, header.Time),
-		}
-		if result.Failed() {
-			receipt.Status = types.ReceiptStatusFailed
-		}
-		if tx.Type() == types.BlobTxType {
-			receipt.BlobGasUsed = tx.BlobGas()
-			receipt.BlobGasPrice = blockCtx.BlobBaseFee
-			blobGas += receipt.BlobGasUsed
-		}
-		if tx.To() == nil {
-			receipt.ContractAddress = crypto.CreateAddress(msg.From, tx.Nonce())
-		}
-		receipt.Bloom = types.CreateBloom(receipt)
-		receipts[i] = receipt
 
 		if result.UsedGas > sim.budget {
 			return nil, nil, nil, ErrServer(fmt.Sprintf("RPC gas cap exhausted: need %d, remaining %d", result.UsedGas, sim.budget))
@@ -438,13 +400,12 @@ func (sim *simulator) processBlock(ctx context.Context, pb plannedBlock) (*types
 				}
 				res.Error = &simCallError{Code: CodeVMError, Message: msg}
 			}
-		} else {
-			allLogs = append(allLogs, receipt.Logs...)
 		}
 		results[i] = res
 	}
-	header.GasUsed = gp.Used()
+	header.GasUsed = proc.BlockGasUsed()
 	if cancun {
+		blobGas := proc.BlobGasUsed()
 		header.BlobGasUsed = &blobGas
 	}
 	body := &types.Body{Transactions: txs}
@@ -454,24 +415,28 @@ func (sim *simulator) processBlock(ctx context.Context, pb plannedBlock) (*types
 			body.Withdrawals = *ov.Withdrawals
 		}
 	}
-	requests, _, err := core.PostExecution(ctx, sim.config, header.Number, header.Time, allLogs, body.Withdrawals, evm, uint32(len(calls)+1))
-	if err != nil {
-		return nil, nil, nil, ErrServer(fmt.Sprintf("simulated block %d: %v", header.Number, err))
+	var (
+		requests  [][]byte
+		finishErr error
+	)
+	if err := sim.api.runCancellable(ctx, proc.EVM(), sim.state, func() {
+		requests, finishErr = proc.Finish(body.Withdrawals, nil)
+	}); err != nil {
+		return nil, nil, nil, err
+	}
+	if finishErr != nil {
+		// Finish names the block; report core's error under the simulated one.
+		if inner := errors.Unwrap(finishErr); inner != nil {
+			finishErr = inner
+		}
+		return nil, nil, nil, ErrServer(fmt.Sprintf("simulated block %d: %v", header.Number, finishErr))
 	}
 	if requests != nil {
 		h := types.CalcRequestsHash(requests)
 		header.RequestsHash = &h
 	}
-	sim.api.exec.Finalize(header, sim.state, sim.headers, body)
-	sim.state.Finalise(rules)
-	if err := sim.state.Error(); err != nil {
-		return nil, nil, nil, err
-	}
-	if evm.Cancelled() {
-		return nil, nil, nil, context.DeadlineExceeded
-	}
 	header.Root = common.Hash{} // simulation commits nothing to a trie
-	block := types.NewBlock(header, body, receipts, trie.NewStackTrie(nil))
+	block := types.NewBlock(header, body, proc.Receipts(), trie.NewStackTrie(nil))
 	hash := block.Hash()
 	for i := range results {
 		for _, l := range results[i].Logs {
@@ -487,7 +452,7 @@ func (sim *simulator) processBlock(ctx context.Context, pb plannedBlock) (*types
 // simulation with -38015), clamped to what is left of the request's gas
 // cap; then eth_call's defaults (chain id, value, fee fields). capped
 // reports that the gas cap lowered the call's gas.
-func (sim *simulator) callDefaults(call *CallArgs, header *types.Header, gp *core.GasPool, rules params.Rules) (capped bool, err error) {
+func (sim *simulator) callDefaults(call *CallArgs, header *types.Header, proc *chain.BlockProcessor, rules params.Rules) (capped bool, err error) {
 	var from common.Address
 	if call.From != nil {
 		from = *call.From
@@ -496,11 +461,11 @@ func (sim *simulator) callDefaults(call *CallArgs, header *types.Header, gp *cor
 		n := hexU64(sim.state.GetNonce(from))
 		call.Nonce = &n
 	}
-	remaining := gp.Available(rules.IsAmsterdam)
+	remaining := proc.GasLeft()
 	if rules.IsAmsterdam && !sim.validate {
 		// The execution gas is not capped without validation, so the whole
 		// limit must fit the execution dimension too.
-		remaining = min(remaining, header.GasLimit-gp.CumulativeExecution())
+		remaining = min(remaining, header.GasLimit-proc.ExecutionGasUsed())
 	}
 	if call.Gas == nil {
 		g := hexU64(remaining)
@@ -617,7 +582,7 @@ func simTxError(err error, gas uint64) *Error {
 // the time limit as eth_call reports it, anything else unchanged.
 func (sim *simulator) abort(ctx context.Context, err error) error {
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return &Error{Code: CodeTimeout, Message: fmt.Sprintf("execution aborted (timeout = %v)", sim.api.cfg.EVMTimeout)}
+		return sim.api.abortError(context.DeadlineExceeded)
 	}
 	return err
 }
