@@ -118,11 +118,6 @@ type errorDataer interface {
 	ErrorData() any
 }
 
-// NewError returns an *Error with the given code and formatted message.
-func NewError(code int, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
-}
-
 // ErrParse returns a -32700 parse error.
 func ErrParse(detail string) *Error {
 	if detail == "" {
@@ -159,9 +154,6 @@ func ErrInternal(msg string) *Error {
 
 // ErrServer returns a -32000 generic server error with the given message.
 func ErrServer(msg string) *Error { return &Error{Code: CodeServerError, Message: msg} }
-
-// ErrHeaderNotFound returns the -32000 "header not found" error.
-func ErrHeaderNotFound() *Error { return &Error{Code: CodeHeaderNotFound, Message: "header not found"} }
 
 // ErrReverted returns the -32000 "execution reverted" error used by eth_call,
 // with the reason appended when known and the revert data (0x-hex) as data

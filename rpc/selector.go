@@ -63,9 +63,6 @@ type BlockSelector struct {
 // Latest returns the "latest" selector.
 func Latest() BlockSelector { return BlockSelector{Tag: TagLatest} }
 
-// SelectNumber returns a selector for block n.
-func SelectNumber(n uint64) BlockSelector { return BlockSelector{Number: &n} }
-
 // SelectHash returns a selector for the block with hash h.
 func SelectHash(h common.Hash, requireCanonical bool) BlockSelector {
 	return BlockSelector{Hash: &h, RequireCanonical: requireCanonical}

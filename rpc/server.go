@@ -37,27 +37,11 @@ const (
 	MethodUnsubscribe = "eth_unsubscribe"
 )
 
-// Transport names reported by CallInfo.
+// Transport names reported in the call log.
 const (
 	TransportHTTP = "http"
 	TransportWS   = "ws"
 )
-
-// CallInfo describes the call a handler is serving; see CallInfoFrom.
-type CallInfo struct {
-	Method     string
-	Transport  string // TransportHTTP or TransportWS
-	RemoteAddr string
-}
-
-type callInfoKey struct{}
-
-// CallInfoFrom returns the CallInfo stored in a handler's context (zero if
-// none).
-func CallInfoFrom(ctx context.Context) CallInfo {
-	ci, _ := ctx.Value(callInfoKey{}).(CallInfo)
-	return ci
-}
 
 // Server is a JSON-RPC 2.0 server over HTTP and websocket on one listener.
 // Register methods before serving; registration is safe for concurrent use
@@ -496,7 +480,6 @@ func (s *Server) call(ctx context.Context, r *request, ss *session) (json.RawMes
 	if ctx.Err() != nil { // batch deadline passed before this element started
 		return nil, ErrTimeout()
 	}
-	hctx := context.WithValue(ctx, callInfoKey{}, CallInfo{Method: r.method, Transport: ss.transport, RemoteAddr: ss.remote})
 	type outcome struct {
 		res json.RawMessage
 		err *Error
@@ -513,7 +496,7 @@ func (s *Server) call(ctx context.Context, r *request, ss *session) (json.RawMes
 			}
 			done <- o
 		}()
-		res, err := h(hctx, Params{raw: r.params})
+		res, err := h(ctx, Params{raw: r.params})
 		if err != nil {
 			o.err = toError(err, mapper)
 			if o.err.Code == CodeInternal {
