@@ -47,8 +47,9 @@ const (
 	// revert (out of gas, invalid opcode, …).
 	CodeVMError = -32015
 	// CodeExecutionReverted is the code go-ethereum (and EIP-1474 style
-	// clients) use for a reverted call, e.g. in eth_estimateGas and
-	// eth_simulateV1 call results. Data carries the revert bytes.
+	// clients) use for a reverted call. tipnode uses it only in the per-call
+	// results of eth_simulateV1, with the revert bytes as data; eth_call and
+	// eth_estimateGas report a revert as CodeCallReverted (-32000).
 	CodeExecutionReverted = 3
 
 	// eth_simulateV1 codes (execution-apis specification).

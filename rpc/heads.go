@@ -3,12 +3,15 @@ package rpc
 // New-head feed for the newHeads and logs subscriptions.
 //
 // The node announces each new canonical head with API.NotifyNewHead after the
-// block is stored (the importer of `tipnode run`, and the pending sequencer
-// after each seal). Announcing never blocks: each subscriber keeps only the
-// latest announced header and a wake-up flag, and its own goroutine catches
-// up from the store, so a subscriber that falls behind still sees every
-// canonical block (read back from the store, at most maxHeadGap per wake-up)
-// and a burst of announcements costs the announcer nothing.
+// block is stored. Today only the pending sequencer does, after each seal
+// (cmd/tipnode wires NotifyNewHead to the sequencer's OnSeal hook): `tipnode
+// run` has no importer, so without --sequencer no head is announced and
+// these subscriptions stay silent. Announcing never blocks: each subscriber
+// keeps only the latest announced header and a wake-up flag, and its own
+// goroutine catches up from the store, so a subscriber that falls behind
+// still sees every canonical block (read back from the store, at most
+// maxHeadGap per wake-up) and a burst of announcements costs the announcer
+// nothing.
 //
 // Reorgs: when an announced head is not above the last one a subscriber
 // delivered, the subscriber simply continues from the new head. Logs of
