@@ -150,16 +150,25 @@ func (a *API) currentPending() *pending.Snapshot {
 func (a *API) Executor() *chain.Executor { return a.exec }
 
 // Register installs every method on the server. Each group of methods lives
-// in its own file with its own register function.
+// in its own file with its own register function; this is the one list of
+// them.
 func (a *API) Register(s *Server) {
-	for _, r := range registrars {
-		r(a, s)
+	for _, register := range []func(*Server){
+		a.registerAccessList, // eth_accesslist.go
+		a.registerCall,       // eth_call.go
+		a.registerChain,      // eth_chain.go
+		a.registerConfig,     // eth_config.go
+		a.registerEstimate,   // eth_estimate.go
+		a.registerFees,       // eth_fees.go
+		a.registerLogs,       // eth_logs.go
+		a.registerPending,    // eth_pending.go
+		a.registerSend,       // eth_send.go
+		a.registerState,      // eth_state.go
+		a.registerSimulate,   // simulate.go
+	} {
+		register(s)
 	}
 }
-
-// registrars is filled by init functions of the method files, so that each
-// file owns its own registration.
-var registrars []func(a *API, s *Server)
 
 // Block is the result of resolving a block selector: the header whose
 // post-state (or, for pending, whose pre-confirmed state) is read, and how to

@@ -6,8 +6,8 @@
 // # Methods (API)
 //
 // API (api.go) holds the store, the executor and, when a sequencer runs,
-// the pending layer. Each method file registers its own group through
-// registrars: eth_state.go (balance, code, nonce, storage), eth_call.go and
+// the pending layer. Each method file has a register function for its own
+// group, and API.Register calls them from one explicit list: eth_state.go (balance, code, nonce, storage), eth_call.go and
 // callmsg.go (call defaults and fee semantics shared by eth_call,
 // eth_estimateGas, eth_createAccessList and eth_simulateV1), simulate*.go,
 // eth_chain.go and marshal.go (blocks, transactions, receipts in

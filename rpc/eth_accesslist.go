@@ -13,10 +13,9 @@ import (
 	"github.com/ethereum/go-ethereum/eth/tracers/logger"
 )
 
-func init() {
-	registrars = append(registrars, func(a *API, s *Server) {
-		s.Register("eth_createAccessList", a.createAccessList)
-	})
+// registerAccessList installs eth_createAccessList.
+func (a *API) registerAccessList(s *Server) {
+	s.Register("eth_createAccessList", a.createAccessList)
 }
 
 // accessListResult is eth_createAccessList's result. Error holds the EVM

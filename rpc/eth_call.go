@@ -15,10 +15,9 @@ import (
 	"github.com/tipnode/tipnode/chain"
 )
 
-func init() {
-	registrars = append(registrars, func(a *API, s *Server) {
-		s.Register("eth_call", a.ethCall)
-	})
+// registerCall installs eth_call.
+func (a *API) registerCall(s *Server) {
+	s.Register("eth_call", a.ethCall)
 }
 
 // callRequest is a decoded eth_call-style request.

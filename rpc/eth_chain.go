@@ -19,27 +19,26 @@ import (
 	"github.com/tipnode/tipnode/store"
 )
 
-func init() {
-	registrars = append(registrars, func(a *API, s *Server) {
-		s.Register("eth_chainId", a.ethChainID)
-		s.Register("net_version", a.netVersion)
-		s.Register("web3_clientVersion", a.web3ClientVersion)
-		s.Register("eth_syncing", a.ethSyncing)
-		s.Register("eth_blockNumber", a.ethBlockNumber)
-		s.Register("eth_getBlockByNumber", blockMethod(2, false, a.blockResult))
-		s.Register("eth_getBlockByHash", blockMethod(2, true, a.blockResult))
-		s.Register("eth_getBlockTransactionCountByNumber", blockMethod(1, false, a.txCount))
-		s.Register("eth_getBlockTransactionCountByHash", blockMethod(1, true, a.txCount))
-		s.Register("eth_getTransactionByHash", a.txMethod(a.transactionByHash))
-		s.Register("eth_getTransactionByBlockNumberAndIndex", blockMethod(2, false, a.txByIndex))
-		s.Register("eth_getTransactionByBlockHashAndIndex", blockMethod(2, true, a.txByIndex))
-		s.Register("eth_getTransactionReceipt", a.txMethod(a.transactionReceipt))
-		s.Register("eth_getBlockReceipts", blockMethod(1, false, a.blockReceipts))
-		s.Register("eth_getUncleCountByBlockNumber", blockMethod(1, false, a.uncleCount))
-		s.Register("eth_getUncleCountByBlockHash", blockMethod(1, true, a.uncleCount))
-		s.Register("eth_getUncleByBlockNumberAndIndex", blockMethod(2, false, a.uncleByIndex))
-		s.Register("eth_getUncleByBlockHashAndIndex", blockMethod(2, true, a.uncleByIndex))
-	})
+// registerChain installs the chain data methods.
+func (a *API) registerChain(s *Server) {
+	s.Register("eth_chainId", a.ethChainID)
+	s.Register("net_version", a.netVersion)
+	s.Register("web3_clientVersion", a.web3ClientVersion)
+	s.Register("eth_syncing", a.ethSyncing)
+	s.Register("eth_blockNumber", a.ethBlockNumber)
+	s.Register("eth_getBlockByNumber", blockMethod(2, false, a.blockResult))
+	s.Register("eth_getBlockByHash", blockMethod(2, true, a.blockResult))
+	s.Register("eth_getBlockTransactionCountByNumber", blockMethod(1, false, a.txCount))
+	s.Register("eth_getBlockTransactionCountByHash", blockMethod(1, true, a.txCount))
+	s.Register("eth_getTransactionByHash", a.txMethod(a.transactionByHash))
+	s.Register("eth_getTransactionByBlockNumberAndIndex", blockMethod(2, false, a.txByIndex))
+	s.Register("eth_getTransactionByBlockHashAndIndex", blockMethod(2, true, a.txByIndex))
+	s.Register("eth_getTransactionReceipt", a.txMethod(a.transactionReceipt))
+	s.Register("eth_getBlockReceipts", blockMethod(1, false, a.blockReceipts))
+	s.Register("eth_getUncleCountByBlockNumber", blockMethod(1, false, a.uncleCount))
+	s.Register("eth_getUncleCountByBlockHash", blockMethod(1, true, a.uncleCount))
+	s.Register("eth_getUncleByBlockNumberAndIndex", blockMethod(2, false, a.uncleByIndex))
+	s.Register("eth_getUncleByBlockHashAndIndex", blockMethod(2, true, a.uncleByIndex))
 }
 
 func (a *API) ethChainID(ctx context.Context, p Params) (any, error) {

@@ -12,11 +12,10 @@ import (
 	"github.com/ethereum/go-ethereum/params"
 )
 
-func init() {
-	registrars = append(registrars, func(a *API, s *Server) {
-		s.Register("eth_config", a.ethConfig)
-		s.Register("eth_capabilities", a.ethCapabilities)
-	})
+// registerConfig installs eth_config and eth_capabilities.
+func (a *API) registerConfig(s *Server) {
+	s.Register("eth_config", a.ethConfig)
+	s.Register("eth_capabilities", a.ethCapabilities)
 }
 
 // forkConfig describes one fork in eth_config.

@@ -12,10 +12,9 @@ import (
 	"github.com/holiman/uint256"
 )
 
-func init() {
-	registrars = append(registrars, func(a *API, s *Server) {
-		s.Register("eth_estimateGas", a.estimateGas)
-	})
+// registerEstimate installs eth_estimateGas.
+func (a *API) registerEstimate(s *Server) {
+	s.Register("eth_estimateGas", a.estimateGas)
 }
 
 // estimateErrorRatio is the relative over-estimation at which the binary

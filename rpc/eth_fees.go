@@ -30,14 +30,13 @@ import (
 	"github.com/tipnode/tipnode/store"
 )
 
-func init() {
-	registrars = append(registrars, func(a *API, s *Server) {
-		s.Register("eth_gasPrice", a.ethGasPrice)
-		s.Register("eth_maxPriorityFeePerGas", a.ethMaxPriorityFeePerGas)
-		s.Register("eth_feeHistory", a.ethFeeHistory)
-		s.Register("eth_blobBaseFee", a.ethBlobBaseFee)
-		s.Register("eth_baseFee", a.ethBaseFee)
-	})
+// registerFees installs the fee methods.
+func (a *API) registerFees(s *Server) {
+	s.Register("eth_gasPrice", a.ethGasPrice)
+	s.Register("eth_maxPriorityFeePerGas", a.ethMaxPriorityFeePerGas)
+	s.Register("eth_feeHistory", a.ethFeeHistory)
+	s.Register("eth_blobBaseFee", a.ethBlobBaseFee)
+	s.Register("eth_baseFee", a.ethBaseFee)
 }
 
 // Tip oracle parameters (see the file comment).

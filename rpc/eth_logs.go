@@ -22,12 +22,11 @@ import (
 	"github.com/tipnode/tipnode/store"
 )
 
-func init() {
-	registrars = append(registrars, func(a *API, s *Server) {
-		s.Register("eth_getLogs", a.ethGetLogs)
-		s.RegisterSubscription("newHeads", a.subscribeNewHeads)
-		s.RegisterSubscription("logs", a.subscribeLogs)
-	})
+// registerLogs installs eth_getLogs and the newHeads and logs subscriptions.
+func (a *API) registerLogs(s *Server) {
+	s.Register("eth_getLogs", a.ethGetLogs)
+	s.RegisterSubscription("newHeads", a.subscribeNewHeads)
+	s.RegisterSubscription("logs", a.subscribeLogs)
 }
 
 // Topic and address limits of one filter (as go-ethereum).

@@ -29,12 +29,11 @@ import (
 	"github.com/tipnode/tipnode/pending"
 )
 
-func init() {
-	registrars = append(registrars, func(a *API, s *Server) {
-		s.RegisterSubscription("newPendingTransactions", a.subscribePendingTxs)
-		s.RegisterSubscription("pendingLogs", a.subscribePendingLogs)
-		s.RegisterSubscription("newPreconfirmations", a.subscribePreconfirmations)
-	})
+// registerPending installs the pre-confirmation subscriptions.
+func (a *API) registerPending(s *Server) {
+	s.RegisterSubscription("newPendingTransactions", a.subscribePendingTxs)
+	s.RegisterSubscription("pendingLogs", a.subscribePendingLogs)
+	s.RegisterSubscription("newPreconfirmations", a.subscribePreconfirmations)
 }
 
 // poolTxFeed is implemented by pools that announce admitted transactions

@@ -14,10 +14,9 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 )
 
-func init() {
-	registrars = append(registrars, func(a *API, s *Server) {
-		s.Register("eth_sendRawTransaction", a.ethSendRawTransaction)
-	})
+// registerSend installs eth_sendRawTransaction.
+func (a *API) registerSend(s *Server) {
+	s.Register("eth_sendRawTransaction", a.ethSendRawTransaction)
 }
 
 // Size limits of one raw transaction (as go-ethereum's pools): 128 KiB, or

@@ -10,14 +10,13 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 )
 
-func init() {
-	registrars = append(registrars, func(a *API, s *Server) {
-		s.Register("eth_getStorageAt", a.getStorageAt)
-		s.Register("eth_getStorageValues", a.getStorageValues)
-		s.Register("eth_getBalance", a.getBalance)
-		s.Register("eth_getCode", a.getCode)
-		s.Register("eth_getTransactionCount", a.getTransactionCount)
-	})
+// registerState installs the account and storage getters.
+func (a *API) registerState(s *Server) {
+	s.Register("eth_getStorageAt", a.getStorageAt)
+	s.Register("eth_getStorageValues", a.getStorageValues)
+	s.Register("eth_getBalance", a.getBalance)
+	s.Register("eth_getCode", a.getCode)
+	s.Register("eth_getTransactionCount", a.getTransactionCount)
 }
 
 // maxStorageValuesSlots caps the slots of one eth_getStorageValues request.

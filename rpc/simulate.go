@@ -29,10 +29,9 @@ import (
 // nothing is committed to a trie. Nothing is returned unless the whole
 // simulation succeeds within APIConfig.EVMTimeout.
 
-func init() {
-	registrars = append(registrars, func(a *API, s *Server) {
-		s.Register("eth_simulateV1", a.simulateV1)
-	})
+// registerSimulate installs eth_simulateV1.
+func (a *API) registerSimulate(s *Server) {
+	s.Register("eth_simulateV1", a.simulateV1)
 }
 
 // simDefaultBlockInterval is the default time between simulated blocks when
