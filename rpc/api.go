@@ -104,10 +104,11 @@ type API struct {
 	pending atomic.Pointer[PendingSource]
 	pool    TxPool
 	log     zerolog.Logger
-	// chainExt holds the state of the chain-data methods: the new-head feed
-	// of newHeads/logs subscriptions and the gas price cache (heads.go,
-	// eth_fees.go). Its zero value is ready to use.
-	chainExt chainExt
+	// heads fans new canonical heads out to the newHeads and logs
+	// subscriptions (heads.go).
+	heads headFeed
+	// gasPrice caches the suggested tip of the current head (eth_fees.go).
+	gasPrice gasPriceCache
 }
 
 // NewAPI returns the method handlers. pool may be nil (then
@@ -170,10 +171,11 @@ func (a *API) Register(s *Server) {
 	}
 }
 
-// Block is the result of resolving a block selector: the header whose
-// post-state (or, for pending, whose pre-confirmed state) is read, and how to
-// read it. Close releases the store view.
-type Block struct {
+// ReadContext is what a block selector resolves to (API.Resolve): the header
+// whose post-state (or, for pending, whose pre-confirmed state) is read, that
+// state, the ancestors' headers, and the one store view they all come from.
+// It is not a block: it carries no body. Close releases the store view.
+type ReadContext struct {
 	View    store.View
 	Header  *types.Header      // the selected block; for pending the pending header
 	Pending *pending.Snapshot  // non-nil when the selector resolved to the pending layer
@@ -183,17 +185,17 @@ type Block struct {
 
 // State returns the state to read or execute on: the post-state of Header
 // (for pending: the pre-confirmed state, on top of the anchor).
-func (b *Block) State() chain.Backend { return b.state }
+func (rc *ReadContext) State() chain.Backend { return rc.state }
 
 // Close releases the view.
-func (b *Block) Close() { b.View.Close() }
+func (rc *ReadContext) Close() { rc.View.Close() }
 
 // errBlockNotFound is mapped to -32000 "header not found".
 var errBlockNotFound = errors.New("header not found")
 
-// Resolve turns a selector into a consistent Block: one store view and, for
-// pending, one snapshot loaded once. The caller must Close it.
-func (a *API) Resolve(sel BlockSelector) (*Block, error) {
+// Resolve turns a selector into a consistent ReadContext: one store view
+// and, for pending, one snapshot loaded once. The caller must Close it.
+func (a *API) Resolve(sel BlockSelector) (*ReadContext, error) {
 	var snap *pending.Snapshot
 	if sel.Hash == nil && sel.Number == nil && sel.Tag == TagPending {
 		snap = a.currentPending()
@@ -210,7 +212,7 @@ func (a *API) Resolve(sel BlockSelector) (*Block, error) {
 	return b, nil
 }
 
-func (a *API) resolve(view store.View, sel BlockSelector, snap *pending.Snapshot) (*Block, error) {
+func (a *API) resolve(view store.View, sel BlockSelector, snap *pending.Snapshot) (*ReadContext, error) {
 	headers := chain.ViewHeaders{View: view}
 	var number uint64
 	switch {
@@ -242,7 +244,7 @@ func (a *API) resolve(view store.View, sel BlockSelector, snap *pending.Snapshot
 			if snap != nil {
 				base, err := view.StateAt(snap.Anchor().Number.Uint64())
 				if err == nil {
-					return &Block{View: view, Header: snap.Header(), Pending: snap, Headers: headers, state: snap.State(base)}, nil
+					return &ReadContext{View: view, Header: snap.Header(), Pending: snap, Headers: headers, state: snap.State(base)}, nil
 				}
 				// The anchor is no longer readable (unwound): fall back to latest.
 			}
@@ -280,12 +282,12 @@ func (a *API) resolve(view store.View, sel BlockSelector, snap *pending.Snapshot
 	return a.atHeader(view, headers, h)
 }
 
-func (a *API) atHeader(view store.View, headers chain.HeaderSource, h *types.Header) (*Block, error) {
+func (a *API) atHeader(view store.View, headers chain.HeaderSource, h *types.Header) (*ReadContext, error) {
 	st, err := view.StateAt(h.Number.Uint64())
 	if err != nil {
 		return nil, fmt.Errorf("%w: state of block %d: %v", errBlockNotFound, h.Number.Uint64(), err)
 	}
-	return &Block{View: view, Header: h, Headers: headers, state: st}, nil
+	return &ReadContext{View: view, Header: h, Headers: headers, state: st}, nil
 }
 
 // mapError assigns JSON-RPC codes to the sentinels of our packages. It is

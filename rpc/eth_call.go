@@ -55,16 +55,13 @@ func decodeCallRequest(p Params) (*callRequest, error) {
 type callEnv struct {
 	state       *chain.StateDB
 	blockCtx    vm.BlockContext
-	header      *headerView
+	header      *types.Header // the header the call sees (after block overrides)
 	precompiles vm.PrecompiledContracts
 }
 
-// headerView is the header the call sees (after block overrides).
-type headerView = types.Header
-
 // prepareCall builds the state (with overrides applied) and block context
 // of a call on blk.
-func (a *API) prepareCall(blk *Block, stateOv StateOverride, blockOv *BlockOverrides) (*callEnv, error) {
+func (a *API) prepareCall(blk *ReadContext, stateOv StateOverride, blockOv *BlockOverrides) (*callEnv, error) {
 	header := blk.Header
 	blockCtx := a.exec.BlockContext(header, blk.Headers)
 	header, err := applyBlockOverrides(blockOv, &blockCtx, header)
@@ -121,8 +118,8 @@ func (a *API) execute(ctx context.Context, env *callEnv, args CallArgs, gasCap u
 
 // openCall decodes an eth_call-style request (call object, block, state
 // overrides and, when allowed, block overrides), resolves its block and
-// prepares the state. The caller must Close the returned Block.
-func (a *API) openCall(p Params, maxArgs int, blockOverrides bool) (*callRequest, *Block, *callEnv, error) {
+// prepares the state. The caller must Close the returned ReadContext.
+func (a *API) openCall(p Params, maxArgs int, blockOverrides bool) (*callRequest, *ReadContext, *callEnv, error) {
 	if err := p.AtMost(maxArgs); err != nil {
 		return nil, nil, nil, err
 	}

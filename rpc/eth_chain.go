@@ -85,7 +85,7 @@ func (a *API) ethBlockNumber(ctx context.Context, p Params) (any, error) {
 // chainBlock is a block loaded with the view it was read from. For the
 // pending block, Snap is set and Block is assembled from the snapshot.
 type chainBlock struct {
-	res   *Block
+	res   *ReadContext
 	Block *types.Block
 	Snap  *pending.Snapshot
 }

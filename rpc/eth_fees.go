@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"math/big"
 	"slices"
+	"sync"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -116,17 +117,37 @@ func (a *API) suggestedFee(p Params, withBaseFee bool) (any, error) {
 	return (*hexutil.Big)(tip), nil
 }
 
+// gasPriceCache holds the suggested tip computed at one head. Its zero value
+// is ready to use.
+type gasPriceCache struct {
+	mu   sync.Mutex
+	head common.Hash // hash of the head the cached tip was computed at
+	tip  []byte      // cached suggested tip (big-endian), nil when unset
+}
+
+// get returns a fresh copy of the tip cached for head, if any.
+func (c *gasPriceCache) get(head common.Hash) (*big.Int, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tip == nil || c.head != head {
+		return nil, false
+	}
+	return new(big.Int).SetBytes(c.tip), true
+}
+
+// put caches tip as the suggestion at head.
+func (c *gasPriceCache) put(head common.Hash, tip *big.Int) {
+	c.mu.Lock()
+	c.head, c.tip = head, tip.Bytes()
+	c.mu.Unlock()
+}
+
 // suggestTip returns a fresh copy of the suggested tip at head h.
 func (a *API) suggestTip(view store.View, h *types.Header) (*big.Int, error) {
-	ext := &a.chainExt
 	hash := h.Hash()
-	ext.gasMu.Lock()
-	if ext.gasTip != nil && ext.gasHead == hash {
-		v := new(big.Int).SetBytes(ext.gasTip)
-		ext.gasMu.Unlock()
+	if v, ok := a.gasPrice.get(hash); ok {
 		return v, nil
 	}
-	ext.gasMu.Unlock()
 
 	var samples []*big.Int
 	head := h.Number.Uint64()
@@ -166,9 +187,7 @@ func (a *API) suggestTip(view store.View, h *types.Header) (*big.Int, error) {
 	if tip.Cmp(tipOracleMax) > 0 {
 		tip.Set(tipOracleMax)
 	}
-	ext.gasMu.Lock()
-	ext.gasHead, ext.gasTip = hash, tip.Bytes()
-	ext.gasMu.Unlock()
+	a.gasPrice.put(hash, tip)
 	return tip, nil
 }
 

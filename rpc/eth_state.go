@@ -52,7 +52,7 @@ func parseSlot(s string) (common.Hash, error) {
 
 // stateAccount decodes (address, block) of the account getters and reads
 // the account through one resolved block.
-func (a *API) withAccount(p Params, fn func(blk *Block, addr common.Address) (any, error)) (any, error) {
+func (a *API) withAccount(p Params, fn func(blk *ReadContext, addr common.Address) (any, error)) (any, error) {
 	if err := p.AtMost(2); err != nil {
 		return nil, err
 	}
@@ -73,7 +73,7 @@ func (a *API) withAccount(p Params, fn func(blk *Block, addr common.Address) (an
 }
 
 func (a *API) getBalance(_ context.Context, p Params) (any, error) {
-	return a.withAccount(p, func(blk *Block, addr common.Address) (any, error) {
+	return a.withAccount(p, func(blk *ReadContext, addr common.Address) (any, error) {
 		acc, err := blk.State().Account(addr)
 		if err != nil || acc == nil {
 			return (*hexutil.Big)(new(big.Int)), err
@@ -83,7 +83,7 @@ func (a *API) getBalance(_ context.Context, p Params) (any, error) {
 }
 
 func (a *API) getTransactionCount(_ context.Context, p Params) (any, error) {
-	return a.withAccount(p, func(blk *Block, addr common.Address) (any, error) {
+	return a.withAccount(p, func(blk *ReadContext, addr common.Address) (any, error) {
 		acc, err := blk.State().Account(addr)
 		if err != nil || acc == nil {
 			return hexutil.Uint64(0), err
@@ -93,7 +93,7 @@ func (a *API) getTransactionCount(_ context.Context, p Params) (any, error) {
 }
 
 func (a *API) getCode(_ context.Context, p Params) (any, error) {
-	return a.withAccount(p, func(blk *Block, addr common.Address) (any, error) {
+	return a.withAccount(p, func(blk *ReadContext, addr common.Address) (any, error) {
 		st := blk.State()
 		acc, err := st.Account(addr)
 		if err != nil || acc == nil || acc.CodeHash == types.EmptyCodeHash {

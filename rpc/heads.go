@@ -28,15 +28,8 @@ import (
 // store in one catch-up; older gaps are skipped.
 const maxHeadGap = 256
 
-// chainExt is the per-API state of the chain-data methods (zero value ready).
-type chainExt struct {
-	feed    headFeed
-	gasMu   sync.Mutex
-	gasHead [32]byte // hash of the head the cached tip was computed at
-	gasTip  []byte   // cached suggested tip (big-endian), nil when unset
-}
-
-// headFeed fans announcements out to subscribers.
+// headFeed fans announcements out to subscribers. Its zero value is ready
+// to use.
 type headFeed struct {
 	mu   sync.Mutex
 	subs map[*headSub]struct{}
@@ -96,7 +89,7 @@ func (a *API) NotifyNewHead(header *types.Header) {
 	if header == nil {
 		return
 	}
-	a.chainExt.feed.announce(types.CopyHeader(header))
+	a.heads.announce(types.CopyHeader(header))
 }
 
 // followHeads runs deliver for every canonical block stored after the call
@@ -105,13 +98,13 @@ func (a *API) NotifyNewHead(header *types.Header) {
 // announcements, or between the call and the first one — are read from the
 // store.
 func (a *API) followHeads(done <-chan struct{}, deliver func(h *types.Header) bool) {
-	sub := a.chainExt.feed.subscribe()
+	sub := a.heads.subscribe()
 	// The head stored now (read after subscribing, so no block falls between
 	// the two): the first announcement is caught up from here. When it
 	// cannot be read, catch-up starts at the first announcement.
 	last, _ := a.headHeader()
 	go func() {
-		defer a.chainExt.feed.unsubscribe(sub)
+		defer a.heads.unsubscribe(sub)
 		for {
 			select {
 			case <-done:
