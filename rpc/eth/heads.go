@@ -1,4 +1,4 @@
-package rpc
+package eth
 
 // New-head feed for the newHeads and logs subscriptions.
 //

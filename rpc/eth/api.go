@@ -1,4 +1,4 @@
-package rpc
+package eth
 
 import (
 	"errors"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/pending"
+	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/store"
 )
 
@@ -153,8 +154,8 @@ func (a *API) Executor() *chain.Executor { return a.exec }
 // Register installs every method on the server. Each group of methods lives
 // in its own file with its own register function; this is the one list of
 // them.
-func (a *API) Register(s *Server) {
-	for _, register := range []func(*Server){
+func (a *API) Register(s *rpc.Server) {
+	for _, register := range []func(*rpc.Server){
 		a.registerAccessList, // eth_accesslist.go
 		a.registerCall,       // eth_call.go
 		a.registerChain,      // eth_chain.go
@@ -189,9 +190,6 @@ func (rc *ReadContext) State() chain.Backend { return rc.state }
 
 // Close releases the view.
 func (rc *ReadContext) Close() { rc.View.Close() }
-
-// errBlockNotFound is mapped to -32000 "header not found".
-var errBlockNotFound = errors.New("header not found")
 
 // Resolve turns a selector into a consistent ReadContext: one store view
 // and, for pending, one snapshot loaded once. The caller must Close it.
@@ -288,18 +286,4 @@ func (a *API) atHeader(view store.View, headers chain.HeaderSource, h *types.Hea
 		return nil, fmt.Errorf("%w: state of block %d: %v", errBlockNotFound, h.Number.Uint64(), err)
 	}
 	return &ReadContext{View: view, Header: h, Headers: headers, state: st}, nil
-}
-
-// mapError assigns JSON-RPC codes to the sentinels of our packages. It is
-// installed on the server with SetErrorMapper.
-func (a *API) MapError(err error) *Error {
-	switch {
-	case errors.Is(err, errBlockNotFound):
-		return &Error{Code: CodeHeaderNotFound, Message: "header not found"}
-	case errors.Is(err, ErrNoTxPool), errors.Is(err, ErrUnprotectedTx),
-		errors.Is(err, ErrTxFeeTooHigh), errors.Is(err, ErrTxRejected):
-		// eth_sendRawTransaction refusals (eth_send.go).
-		return &Error{Code: CodeServerError, Message: err.Error()}
-	}
-	return nil
 }

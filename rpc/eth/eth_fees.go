@@ -1,4 +1,4 @@
-package rpc
+package eth
 
 // Fee methods: eth_gasPrice, eth_maxPriorityFeePerGas, eth_feeHistory,
 // eth_blobBaseFee, eth_baseFee.
@@ -14,7 +14,6 @@ package rpc
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/big"
 	"slices"
@@ -28,11 +27,12 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/params"
 
+	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/store"
 )
 
 // registerFees installs the fee methods.
-func (a *API) registerFees(s *Server) {
+func (a *API) registerFees(s *rpc.Server) {
 	s.Register("eth_gasPrice", a.ethGasPrice)
 	s.Register("eth_maxPriorityFeePerGas", a.ethMaxPriorityFeePerGas)
 	s.Register("eth_feeHistory", a.ethFeeHistory)
@@ -88,17 +88,17 @@ func (a *API) headHeader() (*types.Header, error) {
 	return h, nil
 }
 
-func (a *API) ethGasPrice(ctx context.Context, p Params) (any, error) {
+func (a *API) ethGasPrice(ctx context.Context, p rpc.Params) (any, error) {
 	return a.suggestedFee(p, true)
 }
 
-func (a *API) ethMaxPriorityFeePerGas(ctx context.Context, p Params) (any, error) {
+func (a *API) ethMaxPriorityFeePerGas(ctx context.Context, p rpc.Params) (any, error) {
 	return a.suggestedFee(p, false)
 }
 
 // suggestedFee is the suggested tip at the head, plus the head's base fee
 // when withBaseFee (eth_gasPrice).
-func (a *API) suggestedFee(p Params, withBaseFee bool) (any, error) {
+func (a *API) suggestedFee(p rpc.Params, withBaseFee bool) (any, error) {
 	if err := p.AtMost(0); err != nil {
 		return nil, err
 	}
@@ -193,7 +193,7 @@ func (a *API) suggestTip(view store.View, h *types.Header) (*big.Int, error) {
 
 // ethBlobBaseFee is the blob base fee of the latest block (null before
 // Cancun).
-func (a *API) ethBlobBaseFee(ctx context.Context, p Params) (any, error) {
+func (a *API) ethBlobBaseFee(ctx context.Context, p rpc.Params) (any, error) {
 	if err := p.AtMost(0); err != nil {
 		return nil, err
 	}
@@ -208,7 +208,7 @@ func (a *API) ethBlobBaseFee(ctx context.Context, p Params) (any, error) {
 }
 
 // ethBaseFee is the base fee of the next block (null before London).
-func (a *API) ethBaseFee(ctx context.Context, p Params) (any, error) {
+func (a *API) ethBaseFee(ctx context.Context, p rpc.Params) (any, error) {
 	if err := p.AtMost(0); err != nil {
 		return nil, err
 	}
@@ -233,15 +233,13 @@ type feeHistoryResult struct {
 	BlobGasUsedRatio []float64        `json:"blobGasUsedRatio,omitempty"`
 }
 
-var errInvalidPercentile = errors.New("invalid reward percentile")
-
 // ethFeeHistory(blockCount, newestBlock, rewardPercentiles?). blockCount is
 // capped at FeeHistoryMaxBlocks and at the blocks available; "pending"
 // means latest. Rewards: for each percentile, the effective tip of the
 // transaction at which the cumulative gas used (transactions sorted by tip)
 // reaches that percentile of the block's gas used; all zero for an empty
 // block.
-func (a *API) ethFeeHistory(ctx context.Context, p Params) (any, error) {
+func (a *API) ethFeeHistory(ctx context.Context, p rpc.Params) (any, error) {
 	if err := p.AtMost(3); err != nil {
 		return nil, err
 	}
@@ -258,14 +256,14 @@ func (a *API) ethFeeHistory(ctx context.Context, p Params) (any, error) {
 		return nil, err
 	}
 	if len(percentiles) > maxRewardPercentile {
-		return nil, ArgError(2, "rewardPercentiles", "%v: over the query limit %d", errInvalidPercentile, maxRewardPercentile)
+		return nil, rpc.ArgError(2, "rewardPercentiles", "%v: over the query limit %d", errInvalidPercentile, maxRewardPercentile)
 	}
 	for i, pc := range percentiles {
 		if pc < 0 || pc > 100 {
-			return nil, ArgError(2, "rewardPercentiles", "%v: %f", errInvalidPercentile, pc)
+			return nil, rpc.ArgError(2, "rewardPercentiles", "%v: %f", errInvalidPercentile, pc)
 		}
 		if i > 0 && pc <= percentiles[i-1] {
-			return nil, ArgError(2, "rewardPercentiles", "%v: #%d:%f >= #%d:%f", errInvalidPercentile, i-1, percentiles[i-1], i, pc)
+			return nil, rpc.ArgError(2, "rewardPercentiles", "%v: #%d:%f >= #%d:%f", errInvalidPercentile, i-1, percentiles[i-1], i, pc)
 		}
 	}
 	if sel.Tag == TagPending {

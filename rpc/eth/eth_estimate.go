@@ -1,4 +1,4 @@
-package rpc
+package eth
 
 import (
 	"context"
@@ -10,10 +10,12 @@ import (
 	"github.com/ethereum/go-ethereum/core/vm"
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/holiman/uint256"
+
+	"github.com/tipnode/tipnode/rpc"
 )
 
 // registerEstimate installs eth_estimateGas.
-func (a *API) registerEstimate(s *Server) {
+func (a *API) registerEstimate(s *rpc.Server) {
 	s.Register("eth_estimateGas", a.estimateGas)
 }
 
@@ -33,7 +35,7 @@ const estimateErrorRatio = 0.015
 // reverted[: reason]" with the data); running out of gas there is "gas
 // required exceeds allowance (N)". The whole estimation runs under
 // APIConfig.EVMTimeout.
-func (a *API) estimateGas(ctx context.Context, p Params) (any, error) {
+func (a *API) estimateGas(ctx context.Context, p rpc.Params) (any, error) {
 	req, blk, env, err := a.openCall(p, 4, true)
 	if err != nil {
 		return nil, err
@@ -111,7 +113,7 @@ func (a *API) estimate(ctx context.Context, env *callEnv, msg *core.Message) (ga
 	// refund: one run at 21000 gives the exact answer.
 	if len(msg.Data) == 0 && msg.To != nil && env.state.GetCodeSize(*msg.To) == 0 {
 		failed, res, err := a.tryGas(ctx, env, msg, params.TxGas)
-		var e *Error
+		var e *rpc.Error
 		if errors.As(err, &e) {
 			return 0, nil, err // timeout
 		}
@@ -218,7 +220,7 @@ func (a *API) runMessage(ctx context.Context, env *callEnv, msg *core.Message, c
 // abortError is the error of an execution stopped by its context.
 func (a *API) abortError(err error) error {
 	if errors.Is(err, context.DeadlineExceeded) {
-		return &Error{Code: CodeTimeout, Message: fmt.Sprintf("execution aborted (timeout = %v)", a.cfg.EVMTimeout)}
+		return &rpc.Error{Code: rpc.CodeTimeout, Message: fmt.Sprintf("execution aborted (timeout = %v)", a.cfg.EVMTimeout)}
 	}
-	return &Error{Code: CodeServerError, Message: "execution aborted (request cancelled)"}
+	return &rpc.Error{Code: rpc.CodeServerError, Message: "execution aborted (request cancelled)"}
 }

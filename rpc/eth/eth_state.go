@@ -1,4 +1,4 @@
-package rpc
+package eth
 
 import (
 	"context"
@@ -8,10 +8,12 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
+
+	"github.com/tipnode/tipnode/rpc"
 )
 
 // registerState installs the account and storage getters.
-func (a *API) registerState(s *Server) {
+func (a *API) registerState(s *rpc.Server) {
 	s.Register("eth_getStorageAt", a.getStorageAt)
 	s.Register("eth_getStorageValues", a.getStorageValues)
 	s.Register("eth_getBalance", a.getBalance)
@@ -23,14 +25,14 @@ func (a *API) registerState(s *Server) {
 const maxStorageValuesSlots = 10_000
 
 // decodeSlot parses a storage key: 1–64 hex digits, left-padded to 32 bytes.
-func decodeSlot(p Params, i int) (common.Hash, error) {
+func decodeSlot(p rpc.Params, i int) (common.Hash, error) {
 	var s string
 	if err := p.Decode(i, "storage key", &s); err != nil {
 		return common.Hash{}, err
 	}
 	w, err := parseSlot(s)
 	if err != nil {
-		return common.Hash{}, ErrInvalidParams("%s", err.Error())
+		return common.Hash{}, rpc.ErrInvalidParams("%s", err.Error())
 	}
 	return w, nil
 }
@@ -52,7 +54,7 @@ func parseSlot(s string) (common.Hash, error) {
 
 // stateAccount decodes (address, block) of the account getters and reads
 // the account through one resolved block.
-func (a *API) withAccount(p Params, fn func(blk *ReadContext, addr common.Address) (any, error)) (any, error) {
+func (a *API) withAccount(p rpc.Params, fn func(blk *ReadContext, addr common.Address) (any, error)) (any, error) {
 	if err := p.AtMost(2); err != nil {
 		return nil, err
 	}
@@ -72,7 +74,7 @@ func (a *API) withAccount(p Params, fn func(blk *ReadContext, addr common.Addres
 	return fn(blk, addr)
 }
 
-func (a *API) getBalance(_ context.Context, p Params) (any, error) {
+func (a *API) getBalance(_ context.Context, p rpc.Params) (any, error) {
 	return a.withAccount(p, func(blk *ReadContext, addr common.Address) (any, error) {
 		acc, err := blk.State().Account(addr)
 		if err != nil || acc == nil {
@@ -82,7 +84,7 @@ func (a *API) getBalance(_ context.Context, p Params) (any, error) {
 	})
 }
 
-func (a *API) getTransactionCount(_ context.Context, p Params) (any, error) {
+func (a *API) getTransactionCount(_ context.Context, p rpc.Params) (any, error) {
 	return a.withAccount(p, func(blk *ReadContext, addr common.Address) (any, error) {
 		acc, err := blk.State().Account(addr)
 		if err != nil || acc == nil {
@@ -92,7 +94,7 @@ func (a *API) getTransactionCount(_ context.Context, p Params) (any, error) {
 	})
 }
 
-func (a *API) getCode(_ context.Context, p Params) (any, error) {
+func (a *API) getCode(_ context.Context, p rpc.Params) (any, error) {
 	return a.withAccount(p, func(blk *ReadContext, addr common.Address) (any, error) {
 		st := blk.State()
 		acc, err := st.Account(addr)
@@ -104,7 +106,7 @@ func (a *API) getCode(_ context.Context, p Params) (any, error) {
 	})
 }
 
-func (a *API) getStorageAt(_ context.Context, p Params) (any, error) {
+func (a *API) getStorageAt(_ context.Context, p rpc.Params) (any, error) {
 	if err := p.AtMost(3); err != nil {
 		return nil, err
 	}
@@ -134,7 +136,7 @@ func (a *API) getStorageAt(_ context.Context, p Params) (any, error) {
 
 // getStorageValues implements eth_getStorageValues({address: [slots]}, block):
 // many slots of many accounts from one consistent view.
-func (a *API) getStorageValues(_ context.Context, p Params) (any, error) {
+func (a *API) getStorageValues(_ context.Context, p rpc.Params) (any, error) {
 	if err := p.AtMost(2); err != nil {
 		return nil, err
 	}
@@ -143,20 +145,20 @@ func (a *API) getStorageValues(_ context.Context, p Params) (any, error) {
 		return nil, err
 	}
 	if len(req) == 0 {
-		return nil, ErrInvalidParams("empty request")
+		return nil, rpc.ErrInvalidParams("empty request")
 	}
 	total := 0
 	keys := make(map[common.Address][]common.Hash, len(req))
 	for addr, slots := range req {
 		total += len(slots)
 		if total > maxStorageValuesSlots {
-			return nil, ErrInvalidParams("too many slots (limit %d)", maxStorageValuesSlots)
+			return nil, rpc.ErrInvalidParams("too many slots (limit %d)", maxStorageValuesSlots)
 		}
 		ks := make([]common.Hash, len(slots))
 		for i, s := range slots {
 			k, err := parseSlot(s)
 			if err != nil {
-				return nil, ErrInvalidParams("account %s slot %d: %v", addr.Hex(), i, err)
+				return nil, rpc.ErrInvalidParams("account %s slot %d: %v", addr.Hex(), i, err)
 			}
 			ks[i] = k
 		}
