@@ -23,11 +23,11 @@ bench:
 # Short fuzzing pass over every decoder of outside input.
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeRequest -fuzztime 20s ./rpc/
-	$(GO) test -run '^$$' -fuzz FuzzBlockSelector -fuzztime 20s ./rpc/
-	$(GO) test -run '^$$' -fuzz FuzzStateOverride -fuzztime 20s ./rpc/
-	$(GO) test -run '^$$' -fuzz FuzzCallArgs -fuzztime 20s ./rpc/
-	$(GO) test -run '^$$' -fuzz FuzzCallRequest -fuzztime 20s ./rpc/
-	$(GO) test -run '^$$' -fuzz FuzzLogFilter -fuzztime 20s ./rpc/
+	$(GO) test -run '^$$' -fuzz FuzzBlockSelector -fuzztime 20s ./rpc/eth/
+	$(GO) test -run '^$$' -fuzz FuzzStateOverride -fuzztime 20s ./rpc/eth/
+	$(GO) test -run '^$$' -fuzz FuzzCallArgs -fuzztime 20s ./rpc/eth/
+	$(GO) test -run '^$$' -fuzz FuzzCallRequest -fuzztime 20s ./rpc/eth/
+	$(GO) test -run '^$$' -fuzz FuzzLogFilter -fuzztime 20s ./rpc/eth/
 
 # Run the embedded dev chain (fresh temporary data directory unless DATADIR is set).
 run: build

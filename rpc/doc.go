@@ -1,46 +1,29 @@
-// Package rpc is tipnode's JSON-RPC 2.0 server: one listener serving HTTP
-// POST and websocket sessions, the error codes of the whole node, the shared
-// decoders of outside input (BlockSelector, Word, CallArgs, StateOverride,
-// BlockOverrides), and the Ethereum method handlers (API).
-//
-// # Methods (API)
-//
-// API (api.go) holds the store, the executor and, when a sequencer runs,
-// the pending layer. Each method file registers its own group through
-// registrars: eth_state.go (balance, code, nonce, storage), eth_call.go and
-// callmsg.go (call defaults and fee semantics shared by eth_call,
-// eth_estimateGas, eth_createAccessList and eth_simulateV1), simulate*.go,
-// eth_chain.go and marshal.go (blocks, transactions, receipts in
-// go-ethereum's JSON shapes), eth_logs.go and heads.go (eth_getLogs,
-// newHeads/logs subscriptions), eth_fees.go, eth_config.go, eth_send.go,
-// eth_pending.go (pre-confirmation subscriptions).
-//
-// Every state read goes through API.Resolve: one store view (a Pebble
-// snapshot) per request and, for `pending`, one snapshot pointer loaded once
-// — BEFORE the view is opened, so the view always holds the snapshot's
-// anchor. One request therefore never mixes two heights or two snapshots;
-// successive requests of a batch may see successive snapshots. A block the
-// node does not have is -32000 "header not found" for state methods and a
-// null result for block/transaction getters, as go-ethereum answers.
+// Package rpc is tipnode's JSON-RPC 2.0 transport: one listener serving HTTP
+// POST (with CORS) and websocket sessions, request decoding and positional
+// Params, eth_subscribe/eth_unsubscribe and Subscription, the limits and
+// graceful stop, and every JSON-RPC error code of the node (errors.go) with
+// the constructors of *Error values (codes are assigned only here). It knows
+// nothing of blocks, state or transactions and imports none of tipnode's
+// packages: the Ethereum methods are in rpc/eth, whose API.Register installs
+// them on a Server and whose API.MapError is the Server's error mapper.
 //
 // # Model
 //
 // A Server maps method names to Handlers:
 //
 //	srv, err := rpc.NewServer(rpc.Config{}, log) // zero fields = defaults
-//	srv.Register("eth_getStorageAt", func(ctx context.Context, p rpc.Params) (any, error) {
-//		if err := p.AtMost(3); err != nil {
+//	srv.Register("eth_getBalance", func(ctx context.Context, p rpc.Params) (any, error) {
+//		if err := p.AtMost(2); err != nil {
 //			return nil, err
 //		}
 //		var addr common.Address
 //		if err := p.Decode(0, "address", &addr); err != nil {
 //			return nil, err // already "invalid argument 0 (address): …", -32602
 //		}
-//		var slot rpc.Word
-//		if err := p.Decode(1, "slot", &slot); err != nil {
+//		block := "latest"
+//		if _, err := p.DecodeOptional(1, "block", &block); err != nil { // absent/null: untouched
 //			return nil, err
 //		}
-//		sel, err := rpc.DecodeSelector(p, 2, "block") // absent/null = latest
 //		…
 //		return value, nil // marshalled with encoding/json
 //	})

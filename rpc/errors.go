@@ -47,8 +47,9 @@ const (
 	// revert (out of gas, invalid opcode, …).
 	CodeVMError = -32015
 	// CodeExecutionReverted is the code go-ethereum (and EIP-1474 style
-	// clients) use for a reverted call, e.g. in eth_estimateGas and
-	// eth_simulateV1 call results. Data carries the revert bytes.
+	// clients) use for a reverted call. tipnode uses it only in the per-call
+	// results of eth_simulateV1, with the revert bytes as data; eth_call and
+	// eth_estimateGas report a revert as CodeCallReverted (-32000).
 	CodeExecutionReverted = 3
 
 	// eth_simulateV1 codes (execution-apis specification).
@@ -118,11 +119,6 @@ type errorDataer interface {
 	ErrorData() any
 }
 
-// NewError returns an *Error with the given code and formatted message.
-func NewError(code int, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
-}
-
 // ErrParse returns a -32700 parse error.
 func ErrParse(detail string) *Error {
 	if detail == "" {
@@ -159,9 +155,6 @@ func ErrInternal(msg string) *Error {
 
 // ErrServer returns a -32000 generic server error with the given message.
 func ErrServer(msg string) *Error { return &Error{Code: CodeServerError, Message: msg} }
-
-// ErrHeaderNotFound returns the -32000 "header not found" error.
-func ErrHeaderNotFound() *Error { return &Error{Code: CodeHeaderNotFound, Message: "header not found"} }
 
 // ErrReverted returns the -32000 "execution reverted" error used by eth_call,
 // with the reason appended when known and the revert data (0x-hex) as data

@@ -3,6 +3,7 @@ package rpc
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,6 +26,23 @@ type codedErr struct{}
 func (codedErr) Error() string  { return "coded failure" }
 func (codedErr) ErrorCode() int { return CodeVMError }
 func (codedErr) ErrorData() any { return "0xdead" }
+
+// hexWord is a test decoder with its own error text, as the method layer's
+// decoders have (eth.Word): Params must prefix that text with the
+// argument's position and name.
+type hexWord string
+
+func (w *hexWord) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	if _, err := hex.DecodeString(strings.TrimPrefix(s, "0x")); err != nil {
+		return fmt.Errorf("invalid hex in 32-byte word %q", s)
+	}
+	*w = hexWord(s)
+	return nil
+}
 
 // testServer starts a Server on 127.0.0.1:0 with the standard test methods
 // and stops it at cleanup.
@@ -65,7 +83,7 @@ func registerTestMethods(s *Server) {
 	})
 	s.Register("nil", func(ctx context.Context, p Params) (any, error) { return nil, nil })
 	s.Register("word", func(ctx context.Context, p Params) (any, error) {
-		var w Word
+		var w hexWord
 		if err := p.Decode(0, "slot", &w); err != nil {
 			return nil, err
 		}

@@ -100,7 +100,7 @@ func decodeArg(raw json.RawMessage, i int, name string, dst any) error {
 		if errors.As(err, &e) { // a decoder chose its own error: keep code, prefix position.
 			return &Error{Code: e.Code, Message: fmt.Sprintf("invalid argument %d (%s): %s", i, name, e.Message), Data: e.Data}
 		}
-		return ErrInvalidParams("invalid argument %d (%s): %s", i, name, describeJSONError(err))
+		return ErrInvalidParams("invalid argument %d (%s): %s", i, name, DescribeJSONError(err))
 	}
 	return nil
 }
@@ -111,9 +111,11 @@ func ArgError(i int, name string, format string, args ...any) *Error {
 	return ErrInvalidParams("invalid argument %d (%s): %s", i, name, fmt.Sprintf(format, args...))
 }
 
-// describeJSONError turns encoding/json (and hexutil) errors into a short
-// human message without the "json: " prefix and Go type noise where possible.
-func describeJSONError(err error) string {
+// DescribeJSONError turns encoding/json (and go-ethereum hexutil) errors into
+// a short human message without the "json: " prefix and Go type noise where
+// possible. Params uses it for argument errors; decoders of nested values
+// (rpc/eth's overrides and log filters) use it so their messages read alike.
+func DescribeJSONError(err error) string {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		msg := te.Value

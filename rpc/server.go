@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"time"
 
@@ -37,27 +36,11 @@ const (
 	MethodUnsubscribe = "eth_unsubscribe"
 )
 
-// Transport names reported by CallInfo.
+// Transport names reported in the call log.
 const (
 	TransportHTTP = "http"
 	TransportWS   = "ws"
 )
-
-// CallInfo describes the call a handler is serving; see CallInfoFrom.
-type CallInfo struct {
-	Method     string
-	Transport  string // TransportHTTP or TransportWS
-	RemoteAddr string
-}
-
-type callInfoKey struct{}
-
-// CallInfoFrom returns the CallInfo stored in a handler's context (zero if
-// none).
-func CallInfoFrom(ctx context.Context) CallInfo {
-	ci, _ := ctx.Value(callInfoKey{}).(CallInfo)
-	return ci
-}
 
 // Server is a JSON-RPC 2.0 server over HTTP and websocket on one listener.
 // Register methods before serving; registration is safe for concurrent use
@@ -324,36 +307,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
-// cors adds CORS headers for an allowed Origin and answers preflight
-// requests; it reports whether the request was fully handled.
-func (s *Server) cors(w http.ResponseWriter, r *http.Request) bool {
-	origin := r.Header.Get("Origin")
-	if origin == "" || len(s.cfg.CORSOrigins) == 0 {
-		return false
-	}
-	allowed := false
-	for _, o := range s.cfg.CORSOrigins {
-		if o == "*" || strings.EqualFold(o, origin) {
-			allowed = true
-			break
-		}
-	}
-	if !allowed {
-		return false
-	}
-	h := w.Header()
-	h.Set("Access-Control-Allow-Origin", origin)
-	h.Add("Vary", "Origin")
-	if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
-		h.Set("Access-Control-Allow-Methods", "POST, GET, OPTIONS")
-		h.Set("Access-Control-Allow-Headers", "Content-Type")
-		h.Set("Access-Control-Max-Age", "600")
-		w.WriteHeader(http.StatusNoContent)
-		return true
-	}
-	return false
-}
-
 // method looks up a handler and the error mapper.
 func (s *Server) lookup(method string) (Handler, func(error) *Error) {
 	s.mu.RLock()
@@ -496,7 +449,6 @@ func (s *Server) call(ctx context.Context, r *request, ss *session) (json.RawMes
 	if ctx.Err() != nil { // batch deadline passed before this element started
 		return nil, ErrTimeout()
 	}
-	hctx := context.WithValue(ctx, callInfoKey{}, CallInfo{Method: r.method, Transport: ss.transport, RemoteAddr: ss.remote})
 	type outcome struct {
 		res json.RawMessage
 		err *Error
@@ -513,7 +465,7 @@ func (s *Server) call(ctx context.Context, r *request, ss *session) (json.RawMes
 			}
 			done <- o
 		}()
-		res, err := h(hctx, Params{raw: r.params})
+		res, err := h(ctx, Params{raw: r.params})
 		if err != nil {
 			o.err = toError(err, mapper)
 			if o.err.Code == CodeInternal {

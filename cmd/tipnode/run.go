@@ -21,6 +21,7 @@ import (
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/devnet"
 	"github.com/tipnode/tipnode/rpc"
+	"github.com/tipnode/tipnode/rpc/eth"
 	"github.com/tipnode/tipnode/store"
 )
 
@@ -43,7 +44,7 @@ type NodeFlags struct {
 
 func (f *NodeFlags) register(fs *flag.FlagSet, dev bool) {
 	seq := pending.DefaultConfig()
-	api := rpc.DefaultAPIConfig()
+	api := eth.DefaultAPIConfig()
 	fs.StringVar(&f.HTTPAddr, "http.addr", rpc.DefaultAddr, "JSON-RPC listen address (HTTP and websocket)")
 	if !dev {
 		fs.BoolVar(&f.Sequencer, "sequencer", false, "run the embedded sequencer on top of the store (pre-confirmations and block sealing)")
@@ -75,7 +76,7 @@ func (f *NodeFlags) sequencerConfig() (pending.Config, error) {
 // one store.
 type node struct {
 	srv  *rpc.Server
-	api  *rpc.API
+	api  *eth.API
 	pool *pending.Pool
 	mgr  *pending.Manager
 	seq  *pending.Sequencer // nil without --sequencer
@@ -85,7 +86,7 @@ type node struct {
 // startNode wires and starts a node. clock is the sequencer's and pool's
 // time source (pending.SystemClock{} outside tests).
 func startNode(f NodeFlags, db *store.DB, g *chain.Genesis, clock pending.Clock, log zerolog.Logger) (*node, error) {
-	apiCfg := rpc.DefaultAPIConfig()
+	apiCfg := eth.DefaultAPIConfig()
 	apiCfg.GasCap, apiCfg.EVMTimeout, apiCfg.ClientVersion = f.GasCap, f.EVMTimeout, "tipnode/v"+version
 	apiCfg.LogsRangeLimit = f.LogsRange
 	srvCfg := rpc.DefaultConfig()
@@ -117,7 +118,7 @@ func startNode(f NodeFlags, db *store.DB, g *chain.Genesis, clock pending.Clock,
 	if err != nil {
 		return nil, err
 	}
-	api, err := rpc.NewAPI(apiCfg, db, g, pool, log)
+	api, err := eth.NewAPI(apiCfg, db, g, pool, log)
 	if err != nil {
 		return nil, err
 	}

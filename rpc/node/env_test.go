@@ -21,6 +21,7 @@ import (
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/devnet"
 	"github.com/tipnode/tipnode/rpc"
+	"github.com/tipnode/tipnode/rpc/eth"
 	"github.com/tipnode/tipnode/store"
 )
 
@@ -36,7 +37,7 @@ type env struct {
 	mgr    *pending.Manager
 	pool   *pending.Pool
 	seq    *pending.Sequencer
-	api    *rpc.API
+	api    *eth.API
 	url    string
 	accs   []devnet.Account
 	signer types.Signer
@@ -84,7 +85,7 @@ func newEnvWith(t *testing.T, opts envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	api, err := rpc.NewAPI(rpc.DefaultAPIConfig(), db, g, pool, log)
+	api, err := eth.NewAPI(eth.DefaultAPIConfig(), db, g, pool, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package rpc
+package eth
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tipnode/tipnode/chain/chaintest"
+	"github.com/tipnode/tipnode/rpc"
 )
 
 // benchNode starts a node on the conformance store and returns a keep-alive
@@ -29,12 +30,12 @@ func benchRequest(b *testing.B, body string) {
 	}
 	var r struct {
 		Result json.RawMessage `json:"result"`
-		Error  *Error          `json:"error"`
+		Error  *rpc.Error      `json:"error"`
 	}
 	if err := json.Unmarshal(first, &r); err != nil {
 		b.Fatalf("bad response %s: %v", first, err)
 	}
-	if r.Error != nil && r.Error.Code == CodeMethodNotFound {
+	if r.Error != nil && r.Error.Code == rpc.CodeMethodNotFound {
 		b.Skipf("method not registered yet: %s", r.Error.Message)
 	}
 	if r.Error != nil {

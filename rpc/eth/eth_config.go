@@ -1,4 +1,4 @@
-package rpc
+package eth
 
 // eth_config (EIP-7910) and eth_capabilities (execution-apis PR 755).
 
@@ -10,13 +10,14 @@ import (
 	"github.com/ethereum/go-ethereum/core/forkid"
 	"github.com/ethereum/go-ethereum/core/vm"
 	"github.com/ethereum/go-ethereum/params"
+
+	"github.com/tipnode/tipnode/rpc"
 )
 
-func init() {
-	registrars = append(registrars, func(a *API, s *Server) {
-		s.Register("eth_config", a.ethConfig)
-		s.Register("eth_capabilities", a.ethCapabilities)
-	})
+// registerConfig installs eth_config and eth_capabilities.
+func (a *API) registerConfig(s *rpc.Server) {
+	s.Register("eth_config", a.ethConfig)
+	s.Register("eth_capabilities", a.ethCapabilities)
 }
 
 // forkConfig describes one fork in eth_config.
@@ -38,7 +39,7 @@ type configResult struct {
 // ethConfig answers the fork in force at the head's timestamp, the next
 // scheduled timestamp fork and the last one (both null when nothing is
 // scheduled after the current fork).
-func (a *API) ethConfig(ctx context.Context, p Params) (any, error) {
+func (a *API) ethConfig(ctx context.Context, p rpc.Params) (any, error) {
 	if err := p.AtMost(0); err != nil {
 		return nil, err
 	}
@@ -112,7 +113,7 @@ type capabilitiesResult struct {
 // ethCapabilities: tipnode keeps every block, receipt, transaction lookup
 // and state version from genesis on and never prunes (so no deleteStrategy);
 // it keeps flat state without tries, so state proofs are disabled.
-func (a *API) ethCapabilities(ctx context.Context, p Params) (any, error) {
+func (a *API) ethCapabilities(ctx context.Context, p rpc.Params) (any, error) {
 	if err := p.AtMost(0); err != nil {
 		return nil, err
 	}

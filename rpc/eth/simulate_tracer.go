@@ -1,4 +1,4 @@
-package rpc
+package eth
 
 import (
 	"math/big"

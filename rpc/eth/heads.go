@@ -1,14 +1,17 @@
-package rpc
+package eth
 
 // New-head feed for the newHeads and logs subscriptions.
 //
 // The node announces each new canonical head with API.NotifyNewHead after the
-// block is stored (the importer of `tipnode run`, and the pending sequencer
-// after each seal). Announcing never blocks: each subscriber keeps only the
-// latest announced header and a wake-up flag, and its own goroutine catches
-// up from the store, so a subscriber that falls behind still sees every
-// canonical block (read back from the store, at most maxHeadGap per wake-up)
-// and a burst of announcements costs the announcer nothing.
+// block is stored. Today only the pending sequencer does, after each seal
+// (cmd/tipnode wires NotifyNewHead to the sequencer's OnSeal hook): `tipnode
+// run` has no importer, so without --sequencer no head is announced and
+// these subscriptions stay silent. Announcing never blocks: each subscriber
+// keeps only the latest announced header and a wake-up flag, and its own
+// goroutine catches up from the store, so a subscriber that falls behind
+// still sees every canonical block (read back from the store, at most
+// maxHeadGap per wake-up) and a burst of announcements costs the announcer
+// nothing.
 //
 // Reorgs: when an announced head is not above the last one a subscriber
 // delivered, the subscriber simply continues from the new head. Logs of
@@ -25,15 +28,8 @@ import (
 // store in one catch-up; older gaps are skipped.
 const maxHeadGap = 256
 
-// chainExt is the per-API state of the chain-data methods (zero value ready).
-type chainExt struct {
-	feed    headFeed
-	gasMu   sync.Mutex
-	gasHead [32]byte // hash of the head the cached tip was computed at
-	gasTip  []byte   // cached suggested tip (big-endian), nil when unset
-}
-
-// headFeed fans announcements out to subscribers.
+// headFeed fans announcements out to subscribers. Its zero value is ready
+// to use.
 type headFeed struct {
 	mu   sync.Mutex
 	subs map[*headSub]struct{}
@@ -93,7 +89,7 @@ func (a *API) NotifyNewHead(header *types.Header) {
 	if header == nil {
 		return
 	}
-	a.chainExt.feed.announce(types.CopyHeader(header))
+	a.heads.announce(types.CopyHeader(header))
 }
 
 // followHeads runs deliver for every canonical block stored after the call
@@ -102,13 +98,13 @@ func (a *API) NotifyNewHead(header *types.Header) {
 // announcements, or between the call and the first one — are read from the
 // store.
 func (a *API) followHeads(done <-chan struct{}, deliver func(h *types.Header) bool) {
-	sub := a.chainExt.feed.subscribe()
+	sub := a.heads.subscribe()
 	// The head stored now (read after subscribing, so no block falls between
 	// the two): the first announcement is caught up from here. When it
 	// cannot be read, catch-up starts at the first announcement.
 	last, _ := a.headHeader()
 	go func() {
-		defer a.chainExt.feed.unsubscribe(sub)
+		defer a.heads.unsubscribe(sub)
 		for {
 			select {
 			case <-done:

@@ -1,4 +1,4 @@
-package rpc
+package eth
 
 // Chain data methods: identity (eth_chainId, net_version,
 // web3_clientVersion, eth_syncing), head, blocks, transactions, receipts and
@@ -16,47 +16,47 @@ import (
 	"github.com/ethereum/go-ethereum/trie"
 
 	"github.com/tipnode/tipnode/pending"
+	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/store"
 )
 
-func init() {
-	registrars = append(registrars, func(a *API, s *Server) {
-		s.Register("eth_chainId", a.ethChainID)
-		s.Register("net_version", a.netVersion)
-		s.Register("web3_clientVersion", a.web3ClientVersion)
-		s.Register("eth_syncing", a.ethSyncing)
-		s.Register("eth_blockNumber", a.ethBlockNumber)
-		s.Register("eth_getBlockByNumber", blockMethod(2, false, a.blockResult))
-		s.Register("eth_getBlockByHash", blockMethod(2, true, a.blockResult))
-		s.Register("eth_getBlockTransactionCountByNumber", blockMethod(1, false, a.txCount))
-		s.Register("eth_getBlockTransactionCountByHash", blockMethod(1, true, a.txCount))
-		s.Register("eth_getTransactionByHash", a.txMethod(a.transactionByHash))
-		s.Register("eth_getTransactionByBlockNumberAndIndex", blockMethod(2, false, a.txByIndex))
-		s.Register("eth_getTransactionByBlockHashAndIndex", blockMethod(2, true, a.txByIndex))
-		s.Register("eth_getTransactionReceipt", a.txMethod(a.transactionReceipt))
-		s.Register("eth_getBlockReceipts", blockMethod(1, false, a.blockReceipts))
-		s.Register("eth_getUncleCountByBlockNumber", blockMethod(1, false, a.uncleCount))
-		s.Register("eth_getUncleCountByBlockHash", blockMethod(1, true, a.uncleCount))
-		s.Register("eth_getUncleByBlockNumberAndIndex", blockMethod(2, false, a.uncleByIndex))
-		s.Register("eth_getUncleByBlockHashAndIndex", blockMethod(2, true, a.uncleByIndex))
-	})
+// registerChain installs the chain data methods.
+func (a *API) registerChain(s *rpc.Server) {
+	s.Register("eth_chainId", a.ethChainID)
+	s.Register("net_version", a.netVersion)
+	s.Register("web3_clientVersion", a.web3ClientVersion)
+	s.Register("eth_syncing", a.ethSyncing)
+	s.Register("eth_blockNumber", a.ethBlockNumber)
+	s.Register("eth_getBlockByNumber", blockMethod(2, false, a.blockResult))
+	s.Register("eth_getBlockByHash", blockMethod(2, true, a.blockResult))
+	s.Register("eth_getBlockTransactionCountByNumber", blockMethod(1, false, a.txCount))
+	s.Register("eth_getBlockTransactionCountByHash", blockMethod(1, true, a.txCount))
+	s.Register("eth_getTransactionByHash", a.txMethod(a.transactionByHash))
+	s.Register("eth_getTransactionByBlockNumberAndIndex", blockMethod(2, false, a.txByIndex))
+	s.Register("eth_getTransactionByBlockHashAndIndex", blockMethod(2, true, a.txByIndex))
+	s.Register("eth_getTransactionReceipt", a.txMethod(a.transactionReceipt))
+	s.Register("eth_getBlockReceipts", blockMethod(1, false, a.blockReceipts))
+	s.Register("eth_getUncleCountByBlockNumber", blockMethod(1, false, a.uncleCount))
+	s.Register("eth_getUncleCountByBlockHash", blockMethod(1, true, a.uncleCount))
+	s.Register("eth_getUncleByBlockNumberAndIndex", blockMethod(2, false, a.uncleByIndex))
+	s.Register("eth_getUncleByBlockHashAndIndex", blockMethod(2, true, a.uncleByIndex))
 }
 
-func (a *API) ethChainID(ctx context.Context, p Params) (any, error) {
+func (a *API) ethChainID(ctx context.Context, p rpc.Params) (any, error) {
 	if err := p.AtMost(0); err != nil {
 		return nil, err
 	}
 	return (*hexutil.Big)(a.genesis.Config.ChainID), nil
 }
 
-func (a *API) netVersion(ctx context.Context, p Params) (any, error) {
+func (a *API) netVersion(ctx context.Context, p rpc.Params) (any, error) {
 	if err := p.AtMost(0); err != nil {
 		return nil, err
 	}
 	return a.genesis.Config.ChainID.String(), nil
 }
 
-func (a *API) web3ClientVersion(ctx context.Context, p Params) (any, error) {
+func (a *API) web3ClientVersion(ctx context.Context, p rpc.Params) (any, error) {
 	if err := p.AtMost(0); err != nil {
 		return nil, err
 	}
@@ -65,14 +65,14 @@ func (a *API) web3ClientVersion(ctx context.Context, p Params) (any, error) {
 
 // ethSyncing is always false: tipnode serves what it has imported and never
 // reports a sync in progress.
-func (a *API) ethSyncing(ctx context.Context, p Params) (any, error) {
+func (a *API) ethSyncing(ctx context.Context, p rpc.Params) (any, error) {
 	if err := p.AtMost(0); err != nil {
 		return nil, err
 	}
 	return false, nil
 }
 
-func (a *API) ethBlockNumber(ctx context.Context, p Params) (any, error) {
+func (a *API) ethBlockNumber(ctx context.Context, p rpc.Params) (any, error) {
 	if err := p.AtMost(0); err != nil {
 		return nil, err
 	}
@@ -86,7 +86,7 @@ func (a *API) ethBlockNumber(ctx context.Context, p Params) (any, error) {
 // chainBlock is a block loaded with the view it was read from. For the
 // pending block, Snap is set and Block is assembled from the snapshot.
 type chainBlock struct {
-	res   *Block
+	res   *ReadContext
 	Block *types.Block
 	Snap  *pending.Snapshot
 }
@@ -149,8 +149,8 @@ func (a *API) marshalChainBlock(c *chainBlock, fullTx bool) map[string]any {
 // blockMethod builds the handler of a method whose argument 0 names a block:
 // a block selector (…ByNumber, getBlockReceipts) or, byHash, a block hash
 // (…ByHash). nargs is the most arguments it takes; fn answers it.
-func blockMethod(nargs int, byHash bool, fn func(sel BlockSelector, p Params) (any, error)) Handler {
-	return func(ctx context.Context, p Params) (any, error) {
+func blockMethod(nargs int, byHash bool, fn func(sel BlockSelector, p rpc.Params) (any, error)) rpc.Handler {
+	return func(ctx context.Context, p rpc.Params) (any, error) {
 		if err := p.AtMost(nargs); err != nil {
 			return nil, err
 		}
@@ -180,7 +180,7 @@ func (a *API) withBlock(sel BlockSelector, fn func(c *chainBlock) (any, error)) 
 }
 
 // blockResult: eth_getBlockBy…(block, fullTransactions).
-func (a *API) blockResult(sel BlockSelector, p Params) (any, error) {
+func (a *API) blockResult(sel BlockSelector, p rpc.Params) (any, error) {
 	var full bool
 	if err := p.Decode(1, "fullTransactions", &full); err != nil {
 		return nil, err
@@ -191,7 +191,7 @@ func (a *API) blockResult(sel BlockSelector, p Params) (any, error) {
 }
 
 // decodeRequiredSelector decodes a required block selector argument.
-func decodeRequiredSelector(p Params, i int, name string) (BlockSelector, error) {
+func decodeRequiredSelector(p rpc.Params, i int, name string) (BlockSelector, error) {
 	var s BlockSelector
 	if err := p.Decode(i, name, &s); err != nil {
 		return BlockSelector{}, err
@@ -199,7 +199,7 @@ func decodeRequiredSelector(p Params, i int, name string) (BlockSelector, error)
 	return s, nil
 }
 
-func (a *API) txCount(sel BlockSelector, _ Params) (any, error) {
+func (a *API) txCount(sel BlockSelector, _ rpc.Params) (any, error) {
 	return a.withBlock(sel, func(c *chainBlock) (any, error) {
 		return hexutil.Uint(len(c.Block.Transactions())), nil
 	})
@@ -219,8 +219,8 @@ type foundTx struct {
 
 // txMethod builds the handler of a method whose one argument is a
 // transaction hash; fn answers it from the lookup.
-func (a *API) txMethod(fn func(t *foundTx) (any, error)) Handler {
-	return func(ctx context.Context, p Params) (any, error) {
+func (a *API) txMethod(fn func(t *foundTx) (any, error)) rpc.Handler {
+	return func(ctx context.Context, p rpc.Params) (any, error) {
 		if err := p.AtMost(1); err != nil {
 			return nil, err
 		}
@@ -280,7 +280,7 @@ func (a *API) lookupTx(view store.View, h common.Hash) (*types.Block, uint64, er
 	return b, loc.Index, nil
 }
 
-func (a *API) txByIndex(sel BlockSelector, p Params) (any, error) {
+func (a *API) txByIndex(sel BlockSelector, p rpc.Params) (any, error) {
 	var idx hexutil.Uint64
 	if err := p.Decode(1, "index", &idx); err != nil {
 		return nil, err
@@ -325,7 +325,7 @@ func (a *API) signerFor(h *types.Header) types.Signer {
 	return types.MakeSigner(a.genesis.Config, h.Number, h.Time)
 }
 
-func (a *API) blockReceipts(sel BlockSelector, _ Params) (any, error) {
+func (a *API) blockReceipts(sel BlockSelector, _ rpc.Params) (any, error) {
 	return a.withBlock(sel, func(c *chainBlock) (any, error) {
 		rs, err := a.receipts(c)
 		if err != nil {
@@ -344,13 +344,13 @@ func (a *API) blockReceipts(sel BlockSelector, _ Params) (any, error) {
 	})
 }
 
-func (a *API) uncleCount(sel BlockSelector, _ Params) (any, error) {
+func (a *API) uncleCount(sel BlockSelector, _ rpc.Params) (any, error) {
 	return a.withBlock(sel, func(c *chainBlock) (any, error) {
 		return hexutil.Uint(len(c.Block.Uncles())), nil
 	})
 }
 
-func (a *API) uncleByIndex(sel BlockSelector, p Params) (any, error) {
+func (a *API) uncleByIndex(sel BlockSelector, p rpc.Params) (any, error) {
 	var idx hexutil.Uint64
 	if err := p.Decode(1, "index", &idx); err != nil {
 		return nil, err

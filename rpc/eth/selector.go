@@ -1,4 +1,4 @@
-package rpc
+package eth
 
 import (
 	"encoding/json"
@@ -8,6 +8,8 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
+
+	"github.com/tipnode/tipnode/rpc"
 )
 
 // BlockTag is a named block.
@@ -62,9 +64,6 @@ type BlockSelector struct {
 
 // Latest returns the "latest" selector.
 func Latest() BlockSelector { return BlockSelector{Tag: TagLatest} }
-
-// SelectNumber returns a selector for block n.
-func SelectNumber(n uint64) BlockSelector { return BlockSelector{Number: &n} }
 
 // SelectHash returns a selector for the block with hash h.
 func SelectHash(h common.Hash, requireCanonical bool) BlockSelector {
@@ -167,7 +166,7 @@ func (s *BlockSelector) fromString(str string, allowHash bool) error {
 
 // DecodeSelector decodes argument i (called name) as a BlockSelector; an
 // absent or null argument means "latest". Errors are invalid-params *Error.
-func DecodeSelector(p Params, i int, name string) (BlockSelector, error) {
+func DecodeSelector(p rpc.Params, i int, name string) (BlockSelector, error) {
 	var s BlockSelector
 	present, err := p.DecodeOptional(i, name, &s)
 	if err != nil {

@@ -1,4 +1,4 @@
-package rpc
+package eth
 
 import (
 	"encoding/json"
@@ -16,6 +16,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/tipnode/tipnode/chain/chaintest"
+	"github.com/tipnode/tipnode/rpc"
 )
 
 // callRPC posts one request built from method and params.
@@ -115,9 +116,9 @@ func TestFeeMethods(t *testing.T) {
 		t.Fatalf("next base fee %v, eth_baseFee %v", fh.BaseFee[55].ToInt(), next.ToInt())
 	}
 	for _, bad := range [][]float64{{50, 10}, {-1}, {101}} {
-		wantCode(t, callRPC(t, url, "eth_feeHistory", "0x2", "latest", bad), CodeInvalidParams)
+		wantCode(t, callRPC(t, url, "eth_feeHistory", "0x2", "latest", bad), rpc.CodeInvalidParams)
 	}
-	wantCode(t, callRPC(t, url, "eth_feeHistory", "0x2", "0x100", []float64{}), CodeHeaderNotFound)
+	wantCode(t, callRPC(t, url, "eth_feeHistory", "0x2", "0x100", []float64{}), rpc.CodeHeaderNotFound)
 }
 
 // TestGetLogsAgainstReceipts cross-checks eth_getLogs (bloom skipping,
@@ -192,17 +193,17 @@ func TestGetLogsErrorsAndLimits(t *testing.T) {
 		filter any
 		code   int
 	}{
-		{"range over limit", map[string]any{"fromBlock": "0x0", "toBlock": "0x14"}, CodeLimitExceeded},
-		{"results over limit", map[string]any{"fromBlock": "0x1", "toBlock": "0x4", "address": "0x7dcd17433742f4c0ca53122ab541d0ba67fc27df"}, CodeLimitExceeded},
-		{"reversed", map[string]any{"fromBlock": "0x5", "toBlock": "0x4"}, CodeInvalidParams},
-		{"beyond head", map[string]any{"fromBlock": "0x30", "toBlock": "0x37"}, CodeInvalidParams},
-		{"hash and range", map[string]any{"blockHash": chaintest.HeadHash, "fromBlock": "0x1"}, CodeInvalidParams},
-		{"five topic positions", map[string]any{"topics": []any{nil, nil, nil, nil, nil}}, CodeInvalidParams},
-		{"bad address", map[string]any{"address": "0x12"}, CodeInvalidParams},
-		{"bad topic", map[string]any{"topics": []any{"0x12"}}, CodeInvalidParams},
-		{"hash as fromBlock", map[string]any{"fromBlock": chaintest.HeadHash}, CodeInvalidParams},
-		{"unknown block hash", map[string]any{"blockHash": "0x00000000000000000000000000000000000000000000000000000000deadbeef"}, CodeServerError},
-		{"not an object", "latest", CodeInvalidParams},
+		{"range over limit", map[string]any{"fromBlock": "0x0", "toBlock": "0x14"}, rpc.CodeLimitExceeded},
+		{"results over limit", map[string]any{"fromBlock": "0x1", "toBlock": "0x4", "address": "0x7dcd17433742f4c0ca53122ab541d0ba67fc27df"}, rpc.CodeLimitExceeded},
+		{"reversed", map[string]any{"fromBlock": "0x5", "toBlock": "0x4"}, rpc.CodeInvalidParams},
+		{"beyond head", map[string]any{"fromBlock": "0x30", "toBlock": "0x37"}, rpc.CodeInvalidParams},
+		{"hash and range", map[string]any{"blockHash": chaintest.HeadHash, "fromBlock": "0x1"}, rpc.CodeInvalidParams},
+		{"five topic positions", map[string]any{"topics": []any{nil, nil, nil, nil, nil}}, rpc.CodeInvalidParams},
+		{"bad address", map[string]any{"address": "0x12"}, rpc.CodeInvalidParams},
+		{"bad topic", map[string]any{"topics": []any{"0x12"}}, rpc.CodeInvalidParams},
+		{"hash as fromBlock", map[string]any{"fromBlock": chaintest.HeadHash}, rpc.CodeInvalidParams},
+		{"unknown block hash", map[string]any{"blockHash": "0x00000000000000000000000000000000000000000000000000000000deadbeef"}, rpc.CodeServerError},
+		{"not an object", "latest", rpc.CodeInvalidParams},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -212,7 +213,7 @@ func TestGetLogsErrorsAndLimits(t *testing.T) {
 			if strings.Contains(r.Error.Message, "struct {") {
 				t.Fatalf("message %q", r.Error.Message)
 			}
-			if tc.code == CodeLimitExceeded && !strings.Contains(r.Error.Message, "10") && !strings.Contains(r.Error.Message, "1 ") && !strings.Contains(r.Error.Message, "than 1") {
+			if tc.code == rpc.CodeLimitExceeded && !strings.Contains(r.Error.Message, "10") && !strings.Contains(r.Error.Message, "1 ") && !strings.Contains(r.Error.Message, "than 1") {
 				t.Fatalf("limit message does not state the limit: %q", r.Error.Message)
 			}
 		})
@@ -250,12 +251,12 @@ func TestSendRawTransactionChecks(t *testing.T) {
 	if len(pool.txs) != 1 || pool.txs[0].Hash() != h {
 		t.Fatalf("pool got %d txs, hash %s", len(pool.txs), h)
 	}
-	wantCode(t, callRPC(t, url, "eth_sendRawTransaction", unprotected), CodeServerError)
-	wantCode(t, callRPC(t, url, "eth_sendRawTransaction", tooPricey), CodeServerError)
-	wantCode(t, callRPC(t, url, "eth_sendRawTransaction", tooBig), CodeLimitExceeded)
-	wantCode(t, callRPC(t, url, "eth_sendRawTransaction", "0x02zz"), CodeInvalidParams)
-	wantCode(t, callRPC(t, url, "eth_sendRawTransaction", "0x0201"), CodeInvalidParams)
-	wantCode(t, callRPC(t, url, "eth_sendRawTransaction", "0x"), CodeInvalidParams)
+	wantCode(t, callRPC(t, url, "eth_sendRawTransaction", unprotected), rpc.CodeServerError)
+	wantCode(t, callRPC(t, url, "eth_sendRawTransaction", tooPricey), rpc.CodeServerError)
+	wantCode(t, callRPC(t, url, "eth_sendRawTransaction", tooBig), rpc.CodeLimitExceeded)
+	wantCode(t, callRPC(t, url, "eth_sendRawTransaction", "0x02zz"), rpc.CodeInvalidParams)
+	wantCode(t, callRPC(t, url, "eth_sendRawTransaction", "0x0201"), rpc.CodeInvalidParams)
+	wantCode(t, callRPC(t, url, "eth_sendRawTransaction", "0x"), rpc.CodeInvalidParams)
 	if len(pool.txs) != 1 {
 		t.Fatalf("refused transactions reached the pool")
 	}
@@ -263,7 +264,7 @@ func TestSendRawTransactionChecks(t *testing.T) {
 	// Without a pool: a clear -32000.
 	_, url2 := startNode(t, db, g, nil)
 	r := callRPC(t, url2, "eth_sendRawTransaction", good)
-	wantCode(t, r, CodeServerError)
+	wantCode(t, r, rpc.CodeServerError)
 	if !strings.Contains(r.Error.Message, "pool") {
 		t.Fatalf("message should explain the missing pool: %q", r.Error.Message)
 	}
@@ -337,7 +338,7 @@ func TestUnclesAndMissingBlocks(t *testing.T) {
 	if pend["hash"] != latest["hash"] {
 		t.Fatalf("pending without a pending layer: %v, latest %v", pend["hash"], latest["hash"])
 	}
-	wantCode(t, callRPC(t, url, "eth_getBlockByNumber", "latest"), CodeInvalidParams)
+	wantCode(t, callRPC(t, url, "eth_getBlockByNumber", "latest"), rpc.CodeInvalidParams)
 	var version, syncing any
 	wantResult(t, callRPC(t, url, "web3_clientVersion"), &version)
 	wantResult(t, callRPC(t, url, "eth_syncing"), &syncing)

@@ -1,4 +1,4 @@
-package rpc
+package eth
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/chain/chaintest"
+	"github.com/tipnode/tipnode/rpc"
 )
 
 // benchSimulate runs eth_simulateV1 with the given params (JSON array) on
@@ -23,7 +24,7 @@ func benchSimulate(b *testing.B, params string) {
 	if err := json.Unmarshal([]byte(params), &raw); err != nil {
 		b.Fatal(err)
 	}
-	p := NewParams(raw...)
+	p := rpc.NewParams(raw...)
 	ctx := context.Background()
 	run := func() []byte {
 		res, err := api.simulateV1(ctx, p)

@@ -1,4 +1,4 @@
-package rpc
+package eth
 
 // eth_getLogs and the newHeads / logs websocket subscriptions.
 //
@@ -19,15 +19,15 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 
+	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/store"
 )
 
-func init() {
-	registrars = append(registrars, func(a *API, s *Server) {
-		s.Register("eth_getLogs", a.ethGetLogs)
-		s.RegisterSubscription("newHeads", a.subscribeNewHeads)
-		s.RegisterSubscription("logs", a.subscribeLogs)
-	})
+// registerLogs installs eth_getLogs and the newHeads and logs subscriptions.
+func (a *API) registerLogs(s *rpc.Server) {
+	s.Register("eth_getLogs", a.ethGetLogs)
+	s.RegisterSubscription("newHeads", a.subscribeNewHeads)
+	s.RegisterSubscription("logs", a.subscribeLogs)
 }
 
 // Topic and address limits of one filter (as go-ethereum).
@@ -47,12 +47,6 @@ type LogFilter struct {
 	Addresses []common.Address
 	Topics    [][]common.Hash
 }
-
-var (
-	errFilterBothHashAndRange = errors.New("cannot specify both BlockHash and FromBlock/ToBlock, choose one or the other")
-	errFilterTooManyTopics    = errors.New("exceed max topics")
-	errFilterLimit            = errors.New("exceed max addresses or topics per search position")
-)
 
 // UnmarshalJSON decodes a filter object: "address" a string or an array of
 // strings, "topics" an array whose elements are null (wildcard), a topic, or
@@ -83,12 +77,12 @@ func (f *LogFilter) UnmarshalJSON(data []byte) error {
 	if a := bytes.TrimSpace(raw.Address); len(a) > 0 && !bytes.Equal(a, []byte("null")) {
 		if a[0] == '[' {
 			if err := json.Unmarshal(a, &out.Addresses); err != nil {
-				return fmt.Errorf("invalid address list: %s", describeJSONError(err))
+				return fmt.Errorf("invalid address list: %s", rpc.DescribeJSONError(err))
 			}
 		} else {
 			var one common.Address
 			if err := json.Unmarshal(a, &one); err != nil {
-				return fmt.Errorf("invalid address: %s", describeJSONError(err))
+				return fmt.Errorf("invalid address: %s", rpc.DescribeJSONError(err))
 			}
 			out.Addresses = []common.Address{one}
 		}
@@ -110,7 +104,7 @@ func (f *LogFilter) UnmarshalJSON(data []byte) error {
 		case t[0] == '[':
 			var alts []*common.Hash
 			if err := json.Unmarshal(t, &alts); err != nil {
-				return fmt.Errorf("invalid topic at position %d: %s", i, describeJSONError(err))
+				return fmt.Errorf("invalid topic at position %d: %s", i, rpc.DescribeJSONError(err))
 			}
 			if len(alts) > maxFilterSubTopics {
 				return errFilterLimit
@@ -125,7 +119,7 @@ func (f *LogFilter) UnmarshalJSON(data []byte) error {
 		default:
 			var h common.Hash
 			if err := json.Unmarshal(t, &h); err != nil {
-				return fmt.Errorf("invalid topic at position %d: %s", i, describeJSONError(err))
+				return fmt.Errorf("invalid topic at position %d: %s", i, rpc.DescribeJSONError(err))
 			}
 			out.Topics[i] = []common.Hash{h}
 		}
@@ -201,7 +195,7 @@ func (f *LogFilter) bloomMatches(b types.Bloom) bool {
 	return true
 }
 
-func (a *API) ethGetLogs(ctx context.Context, p Params) (any, error) {
+func (a *API) ethGetLogs(ctx context.Context, p rpc.Params) (any, error) {
 	if err := p.AtMost(1); err != nil {
 		return nil, err
 	}
@@ -230,7 +224,7 @@ func (a *API) filterLogs(ctx context.Context, f *LogFilter) ([]*types.Log, error
 	if f.BlockHash != nil {
 		n, err := view.NumberByHash(*f.BlockHash)
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, ErrServer("unknown block")
+			return nil, rpc.ErrServer("unknown block")
 		}
 		if err != nil {
 			return nil, err
@@ -253,21 +247,21 @@ func (a *API) filterLogs(ctx context.Context, f *LogFilter) ([]*types.Log, error
 		return nil, err
 	}
 	if fromPending && !toPending {
-		return nil, ErrInvalidParams("invalid block range params")
+		return nil, rpc.ErrInvalidParams("invalid block range params")
 	}
 	if !fromPending {
 		if from > head || (!toPending && to > head) {
-			return nil, ErrInvalidParams("block range extends beyond current head block")
+			return nil, rpc.ErrInvalidParams("block range extends beyond current head block")
 		}
 		if !toPending && from > to {
-			return nil, ErrInvalidParams("invalid block range params")
+			return nil, rpc.ErrInvalidParams("invalid block range params")
 		}
 		end := to
 		if toPending {
 			end = head
 		}
 		if end-from+1 > a.cfg.LogsRangeLimit {
-			return nil, ErrLimit("query exceeds max block range %d", a.cfg.LogsRangeLimit)
+			return nil, rpc.ErrLimit("query exceeds max block range %d", a.cfg.LogsRangeLimit)
 		}
 		for n := from; n <= end; n++ {
 			if (n-from)%logsCtxCheckEveryNB == 0 && ctx.Err() != nil {
@@ -304,7 +298,7 @@ func (a *API) filterLogs(ctx context.Context, f *LogFilter) ([]*types.Log, error
 
 func (a *API) checkLogsLimit(out []*types.Log) error {
 	if len(out) > a.cfg.LogsResultLimit {
-		return ErrLimit("query returned more than %d results", a.cfg.LogsResultLimit)
+		return rpc.ErrLimit("query returned more than %d results", a.cfg.LogsResultLimit)
 	}
 	return nil
 }
@@ -326,13 +320,13 @@ func (a *API) filterBound(view store.View, s *BlockSelector, head uint64) (n uin
 	case TagSafe:
 		n, err := view.Tag(store.TagSafe)
 		if err != nil {
-			return 0, false, ErrServer("safe block not found")
+			return 0, false, rpc.ErrServer("safe block not found")
 		}
 		return n, false, nil
 	case TagFinalized:
 		n, err := view.Tag(store.TagFinalized)
 		if err != nil {
-			return 0, false, ErrServer("finalized block not found")
+			return 0, false, rpc.ErrServer("finalized block not found")
 		}
 		return n, false, nil
 	}
@@ -366,7 +360,7 @@ func (a *API) blockLogs(view store.View, n uint64, hash common.Hash, f *LogFilte
 
 // subscribeNewHeads: eth_subscribe("newHeads") sends each new canonical
 // header (go-ethereum's header JSON).
-func (a *API) subscribeNewHeads(ctx context.Context, sub *Subscription, p Params) error {
+func (a *API) subscribeNewHeads(ctx context.Context, sub *rpc.Subscription, p rpc.Params) error {
 	if err := p.AtMost(1); err != nil { // go-ethereum tolerates an options object
 		return err
 	}
@@ -378,7 +372,7 @@ func (a *API) subscribeNewHeads(ctx context.Context, sub *Subscription, p Params
 
 // subscribeLogs: eth_subscribe("logs", filter?) sends each matching log of
 // every new canonical block, one notification per log.
-func (a *API) subscribeLogs(ctx context.Context, sub *Subscription, p Params) error {
+func (a *API) subscribeLogs(ctx context.Context, sub *rpc.Subscription, p rpc.Params) error {
 	if err := p.AtMost(1); err != nil {
 		return err
 	}
@@ -387,7 +381,7 @@ func (a *API) subscribeLogs(ctx context.Context, sub *Subscription, p Params) er
 		return err
 	}
 	if f.BlockHash != nil {
-		return ArgError(0, "filter", "blockHash is not supported in a logs subscription")
+		return rpc.ArgError(0, "filter", "blockHash is not supported in a logs subscription")
 	}
 	a.followHeads(sub.Done(), func(h *types.Header) bool {
 		view, err := a.db.View()
@@ -397,7 +391,7 @@ func (a *API) subscribeLogs(ctx context.Context, sub *Subscription, p Params) er
 		defer view.Close()
 		logs, err := a.blockLogs(view, h.Number.Uint64(), h.Hash(), &f, nil)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			var e *Error
+			var e *rpc.Error
 			if !errors.As(err, &e) {
 				a.log.Warn().Err(err).Uint64("block", h.Number.Uint64()).Msg("logs subscription: reading block")
 			}

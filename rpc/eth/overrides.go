@@ -1,4 +1,4 @@
-package rpc
+package eth
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
+
+	"github.com/tipnode/tipnode/rpc"
 )
 
 // OverrideAccount replaces parts of one account's state for a call. Absent
@@ -39,13 +41,13 @@ func (o *StateOverride) UnmarshalJSON(data []byte) error {
 	}
 	var raw map[common.Address]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
-		return fmt.Errorf("state override: %s", describeJSONError(err))
+		return fmt.Errorf("state override: %s", rpc.DescribeJSONError(err))
 	}
 	out := make(StateOverride, len(raw))
 	for addr, r := range raw {
 		var acc OverrideAccount
 		if err := json.Unmarshal(r, &acc); err != nil {
-			return fmt.Errorf("state override for account %s: %s", addr.Hex(), describeJSONError(err))
+			return fmt.Errorf("state override for account %s: %s", addr.Hex(), rpc.DescribeJSONError(err))
 		}
 		if acc.State != nil && acc.StateDiff != nil {
 			return fmt.Errorf("account %s has both 'state' and 'stateDiff'", addr.Hex())

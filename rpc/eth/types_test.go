@@ -1,4 +1,4 @@
-package rpc
+package eth
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/tipnode/tipnode/rpc"
 )
 
 func TestWord(t *testing.T) {
@@ -58,11 +60,11 @@ func TestWord(t *testing.T) {
 }
 
 func TestParamsDecode(t *testing.T) {
-	p := NewParams(json.RawMessage(`"0xzz"`), json.RawMessage(`null`), json.RawMessage(`"0x1"`), json.RawMessage(`7`))
+	p := rpc.NewParams(json.RawMessage(`"0xzz"`), json.RawMessage(`null`), json.RawMessage(`"0x1"`), json.RawMessage(`7`))
 	var w Word
 	err := p.Decode(0, "slot", &w)
-	var e *Error
-	if !errors.As(err, &e) || e.Code != CodeInvalidParams || e.Message != `invalid argument 0 (slot): invalid hex in 32-byte word "0xzz"` {
+	var e *rpc.Error
+	if !errors.As(err, &e) || e.Code != rpc.CodeInvalidParams || e.Message != `invalid argument 0 (slot): invalid hex in 32-byte word "0xzz"` {
 		t.Errorf("Decode bad: %v", err)
 	}
 	if err := p.Decode(1, "block", &w); err == nil || err.Error() != "missing value for required argument 1 (block)" {
@@ -82,7 +84,7 @@ func TestParamsDecode(t *testing.T) {
 		t.Errorf("type mismatch: %v", err)
 	}
 	var a common.Address
-	if err := ParamsOf("0x12").Decode(0, "address", &a); err == nil || !strings.HasPrefix(err.Error(), "invalid argument 0 (address): hex string has length 2, want 40") {
+	if err := rpc.ParamsOf("0x12").Decode(0, "address", &a); err == nil || !strings.HasPrefix(err.Error(), "invalid argument 0 (address): hex string has length 2, want 40") {
 		t.Errorf("address: %v", err)
 	}
 	if err := p.AtMost(3); err == nil || err.Error() != "too many arguments, want at most 3" {
@@ -149,15 +151,15 @@ func TestBlockSelector(t *testing.T) {
 		})
 	}
 	// Absent / null argument means latest.
-	for _, p := range []Params{NewParams(), ParamsOf(nil)} {
+	for _, p := range []rpc.Params{rpc.NewParams(), rpc.ParamsOf(nil)} {
 		s, err := DecodeSelector(p, 0, "block")
 		if err != nil || s.Tag != TagLatest {
 			t.Errorf("DecodeSelector default: %v %v", s, err)
 		}
 	}
-	_, err := DecodeSelector(ParamsOf("nope"), 0, "block")
-	var e *Error
-	if !errors.As(err, &e) || e.Code != CodeInvalidParams || !strings.Contains(e.Message, "argument 0 (block)") {
+	_, err := DecodeSelector(rpc.ParamsOf("nope"), 0, "block")
+	var e *rpc.Error
+	if !errors.As(err, &e) || e.Code != rpc.CodeInvalidParams || !strings.Contains(e.Message, "argument 0 (block)") {
 		t.Errorf("DecodeSelector bad: %v", err)
 	}
 }
@@ -183,7 +185,7 @@ func TestCallArgs(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var a CallArgs
-			err := ParamsOf(json.RawMessage(tt.in)).Decode(0, "call", &a)
+			err := rpc.ParamsOf(json.RawMessage(tt.in)).Decode(0, "call", &a)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) || !strings.Contains(err.Error(), "invalid argument 0 (call)") {
 					t.Fatalf("err %v, want containing %q", err, tt.err)
@@ -289,20 +291,5 @@ func TestBlockOverrides(t *testing.T) {
 		if err := json.Unmarshal([]byte(bad), &b); err == nil {
 			t.Errorf("%s: want error", bad)
 		}
-	}
-}
-
-func TestErrorMarshal(t *testing.T) {
-	b, _ := json.Marshal(&Error{Code: -32000, Message: "m"})
-	if string(b) != `{"code":-32000,"message":"m"}` {
-		t.Errorf("%s", b)
-	}
-	b, _ = json.Marshal(ErrReverted("boom", "0x08c3"))
-	if string(b) != `{"code":-32000,"message":"execution reverted: boom","data":"0x08c3"}` {
-		t.Errorf("%s", b)
-	}
-	var e error = ErrTimeout()
-	if e.Error() != "request timed out" {
-		t.Error(e)
 	}
 }

@@ -1,4 +1,4 @@
-package rpc
+package eth
 
 // eth_sendRawTransaction: decode a signed transaction in its canonical
 // binary form (blob transactions in the network form with their sidecar),
@@ -12,12 +12,13 @@ import (
 
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
+
+	"github.com/tipnode/tipnode/rpc"
 )
 
-func init() {
-	registrars = append(registrars, func(a *API, s *Server) {
-		s.Register("eth_sendRawTransaction", a.ethSendRawTransaction)
-	})
+// registerSend installs eth_sendRawTransaction.
+func (a *API) registerSend(s *rpc.Server) {
+	s.Register("eth_sendRawTransaction", a.ethSendRawTransaction)
 }
 
 // Size limits of one raw transaction (as go-ethereum's pools): 128 KiB, or
@@ -27,19 +28,7 @@ const (
 	maxRawBlobTxBytes = 1024 * 1024
 )
 
-// Errors of eth_sendRawTransaction (mapped to -32000 by MapError).
-var (
-	// ErrNoTxPool: the node runs without a transaction pool.
-	ErrNoTxPool = errors.New("transaction submission is not available: this node runs without a transaction pool")
-	// ErrUnprotectedTx: a legacy transaction without EIP-155 replay protection.
-	ErrUnprotectedTx = errors.New("only replay-protected (EIP-155) transactions allowed over RPC")
-	// ErrTxFeeTooHigh: gas * price exceeds APIConfig.TxFeeCap.
-	ErrTxFeeTooHigh = errors.New("tx fee exceeds the configured cap")
-	// ErrTxRejected wraps the pool's refusal.
-	ErrTxRejected = errors.New("transaction rejected")
-)
-
-func (a *API) ethSendRawTransaction(ctx context.Context, p Params) (any, error) {
+func (a *API) ethSendRawTransaction(ctx context.Context, p rpc.Params) (any, error) {
 	if err := p.AtMost(1); err != nil {
 		return nil, err
 	}
@@ -48,18 +37,18 @@ func (a *API) ethSendRawTransaction(ctx context.Context, p Params) (any, error) 
 		return nil, err
 	}
 	if len(raw) == 0 {
-		return nil, ArgError(0, "transaction", "empty transaction")
+		return nil, rpc.ArgError(0, "transaction", "empty transaction")
 	}
 	limit := maxRawTxBytes
 	if raw[0] == types.BlobTxType {
 		limit = maxRawBlobTxBytes
 	}
 	if len(raw) > limit {
-		return nil, ErrLimit("transaction too large: %d bytes (limit %d)", len(raw), limit)
+		return nil, rpc.ErrLimit("transaction too large: %d bytes (limit %d)", len(raw), limit)
 	}
 	tx := new(types.Transaction)
 	if err := tx.UnmarshalBinary(raw); err != nil {
-		return nil, ArgError(0, "transaction", "cannot decode transaction: %v", err)
+		return nil, rpc.ArgError(0, "transaction", "cannot decode transaction: %v", err)
 	}
 	if a.pool == nil {
 		return nil, ErrNoTxPool
@@ -72,7 +61,7 @@ func (a *API) ethSendRawTransaction(ctx context.Context, p Params) (any, error) 
 		return nil, fmt.Errorf("%w: %s wei > %s wei", ErrTxFeeTooHigh, fee, feeCap)
 	}
 	if err := a.pool.Add(tx); err != nil {
-		var e *Error
+		var e *rpc.Error
 		if errors.As(err, &e) {
 			return nil, err
 		}

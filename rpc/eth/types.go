@@ -1,10 +1,9 @@
-package rpc
+package eth
 
 import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/big"
 
@@ -111,9 +110,6 @@ type CallArgs struct {
 	BlobVersionedHashes  []common.Hash                `json:"blobVersionedHashes"`
 	AuthorizationList    []types.SetCodeAuthorization `json:"authorizationList"`
 }
-
-// ErrDataInputMismatch: "data" and "input" are both set and differ.
-var ErrDataInputMismatch = errors.New(`both "data" and "input" are set and not equal; use "input" to pass transaction call data`)
 
 // UnmarshalJSON decodes a call object and checks data/input consistency.
 func (a *CallArgs) UnmarshalJSON(data []byte) error {

@@ -1,4 +1,4 @@
-package rpc
+package eth
 
 // Websocket subscriptions for pre-confirmed state:
 //
@@ -20,21 +20,20 @@ package rpc
 
 import (
 	"context"
-	"errors"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/tipnode/tipnode/pending"
+	"github.com/tipnode/tipnode/rpc"
 )
 
-func init() {
-	registrars = append(registrars, func(a *API, s *Server) {
-		s.RegisterSubscription("newPendingTransactions", a.subscribePendingTxs)
-		s.RegisterSubscription("pendingLogs", a.subscribePendingLogs)
-		s.RegisterSubscription("newPreconfirmations", a.subscribePreconfirmations)
-	})
+// registerPending installs the pre-confirmation subscriptions.
+func (a *API) registerPending(s *rpc.Server) {
+	s.RegisterSubscription("newPendingTransactions", a.subscribePendingTxs)
+	s.RegisterSubscription("pendingLogs", a.subscribePendingLogs)
+	s.RegisterSubscription("newPreconfirmations", a.subscribePreconfirmations)
 }
 
 // poolTxFeed is implemented by pools that announce admitted transactions
@@ -49,11 +48,6 @@ type preconfFeed interface {
 	SubscribePreconfirmations(fn func(*pending.Snapshot)) (unsubscribe func())
 }
 
-var (
-	errNoPendingFeed = errors.New("no pre-confirmation feed: this node runs without a sequencer")
-	errNoPoolFeed    = errors.New("no pending-transaction feed: this node runs without a transaction pool")
-)
-
 func (a *API) preconfFeed() preconfFeed {
 	p := a.pending.Load()
 	if p == nil || *p == nil {
@@ -64,14 +58,14 @@ func (a *API) preconfFeed() preconfFeed {
 }
 
 // attach runs unsubscribe when the subscription ends.
-func attach(sub *Subscription, unsubscribe func()) {
+func attach(sub *rpc.Subscription, unsubscribe func()) {
 	go func() {
 		<-sub.Done()
 		unsubscribe()
 	}()
 }
 
-func (a *API) subscribePendingTxs(ctx context.Context, sub *Subscription, p Params) error {
+func (a *API) subscribePendingTxs(ctx context.Context, sub *rpc.Subscription, p rpc.Params) error {
 	if err := p.AtMost(1); err != nil {
 		return err
 	}
@@ -81,7 +75,7 @@ func (a *API) subscribePendingTxs(ctx context.Context, sub *Subscription, p Para
 	}
 	feed, ok := a.pool.(poolTxFeed)
 	if !ok || a.pool == nil {
-		return &Error{Code: CodeServerError, Message: errNoPoolFeed.Error()}
+		return &rpc.Error{Code: rpc.CodeServerError, Message: errNoPoolFeed.Error()}
 	}
 	config := a.genesis.Config
 	attach(sub, feed.SubscribeTxs(func(tx *types.Transaction) {
@@ -94,7 +88,7 @@ func (a *API) subscribePendingTxs(ctx context.Context, sub *Subscription, p Para
 	return nil
 }
 
-func (a *API) subscribePendingLogs(ctx context.Context, sub *Subscription, p Params) error {
+func (a *API) subscribePendingLogs(ctx context.Context, sub *rpc.Subscription, p rpc.Params) error {
 	if err := p.AtMost(1); err != nil {
 		return err
 	}
@@ -103,11 +97,11 @@ func (a *API) subscribePendingLogs(ctx context.Context, sub *Subscription, p Par
 		return err
 	}
 	if f.BlockHash != nil || f.FromBlock != nil || f.ToBlock != nil {
-		return ArgError(0, "filter", "pendingLogs takes only address and topics")
+		return rpc.ArgError(0, "filter", "pendingLogs takes only address and topics")
 	}
 	feed := a.preconfFeed()
 	if feed == nil {
-		return &Error{Code: CodeServerError, Message: errNoPendingFeed.Error()}
+		return &rpc.Error{Code: rpc.CodeServerError, Message: errNoPendingFeed.Error()}
 	}
 	attach(sub, feed.SubscribePreconfirmations(func(s *pending.Snapshot) {
 		for _, r := range s.NewReceipts() {
@@ -132,13 +126,13 @@ type preconfirmation struct {
 	Transactions []common.Hash  `json:"transactions"`
 }
 
-func (a *API) subscribePreconfirmations(ctx context.Context, sub *Subscription, p Params) error {
+func (a *API) subscribePreconfirmations(ctx context.Context, sub *rpc.Subscription, p rpc.Params) error {
 	if err := p.AtMost(0); err != nil {
 		return err
 	}
 	feed := a.preconfFeed()
 	if feed == nil {
-		return &Error{Code: CodeServerError, Message: errNoPendingFeed.Error()}
+		return &rpc.Error{Code: rpc.CodeServerError, Message: errNoPendingFeed.Error()}
 	}
 	attach(sub, feed.SubscribePreconfirmations(func(s *pending.Snapshot) {
 		h := s.Header()

@@ -1,4 +1,4 @@
-package rpc
+package eth
 
 import (
 	"context"
@@ -13,12 +13,12 @@ import (
 	"github.com/ethereum/go-ethereum/core/vm"
 
 	"github.com/tipnode/tipnode/chain"
+	"github.com/tipnode/tipnode/rpc"
 )
 
-func init() {
-	registrars = append(registrars, func(a *API, s *Server) {
-		s.Register("eth_call", a.ethCall)
-	})
+// registerCall installs eth_call.
+func (a *API) registerCall(s *rpc.Server) {
+	s.Register("eth_call", a.ethCall)
 }
 
 // callRequest is a decoded eth_call-style request.
@@ -30,7 +30,7 @@ type callRequest struct {
 	gasLeft uint64 // gas budget (defaults to APIConfig.GasCap)
 }
 
-func decodeCallRequest(p Params) (*callRequest, error) {
+func decodeCallRequest(p rpc.Params) (*callRequest, error) {
 	if err := p.AtMost(4); err != nil {
 		return nil, err
 	}
@@ -56,16 +56,13 @@ func decodeCallRequest(p Params) (*callRequest, error) {
 type callEnv struct {
 	state       *chain.StateDB
 	blockCtx    vm.BlockContext
-	header      *headerView
+	header      *types.Header // the header the call sees (after block overrides)
 	precompiles vm.PrecompiledContracts
 }
 
-// headerView is the header the call sees (after block overrides).
-type headerView = types.Header
-
 // prepareCall builds the state (with overrides applied) and block context
 // of a call on blk.
-func (a *API) prepareCall(blk *Block, stateOv StateOverride, blockOv *BlockOverrides) (*callEnv, error) {
+func (a *API) prepareCall(blk *ReadContext, stateOv StateOverride, blockOv *BlockOverrides) (*callEnv, error) {
 	header := blk.Header
 	blockCtx := a.exec.BlockContext(header, blk.Headers)
 	header, err := applyBlockOverrides(blockOv, &blockCtx, header)
@@ -118,8 +115,8 @@ func (a *API) execute(ctx context.Context, env *callEnv, args CallArgs, gasCap u
 
 // openCall decodes an eth_call-style request (call object, block, state
 // overrides and, when allowed, block overrides), resolves its block and
-// prepares the state. The caller must Close the returned Block.
-func (a *API) openCall(p Params, maxArgs int, blockOverrides bool) (*callRequest, *Block, *callEnv, error) {
+// prepares the state. The caller must Close the returned ReadContext.
+func (a *API) openCall(p rpc.Params, maxArgs int, blockOverrides bool) (*callRequest, *ReadContext, *callEnv, error) {
 	if err := p.AtMost(maxArgs); err != nil {
 		return nil, nil, nil, err
 	}
@@ -169,7 +166,7 @@ func (a *API) callEVM(env *callEnv, msg *core.Message, cfg vm.Config) *vm.EVM {
 }
 
 // ethCall implements eth_call(callObject, block?, stateOverrides?, blockOverrides?).
-func (a *API) ethCall(ctx context.Context, p Params) (any, error) {
+func (a *API) ethCall(ctx context.Context, p rpc.Params) (any, error) {
 	req, blk, env, err := a.openCall(p, 4, true)
 	if err != nil {
 		return nil, err
@@ -190,11 +187,11 @@ func (a *API) ethCall(ctx context.Context, p Params) (any, error) {
 // EVM failure -32000 naming it.
 func callFailure(result *core.ExecutionResult) error {
 	if errors.Is(result.Err, vm.ErrExecutionReverted) {
-		e := ErrReverted(revertReason(result.Revert()), "")
+		e := rpc.ErrReverted(revertReason(result.Revert()), "")
 		e.Data = hexutil.Encode(result.Revert()) // always present, "0x" when empty (as go-ethereum)
 		return e
 	}
-	return ErrServer(result.Err.Error())
+	return rpc.ErrServer(result.Err.Error())
 }
 
 // revertReason decodes Error(string) / Panic(uint256) revert data, or "".

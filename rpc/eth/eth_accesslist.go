@@ -1,4 +1,4 @@
-package rpc
+package eth
 
 import (
 	"context"
@@ -11,12 +11,13 @@ import (
 	"github.com/ethereum/go-ethereum/core/vm"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/eth/tracers/logger"
+
+	"github.com/tipnode/tipnode/rpc"
 )
 
-func init() {
-	registrars = append(registrars, func(a *API, s *Server) {
-		s.Register("eth_createAccessList", a.createAccessList)
-	})
+// registerAccessList installs eth_createAccessList.
+func (a *API) registerAccessList(s *rpc.Server) {
+	s.Register("eth_createAccessList", a.createAccessList)
 }
 
 // accessListResult is eth_createAccessList's result. Error holds the EVM
@@ -37,7 +38,7 @@ type accessListResult struct {
 // authorizations are left out as addresses (they are warm anyway), but the
 // recipient's slots are listed. The list only grows from one run to the
 // next, so the loop ends; APIConfig.EVMTimeout bounds it.
-func (a *API) createAccessList(ctx context.Context, p Params) (any, error) {
+func (a *API) createAccessList(ctx context.Context, p rpc.Params) (any, error) {
 	req, blk, env, err := a.openCall(p, 3, false)
 	if err != nil {
 		return nil, err

@@ -1,7 +1,6 @@
-package rpc
+package eth
 
 import (
-	"errors"
 	"fmt"
 	"math/big"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/holiman/uint256"
 
 	"github.com/tipnode/tipnode/chain"
+	"github.com/tipnode/tipnode/rpc"
 )
 
 // Call-object handling shared by eth_call, eth_estimateGas,
@@ -161,15 +161,6 @@ func newMessage(args *CallArgs, baseFee *big.Int, skipNonceCheck, skipExecutionG
 	return msg, nil
 }
 
-// callError is a refused call (bad arguments or a consensus error from
-// execution such as insufficient funds): -32000 with the message.
-type callError struct{ msg string }
-
-func (e *callError) Error() string  { return e.msg }
-func (e *callError) ErrorCode() int { return CodeServerError }
-
-func invalidCall(msg string) error { return &callError{msg} }
-
 // chainOverrides converts decoded state overrides to the chain package's.
 func chainOverrides(ov StateOverride) (map[common.Address]chain.AccountOverride, error) {
 	if len(ov) == 0 {
@@ -189,7 +180,7 @@ func chainOverrides(ov StateOverride) (map[common.Address]chain.AccountOverride,
 		if acc.Balance != nil {
 			b, overflow := uint256.FromBig(acc.Balance.ToInt())
 			if overflow || acc.Balance.ToInt().Sign() < 0 {
-				return nil, ErrInvalidParams("state override for account %s: balance out of range", addr.Hex())
+				return nil, rpc.ErrInvalidParams("state override for account %s: balance out of range", addr.Hex())
 			}
 			c.Balance = b
 		}
@@ -218,10 +209,10 @@ func applyBlockOverrides(o *BlockOverrides, ctx *vm.BlockContext, header *types.
 		return header, nil
 	}
 	if o.BeaconRoot != nil {
-		return nil, ErrInvalidParams(`block override "beaconRoot" is not supported for this RPC method`)
+		return nil, rpc.ErrInvalidParams(`block override "beaconRoot" is not supported for this RPC method`)
 	}
 	if o.Withdrawals != nil {
-		return nil, ErrInvalidParams(`block override "withdrawals" is not supported for this RPC method`)
+		return nil, rpc.ErrInvalidParams(`block override "withdrawals" is not supported for this RPC method`)
 	}
 	h := types.CopyHeader(header)
 	if o.Number != nil {
@@ -259,26 +250,6 @@ func applyBlockOverrides(o *BlockOverrides, ctx *vm.BlockContext, header *types.
 		ctx.BlobBaseFee = o.BlobBaseFee.ToInt()
 	}
 	return h, nil
-}
-
-// overrideError maps a refused state override (eth_call, eth_simulateV1):
-// the spec's codes for moving a precompile onto itself or onto an address
-// already used; moving a non-precompile is -32000 as the reference records.
-func overrideError(err error) error {
-	var oe *chain.OverrideError
-	if !errors.As(err, &oe) {
-		return err
-	}
-	switch oe.Kind {
-	case chain.OverrideMoveToSelf:
-		return &Error{Code: CodeMovePrecompileSelfReference, Message: oe.Msg}
-	case chain.OverrideMoveDuplicate:
-		return &Error{Code: CodeMovePrecompileDuplicate, Message: oe.Msg}
-	case chain.OverrideNotPrecompile:
-		return ErrServer(oe.Msg)
-	default:
-		return &Error{Code: CodeInvalidParams, Message: oe.Msg}
-	}
 }
 
 type (

@@ -1,4 +1,4 @@
-package rpc
+package eth
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/tipnode/tipnode/chain/chaintest"
+	"github.com/tipnode/tipnode/rpc"
 )
 
 // Tests of eth_call, eth_estimateGas, eth_createAccessList, eth_getStorageAt
@@ -238,11 +239,11 @@ func TestEthCallStateOverrides(t *testing.T) {
 		{name: "empty account override", method: "eth_call",
 			params: fmt.Sprintf(`[{"to":%q},"latest",{%q:{}}]`, acctA, acctA), result: `"0x"`},
 		{name: "state and stateDiff", method: "eth_call",
-			params: reader(1, `{"state":{"0x1":"0x1"},"stateDiff":{"0x2":"0x2"}}`), code: CodeInvalidParams, msg: "stateDiff"},
+			params: reader(1, `{"state":{"0x1":"0x1"},"stateDiff":{"0x2":"0x2"}}`), code: rpc.CodeInvalidParams, msg: "stateDiff"},
 		{name: "slot key too long", method: "eth_call",
-			params: reader(1, `{"stateDiff":{"0x`+strings.Repeat("1", 65)+`":"0x2"}}`), code: CodeInvalidParams, msg: "too long"},
+			params: reader(1, `{"stateDiff":{"0x`+strings.Repeat("1", 65)+`":"0x2"}}`), code: rpc.CodeInvalidParams, msg: "too long"},
 		{name: "bad override value", method: "eth_call",
-			params: reader(1, `{"balance":"xyz"}`), code: CodeInvalidParams, msg: "state overrides"},
+			params: reader(1, `{"balance":"xyz"}`), code: rpc.CodeInvalidParams, msg: "state overrides"},
 	})
 }
 
@@ -319,19 +320,19 @@ func TestEthCallBlockOverridesAndFees(t *testing.T) {
 	n.run([]rpcCase{
 		{name: "fee below base fee", method: "eth_call",
 			params: fmt.Sprintf(`[{"from":%q,"to":%q,"gasPrice":"0x1"},"latest",%s,{"baseFeePerGas":"0x7"}]`, acctRich, addrCode, ov),
-			code:   CodeServerError, msg: "max fee per gas less than block base fee"},
+			code:   rpc.CodeServerError, msg: "max fee per gas less than block base fee"},
 		{name: "insufficient funds for fee", method: "eth_call",
 			params: fmt.Sprintf(`[{"from":%q,"to":%q,"gasPrice":"0x3b9aca00"},"latest",%s]`, addrEmpty, addrCode, ov),
-			code:   CodeServerError, msg: "insufficient funds"},
+			code:   rpc.CodeServerError, msg: "insufficient funds"},
 		{name: "gasPrice with maxFeePerGas", method: "eth_call",
 			params: fmt.Sprintf(`[{"to":%q,"gasPrice":"0x1","maxFeePerGas":"0x1"}]`, addrCode),
-			code:   CodeServerError, msg: "both gasPrice"},
+			code:   rpc.CodeServerError, msg: "both gasPrice"},
 		{name: "beaconRoot block override refused", method: "eth_call",
 			params: fmt.Sprintf(`[{"to":%q},"latest",null,{"beaconRoot":"%s"}]`, addrCode, hexWord(1)),
-			code:   CodeInvalidParams, msg: "beaconRoot"},
+			code:   rpc.CodeInvalidParams, msg: "beaconRoot"},
 		{name: "prevRandao too long", method: "eth_call",
 			params: fmt.Sprintf(`[{"to":%q},"latest",null,{"prevRandao":"0x%s"}]`, addrCode, strings.Repeat("1", 65)),
-			code:   CodeInvalidParams, msg: "block overrides"},
+			code:   rpc.CodeInvalidParams, msg: "block overrides"},
 	})
 }
 
@@ -343,19 +344,19 @@ func TestEthCallFailures(t *testing.T) {
 	boom := errorStringData("boom")
 	n.run([]rpcCase{
 		{name: "Error(string)", method: "eth_call", params: at(codeRevertWith(boom), ""),
-			code: CodeCallReverted, msg: "execution reverted: boom", data: hexutil.Encode(boom)},
+			code: rpc.CodeCallReverted, msg: "execution reverted: boom", data: hexutil.Encode(boom)},
 		{name: "Panic(uint256)", method: "eth_call", params: at(codeRevertWith(panicData(0x11)), ""),
-			code: CodeCallReverted, msg: "execution reverted: arithmetic underflow or overflow", data: hexutil.Encode(panicData(0x11))},
+			code: rpc.CodeCallReverted, msg: "execution reverted: arithmetic underflow or overflow", data: hexutil.Encode(panicData(0x11))},
 		{name: "custom error data", method: "eth_call", params: at(codeRevertWith([]byte{0xde, 0xad, 0xbe, 0xef}), ""),
-			code: CodeCallReverted, msg: "execution reverted", data: "0xdeadbeef"},
+			code: rpc.CodeCallReverted, msg: "execution reverted", data: "0xdeadbeef"},
 		{name: "empty revert", method: "eth_call", params: at(codeRevertEmpty, ""),
-			code: CodeCallReverted, msg: "execution reverted"},
+			code: rpc.CodeCallReverted, msg: "execution reverted"},
 		{name: "out of gas", method: "eth_call", params: at(codeLoop, `,"gas":"0x10000"`),
-			code: CodeServerError, msg: "out of gas", data: "-"},
+			code: rpc.CodeServerError, msg: "out of gas", data: "-"},
 		{name: "invalid opcode", method: "eth_call", params: at(codeInvalid, ""),
-			code: CodeServerError, msg: "invalid opcode", data: "-"},
+			code: rpc.CodeServerError, msg: "invalid opcode", data: "-"},
 		{name: "data and input differ", method: "eth_call",
-			params: fmt.Sprintf(`[{"to":%q,"data":"0x01","input":"0x02"}]`, addrCode), code: CodeInvalidParams, msg: "input"},
+			params: fmt.Sprintf(`[{"to":%q,"data":"0x01","input":"0x02"}]`, addrCode), code: rpc.CodeInvalidParams, msg: "input"},
 		{name: "data and input equal", method: "eth_call",
 			params: fmt.Sprintf(`[{"to":%q,"data":"0x01","input":"0x01"}]`, addrCode), result: `"0x"`},
 		{name: "data alone", method: "eth_call",
@@ -364,11 +365,11 @@ func TestEthCallFailures(t *testing.T) {
 		{name: "contract creation returns init output", method: "eth_call",
 			params: `[{"input":"0x60ab60005360016000f3"}]`, result: `"0xab"`},
 		{name: "creation reverting", method: "eth_call",
-			params: fmt.Sprintf(`[{"input":%q}]`, codeRevertWith(boom)), code: CodeCallReverted, msg: "boom"},
-		{name: "missing call object", method: "eth_call", params: `[]`, code: CodeInvalidParams, msg: "call object"},
-		{name: "too many params", method: "eth_call", params: `[{},"latest",{},{},1]`, code: CodeInvalidParams, msg: "too many"},
+			params: fmt.Sprintf(`[{"input":%q}]`, codeRevertWith(boom)), code: rpc.CodeCallReverted, msg: "boom"},
+		{name: "missing call object", method: "eth_call", params: `[]`, code: rpc.CodeInvalidParams, msg: "call object"},
+		{name: "too many params", method: "eth_call", params: `[{},"latest",{},{},1]`, code: rpc.CodeInvalidParams, msg: "too many"},
 		{name: "value transfer from empty account", method: "eth_call",
-			params: fmt.Sprintf(`[{"from":%q,"to":%q,"value":"0x1"}]`, addrEmpty, addrCode), code: CodeServerError, msg: "insufficient funds"},
+			params: fmt.Sprintf(`[{"from":%q,"to":%q,"value":"0x1"}]`, addrEmpty, addrCode), code: rpc.CodeServerError, msg: "insufficient funds"},
 	})
 }
 
@@ -401,15 +402,15 @@ func TestEthCallSelectors(t *testing.T) {
 			params: at(fmt.Sprintf(`{"blockHash":%q,"requireCanonical":false}`, blk16.Hash.Hex())), result: num(16)},
 		{name: "blockHash head", method: "eth_call",
 			params: at(fmt.Sprintf(`{"blockHash":%q}`, chaintest.HeadHash)), result: num(54)},
-		{name: "unknown number", method: "eth_call", params: at(`"0x37"`), code: CodeHeaderNotFound, msg: "header not found"},
-		{name: "far number", method: "eth_call", params: at(`"0xffffff"`), code: CodeHeaderNotFound, msg: "header not found"},
+		{name: "unknown number", method: "eth_call", params: at(`"0x37"`), code: rpc.CodeHeaderNotFound, msg: "header not found"},
+		{name: "far number", method: "eth_call", params: at(`"0xffffff"`), code: rpc.CodeHeaderNotFound, msg: "header not found"},
 		{name: "unknown hash", method: "eth_call",
-			params: at(fmt.Sprintf(`{"blockHash":"%s","requireCanonical":true}`, hexWord(0xabc))), code: CodeHeaderNotFound, msg: "header not found"},
+			params: at(fmt.Sprintf(`{"blockHash":"%s","requireCanonical":true}`, hexWord(0xabc))), code: rpc.CodeHeaderNotFound, msg: "header not found"},
 		{name: "unknown hash not canonical", method: "eth_call",
-			params: at(fmt.Sprintf(`{"blockHash":"%s"}`, hexWord(0xabc))), code: CodeHeaderNotFound, msg: "header not found"},
-		{name: "bad tag", method: "eth_call", params: at(`"head"`), code: CodeInvalidParams, msg: "block"},
+			params: at(fmt.Sprintf(`{"blockHash":"%s"}`, hexWord(0xabc))), code: rpc.CodeHeaderNotFound, msg: "header not found"},
+		{name: "bad tag", method: "eth_call", params: at(`"head"`), code: rpc.CodeInvalidParams, msg: "block"},
 		{name: "both hash and number", method: "eth_call",
-			params: at(fmt.Sprintf(`{"blockHash":"%s","blockNumber":"0x1"}`, hexWord(1))), code: CodeInvalidParams, msg: "block"},
+			params: at(fmt.Sprintf(`{"blockHash":"%s","blockNumber":"0x1"}`, hexWord(1))), code: rpc.CodeInvalidParams, msg: "block"},
 	})
 }
 
@@ -426,13 +427,13 @@ func TestGetStorageAt(t *testing.T) {
 		{name: "unknown account", method: "eth_getStorageAt", params: fmt.Sprintf(`[%q,"0x1","latest"]`, addrEmpty), result: quoted(hexWord(0))},
 		{name: "by hash", method: "eth_getStorageAt",
 			params: fmt.Sprintf(`[%q,"0x1",{"blockHash":%q}]`, acctA, chaintest.HeadHash), result: quoted(hexWord(1))},
-		{name: "65 digits", method: "eth_getStorageAt", params: fmt.Sprintf(`[%q,%q,"latest"]`, acctA, long), code: CodeInvalidParams, msg: long},
-		{name: "bad hex", method: "eth_getStorageAt", params: fmt.Sprintf(`[%q,"0xzz","latest"]`, acctA), code: CodeInvalidParams, msg: `"0xzz"`},
-		{name: "empty hex", method: "eth_getStorageAt", params: fmt.Sprintf(`[%q,"0x","latest"]`, acctA), code: CodeInvalidParams, msg: "storage key"},
-		{name: "number key", method: "eth_getStorageAt", params: fmt.Sprintf(`[%q,1,"latest"]`, acctA), code: CodeInvalidParams, msg: "storage key"},
-		{name: "bad address", method: "eth_getStorageAt", params: `["0x12","0x1","latest"]`, code: CodeInvalidParams, msg: "address"},
-		{name: "unknown block", method: "eth_getStorageAt", params: fmt.Sprintf(`[%q,"0x1","0x100"]`, acctA), code: CodeHeaderNotFound, msg: "header not found"},
-		{name: "too many params", method: "eth_getStorageAt", params: fmt.Sprintf(`[%q,"0x1","latest",1]`, acctA), code: CodeInvalidParams, msg: "too many"},
+		{name: "65 digits", method: "eth_getStorageAt", params: fmt.Sprintf(`[%q,%q,"latest"]`, acctA, long), code: rpc.CodeInvalidParams, msg: long},
+		{name: "bad hex", method: "eth_getStorageAt", params: fmt.Sprintf(`[%q,"0xzz","latest"]`, acctA), code: rpc.CodeInvalidParams, msg: `"0xzz"`},
+		{name: "empty hex", method: "eth_getStorageAt", params: fmt.Sprintf(`[%q,"0x","latest"]`, acctA), code: rpc.CodeInvalidParams, msg: "storage key"},
+		{name: "number key", method: "eth_getStorageAt", params: fmt.Sprintf(`[%q,1,"latest"]`, acctA), code: rpc.CodeInvalidParams, msg: "storage key"},
+		{name: "bad address", method: "eth_getStorageAt", params: `["0x12","0x1","latest"]`, code: rpc.CodeInvalidParams, msg: "address"},
+		{name: "unknown block", method: "eth_getStorageAt", params: fmt.Sprintf(`[%q,"0x1","0x100"]`, acctA), code: rpc.CodeHeaderNotFound, msg: "header not found"},
+		{name: "too many params", method: "eth_getStorageAt", params: fmt.Sprintf(`[%q,"0x1","latest",1]`, acctA), code: rpc.CodeInvalidParams, msg: "too many"},
 	})
 }
 
@@ -453,13 +454,13 @@ func TestGetStorageValues(t *testing.T) {
 			params: fmt.Sprintf(`[{%q:["0x1"]}]`, acctA), result: fmt.Sprintf(`{%q:[%q]}`, acctA, hexWord(1))},
 		{name: "account without slots", method: "eth_getStorageValues",
 			params: fmt.Sprintf(`[{%q:[]},"latest"]`, acctA), result: fmt.Sprintf(`{%q:[]}`, acctA)},
-		{name: "empty request", method: "eth_getStorageValues", params: `[{},"latest"]`, code: CodeInvalidParams, msg: "empty"},
+		{name: "empty request", method: "eth_getStorageValues", params: `[{},"latest"]`, code: rpc.CodeInvalidParams, msg: "empty"},
 		{name: "too many slots", method: "eth_getStorageValues",
-			params: fmt.Sprintf(`[{%q:%s},"latest"]`, acctA, manyJSON), code: CodeInvalidParams, msg: "too many"},
+			params: fmt.Sprintf(`[{%q:%s},"latest"]`, acctA, manyJSON), code: rpc.CodeInvalidParams, msg: "too many"},
 		{name: "bad slot", method: "eth_getStorageValues",
-			params: fmt.Sprintf(`[{%q:["0x1","0xqq"]},"latest"]`, acctA), code: CodeInvalidParams, msg: "0xqq"},
+			params: fmt.Sprintf(`[{%q:["0x1","0xqq"]},"latest"]`, acctA), code: rpc.CodeInvalidParams, msg: "0xqq"},
 		{name: "unknown block", method: "eth_getStorageValues",
-			params: fmt.Sprintf(`[{%q:["0x1"]},"0x100"]`, acctA), code: CodeHeaderNotFound, msg: "header not found"},
+			params: fmt.Sprintf(`[{%q:["0x1"]},"0x100"]`, acctA), code: rpc.CodeHeaderNotFound, msg: "header not found"},
 	})
 }
 
@@ -473,29 +474,29 @@ func TestEstimateGas(t *testing.T) {
 		{name: "plain transfer", method: "eth_estimateGas",
 			params: fmt.Sprintf(`[{"from":%q,"to":%q,"value":"0x1"}]`, acctRich, addrEmpty), result: `"0x5208"`},
 		{name: "revert like eth_call", method: "eth_estimateGas", params: at(codeRevertWith(boom), "", ""),
-			code: CodeCallReverted, msg: "execution reverted: boom", data: hexutil.Encode(boom)},
+			code: rpc.CodeCallReverted, msg: "execution reverted: boom", data: hexutil.Encode(boom)},
 		{name: "invalid opcode", method: "eth_estimateGas", params: at(codeInvalid, "", ""),
-			code: CodeServerError, msg: "invalid opcode"},
+			code: rpc.CodeServerError, msg: "invalid opcode"},
 		{name: "never enough gas", method: "eth_estimateGas", params: at(codeLoop, "", ""),
-			code: CodeServerError, msg: "gas required exceeds allowance (16777216)"}, // EIP-7825 cap (Osaka)
+			code: rpc.CodeServerError, msg: "gas required exceeds allowance (16777216)"}, // EIP-7825 cap (Osaka)
 		{name: "requested gas is the cap", method: "eth_estimateGas", params: at(codeSstore, `,"gas":"0x7530"`, ""),
-			code: CodeServerError, msg: "gas required exceeds allowance (30000)"},
+			code: rpc.CodeServerError, msg: "gas required exceeds allowance (30000)"},
 		{name: "block gas limit override is the cap", method: "eth_estimateGas", params: at(codeSstore, "", `,{"gasLimit":"0x7530"}`),
-			code: CodeServerError, msg: "gas required exceeds allowance (30000)"},
+			code: rpc.CodeServerError, msg: "gas required exceeds allowance (30000)"},
 		{name: "balance caps the gas", method: "eth_estimateGas",
 			params: fmt.Sprintf(`[{"from":%q,"to":%q,"gasPrice":"0xa"},"latest",{%q:{"code":%q},%q:{"balance":"0x33450"}},{"baseFeePerGas":"0x1"}]`,
 				addrCode2, addrCode, addrCode, codeSstore, addrCode2),
-			code: CodeServerError, msg: "gas required exceeds allowance (21000)"},
+			code: rpc.CodeServerError, msg: "gas required exceeds allowance (21000)"},
 		{name: "value above balance", method: "eth_estimateGas",
 			params: fmt.Sprintf(`[{"from":%q,"to":%q,"gasPrice":"0xa","value":"0x10"},"latest",{%q:{"balance":"0x10"}},{"baseFeePerGas":"0x1"}]`,
 				addrCode2, addrEmpty, addrCode2),
-			code: CodeServerError, msg: "insufficient funds for transfer"},
+			code: rpc.CodeServerError, msg: "insufficient funds for transfer"},
 		{name: "maxFeePerBlobGas without blobs", method: "eth_estimateGas",
-			params: fmt.Sprintf(`[{"to":%q,"maxFeePerBlobGas":"0x1"}]`, addrEmpty), code: CodeServerError, msg: "blobVersionedHashes"},
+			params: fmt.Sprintf(`[{"to":%q,"maxFeePerBlobGas":"0x1"}]`, addrEmpty), code: rpc.CodeServerError, msg: "blobVersionedHashes"},
 		{name: "unknown block", method: "eth_estimateGas",
-			params: fmt.Sprintf(`[{"to":%q},"0x100"]`, addrEmpty), code: CodeHeaderNotFound, msg: "header not found"},
+			params: fmt.Sprintf(`[{"to":%q},"0x100"]`, addrEmpty), code: rpc.CodeHeaderNotFound, msg: "header not found"},
 		{name: "data and input differ", method: "eth_estimateGas",
-			params: fmt.Sprintf(`[{"to":%q,"data":"0x01","input":"0x02"}]`, addrEmpty), code: CodeInvalidParams, msg: "input"},
+			params: fmt.Sprintf(`[{"to":%q,"data":"0x01","input":"0x02"}]`, addrEmpty), code: rpc.CodeInvalidParams, msg: "input"},
 	})
 
 	// The estimate is enough, and at most 1.5% above what is needed: 2% less
@@ -579,11 +580,11 @@ func TestCreateAccessList(t *testing.T) {
 	}
 	n.run([]rpcCase{
 		{name: "block overrides not accepted", method: "eth_createAccessList",
-			params: fmt.Sprintf(`[{"to":%q},"latest",{},{}]`, addrEmpty), code: CodeInvalidParams, msg: "too many"},
+			params: fmt.Sprintf(`[{"to":%q},"latest",{},{}]`, addrEmpty), code: rpc.CodeInvalidParams, msg: "too many"},
 		{name: "insufficient funds", method: "eth_createAccessList",
-			params: fmt.Sprintf(`[{"from":%q,"to":%q,"gasPrice":"0x3b9aca00"}]`, addrEmpty, addrEmpty), code: CodeServerError, msg: "insufficient funds"},
+			params: fmt.Sprintf(`[{"from":%q,"to":%q,"gasPrice":"0x3b9aca00"}]`, addrEmpty, addrEmpty), code: rpc.CodeServerError, msg: "insufficient funds"},
 		{name: "unknown block", method: "eth_createAccessList",
-			params: fmt.Sprintf(`[{"to":%q},"0x100"]`, addrEmpty), code: CodeHeaderNotFound, msg: "header not found"},
+			params: fmt.Sprintf(`[{"to":%q},"0x100"]`, addrEmpty), code: rpc.CodeHeaderNotFound, msg: "header not found"},
 	})
 }
 
@@ -605,10 +606,10 @@ func FuzzCallRequest(f *testing.F) {
 		if err := json.Unmarshal(data, &raw); err != nil {
 			return
 		}
-		req, err := decodeCallRequest(NewParams(raw...))
+		req, err := decodeCallRequest(rpc.NewParams(raw...))
 		if err != nil {
-			var e *Error
-			if !errors.As(err, &e) || e.Code != CodeInvalidParams {
+			var e *rpc.Error
+			if !errors.As(err, &e) || e.Code != rpc.CodeInvalidParams {
 				t.Fatalf("refusal is not invalid params: %v", err)
 			}
 			return
@@ -626,8 +627,8 @@ func FuzzCallRequest(f *testing.F) {
 			}
 		}
 		if _, err := chainOverrides(req.state); err != nil {
-			var e *Error
-			if !errors.As(err, &e) || e.Code != CodeInvalidParams {
+			var e *rpc.Error
+			if !errors.As(err, &e) || e.Code != rpc.CodeInvalidParams {
 				t.Fatalf("override conversion refusal is not invalid params: %v", err)
 			}
 		}
@@ -645,7 +646,7 @@ func TestEstimateTimeout(t *testing.T) {
 	n := &callNode{t: t, url: url, client: &http.Client{Timeout: 30 * time.Second}}
 	loop := fmt.Sprintf(`[{"to":%q,"gas":"0x10000000000"},"latest",{%q:{"code":%q}}]`, addrCode, addrCode, codeLoop)
 	n.run([]rpcCase{
-		{name: "estimate", method: "eth_estimateGas", params: loop, code: CodeTimeout, msg: "timeout"},
-		{name: "access list", method: "eth_createAccessList", params: loop, code: CodeTimeout, msg: "timeout"},
+		{name: "estimate", method: "eth_estimateGas", params: loop, code: rpc.CodeTimeout, msg: "timeout"},
+		{name: "access list", method: "eth_createAccessList", params: loop, code: rpc.CodeTimeout, msg: "timeout"},
 	})
 }

@@ -1,18 +1,19 @@
-package rpc
+package eth
 
 import (
 	"errors"
 	"fmt"
-	"github.com/ethereum/go-ethereum/params"
 	"math/big"
 	"sync/atomic"
 	"time"
 
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/params"
 	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/pending"
+	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/store"
 )
 
@@ -104,10 +105,11 @@ type API struct {
 	pending atomic.Pointer[PendingSource]
 	pool    TxPool
 	log     zerolog.Logger
-	// chainExt holds the state of the chain-data methods: the new-head feed
-	// of newHeads/logs subscriptions and the gas price cache (heads.go,
-	// eth_fees.go). Its zero value is ready to use.
-	chainExt chainExt
+	// heads fans new canonical heads out to the newHeads and logs
+	// subscriptions (heads.go).
+	heads headFeed
+	// gasPrice caches the suggested tip of the current head (eth_fees.go).
+	gasPrice gasPriceCache
 }
 
 // NewAPI returns the method handlers. pool may be nil (then
@@ -150,21 +152,31 @@ func (a *API) currentPending() *pending.Snapshot {
 func (a *API) Executor() *chain.Executor { return a.exec }
 
 // Register installs every method on the server. Each group of methods lives
-// in its own file with its own register function.
-func (a *API) Register(s *Server) {
-	for _, r := range registrars {
-		r(a, s)
+// in its own file with its own register function; this is the one list of
+// them.
+func (a *API) Register(s *rpc.Server) {
+	for _, register := range []func(*rpc.Server){
+		a.registerAccessList, // eth_accesslist.go
+		a.registerCall,       // eth_call.go
+		a.registerChain,      // eth_chain.go
+		a.registerConfig,     // eth_config.go
+		a.registerEstimate,   // eth_estimate.go
+		a.registerFees,       // eth_fees.go
+		a.registerLogs,       // eth_logs.go
+		a.registerPending,    // eth_pending.go
+		a.registerSend,       // eth_send.go
+		a.registerState,      // eth_state.go
+		a.registerSimulate,   // simulate.go
+	} {
+		register(s)
 	}
 }
 
-// registrars is filled by init functions of the method files, so that each
-// file owns its own registration.
-var registrars []func(a *API, s *Server)
-
-// Block is the result of resolving a block selector: the header whose
-// post-state (or, for pending, whose pre-confirmed state) is read, and how to
-// read it. Close releases the store view.
-type Block struct {
+// ReadContext is what a block selector resolves to (API.Resolve): the header
+// whose post-state (or, for pending, whose pre-confirmed state) is read, that
+// state, the ancestors' headers, and the one store view they all come from.
+// It is not a block: it carries no body. Close releases the store view.
+type ReadContext struct {
 	View    store.View
 	Header  *types.Header      // the selected block; for pending the pending header
 	Pending *pending.Snapshot  // non-nil when the selector resolved to the pending layer
@@ -174,17 +186,14 @@ type Block struct {
 
 // State returns the state to read or execute on: the post-state of Header
 // (for pending: the pre-confirmed state, on top of the anchor).
-func (b *Block) State() chain.Backend { return b.state }
+func (rc *ReadContext) State() chain.Backend { return rc.state }
 
 // Close releases the view.
-func (b *Block) Close() { b.View.Close() }
+func (rc *ReadContext) Close() { rc.View.Close() }
 
-// errBlockNotFound is mapped to -32000 "header not found".
-var errBlockNotFound = errors.New("header not found")
-
-// Resolve turns a selector into a consistent Block: one store view and, for
-// pending, one snapshot loaded once. The caller must Close it.
-func (a *API) Resolve(sel BlockSelector) (*Block, error) {
+// Resolve turns a selector into a consistent ReadContext: one store view
+// and, for pending, one snapshot loaded once. The caller must Close it.
+func (a *API) Resolve(sel BlockSelector) (*ReadContext, error) {
 	var snap *pending.Snapshot
 	if sel.Hash == nil && sel.Number == nil && sel.Tag == TagPending {
 		snap = a.currentPending()
@@ -201,7 +210,7 @@ func (a *API) Resolve(sel BlockSelector) (*Block, error) {
 	return b, nil
 }
 
-func (a *API) resolve(view store.View, sel BlockSelector, snap *pending.Snapshot) (*Block, error) {
+func (a *API) resolve(view store.View, sel BlockSelector, snap *pending.Snapshot) (*ReadContext, error) {
 	headers := chain.ViewHeaders{View: view}
 	var number uint64
 	switch {
@@ -233,7 +242,7 @@ func (a *API) resolve(view store.View, sel BlockSelector, snap *pending.Snapshot
 			if snap != nil {
 				base, err := view.StateAt(snap.Anchor().Number.Uint64())
 				if err == nil {
-					return &Block{View: view, Header: snap.Header(), Pending: snap, Headers: headers, state: snap.State(base)}, nil
+					return &ReadContext{View: view, Header: snap.Header(), Pending: snap, Headers: headers, state: snap.State(base)}, nil
 				}
 				// The anchor is no longer readable (unwound): fall back to latest.
 			}
@@ -271,24 +280,10 @@ func (a *API) resolve(view store.View, sel BlockSelector, snap *pending.Snapshot
 	return a.atHeader(view, headers, h)
 }
 
-func (a *API) atHeader(view store.View, headers chain.HeaderSource, h *types.Header) (*Block, error) {
+func (a *API) atHeader(view store.View, headers chain.HeaderSource, h *types.Header) (*ReadContext, error) {
 	st, err := view.StateAt(h.Number.Uint64())
 	if err != nil {
 		return nil, fmt.Errorf("%w: state of block %d: %v", errBlockNotFound, h.Number.Uint64(), err)
 	}
-	return &Block{View: view, Header: h, Headers: headers, state: st}, nil
-}
-
-// mapError assigns JSON-RPC codes to the sentinels of our packages. It is
-// installed on the server with SetErrorMapper.
-func (a *API) MapError(err error) *Error {
-	switch {
-	case errors.Is(err, errBlockNotFound):
-		return &Error{Code: CodeHeaderNotFound, Message: "header not found"}
-	case errors.Is(err, ErrNoTxPool), errors.Is(err, ErrUnprotectedTx),
-		errors.Is(err, ErrTxFeeTooHigh), errors.Is(err, ErrTxRejected):
-		// eth_sendRawTransaction refusals (eth_send.go).
-		return &Error{Code: CodeServerError, Message: err.Error()}
-	}
-	return nil
+	return &ReadContext{View: view, Header: h, Headers: headers, state: st}, nil
 }

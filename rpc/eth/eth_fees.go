@@ -1,4 +1,4 @@
-package rpc
+package eth
 
 // Fee methods: eth_gasPrice, eth_maxPriorityFeePerGas, eth_feeHistory,
 // eth_blobBaseFee, eth_baseFee.
@@ -14,10 +14,10 @@ package rpc
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/big"
 	"slices"
+	"sync"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -27,17 +27,17 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/params"
 
+	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/store"
 )
 
-func init() {
-	registrars = append(registrars, func(a *API, s *Server) {
-		s.Register("eth_gasPrice", a.ethGasPrice)
-		s.Register("eth_maxPriorityFeePerGas", a.ethMaxPriorityFeePerGas)
-		s.Register("eth_feeHistory", a.ethFeeHistory)
-		s.Register("eth_blobBaseFee", a.ethBlobBaseFee)
-		s.Register("eth_baseFee", a.ethBaseFee)
-	})
+// registerFees installs the fee methods.
+func (a *API) registerFees(s *rpc.Server) {
+	s.Register("eth_gasPrice", a.ethGasPrice)
+	s.Register("eth_maxPriorityFeePerGas", a.ethMaxPriorityFeePerGas)
+	s.Register("eth_feeHistory", a.ethFeeHistory)
+	s.Register("eth_blobBaseFee", a.ethBlobBaseFee)
+	s.Register("eth_baseFee", a.ethBaseFee)
 }
 
 // Tip oracle parameters (see the file comment).
@@ -88,17 +88,17 @@ func (a *API) headHeader() (*types.Header, error) {
 	return h, nil
 }
 
-func (a *API) ethGasPrice(ctx context.Context, p Params) (any, error) {
+func (a *API) ethGasPrice(ctx context.Context, p rpc.Params) (any, error) {
 	return a.suggestedFee(p, true)
 }
 
-func (a *API) ethMaxPriorityFeePerGas(ctx context.Context, p Params) (any, error) {
+func (a *API) ethMaxPriorityFeePerGas(ctx context.Context, p rpc.Params) (any, error) {
 	return a.suggestedFee(p, false)
 }
 
 // suggestedFee is the suggested tip at the head, plus the head's base fee
 // when withBaseFee (eth_gasPrice).
-func (a *API) suggestedFee(p Params, withBaseFee bool) (any, error) {
+func (a *API) suggestedFee(p rpc.Params, withBaseFee bool) (any, error) {
 	if err := p.AtMost(0); err != nil {
 		return nil, err
 	}
@@ -117,17 +117,37 @@ func (a *API) suggestedFee(p Params, withBaseFee bool) (any, error) {
 	return (*hexutil.Big)(tip), nil
 }
 
+// gasPriceCache holds the suggested tip computed at one head. Its zero value
+// is ready to use.
+type gasPriceCache struct {
+	mu   sync.Mutex
+	head common.Hash // hash of the head the cached tip was computed at
+	tip  []byte      // cached suggested tip (big-endian), nil when unset
+}
+
+// get returns a fresh copy of the tip cached for head, if any.
+func (c *gasPriceCache) get(head common.Hash) (*big.Int, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tip == nil || c.head != head {
+		return nil, false
+	}
+	return new(big.Int).SetBytes(c.tip), true
+}
+
+// put caches tip as the suggestion at head.
+func (c *gasPriceCache) put(head common.Hash, tip *big.Int) {
+	c.mu.Lock()
+	c.head, c.tip = head, tip.Bytes()
+	c.mu.Unlock()
+}
+
 // suggestTip returns a fresh copy of the suggested tip at head h.
 func (a *API) suggestTip(view store.View, h *types.Header) (*big.Int, error) {
-	ext := &a.chainExt
 	hash := h.Hash()
-	ext.gasMu.Lock()
-	if ext.gasTip != nil && ext.gasHead == hash {
-		v := new(big.Int).SetBytes(ext.gasTip)
-		ext.gasMu.Unlock()
+	if v, ok := a.gasPrice.get(hash); ok {
 		return v, nil
 	}
-	ext.gasMu.Unlock()
 
 	var samples []*big.Int
 	head := h.Number.Uint64()
@@ -167,15 +187,13 @@ func (a *API) suggestTip(view store.View, h *types.Header) (*big.Int, error) {
 	if tip.Cmp(tipOracleMax) > 0 {
 		tip.Set(tipOracleMax)
 	}
-	ext.gasMu.Lock()
-	ext.gasHead, ext.gasTip = hash, tip.Bytes()
-	ext.gasMu.Unlock()
+	a.gasPrice.put(hash, tip)
 	return tip, nil
 }
 
 // ethBlobBaseFee is the blob base fee of the latest block (null before
 // Cancun).
-func (a *API) ethBlobBaseFee(ctx context.Context, p Params) (any, error) {
+func (a *API) ethBlobBaseFee(ctx context.Context, p rpc.Params) (any, error) {
 	if err := p.AtMost(0); err != nil {
 		return nil, err
 	}
@@ -190,7 +208,7 @@ func (a *API) ethBlobBaseFee(ctx context.Context, p Params) (any, error) {
 }
 
 // ethBaseFee is the base fee of the next block (null before London).
-func (a *API) ethBaseFee(ctx context.Context, p Params) (any, error) {
+func (a *API) ethBaseFee(ctx context.Context, p rpc.Params) (any, error) {
 	if err := p.AtMost(0); err != nil {
 		return nil, err
 	}
@@ -215,15 +233,13 @@ type feeHistoryResult struct {
 	BlobGasUsedRatio []float64        `json:"blobGasUsedRatio,omitempty"`
 }
 
-var errInvalidPercentile = errors.New("invalid reward percentile")
-
 // ethFeeHistory(blockCount, newestBlock, rewardPercentiles?). blockCount is
 // capped at FeeHistoryMaxBlocks and at the blocks available; "pending"
 // means latest. Rewards: for each percentile, the effective tip of the
 // transaction at which the cumulative gas used (transactions sorted by tip)
 // reaches that percentile of the block's gas used; all zero for an empty
 // block.
-func (a *API) ethFeeHistory(ctx context.Context, p Params) (any, error) {
+func (a *API) ethFeeHistory(ctx context.Context, p rpc.Params) (any, error) {
 	if err := p.AtMost(3); err != nil {
 		return nil, err
 	}
@@ -240,14 +256,14 @@ func (a *API) ethFeeHistory(ctx context.Context, p Params) (any, error) {
 		return nil, err
 	}
 	if len(percentiles) > maxRewardPercentile {
-		return nil, ArgError(2, "rewardPercentiles", "%v: over the query limit %d", errInvalidPercentile, maxRewardPercentile)
+		return nil, rpc.ArgError(2, "rewardPercentiles", "%v: over the query limit %d", errInvalidPercentile, maxRewardPercentile)
 	}
 	for i, pc := range percentiles {
 		if pc < 0 || pc > 100 {
-			return nil, ArgError(2, "rewardPercentiles", "%v: %f", errInvalidPercentile, pc)
+			return nil, rpc.ArgError(2, "rewardPercentiles", "%v: %f", errInvalidPercentile, pc)
 		}
 		if i > 0 && pc <= percentiles[i-1] {
-			return nil, ArgError(2, "rewardPercentiles", "%v: #%d:%f >= #%d:%f", errInvalidPercentile, i-1, percentiles[i-1], i, pc)
+			return nil, rpc.ArgError(2, "rewardPercentiles", "%v: #%d:%f >= #%d:%f", errInvalidPercentile, i-1, percentiles[i-1], i, pc)
 		}
 	}
 	if sel.Tag == TagPending {

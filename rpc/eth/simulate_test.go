@@ -1,4 +1,4 @@
-package rpc
+package eth
 
 import (
 	"encoding/json"
@@ -16,6 +16,7 @@ import (
 	"github.com/ethereum/go-ethereum/params"
 
 	"github.com/tipnode/tipnode/chain/chaintest"
+	"github.com/tipnode/tipnode/rpc"
 )
 
 // The conformance fixtures (TestConformance, eth_simulateV1 directory) are
@@ -40,7 +41,7 @@ type simBlockOut struct {
 		Status     hexutil.Uint64 `json:"status"`
 		GasUsed    hexutil.Uint64 `json:"gasUsed"`
 		Logs       []*types.Log   `json:"logs"`
-		Error      *Error         `json:"error"`
+		Error      *rpc.Error     `json:"error"`
 	} `json:"calls"`
 }
 
@@ -60,7 +61,7 @@ func simulate(t testing.TB, url string, payload any, block any) []simBlockOut {
 }
 
 // simulateErr runs eth_simulateV1 expecting an error and returns it.
-func simulateErr(t testing.TB, url string, payload any, block any) *Error {
+func simulateErr(t testing.TB, url string, payload any, block any) *rpc.Error {
 	t.Helper()
 	r := callRPC(t, url, "eth_simulateV1", payload, block)
 	if r.Error == nil {
@@ -190,10 +191,10 @@ func TestSimulateHistoricalBlock(t *testing.T) {
 		})
 	}
 	// A base the node does not have.
-	if e := simulateErr(t, url, payload, "0x1000"); e.Code != CodeHeaderNotFound {
+	if e := simulateErr(t, url, payload, "0x1000"); e.Code != rpc.CodeHeaderNotFound {
 		t.Fatalf("unknown block: code %d", e.Code)
 	}
-	if e := simulateErr(t, url, payload, common.HexToHash("0x1234")); e.Code != CodeHeaderNotFound {
+	if e := simulateErr(t, url, payload, common.HexToHash("0x1234")); e.Code != rpc.CodeHeaderNotFound {
 		t.Fatalf("unknown hash: code %d", e.Code)
 	}
 }
@@ -279,11 +280,11 @@ func TestSimulate256Blocks(t *testing.T) {
 	if out := simulate(t, url, map[string]any{"blockStateCalls": many}, "latest"); len(out) != 256 {
 		t.Fatalf("%d blocks", len(out))
 	}
-	if e := simulateErr(t, url, map[string]any{"blockStateCalls": append(many, map[string]any{})}, "latest"); e.Code != CodeClientLimitExceeded {
+	if e := simulateErr(t, url, map[string]any{"blockStateCalls": append(many, map[string]any{})}, "latest"); e.Code != rpc.CodeClientLimitExceeded {
 		t.Fatalf("257 entries: code %d", e.Code)
 	}
 	span := map[string]any{"blockStateCalls": []any{map[string]any{"blockOverrides": map[string]any{"number": hexutil.Uint64(head + 257)}}}}
-	if e := simulateErr(t, url, span, "latest"); e.Code != CodeClientLimitExceeded {
+	if e := simulateErr(t, url, span, "latest"); e.Code != rpc.CodeClientLimitExceeded {
 		t.Fatalf("span 257: code %d", e.Code)
 	}
 }
@@ -318,29 +319,29 @@ func TestSimulateLimits(t *testing.T) {
 		code    int
 		msg     string
 	}{
-		{"empty", blocks(), CodeInvalidParams, "empty"},
-		{"too many entries", blocks(make([]any, 9)...), CodeClientLimitExceeded, "too many blocks"},
-		{"span beyond limit", blocks(bo("number", "0x3f")), CodeClientLimitExceeded, "too many blocks"},
-		{"calls per block", blocks(withCalls(3)), CodeClientLimitExceeded, "in block"},
-		{"calls in total", blocks(withCalls(2), withCalls(2)), CodeClientLimitExceeded, "too many calls"},
-		{"number not increasing", blocks(bo("number", "0x38"), bo("number", "0x38")), CodeBlockNumberInvalid, "order"},
-		{"number at base", blocks(bo("number", "0x36")), CodeBlockNumberInvalid, "order"},
-		{"time not increasing", blocks(bo("time", "0x1000"), bo("time", "0x1000")), CodeBlockTimestampInvalid, "order"},
+		{"empty", blocks(), rpc.CodeInvalidParams, "empty"},
+		{"too many entries", blocks(make([]any, 9)...), rpc.CodeClientLimitExceeded, "too many blocks"},
+		{"span beyond limit", blocks(bo("number", "0x3f")), rpc.CodeClientLimitExceeded, "too many blocks"},
+		{"calls per block", blocks(withCalls(3)), rpc.CodeClientLimitExceeded, "in block"},
+		{"calls in total", blocks(withCalls(2), withCalls(2)), rpc.CodeClientLimitExceeded, "too many calls"},
+		{"number not increasing", blocks(bo("number", "0x38"), bo("number", "0x38")), rpc.CodeBlockNumberInvalid, "order"},
+		{"number at base", blocks(bo("number", "0x36")), rpc.CodeBlockNumberInvalid, "order"},
+		{"time not increasing", blocks(bo("time", "0x1000"), bo("time", "0x1000")), rpc.CodeBlockTimestampInvalid, "order"},
 		{"block gas limit", blocks(map[string]any{"blockOverrides": map[string]any{"gasLimit": "0x7530"},
 			"calls": []any{map[string]any{"from": simC0, "to": simC1, "gas": "0x5208"}, map[string]any{"from": simC0, "to": simC1, "gas": "0x5208"}}}),
-			CodeBlockGasLimitReached, "block gas limit"},
-		{"move non-precompile", blocks(map[string]any{"stateOverrides": map[string]any{simC1.Hex(): map[string]any{"movePrecompileToAddress": simC2}}}), CodeServerError, "not a precompile"},
-		{"move precompile to itself", blocks(map[string]any{"stateOverrides": map[string]any{"0x0000000000000000000000000000000000000001": map[string]any{"movePrecompileToAddress": "0x0000000000000000000000000000000000000001"}}}), CodeMovePrecompileSelfReference, "itself"},
+			rpc.CodeBlockGasLimitReached, "block gas limit"},
+		{"move non-precompile", blocks(map[string]any{"stateOverrides": map[string]any{simC1.Hex(): map[string]any{"movePrecompileToAddress": simC2}}}), rpc.CodeServerError, "not a precompile"},
+		{"move precompile to itself", blocks(map[string]any{"stateOverrides": map[string]any{"0x0000000000000000000000000000000000000001": map[string]any{"movePrecompileToAddress": "0x0000000000000000000000000000000000000001"}}}), rpc.CodeMovePrecompileSelfReference, "itself"},
 		{"move onto overridden", blocks(map[string]any{"stateOverrides": map[string]any{
 			"0x0000000000000000000000000000000000000001": map[string]any{"movePrecompileToAddress": simC2},
-			simC2.Hex(): map[string]any{"balance": "0x1"}}}), CodeMovePrecompileDuplicate, "overridden"},
-		{"difficulty after merge", blocks(bo("difficulty", "0x1")), CodeInvalidParams, "difficulty"},
+			simC2.Hex(): map[string]any{"balance": "0x1"}}}), rpc.CodeMovePrecompileDuplicate, "overridden"},
+		{"difficulty after merge", blocks(bo("difficulty", "0x1")), rpc.CodeInvalidParams, "difficulty"},
 		{"nonce too low", map[string]any{"validation": true, "blockStateCalls": []any{map[string]any{
 			"stateOverrides": map[string]any{simC0.Hex(): map[string]any{"nonce": "0x2", "balance": "0xffffffffffffffff"}},
-			"calls":          []any{map[string]any{"from": simC0, "to": simC1, "nonce": "0x1", "maxFeePerGas": "0xffffffff"}}}}}, CodeNonceTooLow, "nonce too low"},
+			"calls":          []any{map[string]any{"from": simC0, "to": simC1, "nonce": "0x1", "maxFeePerGas": "0xffffffff"}}}}}, rpc.CodeNonceTooLow, "nonce too low"},
 		{"nonce too high", map[string]any{"validation": true, "blockStateCalls": []any{map[string]any{
 			"stateOverrides": map[string]any{simC0.Hex(): map[string]any{"balance": "0xffffffffffffffff"}},
-			"calls":          []any{map[string]any{"from": simC0, "to": simC1, "nonce": "0x5", "maxFeePerGas": "0xffffffff"}}}}}, CodeNonceTooHigh, "nonce too high"},
+			"calls":          []any{map[string]any{"from": simC0, "to": simC1, "nonce": "0x5", "maxFeePerGas": "0xffffffff"}}}}}, rpc.CodeNonceTooHigh, "nonce too high"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -380,7 +381,7 @@ func TestSimulateLimits(t *testing.T) {
 	cfg2.GasCap = 50_000
 	cfg2.SimulateMaxCalls = 10
 	_, url2 := conformanceNode(t, cfg2)
-	if e := simulateErr(t, url2, blocks(withCalls(2), withCalls(1)), "latest"); e.Code != CodeIntrinsicGas {
+	if e := simulateErr(t, url2, blocks(withCalls(2), withCalls(1)), "latest"); e.Code != rpc.CodeIntrinsicGas {
 		t.Fatalf("exhausted gas cap: %d %s", e.Code, e.Message)
 	}
 }
@@ -399,7 +400,7 @@ func TestSimulateTimeout(t *testing.T) {
 	}
 	start := time.Now()
 	e := simulateErr(t, url, map[string]any{"blockStateCalls": []any{map[string]any{}, loop, map[string]any{}}}, "latest")
-	if e.Code != CodeTimeout || !strings.Contains(e.Message, "timeout") {
+	if e.Code != rpc.CodeTimeout || !strings.Contains(e.Message, "timeout") {
 		t.Fatalf("got %d %q", e.Code, e.Message)
 	}
 	if d := time.Since(start); d > 20*time.Second {
@@ -514,7 +515,7 @@ func TestSimulateBadParams(t *testing.T) {
 		{map[string]any{"blockStateCalls": []any{map[string]any{}}}, "bogus"},
 	} {
 		r := callRPC(t, url, "eth_simulateV1", p...)
-		if r.Error == nil || r.Error.Code != CodeInvalidParams {
+		if r.Error == nil || r.Error.Code != rpc.CodeInvalidParams {
 			t.Errorf("params %v: %+v", p, r.Error)
 		}
 	}

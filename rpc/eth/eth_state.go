@@ -1,4 +1,4 @@
-package rpc
+package eth
 
 import (
 	"context"
@@ -8,30 +8,31 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
+
+	"github.com/tipnode/tipnode/rpc"
 )
 
-func init() {
-	registrars = append(registrars, func(a *API, s *Server) {
-		s.Register("eth_getStorageAt", a.getStorageAt)
-		s.Register("eth_getStorageValues", a.getStorageValues)
-		s.Register("eth_getBalance", a.getBalance)
-		s.Register("eth_getCode", a.getCode)
-		s.Register("eth_getTransactionCount", a.getTransactionCount)
-	})
+// registerState installs the account and storage getters.
+func (a *API) registerState(s *rpc.Server) {
+	s.Register("eth_getStorageAt", a.getStorageAt)
+	s.Register("eth_getStorageValues", a.getStorageValues)
+	s.Register("eth_getBalance", a.getBalance)
+	s.Register("eth_getCode", a.getCode)
+	s.Register("eth_getTransactionCount", a.getTransactionCount)
 }
 
 // maxStorageValuesSlots caps the slots of one eth_getStorageValues request.
 const maxStorageValuesSlots = 10_000
 
 // decodeSlot parses a storage key: 1–64 hex digits, left-padded to 32 bytes.
-func decodeSlot(p Params, i int) (common.Hash, error) {
+func decodeSlot(p rpc.Params, i int) (common.Hash, error) {
 	var s string
 	if err := p.Decode(i, "storage key", &s); err != nil {
 		return common.Hash{}, err
 	}
 	w, err := parseSlot(s)
 	if err != nil {
-		return common.Hash{}, ErrInvalidParams("%s", err.Error())
+		return common.Hash{}, rpc.ErrInvalidParams("%s", err.Error())
 	}
 	return w, nil
 }
@@ -53,7 +54,7 @@ func parseSlot(s string) (common.Hash, error) {
 
 // stateAccount decodes (address, block) of the account getters and reads
 // the account through one resolved block.
-func (a *API) withAccount(p Params, fn func(blk *Block, addr common.Address) (any, error)) (any, error) {
+func (a *API) withAccount(p rpc.Params, fn func(blk *ReadContext, addr common.Address) (any, error)) (any, error) {
 	if err := p.AtMost(2); err != nil {
 		return nil, err
 	}
@@ -73,8 +74,8 @@ func (a *API) withAccount(p Params, fn func(blk *Block, addr common.Address) (an
 	return fn(blk, addr)
 }
 
-func (a *API) getBalance(_ context.Context, p Params) (any, error) {
-	return a.withAccount(p, func(blk *Block, addr common.Address) (any, error) {
+func (a *API) getBalance(_ context.Context, p rpc.Params) (any, error) {
+	return a.withAccount(p, func(blk *ReadContext, addr common.Address) (any, error) {
 		acc, err := blk.State().Account(addr)
 		if err != nil || acc == nil {
 			return (*hexutil.Big)(new(big.Int)), err
@@ -83,8 +84,8 @@ func (a *API) getBalance(_ context.Context, p Params) (any, error) {
 	})
 }
 
-func (a *API) getTransactionCount(_ context.Context, p Params) (any, error) {
-	return a.withAccount(p, func(blk *Block, addr common.Address) (any, error) {
+func (a *API) getTransactionCount(_ context.Context, p rpc.Params) (any, error) {
+	return a.withAccount(p, func(blk *ReadContext, addr common.Address) (any, error) {
 		acc, err := blk.State().Account(addr)
 		if err != nil || acc == nil {
 			return hexutil.Uint64(0), err
@@ -93,8 +94,8 @@ func (a *API) getTransactionCount(_ context.Context, p Params) (any, error) {
 	})
 }
 
-func (a *API) getCode(_ context.Context, p Params) (any, error) {
-	return a.withAccount(p, func(blk *Block, addr common.Address) (any, error) {
+func (a *API) getCode(_ context.Context, p rpc.Params) (any, error) {
+	return a.withAccount(p, func(blk *ReadContext, addr common.Address) (any, error) {
 		st := blk.State()
 		acc, err := st.Account(addr)
 		if err != nil || acc == nil || acc.CodeHash == types.EmptyCodeHash {
@@ -105,7 +106,7 @@ func (a *API) getCode(_ context.Context, p Params) (any, error) {
 	})
 }
 
-func (a *API) getStorageAt(_ context.Context, p Params) (any, error) {
+func (a *API) getStorageAt(_ context.Context, p rpc.Params) (any, error) {
 	if err := p.AtMost(3); err != nil {
 		return nil, err
 	}
@@ -135,7 +136,7 @@ func (a *API) getStorageAt(_ context.Context, p Params) (any, error) {
 
 // getStorageValues implements eth_getStorageValues({address: [slots]}, block):
 // many slots of many accounts from one consistent view.
-func (a *API) getStorageValues(_ context.Context, p Params) (any, error) {
+func (a *API) getStorageValues(_ context.Context, p rpc.Params) (any, error) {
 	if err := p.AtMost(2); err != nil {
 		return nil, err
 	}
@@ -144,20 +145,20 @@ func (a *API) getStorageValues(_ context.Context, p Params) (any, error) {
 		return nil, err
 	}
 	if len(req) == 0 {
-		return nil, ErrInvalidParams("empty request")
+		return nil, rpc.ErrInvalidParams("empty request")
 	}
 	total := 0
 	keys := make(map[common.Address][]common.Hash, len(req))
 	for addr, slots := range req {
 		total += len(slots)
 		if total > maxStorageValuesSlots {
-			return nil, ErrInvalidParams("too many slots (limit %d)", maxStorageValuesSlots)
+			return nil, rpc.ErrInvalidParams("too many slots (limit %d)", maxStorageValuesSlots)
 		}
 		ks := make([]common.Hash, len(slots))
 		for i, s := range slots {
 			k, err := parseSlot(s)
 			if err != nil {
-				return nil, ErrInvalidParams("account %s slot %d: %v", addr.Hex(), i, err)
+				return nil, rpc.ErrInvalidParams("account %s slot %d: %v", addr.Hex(), i, err)
 			}
 			ks[i] = k
 		}

@@ -1,4 +1,4 @@
-package rpc
+package eth
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"github.com/holiman/uint256"
 
 	"github.com/tipnode/tipnode/chain"
+	"github.com/tipnode/tipnode/rpc"
 )
 
 // eth_simulateV1: a chain of simulated blocks on top of any block (or the
@@ -28,10 +29,9 @@ import (
 // nothing is committed to a trie. Nothing is returned unless the whole
 // simulation succeeds within APIConfig.EVMTimeout.
 
-func init() {
-	registrars = append(registrars, func(a *API, s *Server) {
-		s.Register("eth_simulateV1", a.simulateV1)
-	})
+// registerSimulate installs eth_simulateV1.
+func (a *API) registerSimulate(s *rpc.Server) {
+	s.Register("eth_simulateV1", a.simulateV1)
 }
 
 // simDefaultBlockInterval is the default time between simulated blocks when
@@ -72,7 +72,7 @@ type simCallError struct {
 }
 
 // simulateV1 implements eth_simulateV1(payload, block?).
-func (a *API) simulateV1(ctx context.Context, p Params) (any, error) {
+func (a *API) simulateV1(ctx context.Context, p rpc.Params) (any, error) {
 	if err := p.AtMost(2); err != nil {
 		return nil, err
 	}
@@ -123,19 +123,19 @@ func (a *API) simulateV1(ctx context.Context, p Params) (any, error) {
 // checkSimulateSize enforces the request-size limits before any work.
 func (a *API) checkSimulateSize(in *simPayload) error {
 	if len(in.BlockStateCalls) == 0 {
-		return ErrInvalidParams("empty input")
+		return rpc.ErrInvalidParams("empty input")
 	}
 	if uint64(len(in.BlockStateCalls)) > a.cfg.SimulateMaxBlocks {
-		return &Error{Code: CodeClientLimitExceeded, Message: "too many blocks"}
+		return &rpc.Error{Code: rpc.CodeClientLimitExceeded, Message: "too many blocks"}
 	}
 	total := 0
 	for _, b := range in.BlockStateCalls {
 		if len(b.Calls) > a.cfg.SimulateMaxCallsPerBlock {
-			return &Error{Code: CodeClientLimitExceeded, Message: fmt.Sprintf("too many calls in block: %d > %d", len(b.Calls), a.cfg.SimulateMaxCallsPerBlock)}
+			return &rpc.Error{Code: rpc.CodeClientLimitExceeded, Message: fmt.Sprintf("too many calls in block: %d > %d", len(b.Calls), a.cfg.SimulateMaxCallsPerBlock)}
 		}
 		total += len(b.Calls)
 		if total > a.cfg.SimulateMaxCalls {
-			return &Error{Code: CodeClientLimitExceeded, Message: fmt.Sprintf("too many calls: %d > %d", total, a.cfg.SimulateMaxCalls)}
+			return &rpc.Error{Code: rpc.CodeClientLimitExceeded, Message: fmt.Sprintf("too many calls: %d > %d", total, a.cfg.SimulateMaxCalls)}
 		}
 	}
 	return nil
@@ -190,10 +190,10 @@ func (sim *simulator) plan(inputs []simBlockInput) ([]plannedBlock, error) {
 			num = uint64(*ov.Number)
 		}
 		if num <= prevNum {
-			return nil, &Error{Code: CodeBlockNumberInvalid, Message: fmt.Sprintf("block numbers must be in order: %d <= %d", num, prevNum)}
+			return nil, &rpc.Error{Code: rpc.CodeBlockNumberInvalid, Message: fmt.Sprintf("block numbers must be in order: %d <= %d", num, prevNum)}
 		}
 		if num-baseNum > maxSpan {
-			return nil, &Error{Code: CodeClientLimitExceeded, Message: "too many blocks"}
+			return nil, &rpc.Error{Code: rpc.CodeClientLimitExceeded, Message: "too many blocks"}
 		}
 		for n := prevNum + 1; n < num; n++ {
 			prevTime += interval
@@ -203,7 +203,7 @@ func (sim *simulator) plan(inputs []simBlockInput) ([]plannedBlock, error) {
 		if ov.Time != nil {
 			t = uint64(*ov.Time)
 			if t <= prevTime {
-				return nil, &Error{Code: CodeBlockTimestampInvalid, Message: fmt.Sprintf("block timestamps must be in order: %d <= %d", t, prevTime)}
+				return nil, &rpc.Error{Code: rpc.CodeBlockTimestampInvalid, Message: fmt.Sprintf("block timestamps must be in order: %d <= %d", t, prevTime)}
 			}
 		}
 		cp := *ov
@@ -249,7 +249,7 @@ func (sim *simulator) prelimHeader(prev *types.Header, ov *BlockOverrides) (*typ
 	}
 	if ov.Difficulty != nil {
 		if h.Difficulty.Sign() == 0 {
-			return nil, ErrInvalidParams("block %d: difficulty override is not allowed after the merge", num)
+			return nil, rpc.ErrInvalidParams("block %d: difficulty override is not allowed after the merge", num)
 		}
 		h.Difficulty = new(big.Int).Set(ov.Difficulty.ToInt())
 	}
@@ -372,7 +372,7 @@ func (sim *simulator) processBlock(ctx context.Context, pb plannedBlock) (*types
 		}
 
 		if result.UsedGas > sim.budget {
-			return nil, nil, nil, ErrServer(fmt.Sprintf("RPC gas cap exhausted: need %d, remaining %d", result.UsedGas, sim.budget))
+			return nil, nil, nil, rpc.ErrServer(fmt.Sprintf("RPC gas cap exhausted: need %d, remaining %d", result.UsedGas, sim.budget))
 		}
 		sim.budget -= result.UsedGas
 
@@ -392,13 +392,13 @@ func (sim *simulator) processBlock(ctx context.Context, pb plannedBlock) (*types
 				if reason := revertReason(result.Revert()); reason != "" {
 					msg += ": " + reason
 				}
-				res.Error = &simCallError{Code: CodeExecutionReverted, Message: msg, Data: hexutil.Encode(result.Revert())}
+				res.Error = &simCallError{Code: rpc.CodeExecutionReverted, Message: msg, Data: hexutil.Encode(result.Revert())}
 			} else {
 				msg := result.Err.Error()
 				if capped {
 					msg += " (gas limit was capped by the RPC server's global gas cap)"
 				}
-				res.Error = &simCallError{Code: CodeVMError, Message: msg}
+				res.Error = &simCallError{Code: rpc.CodeVMError, Message: msg}
 			}
 		}
 		results[i] = res
@@ -429,7 +429,7 @@ func (sim *simulator) processBlock(ctx context.Context, pb plannedBlock) (*types
 		if inner := errors.Unwrap(finishErr); inner != nil {
 			finishErr = inner
 		}
-		return nil, nil, nil, ErrServer(fmt.Sprintf("simulated block %d: %v", header.Number, finishErr))
+		return nil, nil, nil, rpc.ErrServer(fmt.Sprintf("simulated block %d: %v", header.Number, finishErr))
 	}
 	if requests != nil {
 		h := types.CalcRequestsHash(requests)
@@ -472,7 +472,7 @@ func (sim *simulator) callDefaults(call *CallArgs, header *types.Header, proc *c
 		call.Gas = &g
 	}
 	if uint64(*call.Gas) > remaining {
-		return false, &Error{Code: CodeBlockGasLimitReached, Message: fmt.Sprintf("block gas limit reached: remaining: %d, required: %d", remaining, uint64(*call.Gas))}
+		return false, &rpc.Error{Code: rpc.CodeBlockGasLimitReached, Message: fmt.Sprintf("block gas limit reached: remaining: %d, required: %d", remaining, uint64(*call.Gas))}
 	}
 	gas := min(uint64(*call.Gas), sim.budget)
 	capped = gas < uint64(*call.Gas)
@@ -555,27 +555,27 @@ func simTransaction(c *CallArgs) *types.Transaction {
 
 // simTxError maps a call the protocol refuses (ApplyMessage error) to the
 // execution-API code; the whole simulation fails with it.
-func simTxError(err error, gas uint64) *Error {
-	code := CodeInternal
+func simTxError(err error, gas uint64) *rpc.Error {
+	code := rpc.CodeInternal
 	switch {
 	case errors.Is(err, core.ErrNonceTooHigh):
-		code = CodeNonceTooHigh
+		code = rpc.CodeNonceTooHigh
 	case errors.Is(err, core.ErrNonceTooLow):
-		code = CodeNonceTooLow
+		code = rpc.CodeNonceTooLow
 	case errors.Is(err, core.ErrSenderNoEOA):
-		code = CodeSenderIsNotEOA
+		code = rpc.CodeSenderIsNotEOA
 	case errors.Is(err, core.ErrFeeCapVeryHigh), errors.Is(err, core.ErrTipVeryHigh), errors.Is(err, core.ErrTipAboveFeeCap):
-		code = CodeInvalidParams
+		code = rpc.CodeInvalidParams
 	case errors.Is(err, core.ErrFeeCapTooLow):
-		code = CodeBaseFeeTooLow
+		code = rpc.CodeBaseFeeTooLow
 	case errors.Is(err, core.ErrInsufficientFunds), errors.Is(err, core.ErrInsufficientFundsForTransfer):
-		code = CodeInsufficientFunds
+		code = rpc.CodeInsufficientFunds
 	case errors.Is(err, core.ErrIntrinsicGas), errors.Is(err, core.ErrFloorDataGas):
-		code = CodeIntrinsicGas
+		code = rpc.CodeIntrinsicGas
 	case errors.Is(err, vm.ErrMaxInitCodeSizeExceeded):
-		code = CodeMaxInitCodeSizeExceeded
+		code = rpc.CodeMaxInitCodeSizeExceeded
 	}
-	return &Error{Code: code, Message: fmt.Sprintf("err: %v (supplied gas %d)", err, gas)}
+	return &rpc.Error{Code: code, Message: fmt.Sprintf("err: %v (supplied gas %d)", err, gas)}
 }
 
 // abort turns an error that ended the simulation into the response error:

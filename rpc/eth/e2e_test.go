@@ -1,4 +1,4 @@
-package rpc
+package eth
 
 // End-to-end tests with go-ethereum's own client (ethclient over HTTP and
 // websocket): its decoders check that our JSON reproduces block and header

@@ -1,4 +1,4 @@
-package rpc
+package eth
 
 // Conformance harness: replays every tests/<method>/<name>.io file of the
 // execution-apis fixtures (../shared/conformance) against a real server on
@@ -37,6 +37,7 @@ import (
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
+	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/store"
 )
 
@@ -83,7 +84,7 @@ func startNodeCfg(t testing.TB, cfg APIConfig, db *store.DB, g *chain.Genesis, p
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := NewServer(Config{Addr: "127.0.0.1:0"}, zerolog.Nop())
+	srv, err := rpc.NewServer(rpc.Config{Addr: "127.0.0.1:0"}, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

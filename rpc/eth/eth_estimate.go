@@ -1,4 +1,4 @@
-package rpc
+package eth
 
 import (
 	"context"
@@ -12,12 +12,12 @@ import (
 	"github.com/holiman/uint256"
 
 	"github.com/tipnode/tipnode/chain"
+	"github.com/tipnode/tipnode/rpc"
 )
 
-func init() {
-	registrars = append(registrars, func(a *API, s *Server) {
-		s.Register("eth_estimateGas", a.estimateGas)
-	})
+// registerEstimate installs eth_estimateGas.
+func (a *API) registerEstimate(s *rpc.Server) {
+	s.Register("eth_estimateGas", a.estimateGas)
 }
 
 // estimateErrorRatio is the relative over-estimation at which the binary
@@ -36,7 +36,7 @@ const estimateErrorRatio = 0.015
 // reverted[: reason]" with the data); running out of gas there is "gas
 // required exceeds allowance (N)". The whole estimation runs under
 // APIConfig.EVMTimeout.
-func (a *API) estimateGas(ctx context.Context, p Params) (any, error) {
+func (a *API) estimateGas(ctx context.Context, p rpc.Params) (any, error) {
 	req, blk, env, err := a.openCall(p, 4, true)
 	if err != nil {
 		return nil, err
@@ -114,7 +114,7 @@ func (a *API) estimate(ctx context.Context, env *callEnv, msg *core.Message) (ga
 	// refund: one run at 21000 gives the exact answer.
 	if len(msg.Data) == 0 && msg.To != nil && env.state.GetCodeSize(*msg.To) == 0 {
 		failed, res, err := a.tryGas(ctx, env, msg, params.TxGas)
-		var e *Error
+		var e *rpc.Error
 		if errors.As(err, &e) {
 			return 0, nil, err // timeout
 		}
@@ -236,7 +236,7 @@ func (a *API) runCancellable(ctx context.Context, evm *vm.EVM, state *chain.Stat
 // abortError is the error of an execution stopped by its context.
 func (a *API) abortError(err error) error {
 	if errors.Is(err, context.DeadlineExceeded) {
-		return &Error{Code: CodeTimeout, Message: fmt.Sprintf("execution aborted (timeout = %v)", a.cfg.EVMTimeout)}
+		return &rpc.Error{Code: rpc.CodeTimeout, Message: fmt.Sprintf("execution aborted (timeout = %v)", a.cfg.EVMTimeout)}
 	}
-	return &Error{Code: CodeServerError, Message: "execution aborted (request cancelled)"}
+	return &rpc.Error{Code: rpc.CodeServerError, Message: "execution aborted (request cancelled)"}
 }

@@ -1,4 +1,4 @@
-package rpc
+package eth
 
 // JSON encoding of blocks, headers, transactions and receipts, field for
 // field as go-ethereum's RPC presents them (the execution-apis fixtures are

@@ -1,0 +1,93 @@
+package eth
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+// FuzzBlockSelector: never panics; a decoded selector has exactly one form
+// and survives a marshal/unmarshal round trip.
+func FuzzBlockSelector(f *testing.F) {
+	for _, s := range []string{`"latest"`, `"pending"`, `"safe"`, `"finalized"`, `"earliest"`, `"0x0"`, `"0x1b4"`, `"0x01"`,
+		`"0xffffffffffffffffff"`, `{"blockHash":"0x1111111111111111111111111111111111111111111111111111111111111111","requireCanonical":true}`,
+		`{"blockNumber":"0x5"}`, `{"blockNumber":"latest","blockHash":"0x00"}`, `{}`, `null`, `1`, `"0x1111111111111111111111111111111111111111111111111111111111111111"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var s BlockSelector
+		if err := json.Unmarshal(data, &s); err != nil {
+			return
+		}
+		forms := 0
+		if s.Tag != TagNone {
+			forms++
+		}
+		if s.Number != nil {
+			forms++
+		}
+		if s.Hash != nil {
+			forms++
+		}
+		if forms != 1 {
+			t.Fatalf("selector with %d forms: %+v", forms, s)
+		}
+		b, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back BlockSelector
+		if err := json.Unmarshal(b, &back); err != nil || back.String() != s.String() {
+			t.Fatalf("round trip %s: %v %s != %s", b, err, back, s)
+		}
+	})
+}
+
+// FuzzStateOverride: never panics; accepted overrides never have both state
+// and stateDiff.
+func FuzzStateOverride(f *testing.F) {
+	for _, s := range []string{`{}`, `null`, `[]`,
+		`{"0x00000000000000000000000000000000000000aa":{"nonce":"0x1","code":"0x60","balance":"0x10","state":{"0x1":"0x2"}}}`,
+		`{"0x00000000000000000000000000000000000000aa":{"stateDiff":{"0x0":"0x` + "ff" + `"},"movePrecompileToAddress":"0x0000000000000000000000000000000000000001"}}`,
+		`{"0x00000000000000000000000000000000000000aa":{"state":{},"stateDiff":{}}}`,
+		`{"0x00000000000000000000000000000000000000aa":{"state":{"0xzz":"0x"}}}`,
+		`{"0xaa":{}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var o StateOverride
+		if err := json.Unmarshal(data, &o); err != nil {
+			return
+		}
+		for addr, acc := range o {
+			if acc.State != nil && acc.StateDiff != nil {
+				t.Fatalf("%s has state and stateDiff", addr)
+			}
+		}
+		var b BlockOverrides
+		_ = json.Unmarshal(data, &b)
+	})
+}
+
+// FuzzCallArgs: never panics; accepted args never have differing data/input.
+func FuzzCallArgs(f *testing.F) {
+	for _, s := range []string{`{}`, `null`, `{"data":"0x12","input":"0x12"}`, `{"data":"0x12","input":"0x34"}`,
+		`{"from":"0x00000000000000000000000000000000000000bb","to":"0x00000000000000000000000000000000000000aa","gas":"0x5208","value":"0x1","input":"0x"}`,
+		`{"accessList":[{"address":"0x00000000000000000000000000000000000000aa","storageKeys":["0x01"]}]}`,
+		`{"authorizationList":[{"chainId":"0x1","address":"0x00000000000000000000000000000000000000aa","nonce":"0x0","yParity":"0x0","r":"0x1","s":"0x1"}]}`,
+		`{"value":"0x10000000000000000000000000000000000000000000000000000000000000000"}`, `{"gas":1}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var a CallArgs
+		if err := json.Unmarshal(data, &a); err != nil {
+			return
+		}
+		if a.Input != nil && a.DataField != nil && !bytes.Equal(*a.Input, *a.DataField) {
+			t.Fatal("differing data and input accepted")
+		}
+		_ = a.Data()
+		var w Word
+		_ = json.Unmarshal(data, &w)
+	})
+}
