@@ -7,13 +7,16 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/pending/devnet"
+	"github.com/tipnode/tipnode/store"
 )
 
 // builderEnv is a dev chain with a started writer, a manager and a builder
@@ -228,5 +231,58 @@ func TestBuilderRefusesHeaderNotOnHead(t *testing.T) {
 	tmpl.Number = big.NewInt(5)
 	if _, err := e.b.Open(h, view, tmpl, e.now); err == nil {
 		t.Fatal("opened a block with a number that does not follow the head")
+	}
+}
+
+// hookHeads runs hook (once armed) right after a read opened its head,
+// before handing it out: a seal landing at the worst moment of a pool
+// validation.
+type hookHeads struct {
+	Heads
+	hook func()
+}
+
+func (h *hookHeads) OpenHead() (*chain.Head, store.View, error) {
+	head, view, err := h.Heads.OpenHead()
+	if f := h.hook; f != nil {
+		h.hook = nil
+		f()
+	}
+	return head, view, err
+}
+
+// A seal landing while the pool opens its state must not make it validate
+// against an older state than pending: an account funded by a pre-confirmed
+// transfer can spend right across the seal. (The manager once opened the
+// store view before loading the snapshot, found the new anchor missing from
+// the view and fell back to the previous block, where the account is empty.)
+func TestPoolValidatesAcrossSeal(t *testing.T) {
+	e := newBuilderEnv(t)
+	hh := &hookHeads{Heads: e.w}
+	e.mgr = NewManager(hh, e.g.Config, HeaderParams{}, nil, e.metrics)
+	pool, err := NewPool(DefaultPoolConfig(), e.g.Config, e.mgr, nil, nil, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _ := crypto.GenerateKey()
+	funded := crypto.PubkeyToAddress(key.PublicKey)
+	e.open("a")
+	signer := types.LatestSigner(e.g.Config)
+	deposit, _ := types.SignNewTx(e.acc.Key, signer, &types.DynamicFeeTx{ChainID: e.g.Config.ChainID, GasTipCap: big.NewInt(params.GWei),
+		GasFeeCap: big.NewInt(10 * params.GWei), Gas: 21_000, To: &funded, Value: big.NewInt(params.Ether)})
+	snap, err := e.b.Apply([]*types.Transaction{deposit}, e.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.mgr.Publish(snap)
+	sealed := false
+	hh.hook = func() { e.seal(); e.open("b"); sealed = true }
+	spend, _ := types.SignNewTx(key, signer, &types.DynamicFeeTx{ChainID: e.g.Config.ChainID, GasTipCap: big.NewInt(params.GWei),
+		GasFeeCap: big.NewInt(10 * params.GWei), Gas: 21_000, To: &common.Address{0xbe}, Value: big.NewInt(1)})
+	if err := pool.Add(spend); err != nil {
+		t.Fatalf("spend of a pre-confirmed deposit refused across a seal: %v", err)
+	}
+	if !sealed || e.w.Head().Number() != 1 {
+		t.Fatal("the hook did not seal")
 	}
 }

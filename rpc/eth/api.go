@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"sync/atomic"
 	"time"
 
 	"github.com/ethereum/go-ethereum/core/types"
@@ -44,6 +43,10 @@ type APIConfig struct {
 	FeeHistoryMaxBlocks uint64
 	// ClientVersion is returned by web3_clientVersion.
 	ClientVersion string
+	// Preconfirmations says a pending driver (the sequencer) publishes
+	// pre-confirmations: the newPreconfirmations and pendingLogs
+	// subscriptions are served. Without one they are refused. Default false.
+	Preconfirmations bool
 	// TxFeeCap is the largest fee (gas * price, wei) eth_sendRawTransaction
 	// accepts, a guard against fat-fingered prices; nil or 0 = no cap.
 	// Default 1 ether (go-ethereum's default).
@@ -83,70 +86,47 @@ func (c APIConfig) Validate() error {
 	return nil
 }
 
-// PendingSource gives the current pre-confirmed snapshot. Current returns nil
-// when the node runs without a pending layer (then `pending` = latest).
-type PendingSource interface {
-	Current() *pending.Snapshot
-}
-
 // TxPool accepts raw transactions (eth_sendRawTransaction). Add validates
 // the transaction and returns an error describing why it was refused.
 type TxPool interface {
 	Add(tx *types.Transaction) error
 }
 
-// API implements the Ethereum JSON-RPC methods over the store, the executor
-// and (optionally) the pending layer. Safe for concurrent use.
+// Heads is the node's canonical chain as the methods see it
+// (*chain.Writer): the current head, and an event per store write.
+type Heads interface {
+	Head() *chain.Head
+	SubscribeHeads(fn func(*chain.HeadEvent)) (unsubscribe func())
+}
+
+// API implements the Ethereum JSON-RPC methods. Every read goes through
+// the pending Manager's Open (one canonical head, its store view, and the
+// pending snapshot when it sits on that chain); head events come from the
+// writer. Safe for concurrent use.
 type API struct {
 	cfg     APIConfig
-	db      *store.DB
 	exec    *chain.Executor
 	genesis *chain.Genesis
-	pending atomic.Pointer[PendingSource]
+	reads   *pending.Manager
+	chain   Heads
 	pool    TxPool
 	log     zerolog.Logger
-	// heads fans new canonical heads out to the newHeads and logs
-	// subscriptions (heads.go).
-	heads headFeed
 	// gasPrice caches the suggested tip of the current head (eth_fees.go).
 	gasPrice gasPriceCache
 }
 
-// NewAPI returns the method handlers. pool may be nil (then
-// eth_sendRawTransaction is refused); SetPending installs a pending layer.
-func NewAPI(cfg APIConfig, db *store.DB, g *chain.Genesis, pool TxPool, log zerolog.Logger) (*API, error) {
+// NewAPI returns the method handlers reading through reads, with head
+// events from heads. pool may be nil (then eth_sendRawTransaction is
+// refused).
+func NewAPI(cfg APIConfig, g *chain.Genesis, exec *chain.Executor, reads *pending.Manager, heads Heads, pool TxPool, log zerolog.Logger) (*API, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &API{cfg: cfg, db: db, exec: chain.NewExecutor(g.Config), genesis: g, pool: pool, log: log}, nil
+	return &API{cfg: cfg, exec: exec, genesis: g, reads: reads, chain: heads, pool: pool, log: log}, nil
 }
 
-// SetPending installs the pending layer source.
-func (a *API) SetPending(p PendingSource) { a.pending.Store(&p) }
-
-// snapshotAndView loads the current pending snapshot (nil without a
-// pending layer) and THEN opens a store view. The order matters: a snapshot
-// is published only after the store holds its anchor, so a view opened
-// after loading it always contains the anchor and every block the snapshot
-// has been rebased past; the reverse order could pair an old view with a
-// snapshot anchored on a block the view does not have yet.
-func (a *API) snapshotAndView() (*pending.Snapshot, store.View, error) {
-	snap := a.currentPending()
-	view, err := a.db.View()
-	if err != nil {
-		return nil, nil, err
-	}
-	return snap, view, nil
-}
-
-// currentPending returns the current snapshot or nil.
-func (a *API) currentPending() *pending.Snapshot {
-	p := a.pending.Load()
-	if p == nil || *p == nil {
-		return nil
-	}
-	return (*p).Current()
-}
+// open opens one consistent read (see pending.Manager.Open).
+func (a *API) open() (*pending.Read, error) { return a.reads.Open() }
 
 // Executor returns the chain executor.
 func (a *API) Executor() *chain.Executor { return a.exec }
@@ -174,10 +154,11 @@ func (a *API) Register(s *rpc.Server) {
 
 // ReadContext is what a block selector resolves to (API.Resolve): the header
 // whose post-state (or, for pending, whose pre-confirmed state) is read, that
-// state, the ancestors' headers, and the one store view they all come from.
-// It is not a block: it carries no body. Close releases the store view.
+// state, the ancestors' headers, and the one read they all come from. It is
+// not a block: it carries no body. Close releases the read.
 type ReadContext struct {
-	View    store.View
+	Read    *pending.Read
+	View    store.View         // Read.View
 	Header  *types.Header      // the selected block; for pending the pending header
 	Pending *pending.Snapshot  // non-nil when the selector resolved to the pending layer
 	Headers chain.HeaderSource // resolves ancestors (BLOCKHASH)
@@ -188,30 +169,29 @@ type ReadContext struct {
 // (for pending: the pre-confirmed state, on top of the anchor).
 func (rc *ReadContext) State() chain.Backend { return rc.state }
 
-// Close releases the view.
-func (rc *ReadContext) Close() { rc.View.Close() }
+// Close releases the read.
+func (rc *ReadContext) Close() { rc.Read.Close() }
 
-// Resolve turns a selector into a consistent ReadContext: one store view
-// and, for pending, one snapshot loaded once. The caller must Close it.
+// Resolve turns a selector into a consistent ReadContext: one read (head,
+// view, and for pending the snapshot verified to sit on that head's
+// chain). Tags and recent numbers resolve from the in-memory head. The
+// caller must Close it.
 func (a *API) Resolve(sel BlockSelector) (*ReadContext, error) {
-	var snap *pending.Snapshot
-	if sel.Hash == nil && sel.Number == nil && sel.Tag == TagPending {
-		snap = a.currentPending()
-	}
-	view, err := a.db.View()
+	r, err := a.open()
 	if err != nil {
 		return nil, err
 	}
-	b, err := a.resolve(view, sel, snap)
+	rc, err := a.resolve(r, sel)
 	if err != nil {
-		view.Close()
+		r.Close()
 		return nil, err
 	}
-	return b, nil
+	return rc, nil
 }
 
-func (a *API) resolve(view store.View, sel BlockSelector, snap *pending.Snapshot) (*ReadContext, error) {
-	headers := chain.ViewHeaders{View: view}
+func (a *API) resolve(r *pending.Read, sel BlockSelector) (*ReadContext, error) {
+	headers := r.Headers()
+	view := r.View
 	var number uint64
 	switch {
 	case sel.Hash != nil:
@@ -223,67 +203,62 @@ func (a *API) resolve(view store.View, sel BlockSelector, snap *pending.Snapshot
 			return nil, err
 		}
 		if sel.RequireCanonical {
-			canon, err := view.CanonicalHash(n)
-			if err != nil || canon != *sel.Hash {
+			canon, err := headers.HeaderByNumber(n)
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				return nil, err
+			}
+			if err != nil || canon.Hash() != *sel.Hash {
 				return nil, fmt.Errorf("%w: block %s is not canonical", errBlockNotFound, sel.Hash.Hex())
 			}
 		}
-		number = n
 		h, err := view.Header(n, *sel.Hash)
-		if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
 			return nil, fmt.Errorf("%w: %v", errBlockNotFound, err)
 		}
-		return a.atHeader(view, headers, h)
+		if err != nil {
+			return nil, err
+		}
+		return a.atHeader(r, headers, h)
 	case sel.Number != nil:
 		number = *sel.Number
 	default:
 		switch sel.Tag {
 		case TagPending:
-			if snap != nil {
-				base, err := view.StateAt(snap.Anchor().Number.Uint64())
-				if err == nil {
-					return &ReadContext{View: view, Header: snap.Header(), Pending: snap, Headers: headers, state: snap.State(base)}, nil
+			if r.Snapshot != nil {
+				st, err := r.PendingState()
+				if err != nil {
+					return nil, err
 				}
-				// The anchor is no longer readable (unwound): fall back to latest.
+				return &ReadContext{Read: r, View: view, Header: r.Snapshot.Header(), Pending: r.Snapshot, Headers: headers, state: st}, nil
 			}
-			n, err := view.Tag(store.TagLatest)
-			if err != nil {
-				return nil, err
-			}
-			number = n
+			return a.atHeader(r, headers, r.Head.Header())
 		case TagEarliest:
 			number = 0
 		case TagSafe:
-			n, err := view.Tag(store.TagSafe)
-			if err != nil {
-				return nil, fmt.Errorf("%w: no safe block", errBlockNotFound)
-			}
-			number = n
+			return a.atHeader(r, headers, r.Head.Safe())
 		case TagFinalized:
-			n, err := view.Tag(store.TagFinalized)
-			if err != nil {
-				return nil, fmt.Errorf("%w: no finalized block", errBlockNotFound)
-			}
-			number = n
+			return a.atHeader(r, headers, r.Head.Finalized())
 		default: // latest
-			n, err := view.Tag(store.TagLatest)
-			if err != nil {
-				return nil, err
-			}
-			number = n
+			return a.atHeader(r, headers, r.Head.Header())
 		}
 	}
-	h := headers.HeaderByNumber(number)
-	if h == nil {
+	h, err := headers.HeaderByNumber(number)
+	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("%w: block %d", errBlockNotFound, number)
 	}
-	return a.atHeader(view, headers, h)
+	if err != nil {
+		return nil, err
+	}
+	return a.atHeader(r, headers, h)
 }
 
-func (a *API) atHeader(view store.View, headers chain.HeaderSource, h *types.Header) (*ReadContext, error) {
-	st, err := view.StateAt(h.Number.Uint64())
-	if err != nil {
+func (a *API) atHeader(r *pending.Read, headers chain.HeaderSource, h *types.Header) (*ReadContext, error) {
+	st, err := r.View.StateAt(h.Number.Uint64())
+	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("%w: state of block %d: %v", errBlockNotFound, h.Number.Uint64(), err)
 	}
-	return &ReadContext{View: view, Header: h, Headers: headers, state: st}, nil
+	if err != nil {
+		return nil, err
+	}
+	return &ReadContext{Read: r, View: r.View, Header: h, Headers: headers, state: st}, nil
 }

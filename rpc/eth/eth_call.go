@@ -64,12 +64,12 @@ type callEnv struct {
 // of a call on blk.
 func (a *API) prepareCall(blk *ReadContext, stateOv StateOverride, blockOv *BlockOverrides) (*callEnv, error) {
 	header := blk.Header
-	blockCtx := a.exec.BlockContext(header, blk.Headers)
+	state := chain.NewStateDB(blk.State())
+	blockCtx := a.exec.BlockContext(header, blk.Headers, state)
 	header, err := applyBlockOverrides(blockOv, &blockCtx, header)
 	if err != nil {
 		return nil, err
 	}
-	state := chain.NewStateDB(blk.State())
 	rules := a.exec.Config().Rules(blockCtx.BlockNumber, blockCtx.Random != nil, blockCtx.Time)
 	precompiles := vm.ActivePrecompiledContracts(rules)
 	ov, err := chainOverrides(stateOv)

@@ -76,11 +76,7 @@ func (a *API) ethBlockNumber(ctx context.Context, p rpc.Params) (any, error) {
 	if err := p.AtMost(0); err != nil {
 		return nil, err
 	}
-	n, err := a.db.Latest()
-	if err != nil {
-		return nil, err
-	}
-	return hexutil.Uint64(n), nil
+	return hexutil.Uint64(a.chain.Head().Number()), nil
 }
 
 // chainBlock is a block loaded with the view it was read from. For the
@@ -228,13 +224,13 @@ func (a *API) txMethod(fn func(t *foundTx) (any, error)) rpc.Handler {
 		if err := p.Decode(0, "transactionHash", &t.Hash); err != nil {
 			return nil, err
 		}
-		snap, view, err := a.snapshotAndView()
+		r, err := a.open()
 		if err != nil {
 			return nil, err
 		}
-		defer view.Close()
-		t.Snap, t.View = snap, view
-		if t.Block, t.Index, err = a.lookupTx(view, t.Hash); err != nil {
+		defer r.Close()
+		t.Snap, t.View = r.Snapshot, r.View
+		if t.Block, t.Index, err = a.lookupTx(r.View, t.Hash); err != nil {
 			return nil, err
 		}
 		return fn(t)

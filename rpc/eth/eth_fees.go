@@ -54,38 +54,19 @@ var (
 	tipOracleMax     = new(big.Int).Mul(big.NewInt(500), big.NewInt(params.GWei))
 )
 
-// latestHeader reads the head header from a fresh view.
+// latestHeader opens a read and returns its head header and view (close
+// the view: it ends the read).
 func (a *API) latestHeader() (*types.Header, store.View, error) {
-	view, err := a.db.View()
+	r, err := a.open()
 	if err != nil {
 		return nil, nil, err
 	}
-	n, err := view.Tag(store.TagLatest)
-	if err != nil {
-		view.Close()
-		return nil, nil, err
-	}
-	hash, err := view.CanonicalHash(n)
-	if err != nil {
-		view.Close()
-		return nil, nil, err
-	}
-	h, err := view.Header(n, hash)
-	if err != nil {
-		view.Close()
-		return nil, nil, err
-	}
-	return h, view, nil
+	return r.Head.Header(), r.View, nil
 }
 
-// headHeader returns the head header (its view already closed).
+// headHeader returns the head header (from memory).
 func (a *API) headHeader() (*types.Header, error) {
-	h, view, err := a.latestHeader()
-	if err != nil {
-		return nil, err
-	}
-	view.Close()
-	return h, nil
+	return a.chain.Head().Header(), nil
 }
 
 func (a *API) ethGasPrice(ctx context.Context, p rpc.Params) (any, error) {

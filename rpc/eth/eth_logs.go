@@ -215,11 +215,12 @@ func (a *API) ethGetLogs(ctx context.Context, p rpc.Params) (any, error) {
 
 // filterLogs runs a log query.
 func (a *API) filterLogs(ctx context.Context, f *LogFilter) ([]*types.Log, error) {
-	snap, view, err := a.snapshotAndView()
+	r, err := a.open()
 	if err != nil {
 		return nil, err
 	}
-	defer view.Close()
+	defer r.Close()
+	snap, view := r.Snapshot, r.View
 	var out []*types.Log
 	if f.BlockHash != nil {
 		n, err := view.NumberByHash(*f.BlockHash)
@@ -384,11 +385,13 @@ func (a *API) subscribeLogs(ctx context.Context, sub *rpc.Subscription, p rpc.Pa
 		return rpc.ArgError(0, "filter", "blockHash is not supported in a logs subscription")
 	}
 	a.followHeads(sub.Done(), func(h *types.Header) bool {
-		view, err := a.db.View()
+		r, err := a.open()
 		if err != nil {
+			a.log.Warn().Err(err).Uint64("block", h.Number.Uint64()).Msg("logs subscription: opening a read")
 			return true
 		}
-		defer view.Close()
+		defer r.Close()
+		view := r.View
 		logs, err := a.blockLogs(view, h.Number.Uint64(), h.Hash(), &f, nil)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			var e *rpc.Error

@@ -48,13 +48,13 @@ type preconfFeed interface {
 	SubscribePreconfirmations(fn func(*pending.Snapshot)) (unsubscribe func())
 }
 
+// preconfFeed is the pre-confirmation feed, nil when the node runs no
+// pending driver (APIConfig.Preconfirmations).
 func (a *API) preconfFeed() preconfFeed {
-	p := a.pending.Load()
-	if p == nil || *p == nil {
+	if !a.cfg.Preconfirmations {
 		return nil
 	}
-	f, _ := (*p).(preconfFeed)
-	return f
+	return a.reads
 }
 
 // attach runs unsubscribe when the subscription ends.

@@ -1,39 +1,33 @@
 package eth
 
-// New-head feed for the newHeads and logs subscriptions.
+// newHeads and logs subscriptions follow the canonical chain.
 //
-// The node announces each new canonical head with API.NotifyNewHead after the
-// block is stored. Today only the pending sequencer does, after each seal
-// (cmd/tipnode wires NotifyNewHead to the sequencer's OnSeal hook): `tipnode
-// run` has no importer, so without --sequencer no head is announced and
-// these subscriptions stay silent. Announcing never blocks: each subscriber
-// keeps only the latest announced header and a wake-up flag, and its own
-// goroutine catches up from the store, so a subscriber that falls behind
-// still sees every canonical block (read back from the store, at most
-// maxHeadGap per wake-up) and a burst of announcements costs the announcer
-// nothing.
+// Every store write of the node goes through the chain.Writer, which sends
+// a HeadEvent after it (import, a sealed block, an unwind). Each
+// subscription subscribes its own callback to the writer's feed; the
+// callback never blocks: it keeps only the latest announced head and sets a
+// wake-up flag, and the subscription's goroutine catches up from the
+// in-memory head and the store, so a subscriber that falls behind still
+// sees every canonical block (at most maxHeadGap per wake-up) and a burst
+// of writes costs the writer nothing.
 //
 // Reorgs: when an announced head is not above the last one a subscriber
 // delivered, the subscriber simply continues from the new head. Logs of
-// unwound blocks are not re-sent with removed=true (the store no longer holds
-// them once unwound).
+// unwound blocks are not re-sent with removed=true yet.
 
 import (
+	"errors"
 	"sync"
 
 	"github.com/ethereum/go-ethereum/core/types"
+
+	"github.com/tipnode/tipnode/chain"
+	"github.com/tipnode/tipnode/store"
 )
 
 // maxHeadGap bounds how many skipped blocks a subscriber reads back from the
 // store in one catch-up; older gaps are skipped.
 const maxHeadGap = 256
-
-// headFeed fans announcements out to subscribers. Its zero value is ready
-// to use.
-type headFeed struct {
-	mu   sync.Mutex
-	subs map[*headSub]struct{}
-}
 
 // headSub is one subscriber: the latest announced header and a wake-up.
 type headSub struct {
@@ -42,34 +36,14 @@ type headSub struct {
 	latest *types.Header
 }
 
-func (f *headFeed) subscribe() *headSub {
-	s := &headSub{wake: make(chan struct{}, 1)}
-	f.mu.Lock()
-	if f.subs == nil {
-		f.subs = make(map[*headSub]struct{})
-	}
-	f.subs[s] = struct{}{}
-	f.mu.Unlock()
-	return s
-}
-
-func (f *headFeed) unsubscribe(s *headSub) {
-	f.mu.Lock()
-	delete(f.subs, s)
-	f.mu.Unlock()
-}
-
-func (f *headFeed) announce(h *types.Header) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for s := range f.subs {
-		s.mu.Lock()
-		s.latest = h
-		s.mu.Unlock()
-		select {
-		case s.wake <- struct{}{}:
-		default:
-		}
+// announce records h as the latest head and wakes the subscriber.
+func (s *headSub) announce(h *types.Header) {
+	s.mu.Lock()
+	s.latest = h
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
 	}
 }
 
@@ -82,29 +56,19 @@ func (s *headSub) take() *types.Header {
 	return h
 }
 
-// NotifyNewHead announces that header is the new canonical head. Call it
-// after the block (with its receipts) is stored. Safe for concurrent use;
-// never blocks.
-func (a *API) NotifyNewHead(header *types.Header) {
-	if header == nil {
-		return
-	}
-	a.heads.announce(types.CopyHeader(header))
-}
-
 // followHeads runs deliver for every canonical block stored after the call
 // (and for every head announced after it), until done is closed or deliver
 // returns false. Blocks not announced on their own — between two
 // announcements, or between the call and the first one — are read from the
 // store.
 func (a *API) followHeads(done <-chan struct{}, deliver func(h *types.Header) bool) {
-	sub := a.heads.subscribe()
-	// The head stored now (read after subscribing, so no block falls between
-	// the two): the first announcement is caught up from here. When it
-	// cannot be read, catch-up starts at the first announcement.
-	last, _ := a.headHeader()
+	sub := &headSub{wake: make(chan struct{}, 1)}
+	unsubscribe := a.chain.SubscribeHeads(func(ev *chain.HeadEvent) { sub.announce(ev.Head.Header()) })
+	// The head now (loaded after subscribing, so no block falls between the
+	// two): the first announcement is caught up from here.
+	last := a.chain.Head().Header()
 	go func() {
-		defer a.heads.unsubscribe(sub)
+		defer unsubscribe()
 		for {
 			select {
 			case <-done:
@@ -142,20 +106,22 @@ func (a *API) catchUp(last, h *types.Header) []*types.Header {
 		from = n - maxHeadGap
 	}
 	out := make([]*types.Header, 0, n-from+1)
-	view, err := a.db.View()
-	if err == nil {
-		for i := from; i < n; i++ {
-			hash, err := view.CanonicalHash(i)
-			if err != nil {
-				break
+	r, err := a.open()
+	if err != nil {
+		a.log.Warn().Err(err).Msg("head subscription: catching up")
+		return append(out, h)
+	}
+	defer r.Close()
+	headers := r.Headers()
+	for i := from; i < n; i++ {
+		hdr, err := headers.HeaderByNumber(i)
+		if err != nil {
+			if !errors.Is(err, store.ErrNotFound) {
+				a.log.Warn().Err(err).Uint64("block", i).Msg("head subscription: catching up")
 			}
-			hdr, err := view.Header(i, hash)
-			if err != nil {
-				break
-			}
-			out = append(out, hdr)
+			break
 		}
-		view.Close()
+		out = append(out, hdr)
 	}
 	return append(out, h)
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/rpc"
+	"github.com/tipnode/tipnode/store"
 )
 
 // eth_simulateV1: a chain of simulated blocks on top of any block (or the
@@ -633,31 +634,31 @@ func (s *simHeaders) add(h *types.Header) {
 	s.byHash[h.Hash()] = h
 }
 
-func (s *simHeaders) HeaderByHash(hash common.Hash) *types.Header {
+func (s *simHeaders) HeaderByHash(hash common.Hash) (*types.Header, error) {
 	if hash == s.baseHash {
-		return s.base
+		return s.base, nil
 	}
 	if h, ok := s.byHash[hash]; ok {
-		return h
+		return h, nil
 	}
 	return s.below.HeaderByHash(hash)
 }
 
-func (s *simHeaders) HeaderByNumber(number uint64) *types.Header {
+func (s *simHeaders) HeaderByNumber(number uint64) (*types.Header, error) {
 	base := s.base.Number.Uint64()
 	switch {
 	case number == base:
-		return s.base
+		return s.base, nil
 	case number < base:
 		return s.below.HeaderByNumber(number)
 	}
 	if i := number - base - 1; i < uint64(len(s.sim)) && s.sim[i].Number.Uint64() == number {
-		return s.sim[i]
+		return s.sim[i], nil
 	}
 	for _, h := range s.sim {
 		if h.Number.Uint64() == number {
-			return h
+			return h, nil
 		}
 	}
-	return nil
+	return nil, fmt.Errorf("simulated header %d: %w", number, store.ErrNotFound)
 }

@@ -1,7 +1,6 @@
-package pending_test
+package node_test
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"io"
 	"math/big"
@@ -20,7 +19,7 @@ import (
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/devnet"
-	"github.com/tipnode/tipnode/rpc"
+	"github.com/tipnode/tipnode/rpc/node"
 	"github.com/tipnode/tipnode/rpc/eth"
 	"github.com/tipnode/tipnode/store"
 )
@@ -43,6 +42,7 @@ type env struct {
 	signer types.Signer
 	nonces map[common.Address]uint64
 	cfg    pending.Config
+	node   *node.Node
 }
 
 func newEnv(t *testing.T) *env {
@@ -52,9 +52,6 @@ func newEnv(t *testing.T) *env {
 
 // envOptions vary newEnv.
 type envOptions struct {
-	// viewer, when set, wraps the store for the pending manager (the
-	// sequencer writes and reads the store directly).
-	viewer func(pending.Viewer) pending.Viewer
 	// pool configures the pool (zero: the defaults).
 	pool pending.PoolConfig
 }
@@ -73,54 +70,31 @@ func newEnvWith(t *testing.T, opts envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, g, _ := chaintest.InitStore(t, spec)
+	db, g, w := chaintest.InitStore(t, spec)
+	w.Stop() // the node opens its own writer
 	log := zerolog.New(io.Discard)
 	clock := pending.NewManualClock(time.Unix(genesisTime+10, 0))
-	var viewer pending.Viewer = db
-	if opts.viewer != nil {
-		viewer = opts.viewer(db)
-	}
-	mgr := pending.NewManager(viewer, g.Config, clock)
-	pool, err := pending.NewPool(opts.pool, g.Config, mgr, clock, nil, log)
+	cfg := node.DefaultConfig()
+	cfg.Server.Addr = "127.0.0.1:0"
+	cfg.Pool = opts.pool
+	seqCfg := pending.DefaultConfig()
+	cfg.Sequencer = &seqCfg
+	n, err := node.New(cfg, db, g, clock, log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	api, err := eth.NewAPI(eth.DefaultAPIConfig(), db, g, pool, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := rpc.NewServer(rpc.Config{Addr: "127.0.0.1:0"}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	api.Register(srv)
-	srv.SetErrorMapper(api.MapError)
-	cfg := pending.DefaultConfig()
-	cfg.OnSeal = func(b *types.Block, _ types.Receipts) { api.NotifyNewHead(b.Header()) }
-	seq, err := pending.New(cfg, db, api.Executor(), pool, clock, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := seq.Start(); err != nil {
-		t.Fatal(err)
-	}
-	api.SetPending(mgr)
-	if err := srv.Start(); err != nil {
+	if err := n.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := srv.Stop(ctx); err != nil {
-			t.Errorf("rpc stop: %v", err)
-		}
-		if err := seq.Stop(); err != nil {
-			t.Errorf("sequencer stop: %v", err)
+		if err := n.Stop(); err != nil {
+			t.Errorf("node stop: %v", err)
 		}
 	})
+	mgr, pool, seq, api, srv := n.Pending, n.Pool, n.Sequencer, n.API, n.Server
 	return &env{t: t, db: db, g: g, clock: clock, mgr: mgr, pool: pool, seq: seq, api: api,
 		url: "http://" + srv.Addr().String(), accs: accs, signer: types.LatestSigner(g.Config),
-		nonces: make(map[common.Address]uint64), cfg: cfg}
+		nonces: make(map[common.Address]uint64), cfg: seqCfg, node: n}
 }
 
 // tick advances the clock by n pre-confirmation intervals and waits until

@@ -1,4 +1,4 @@
-package pending_test
+package node_test
 
 import (
 	"bytes"
@@ -28,6 +28,7 @@ import (
 	"github.com/tipnode/tipnode/chain/chaintest"
 
 	"github.com/tipnode/tipnode/pending"
+	"github.com/tipnode/tipnode/rpc/node"
 	"github.com/tipnode/tipnode/store"
 )
 
@@ -429,16 +430,22 @@ func TestNotificationsAfterSwap(t *testing.T) {
 		got = append(got, s)
 	})
 	defer unsub()
-	var sealed []*types.Block
-	defer e.mgr.SubscribeSeals(func(ev *pending.SealEvent) {
+	var sealed []*types.Header
+	defer e.node.Writer.SubscribeHeads(func(ev *chain.HeadEvent) {
 		view, err := e.db.View()
-		if err == nil {
-			if n, err := view.Tag(store.TagLatest); err != nil || n != ev.Block.NumberU64() {
-				bad.Store(true)
-			}
-			view.Close()
+		if err != nil {
+			bad.Store(true)
+			return
 		}
-		sealed = append(sealed, ev.Block)
+		if n, err := view.Tag(store.TagLatest); err != nil || n != ev.Head.Number() || len(ev.Added) != 1 || ev.Added[0].Hash() != ev.Head.Hash() {
+			bad.Store(true)
+		}
+		// The pending layer was rebased onto the new head before this event.
+		if cur := e.mgr.Current(); cur.AnchorHash() != ev.Head.Hash() || cur.Index() != 0 {
+			bad.Store(true)
+		}
+		view.Close()
+		sealed = append(sealed, ev.Added...)
 	})()
 	tx := e.tx(0, &common.Address{1}, big.NewInt(1), 21000, nil)
 	if err := e.pool.Add(tx); err != nil {
@@ -451,8 +458,17 @@ func TestNotificationsAfterSwap(t *testing.T) {
 	if len(got) != 2 || got[0].Index() != 1 || len(got[0].NewTransactions()) != 1 || got[0].NewTransactions()[0].Hash() != tx.Hash() || got[1].Index() != 0 {
 		t.Fatalf("notifications: %d", len(got))
 	}
-	if len(sealed) != 1 || sealed[0].Transactions()[0].Hash() != tx.Hash() {
-		t.Fatal("seal event missing")
+	if len(sealed) != 1 {
+		t.Fatalf("%d head events for one seal", len(sealed))
+	}
+	view, err := e.db.View()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer view.Close()
+	body, err := view.Body(sealed[0].Number.Uint64(), sealed[0].Hash())
+	if err != nil || len(body.Transactions) != 1 || body.Transactions[0].Hash() != tx.Hash() {
+		t.Fatalf("sealed block of the head event: %v", err)
 	}
 }
 
@@ -463,20 +479,19 @@ func TestSequencerOnConformanceChain(t *testing.T) {
 	db, g := chaintest.ImportedStore(t)
 	log := zerolog.New(io.Discard)
 	clock := pending.NewManualClock(time.Unix(2_000_000_000, 0))
-	mgr := pending.NewManager(db, g.Config, clock)
-	pool, err := pending.NewPool(pending.DefaultPoolConfig(), g.Config, mgr, clock, nil, log)
+	cfg := node.DefaultConfig()
+	cfg.Server.Addr = "127.0.0.1:0"
+	seqCfg := pending.DefaultConfig()
+	cfg.Sequencer = &seqCfg
+	n, err := node.New(cfg, db, g, clock, log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	exec := chain.NewExecutor(g.Config)
-	seq, err := pending.New(pending.DefaultConfig(), db, exec, pool, clock, log)
-	if err != nil {
+	if err := n.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if err := seq.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer seq.Stop()
+	defer n.Stop()
+	mgr, seq, exec := n.Pending, n.Sequencer, chain.NewExecutor(g.Config)
 	if got := mgr.Current().Anchor().Hash().Hex(); got != chaintest.HeadHash {
 		t.Fatalf("anchor %s, want the conformance head", got)
 	}
@@ -492,12 +507,14 @@ func TestSequencerOnConformanceChain(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer view.Close()
-	n, _ := view.Tag(store.TagLatest)
-	if n != 55 {
-		t.Fatalf("latest %d after one block time, want 55", n)
+	if latest, err := view.Tag(store.TagLatest); err != nil || latest != 55 {
+		t.Fatalf("latest %d after one block time, want 55 (%v)", latest, err)
 	}
-	h := chain.ViewHeaders{View: view}.HeaderByNumber(55)
-	if h == nil || h.ParentHash.Hex() != chaintest.HeadHash || h.BaseFee == nil || h.RequestsHash == nil || h.ParentBeaconRoot == nil {
+	h, err := chain.ViewHeaders{View: view}.HeaderByNumber(55)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.ParentHash.Hex() != chaintest.HeadHash || h.BaseFee == nil || h.RequestsHash == nil || h.ParentBeaconRoot == nil {
 		t.Fatalf("sealed header %+v", h)
 	}
 	body, err := view.Body(55, h.Hash())
@@ -507,58 +524,17 @@ func TestSequencerOnConformanceChain(t *testing.T) {
 	// Oracle: the importer (header rules, body roots, gas, receipts root,
 	// bloom, requests hash) accepts the sealed block on a fresh copy.
 	db2, _ := chaintest.ImportedStore(t)
-	if _, err := chain.NewImporter(db2, exec, log).Execute(types.NewBlockWithHeader(h).WithBody(*body)); err != nil {
-		t.Fatalf("importer rejects the sealed block: %v", err)
-	}
-}
-
-// hookViewer runs hook (once armed) right after opening a view, before
-// handing it out: a seal landing at the worst moment of a pool validation.
-type hookViewer struct {
-	pending.Viewer
-	hook func()
-}
-
-func (v *hookViewer) View() (store.View, error) {
-	view, err := v.Viewer.View()
-	if h := v.hook; h != nil {
-		v.hook = nil
-		h()
-	}
-	return view, err
-}
-
-// A seal landing while the pool opens its state must not make it validate
-// against an older state than pending: an account funded by a pre-confirmed
-// transfer can spend right across the seal (the manager used to open the
-// view before loading the snapshot, found the new anchor missing from the
-// view and fell back to the previous block, where the account is empty).
-func TestPoolValidatesAcrossSeal(t *testing.T) {
-	hv := &hookViewer{}
-	e := newEnvWith(t, envOptions{viewer: func(db pending.Viewer) pending.Viewer { hv.Viewer = db; return hv }})
-	key, _ := crypto.GenerateKey()
-	funded := crypto.PubkeyToAddress(key.PublicKey)
-	if err := e.pool.Add(e.tx(0, &funded, big.NewInt(params.Ether), 21_000, nil)); err != nil {
+	view2, err := db2.View()
+	if err != nil {
 		t.Fatal(err)
 	}
-	e.tick(1)
-	if n := e.mgr.Current().Anchor().Number.Uint64(); n != 0 {
-		t.Fatalf("anchor %d, want genesis", n)
+	defer view2.Close()
+	parent, err := chain.ViewHeaders{View: view2}.HeaderByNumber(54)
+	if err != nil {
+		t.Fatal(err)
 	}
-	hv.hook = e.toSeal
-	spend := signTx(t, e.signer, key, &types.DynamicFeeTx{
-		ChainID: e.g.Config.ChainID, GasTipCap: big.NewInt(params.GWei), GasFeeCap: big.NewInt(10 * params.GWei),
-		Gas: 21_000, To: &common.Address{0xbe}, Value: big.NewInt(1),
-	})
-	if err := e.pool.Add(spend); err != nil {
-		t.Fatalf("spend of a pre-confirmed deposit refused across a seal: %v", err)
-	}
-	if n := e.mgr.Current().Anchor().Number.Uint64(); n != 1 {
-		t.Fatalf("the hook did not seal: anchor %d", n)
-	}
-	e.tick(1)
-	if _, _, _, ok := e.mgr.Current().Transaction(spend.Hash()); !ok {
-		t.Fatal("spend not pre-confirmed")
+	if _, err := exec.ExecuteBlock(types.NewBlockWithHeader(h).WithBody(*body), parent, chain.ViewHeaders{View: view2}, view2); err != nil {
+		t.Fatalf("importer rejects the sealed block: %v", err)
 	}
 }
 

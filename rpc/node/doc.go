@@ -1,0 +1,22 @@
+// Package node assembles a tipnode from its parts, in one place for the CLI
+// and for tests: the store's single writer (chain.Writer), the pending
+// Manager that opens every read, the transaction pool, the optional
+// embedded sequencer (a driver of the pending Builder), the Ethereum API
+// (rpc/eth) and the JSON-RPC server (rpc).
+//
+// # Wiring and events
+//
+// The writer publishes the canonical Head after each store write and sends
+// a chain.HeadEvent; the API's newHeads/logs subscriptions follow it. The
+// sequencer publishes snapshots through Manager.Publish, which notifies
+// pre-confirmation subscribers; the pool notifies admitted transactions.
+// All three are chain.Feed values: the node's one event mechanism.
+//
+// # Lifecycle
+//
+// New builds everything and starts nothing. Start starts the writer, then
+// the sequencer (its first snapshot is published before Start returns),
+// then the server. Stop reverses it: server (in-flight requests finish),
+// sequencer (a pending block with pre-confirmed transactions is sealed),
+// writer. The caller owns the store and closes it after Stop.
+package node

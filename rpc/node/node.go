@@ -1,0 +1,194 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/rs/zerolog"
+
+	"github.com/tipnode/tipnode/chain"
+	"github.com/tipnode/tipnode/pending"
+	"github.com/tipnode/tipnode/rpc"
+	"github.com/tipnode/tipnode/rpc/eth"
+	"github.com/tipnode/tipnode/store"
+)
+
+// Config is everything a node is built from. Data only: start from
+// DefaultConfig, check with Validate.
+type Config struct {
+	// Server is the JSON-RPC transport (listener, limits, CORS).
+	Server rpc.Config
+	// API configures the Ethereum methods (gas cap, EVM timeout, logs and
+	// simulation limits, fee cap).
+	API eth.APIConfig
+	// Pool bounds the transaction pool.
+	Pool pending.PoolConfig
+	// Sequencer, when non-nil, runs the embedded sequencer with these
+	// settings (pre-confirmations and block sealing). Default nil.
+	Sequencer *pending.Config
+	// Metrics serves Prometheus metrics on /metrics of the RPC listener.
+	// Default false.
+	Metrics bool
+	// StopTimeout bounds the graceful stop of the RPC server. Default 15 s.
+	StopTimeout time.Duration
+}
+
+// DefaultConfig returns the documented defaults (no sequencer, no
+// metrics).
+func DefaultConfig() Config {
+	return Config{
+		Server:      rpc.DefaultConfig(),
+		API:         eth.DefaultAPIConfig(),
+		Pool:        pending.DefaultPoolConfig(),
+		StopTimeout: 15 * time.Second,
+	}
+}
+
+// Validate checks every part.
+func (c Config) Validate() error {
+	if err := c.API.Validate(); err != nil {
+		return err
+	}
+	if err := c.Pool.WithDefaults().Validate(); err != nil {
+		return err
+	}
+	if c.Sequencer != nil {
+		if err := c.Sequencer.Validate(); err != nil {
+			return err
+		}
+	}
+	if c.StopTimeout <= 0 {
+		return fmt.Errorf("%w: stop timeout must be > 0", ErrConfig)
+	}
+	return nil
+}
+
+// Node is one tipnode over one store: the single writer, the pending
+// manager that opens every read, the pool, the optional sequencer, the
+// Ethereum API and the JSON-RPC server. New wires them; Start starts them
+// in dependency order and Stop stops them in reverse.
+type Node struct {
+	Genesis   *chain.Genesis
+	Writer    *chain.Writer
+	Pending   *pending.Manager
+	Pool      *pending.Pool
+	Sequencer *pending.Sequencer // nil without Config.Sequencer
+	API       *eth.API
+	Server    *rpc.Server
+	// Registry holds the node's metrics (nil without Config.Metrics).
+	Registry *prometheus.Registry
+
+	cfg Config
+	log zerolog.Logger
+}
+
+// New assembles a node on db (which holds g's genesis). clock drives the
+// pool and the sequencer (nil: the wall clock; tests pass a
+// pending.ManualClock).
+func New(cfg Config, db *store.DB, g *chain.Genesis, clock pending.Clock, log zerolog.Logger) (*Node, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if clock == nil {
+		clock = pending.SystemClock{}
+	}
+	exec := chain.NewExecutor(g.Config)
+	w, err := chain.NewWriter(db, exec, log)
+	if err != nil {
+		return nil, err
+	}
+	n := &Node{Genesis: g, Writer: w, cfg: cfg, log: log}
+	var metrics *pending.Metrics
+	var next pending.HeaderParams
+	if cfg.Sequencer != nil {
+		next = cfg.Sequencer.HeaderParams()
+	}
+	if cfg.Metrics {
+		n.Registry = prometheus.NewRegistry()
+		n.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		metrics = pending.NewMetrics(n.Registry, func() float64 { return n.Pending.SnapshotAge() })
+	}
+	n.Pending = pending.NewManager(w, g.Config, next, clock, metrics)
+	if n.Pool, err = pending.NewPool(cfg.Pool, g.Config, n.Pending, clock, metrics, log); err != nil {
+		w.Stop()
+		return nil, err
+	}
+	apiCfg := cfg.API
+	apiCfg.Preconfirmations = cfg.Sequencer != nil
+	if n.API, err = eth.NewAPI(apiCfg, g, exec, n.Pending, w, n.Pool, log); err != nil {
+		w.Stop()
+		return nil, err
+	}
+	if n.Server, err = rpc.NewServer(cfg.Server, log); err != nil {
+		w.Stop()
+		return nil, err
+	}
+	n.API.Register(n.Server)
+	n.Server.SetErrorMapper(n.API.MapError)
+	if n.Registry != nil {
+		n.Server.Handle("GET /metrics", promhttp.HandlerFor(n.Registry, promhttp.HandlerOpts{}))
+	}
+	if cfg.Sequencer != nil {
+		if n.Sequencer, err = pending.New(*cfg.Sequencer, w, exec, n.Pool, n.Pending, clock, metrics, log); err != nil {
+			w.Stop()
+			return nil, err
+		}
+	}
+	return n, nil
+}
+
+// Start starts the writer, the sequencer (which publishes its first
+// snapshot before returning) and then the RPC server.
+func (n *Node) Start() error {
+	n.Writer.Start()
+	if n.Sequencer != nil {
+		if err := n.Sequencer.Start(); err != nil {
+			n.Writer.Stop()
+			return err
+		}
+	}
+	if err := n.Server.Start(); err != nil {
+		var err2 error
+		if n.Sequencer != nil {
+			err2 = n.Sequencer.Stop()
+		}
+		n.Writer.Stop()
+		return errors.Join(err, err2)
+	}
+	return nil
+}
+
+// Wait blocks until ctx ends (nil) or the sequencer stops on a fault (its
+// error).
+func (n *Node) Wait(ctx context.Context) error {
+	var seqDone <-chan struct{}
+	if n.Sequencer != nil {
+		seqDone = n.Sequencer.Done()
+	}
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-seqDone:
+		return n.Sequencer.Err()
+	}
+}
+
+// Stop shuts down in order: the RPC server stops accepting and finishes
+// in-flight requests, then the sequencer stops (sealing a pending block
+// that holds pre-confirmed transactions, in one atomic write through the
+// writer), then the writer. The caller closes the store afterwards.
+func (n *Node) Stop() error {
+	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.StopTimeout)
+	defer cancel()
+	err := n.Server.Stop(ctx)
+	if n.Sequencer != nil {
+		err = errors.Join(err, n.Sequencer.Stop())
+	}
+	n.Writer.Stop()
+	return err
+}
