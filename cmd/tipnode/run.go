@@ -11,10 +11,6 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/chain"
@@ -22,6 +18,7 @@ import (
 	"github.com/tipnode/tipnode/pending/devnet"
 	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/rpc/eth"
+	"github.com/tipnode/tipnode/rpc/node"
 	"github.com/tipnode/tipnode/store"
 )
 
@@ -72,114 +69,43 @@ func (f *NodeFlags) sequencerConfig() (pending.Config, error) {
 	return c, c.Validate()
 }
 
-// node is a running tipnode: RPC server, pool and optional sequencer over
-// one store.
-type node struct {
-	srv  *rpc.Server
-	api  *eth.API
-	pool *pending.Pool
-	mgr  *pending.Manager
-	seq  *pending.Sequencer // nil without --sequencer
-	log  zerolog.Logger
-}
-
-// startNode wires and starts a node. clock is the sequencer's and pool's
-// time source (pending.SystemClock{} outside tests).
-func startNode(f NodeFlags, db *store.DB, g *chain.Genesis, clock pending.Clock, log zerolog.Logger) (*node, error) {
-	apiCfg := eth.DefaultAPIConfig()
-	apiCfg.GasCap, apiCfg.EVMTimeout, apiCfg.ClientVersion = f.GasCap, f.EVMTimeout, "tipnode/v"+version
-	apiCfg.LogsRangeLimit = f.LogsRange
-	srvCfg := rpc.DefaultConfig()
-	srvCfg.Addr, srvCfg.RequestTimeout, srvCfg.MaxBatch = f.HTTPAddr, f.RequestTimeout, f.BatchLimit
+// nodeConfig turns the flags into the node's Config.
+func (f *NodeFlags) nodeConfig() (node.Config, error) {
+	cfg := node.DefaultConfig()
+	cfg.API.GasCap, cfg.API.EVMTimeout, cfg.API.ClientVersion = f.GasCap, f.EVMTimeout, "tipnode/v"+version
+	cfg.API.LogsRangeLimit = f.LogsRange
+	cfg.Server.Addr, cfg.Server.RequestTimeout, cfg.Server.MaxBatch = f.HTTPAddr, f.RequestTimeout, f.BatchLimit
 	for _, o := range strings.Split(f.CORSDomains, ",") {
 		if o = strings.TrimSpace(o); o != "" {
-			srvCfg.CORSOrigins = append(srvCfg.CORSOrigins, o)
+			cfg.Server.CORSOrigins = append(cfg.Server.CORSOrigins, o)
 		}
 	}
-	var seqCfg pending.Config
+	cfg.Metrics = f.Metrics
 	if f.Sequencer {
-		var err error
-		if seqCfg, err = f.sequencerConfig(); err != nil {
-			return nil, err
-		}
-	}
-
-	mgr := pending.NewManager(db, g.Config, clock)
-	var (
-		reg     *prometheus.Registry
-		metrics *pending.Metrics
-	)
-	if f.Metrics {
-		reg = prometheus.NewRegistry()
-		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-		metrics = pending.NewMetrics(reg, mgr.SnapshotAge)
-	}
-	pool, err := pending.NewPool(pending.DefaultPoolConfig(), g.Config, mgr, clock, metrics, log)
-	if err != nil {
-		return nil, err
-	}
-	api, err := eth.NewAPI(apiCfg, db, g, pool, log)
-	if err != nil {
-		return nil, err
-	}
-	srv, err := rpc.NewServer(srvCfg, log)
-	if err != nil {
-		return nil, err
-	}
-	api.Register(srv)
-	srv.SetErrorMapper(api.MapError)
-	if reg != nil {
-		srv.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	}
-	n := &node{srv: srv, api: api, pool: pool, mgr: mgr, log: log}
-	if f.Sequencer {
-		seqCfg.Metrics = metrics
-		seqCfg.OnSeal = func(b *types.Block, _ types.Receipts) { api.NotifyNewHead(b.Header()) }
-		seq, err := pending.New(seqCfg, db, api.Executor(), pool, clock, log)
+		seq, err := f.sequencerConfig()
 		if err != nil {
-			return nil, err
+			return cfg, err
 		}
-		if err := seq.Start(); err != nil {
-			return nil, err
-		}
-		api.SetPending(mgr)
-		n.seq = seq
+		cfg.Sequencer = &seq
 	}
-	if err := srv.Start(); err != nil {
-		if n.seq != nil {
-			n.seq.Stop()
-		}
+	return cfg, cfg.Validate()
+}
+
+// startNode assembles and starts a node. clock is the sequencer's and
+// pool's time source (pending.SystemClock{} outside tests).
+func startNode(f NodeFlags, db *store.DB, g *chain.Genesis, clock pending.Clock, log zerolog.Logger) (*node.Node, error) {
+	cfg, err := f.nodeConfig()
+	if err != nil {
+		return nil, err
+	}
+	n, err := node.New(cfg, db, g, clock, log)
+	if err != nil {
+		return nil, err
+	}
+	if err := n.Start(); err != nil {
 		return nil, err
 	}
 	return n, nil
-}
-
-// wait blocks until ctx ends or the sequencer fails.
-func (n *node) wait(ctx context.Context) error {
-	var seqDone <-chan struct{}
-	if n.seq != nil {
-		seqDone = n.seq.Done()
-	}
-	select {
-	case <-ctx.Done():
-		return nil
-	case <-seqDone:
-		return n.seq.Err()
-	}
-}
-
-// stop shuts down in order: the RPC server stops accepting and finishes
-// in-flight requests, then the sequencer stops (sealing a pending block that
-// holds pre-confirmed transactions, in one atomic write). The caller closes
-// the store afterwards.
-func (n *node) stop() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	err := n.srv.Stop(ctx)
-	if n.seq != nil {
-		err = errors.Join(err, n.seq.Stop())
-	}
-	return err
 }
 
 func runRun(ctx context.Context, args []string) error {
@@ -222,9 +148,9 @@ func serveUntilDone(ctx context.Context, nf NodeFlags, db *store.DB, g *chain.Ge
 	if err != nil {
 		return err
 	}
-	runErr := n.wait(ctx)
+	runErr := n.Wait(ctx)
 	log.Info().Msg("shutting down")
-	return errors.Join(runErr, n.stop())
+	return errors.Join(runErr, n.Stop())
 }
 
 func runDev(ctx context.Context, args []string) error {
@@ -316,10 +242,4 @@ func printDevBanner(w io.Writer, g *chain.Genesis, mnemonic string, accs []devne
 	}
 	fmt.Fprintln(w, "\nThese keys are public knowledge: never use them on a real network.")
 	fmt.Fprintln(w)
-}
-
-func newFlagSet() *flag.FlagSet {
-	fs := flag.NewFlagSet("tipnode", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	return fs
 }

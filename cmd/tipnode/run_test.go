@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"io"
 	"math/big"
 	"net/http"
@@ -25,12 +26,21 @@ import (
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/devnet"
+	"github.com/tipnode/tipnode/rpc/node"
 	"github.com/tipnode/tipnode/store"
 )
 
+// newFlagSet is a flag set that prints nothing (tests register NodeFlags on
+// it to get the flags' defaults).
+func newFlagSet() *flag.FlagSet {
+	fs := flag.NewFlagSet("tipnode", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
+}
+
 // startDev starts an in-process `tipnode dev` node on 127.0.0.1:0 with a
 // fresh store in t.TempDir() and a manual clock.
-func startDev(t *testing.T) (*node, *pending.ManualClock, []devnet.Account) {
+func startDev(t *testing.T) (*node.Node, *pending.ManualClock, []devnet.Account) {
 	t.Helper()
 	log := zerolog.New(io.Discard)
 	cfg := store.DefaultConfig(t.TempDir())
@@ -58,7 +68,7 @@ func startDev(t *testing.T) (*node, *pending.ManualClock, []devnet.Account) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := n.stop(); err != nil {
+		if err := n.Stop(); err != nil {
 			t.Errorf("stop: %v", err)
 		}
 		db.Close()
@@ -66,13 +76,13 @@ func startDev(t *testing.T) (*node, *pending.ManualClock, []devnet.Account) {
 	return n, clock, accs
 }
 
-func tick(t *testing.T, n *node, c *pending.ManualClock, k int) {
+func tick(t *testing.T, n *node.Node, c *pending.ManualClock, k int) {
 	t.Helper()
 	for range k {
 		c.Advance(200 * time.Millisecond)
 	}
-	n.seq.Sync()
-	if err := n.seq.Err(); err != nil {
+	n.Sequencer.Sync()
+	if err := n.Sequencer.Err(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -84,7 +94,7 @@ func TestDevNodeEthclient(t *testing.T) {
 	n, clock, accs := startDev(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	rc, err := gethrpc.DialContext(ctx, "ws://"+n.srv.Addr().String())
+	rc, err := gethrpc.DialContext(ctx, "ws://"+n.Server.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +203,7 @@ func TestDevNodeEthclient(t *testing.T) {
 	}
 
 	// Metrics are served in the Prometheus text format.
-	resp, err := http.Get("http://" + n.srv.Addr().String() + "/metrics")
+	resp, err := http.Get("http://" + n.Server.Addr().String() + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +242,7 @@ func TestDevNodeStopSealsPreconfirmed(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := `{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}`
-	resp, err := http.Post("http://"+n.srv.Addr().String(), "application/json", strings.NewReader(body))
+	resp, err := http.Post("http://"+n.Server.Addr().String(), "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,11 +256,11 @@ func TestDevNodeStopSealsPreconfirmed(t *testing.T) {
 	tx, _ := types.SignNewTx(accs[1].Key, types.LatestSignerForChainID(big.NewInt(1337)), &types.DynamicFeeTx{
 		ChainID: big.NewInt(1337), GasTipCap: big.NewInt(1), GasFeeCap: big.NewInt(10 * params.GWei), Gas: 21_000, To: &to, Value: big.NewInt(1),
 	})
-	if err := n.pool.Add(tx); err != nil {
+	if err := n.Pool.Add(tx); err != nil {
 		t.Fatal(err)
 	}
 	tick(t, n, clock, 1)
-	if err := n.stop(); err != nil {
+	if err := n.Stop(); err != nil {
 		t.Fatal(err)
 	}
 	view, err := db.View()
@@ -297,7 +307,7 @@ func TestRunSequencerOnConformanceStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := n.stop(); err != nil {
+		if err := n.Stop(); err != nil {
 			t.Errorf("stop: %v", err)
 		}
 	})
@@ -325,7 +335,7 @@ func TestRunSequencerOnConformanceStore(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	ec, err := ethclient.DialContext(ctx, "http://"+n.srv.Addr().String())
+	ec, err := ethclient.DialContext(ctx, "http://"+n.Server.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}

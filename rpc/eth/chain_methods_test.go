@@ -15,6 +15,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 
+	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/rpc"
 )
@@ -347,29 +348,19 @@ func TestUnclesAndMissingBlocks(t *testing.T) {
 	}
 }
 
-// TestHeadFeedCatchUp: a subscriber that sees head 50 and then head 54
-// receives 51..53 from the store in between; a slow announcer never blocks.
+// TestHeadFeedCatchUp: a subscriber that has seen head 50 and is woken by
+// a burst of writes up to 54 receives 51..54 in order (blocks it was not
+// woken for are read back from the head and the store); a subscriber that
+// stops reading never blocks the writer.
 func TestHeadFeedCatchUp(t *testing.T) {
-	db, g := chaintest.ImportedStore(t)
+	db, g, w := chaintest.GenesisStore(t)
+	w.Stop() // the node runs its own writer
+	blocks := readChainBlocks(t)
 	api, _ := startNode(t, db, g, nil)
-	view, err := db.View()
-	if err != nil {
+	w = writerOf(api)
+	if err := w.Import(blocks[:49], chain.ImportOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	header := func(n uint64) *types.Header {
-		h, err := view.CanonicalHash(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		hdr, err := view.Header(n, h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return hdr
-	}
-	h50, h54 := header(50), header(54)
-	view.Close()
-
 	done := make(chan struct{})
 	defer close(done)
 	got := make(chan uint64, 16)
@@ -381,7 +372,6 @@ func TestHeadFeedCatchUp(t *testing.T) {
 			return false
 		}
 	})
-	api.NotifyNewHead(h50)
 	expect := func(want uint64) {
 		t.Helper()
 		select {
@@ -393,30 +383,46 @@ func TestHeadFeedCatchUp(t *testing.T) {
 			t.Fatalf("no head %d delivered", want)
 		}
 	}
+	if err := w.ImportBlock(blocks[49]); err != nil {
+		t.Fatal(err)
+	}
 	expect(50)
-	api.NotifyNewHead(h54)
+	if err := w.Import(blocks[50:54], chain.ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	for n := uint64(51); n <= 54; n++ {
 		expect(n)
 	}
-	// Announcing with no reader must not block.
-	for i := 0; i < 1000; i++ {
-		api.NotifyNewHead(h54)
-	}
-}
-
-// TestHeadFeedFirstAnnouncementCatchUp: blocks stored after a subscriber
-// started but not announced on their own (here 53, stored before 54 is
-// announced) are delivered before the first announced head, as between any
-// two announcements.
-func TestHeadFeedFirstAnnouncementCatchUp(t *testing.T) {
-	db, g, im := chaintest.GenesisStore(t)
-	blocks := readChainBlocks(t)
-	for _, b := range blocks[:52] {
-		if err := im.ImportBlock(b); err != nil {
+	// A subscriber that never reads (its deliver blocks) does not block
+	// the writer: unwinds and re-imports complete.
+	stuck := make(chan struct{})
+	defer close(stuck)
+	api.followHeads(done, func(h *types.Header) bool {
+		<-stuck
+		return false
+	})
+	for range 5 {
+		if err := w.UnwindTo(44, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Import(blocks[44:54], chain.ImportOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+// TestHeadFeedFirstAnnouncementCatchUp: blocks written after a subscriber
+// started but before its goroutine first woke (here 53 and 54, written in
+// one burst) are all delivered, in order.
+func TestHeadFeedFirstAnnouncementCatchUp(t *testing.T) {
+	db, g, w := chaintest.GenesisStore(t)
+	w.Stop() // the node runs its own writer
+	blocks := readChainBlocks(t)
 	api, _ := startNode(t, db, g, nil)
+	w = writerOf(api)
+	if err := w.Import(blocks[:52], chain.ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	done := make(chan struct{})
 	defer close(done)
 	got := make(chan uint64, 16)
@@ -424,12 +430,9 @@ func TestHeadFeedFirstAnnouncementCatchUp(t *testing.T) {
 		got <- h.Number.Uint64()
 		return true
 	})
-	for _, b := range blocks[52:54] {
-		if err := im.ImportBlock(b); err != nil {
-			t.Fatal(err)
-		}
+	if err := w.Import(blocks[52:54], chain.ImportOptions{}); err != nil {
+		t.Fatal(err)
 	}
-	api.NotifyNewHead(blocks[53].Header())
 	for _, want := range []uint64{53, 54} {
 		select {
 		case n := <-got:

@@ -37,6 +37,7 @@ import (
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
+	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/store"
 )
@@ -70,8 +71,9 @@ func (p *testPool) Add(tx *types.Transaction) error {
 	return nil
 }
 
-// startNode starts a Server with every registered method over db on
-// 127.0.0.1:0 and returns the API and the server's base URL.
+// startNode starts a writer on db (no other may run) and a Server with every
+// registered method on 127.0.0.1:0 (no pending driver), and returns the API
+// and the server's base URL. writerOf(api) is the store's writer.
 func startNode(t testing.TB, db *store.DB, g *chain.Genesis, pool TxPool) (*API, string) {
 	t.Helper()
 	return startNodeCfg(t, DefaultAPIConfig(), db, g, pool)
@@ -80,7 +82,18 @@ func startNode(t testing.TB, db *store.DB, g *chain.Genesis, pool TxPool) (*API,
 // startNodeCfg is startNode with an explicit APIConfig.
 func startNodeCfg(t testing.TB, cfg APIConfig, db *store.DB, g *chain.Genesis, pool TxPool) (*API, string) {
 	t.Helper()
-	api, err := NewAPI(cfg, db, g, pool, zerolog.Nop())
+	w := chaintest.StartWriter(t, db, g)
+	mgr := pending.NewManager(w, g.Config, pending.HeaderParams{}, nil, nil)
+	return startAPI(t, cfg, g, mgr, w, pool)
+}
+
+// writerOf returns the writer a test node reads from.
+func writerOf(api *API) *chain.Writer { return api.chain.(*chain.Writer) }
+
+// startAPI serves an API over mgr and w on 127.0.0.1:0.
+func startAPI(t testing.TB, cfg APIConfig, g *chain.Genesis, mgr *pending.Manager, w *chain.Writer, pool TxPool) (*API, string) {
+	t.Helper()
+	api, err := NewAPI(cfg, g, chain.NewExecutor(g.Config), mgr, w, pool, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

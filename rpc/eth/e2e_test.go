@@ -240,14 +240,16 @@ func checkHeadState(t *testing.T, ctx context.Context, c *ethclient.Client) {
 // TestE2ESubscriptions: over a websocket, newHeads and logs subscribers see
 // block 54 once it is imported and announced.
 func TestE2ESubscriptions(t *testing.T) {
-	db, g, im := chaintest.GenesisStore(t)
+	db, g, w := chaintest.GenesisStore(t)
+	w.Stop() // the node runs its own writer
 	blocks := readChainBlocks(t)
+	api, url := startNode(t, db, g, nil)
+	im := writerOf(api)
 	for _, b := range blocks[:len(blocks)-1] {
 		if err := im.ImportBlock(b, store.TagSafe, store.TagFinalized); err != nil {
 			t.Fatal(err)
 		}
 	}
-	api, url := startNode(t, db, g, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	rc, err := gethrpc.DialContext(ctx, "ws"+strings.TrimPrefix(url, "http"))
@@ -277,7 +279,6 @@ func TestE2ESubscriptions(t *testing.T) {
 	if err := im.ImportBlock(head, store.TagSafe, store.TagFinalized); err != nil {
 		t.Fatal(err)
 	}
-	api.NotifyNewHead(head.Header())
 
 	select {
 	case h := <-heads:

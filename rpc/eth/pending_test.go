@@ -16,6 +16,7 @@ import (
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/devnet"
+	"github.com/tipnode/tipnode/store"
 )
 
 // devPendingNode is a dev chain with a pool, a manual clock and a sequencer
@@ -28,8 +29,29 @@ type devPendingNode struct {
 	pool   *pending.Pool
 	clock  *pending.ManualClock
 	mgr    *pending.Manager
+	heads  *hookHeads
 	seqCfg pending.Config
 	seq    *pending.Sequencer
+}
+
+// hookHeads is the writer as reads see it, with a hook run (once armed)
+// right after a read opened its head and before it is handed out.
+type hookHeads struct {
+	*chain.Writer
+	mu   sync.Mutex
+	hook func()
+}
+
+func (h *hookHeads) OpenHead() (*chain.Head, store.View, error) {
+	head, view, err := h.Writer.OpenHead()
+	h.mu.Lock()
+	f := h.hook
+	h.hook = nil
+	h.mu.Unlock()
+	if f != nil {
+		f()
+	}
+	return head, view, err
 }
 
 func newDevPendingNode(t *testing.T, install bool) *devPendingNode {
@@ -42,16 +64,18 @@ func newDevPendingNode(t *testing.T, install bool) *devPendingNode {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, g, _ := chaintest.InitStore(t, spec)
+	_, g, w := chaintest.InitStore(t, spec)
 	log := zerolog.New(io.Discard)
-	d := &devPendingNode{accs: accs, g: g, seqCfg: pending.DefaultConfig()}
+	d := &devPendingNode{accs: accs, g: g, seqCfg: pending.DefaultConfig(), heads: &hookHeads{Writer: w}}
 	d.clock = pending.NewManualClock(time.Unix(1_700_000_010, 0))
-	d.mgr = pending.NewManager(db, g.Config, d.clock)
+	d.mgr = pending.NewManager(d.heads, g.Config, d.seqCfg.HeaderParams(), d.clock, nil)
 	if d.pool, err = pending.NewPool(pending.DefaultPoolConfig(), g.Config, d.mgr, d.clock, nil, log); err != nil {
 		t.Fatal(err)
 	}
-	d.api, d.url = startNodeCfg(t, DefaultAPIConfig(), db, g, d.pool)
-	if d.seq, err = pending.New(d.seqCfg, db, d.api.Executor(), d.pool, d.clock, log); err != nil {
+	cfg := DefaultAPIConfig()
+	cfg.Preconfirmations = true
+	d.api, d.url = startAPI(t, cfg, g, d.mgr, w, d.pool)
+	if d.seq, err = pending.New(d.seqCfg, w, d.api.Executor(), d.pool, d.mgr, d.clock, nil, log); err != nil {
 		t.Fatal(err)
 	}
 	if install {
@@ -60,7 +84,7 @@ func newDevPendingNode(t *testing.T, install bool) *devPendingNode {
 	return d
 }
 
-// start starts the sequencer and installs the pending layer.
+// start starts the sequencer.
 func (d *devPendingNode) start(t *testing.T) {
 	t.Helper()
 	if err := d.seq.Start(); err != nil {
@@ -71,28 +95,13 @@ func (d *devPendingNode) start(t *testing.T) {
 			t.Errorf("sequencer: %v", err)
 		}
 	})
-	d.api.SetPending(d.mgr)
-}
-
-// sealingSource seals the pending block the first time Current is called,
-// then returns the (rebased) snapshot: the worst interleaving for a reader
-// that opened its store view before loading the snapshot.
-type sealingSource struct {
-	d    *devPendingNode
-	once sync.Once
-}
-
-func (s *sealingSource) Current() *pending.Snapshot {
-	s.once.Do(func() {
-		s.d.clock.Advance(s.d.seqCfg.BlockTime)
-		s.d.seq.Sync()
-	})
-	return s.d.mgr.Current()
 }
 
 // TestPendingSealBetweenViewAndSnapshot: a seal landing while a request
-// resolves `pending` must not make it read a store view without the
-// snapshot's anchor (which used to fall back to an older block).
+// resolves `pending` (right after its head was opened: the worst moment for
+// a reader that would load the snapshot after the head) must not make it
+// read an older block than pending (a snapshot anchored past the head it
+// opened would be stale, and the read would fall back to the old head).
 func TestPendingSealBetweenViewAndSnapshot(t *testing.T) {
 	d := newDevPendingNode(t, true)
 	recipient := common.HexToAddress("0x00000000000000000000000000000000000b0b02")
@@ -111,7 +120,12 @@ func TestPendingSealBetweenViewAndSnapshot(t *testing.T) {
 	if snap := d.mgr.Current(); snap == nil || len(snap.Transactions()) != 1 || snap.Anchor().Number.Uint64() != 0 {
 		t.Fatal("transfer not pre-confirmed on top of genesis")
 	}
-	d.api.SetPending(&sealingSource{d: d})
+	d.heads.mu.Lock()
+	d.heads.hook = func() {
+		d.clock.Advance(d.seqCfg.BlockTime)
+		d.seq.Sync()
+	}
+	d.heads.mu.Unlock()
 	var bal hexBig
 	wantResult(t, callRPC(t, d.url, "eth_getBalance", recipient, "pending"), &bal)
 	if bal.ToInt().Cmp(big.NewInt(params.Ether)) != 0 {

@@ -7,7 +7,9 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
+	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/rpc"
 )
 
@@ -16,7 +18,9 @@ import (
 // encoding of the result (no HTTP).
 func benchSimulate(b *testing.B, params string) {
 	db, g := chaintest.ImportedStore(b)
-	api, err := NewAPI(DefaultAPIConfig(), db, g, nil, zerolog.Nop())
+	w := chaintest.StartWriter(b, db, g)
+	mgr := pending.NewManager(w, g.Config, pending.HeaderParams{}, nil, nil)
+	api, err := NewAPI(DefaultAPIConfig(), g, chain.NewExecutor(g.Config), mgr, w, nil, zerolog.Nop())
 	if err != nil {
 		b.Fatal(err)
 	}
