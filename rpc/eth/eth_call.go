@@ -23,11 +23,10 @@ func (a *API) registerCall(s *rpc.Server) {
 
 // callRequest is a decoded eth_call-style request.
 type callRequest struct {
-	args    CallArgs
-	sel     BlockSelector
-	state   StateOverride
-	block   *BlockOverrides
-	gasLeft uint64 // gas budget (defaults to APIConfig.GasCap)
+	args  CallArgs
+	sel   BlockSelector
+	state StateOverride
+	block *BlockOverrides
 }
 
 func decodeCallRequest(p rpc.Params) (*callRequest, error) {

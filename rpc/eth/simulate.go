@@ -321,7 +321,6 @@ func (sim *simulator) processBlock(ctx context.Context, pb plannedBlock) (*types
 	// Post-Amsterdam the protocol itself logs every ETH transfer (EIP-7708).
 	tracer := newSimLogTracer(sim.trace && !rules.IsAmsterdam, header.Number.Uint64(), header.Time)
 	hooks := tracer.hooks()
-	hooks.OnLog = tracer.onLog
 	opts := chain.ProcessOptions{
 		VM:           vm.Config{Tracer: hooks},
 		NoValidation: !sim.validate,

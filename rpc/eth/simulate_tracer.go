@@ -7,8 +7,6 @@ import (
 	"github.com/ethereum/go-ethereum/core/tracing"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/core/vm"
-
-	"github.com/tipnode/tipnode/chain"
 )
 
 // Log collection for eth_simulateV1.
@@ -44,9 +42,10 @@ func newSimLogTracer(transfers bool, number, time uint64) *simLogTracer {
 	return &simLogTracer{transfers: transfers, number: number, time: time}
 }
 
-// hooks returns the EVM hooks (OnLog is delivered by simTracingState).
+// hooks returns the EVM hooks: calls, exits and every emitted log (the
+// block processor hands OnLog each log as the EVM adds it).
 func (t *simLogTracer) hooks() *tracing.Hooks {
-	return &tracing.Hooks{OnEnter: t.enter, OnExit: t.exit}
+	return &tracing.Hooks{OnEnter: t.enter, OnExit: t.exit, OnLog: t.onLog}
 }
 
 // startTx prepares for the next call of the block.
@@ -115,16 +114,4 @@ func (t *simLogTracer) add(addr common.Address, topics []common.Hash, data []byt
 	}
 	t.next++
 	t.frames[len(t.frames)-1] = append(t.frames[len(t.frames)-1], l)
-}
-
-// simTracingState is the StateDB the simulation's EVM runs on: our StateDB,
-// with every emitted log also reported to the tracer.
-type simTracingState struct {
-	*chain.StateDB
-	tracer *simLogTracer
-}
-
-func (s simTracingState) AddLog(l *types.Log) {
-	s.StateDB.AddLog(l)
-	s.tracer.onLog(l)
 }

@@ -19,8 +19,8 @@ import (
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/devnet"
-	"github.com/tipnode/tipnode/rpc/node"
 	"github.com/tipnode/tipnode/rpc/eth"
+	"github.com/tipnode/tipnode/rpc/node"
 	"github.com/tipnode/tipnode/store"
 )
 
