@@ -1,21 +1,22 @@
 // Package eth implements tipnode's Ethereum JSON-RPC methods (eth_*, net_*,
 // web3_* and the eth_subscribe kinds) on top of package rpc's transport,
-// reading the store, executing on the chain package's EVM and, when a
-// sequencer runs, reading the pending layer.
+// reading through the pending Manager (canonical head, store view and, when
+// a driver publishes, the pending snapshot) and executing on the chain
+// package's EVM.
 //
 // # Model
 //
-// API (api.go) holds the store, the executor and, once SetPending is called,
-// the pending layer. NewAPI validates an APIConfig (DefaultAPIConfig gives
-// the documented defaults); API.Register installs every method on an
-// rpc.Server from one explicit list of per-file register functions, and
-// API.MapError must be installed with Server.SetErrorMapper:
+// API (api.go) holds the executor, the pending Manager every read opens
+// through, the chain's Heads (the store's single writer: current head and
+// head events) and the pool. NewAPI validates an APIConfig
+// (DefaultAPIConfig gives the documented defaults); API.Register installs
+// every method on an rpc.Server from one explicit list of per-file register
+// functions, and API.MapError must be installed with Server.SetErrorMapper.
+// Package rpc/node does this wiring for the CLI and tests:
 //
-//	api, err := eth.NewAPI(eth.DefaultAPIConfig(), db, genesis, pool, log)
+//	api, err := eth.NewAPI(cfg, genesis, exec, mgr, writer, pool, log)
 //	api.Register(srv)
 //	srv.SetErrorMapper(api.MapError)
-//	api.SetPending(mgr)         // optional: `pending` reads pre-confirmed state
-//	api.NotifyNewHead(header)   // after each stored head (feeds newHeads / logs)
 //
 // Method groups, one file each: eth_state.go (balance, code, nonce,
 // storage), eth_call.go and callmsg.go (call defaults and fee semantics
@@ -33,15 +34,16 @@
 //
 // # Invariants
 //
-// Every state read goes through API.Resolve, which turns a BlockSelector
-// into a ReadContext: one store view (a Pebble snapshot) per request and,
-// for `pending`, one snapshot pointer loaded once — BEFORE the view is
-// opened, so the view always holds the snapshot's anchor. One request
-// therefore never mixes two heights or two snapshots; successive requests of
-// a batch may see successive snapshots. The caller closes the ReadContext.
-// Methods that need the pending snapshot and a view without a selector
-// (transaction lookups, eth_getLogs) use snapshotAndView, which keeps the
-// same order.
+// Every read opens one pending.Read (Manager.Open): the canonical Head
+// (latest, safe, finalized and the recent window, in memory), the shared
+// store view holding exactly that chain, and the pending snapshot only when
+// its anchor hash is canonical there (a stale one is never served on top of
+// the wrong block). API.Resolve turns a BlockSelector into a ReadContext on
+// such a read; methods without a selector (transaction lookups, eth_getLogs,
+// fee suggestions, subscription catch-up) open one directly. One request
+// therefore never mixes two heights, two chains or two snapshots; successive
+// requests of a batch may see successive ones. The caller closes the
+// ReadContext / Read.
 //
 // A block the node does not have is -32000 "header not found" for state
 // methods and a null result for block/transaction getters, as go-ethereum
@@ -56,18 +58,18 @@
 //
 // API is safe for concurrent use; each handler call runs on the transport's
 // goroutine for it. Per-request state (views, StateDBs, EVMs) is never
-// shared. Shared state is small and guarded: the pending source is an atomic
-// pointer (SetPending may be called while serving), the head feed (heads.go)
-// and the suggested-tip cache (eth_fees.go, one value per head hash) have
-// their own mutexes.
+// shared. Shared state is small: the pending snapshot and the head are
+// atomic pointers owned by their producers; the suggested-tip cache
+// (eth_fees.go, one value per head hash) has its own mutex.
 //
 // Executions (eth_call, eth_estimateGas, eth_createAccessList,
 // eth_simulateV1) run under APIConfig.EVMTimeout on top of the transport's
 // request deadline, and cancel the EVM when the context ends.
 //
-// NotifyNewHead never blocks: each newHeads/logs subscription has its own
-// goroutine that keeps only the latest announced head and catches up on
-// skipped canonical blocks from the store. Pre-confirmation subscriptions
+// Head events (chain.Writer's chain.Feed) never block the writer: each
+// newHeads/logs subscription's callback only records the latest head and
+// wakes the subscription's goroutine, which catches up on skipped canonical
+// blocks from the head window and the store. Pre-confirmation subscriptions
 // (eth_pending.go) are notified on the pending layer's publisher goroutine;
 // rpc.Subscription.Notify never blocks either.
 package eth
