@@ -1,21 +1,20 @@
 package rpc
 
 import (
-	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
 	"github.com/rs/zerolog"
+
+	"github.com/tipnode/tipnode/rpc/rpctest"
 )
 
 // errSentinel is mapped by the test error mapper.
@@ -117,49 +116,17 @@ func registerTestMethods(s *Server) {
 
 func post(t testing.TB, url, body string) (int, []byte) {
 	t.Helper()
-	return postCT(t, url, "application/json", body)
+	return rpctest.Post(t, url, body)
 }
 
 func postCT(t testing.TB, url, ct, body string) (int, []byte) {
 	t.Helper()
-	resp, err := http.Post(url, ct, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, b
+	return rpctest.PostCT(t, url, ct, body)
 }
 
-// jsonEqual compares two JSON texts structurally (numbers as text).
 func jsonEqual(t *testing.T, got []byte, want string) bool {
 	t.Helper()
-	if want == "" {
-		return len(bytes.TrimSpace(got)) == 0
-	}
-	g, err := decodeAny(got)
-	if err != nil {
-		t.Errorf("response is not JSON: %v: %s", err, got)
-		return false
-	}
-	w, err := decodeAny([]byte(want))
-	if err != nil {
-		t.Fatalf("bad want JSON: %v: %s", err, want)
-	}
-	return reflect.DeepEqual(g, w)
-}
-
-func decodeAny(b []byte) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, err
-	}
-	return v, nil
+	return rpctest.JSONEqual(t, got, want)
 }
 
 type rpcResp struct {
