@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/chain"
@@ -134,4 +135,47 @@ func StartWriter(t testing.TB, db *store.DB, g *chain.Genesis) *chain.Writer {
 	w.Start()
 	t.Cleanup(w.Stop)
 	return w
+}
+
+// CanonicalBlock reads canonical block n (header and body) of db.
+func CanonicalBlock(t testing.TB, db *store.DB, n uint64) *types.Block {
+	t.Helper()
+	view, err := db.View()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer view.Close()
+	h, err := chain.ViewHeaders{View: view}.HeaderByNumber(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := view.Body(n, h.Hash())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return types.NewBlockWithHeader(h).WithBody(*body)
+}
+
+// ReexecuteOnConformance verifies and executes block (a block built on the
+// conformance head, block 54) on a fresh copy of the imported conformance
+// chain with the importer's rules (header rules, body roots, gas, receipts
+// root, bloom, requests hash), failing the test if they reject it.
+func ReexecuteOnConformance(t testing.TB, g *chain.Genesis, block *types.Block) *chain.ExecutedBlock {
+	t.Helper()
+	db, _ := ImportedStore(t)
+	view, err := db.View()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer view.Close()
+	headers := chain.ViewHeaders{View: view}
+	parent, err := headers.HeaderByNumber(block.NumberU64() - 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := chain.NewExecutor(g.Config).ExecuteBlock(block, parent, headers, view)
+	if err != nil {
+		t.Fatalf("the importer rejects block %d: %v", block.NumberU64(), err)
+	}
+	return res
 }

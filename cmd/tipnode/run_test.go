@@ -22,7 +22,6 @@ import (
 	gethrpc "github.com/ethereum/go-ethereum/rpc"
 	"github.com/rs/zerolog"
 
-	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/devnet"
@@ -381,39 +380,19 @@ func TestRunSequencerOnConformanceStore(t *testing.T) {
 		t.Fatalf("balance at 55 %v, %v; want %v", bal, err, want)
 	}
 
+	sealed := chaintest.CanonicalBlock(t, db, 55)
+	if h := sealed.Header(); h.ParentHash != head.Hash() || h.Coinbase != common.HexToAddress("0x00000000000000000000000000000000c0ffee00") {
+		t.Fatalf("sealed header %+v", h)
+	}
+	if txs := sealed.Transactions(); len(txs) != 1 || txs[0].Hash() != tx.Hash() {
+		t.Fatalf("sealed body holds %d transactions", len(txs))
+	}
+	res := chaintest.ReexecuteOnConformance(t, g, sealed)
 	view, err := db.View()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer view.Close()
-	h, err := chain.ViewHeaders{View: view}.HeaderByNumber(55)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if h.ParentHash != head.Hash() || h.Coinbase != common.HexToAddress("0x00000000000000000000000000000000c0ffee00") {
-		t.Fatalf("sealed header %+v", h)
-	}
-	body, err := view.Body(55, h.Hash())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(body.Transactions) != 1 || body.Transactions[0].Hash() != tx.Hash() {
-		t.Fatalf("sealed body holds %d transactions", len(body.Transactions))
-	}
-	db2, _ := chaintest.ImportedStore(t)
-	view2, err := db2.View()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer view2.Close()
-	parent, err := chain.ViewHeaders{View: view2}.HeaderByNumber(54)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := chain.NewExecutor(g.Config).ExecuteBlock(types.NewBlockWithHeader(h).WithBody(*body), parent, chain.ViewHeaders{View: view2}, view2)
-	if err != nil {
-		t.Fatalf("importer rejects the sealed block: %v", err)
-	}
 	st, err := view.StateAt(55)
 	if err != nil {
 		t.Fatal(err)

@@ -72,14 +72,25 @@ func newEnvWith(t *testing.T, opts envOptions) *env {
 	}
 	db, g, w := chaintest.InitStore(t, spec)
 	w.Stop() // the node opens its own writer
-	log := zerolog.New(io.Discard)
 	clock := pending.NewManualClock(time.Unix(genesisTime+10, 0))
+	n := startSequencerNode(t, db, g, clock, opts.pool)
+	mgr, pool, seq, api, srv := n.Pending, n.Pool, n.Sequencer, n.API, n.Server
+	return &env{t: t, db: db, g: g, clock: clock, mgr: mgr, pool: pool, seq: seq, api: api,
+		url: "http://" + srv.Addr().String(), accs: accs, signer: types.LatestSigner(g.Config),
+		nonces: make(map[common.Address]uint64), cfg: pending.DefaultConfig(), node: n}
+}
+
+// startSequencerNode starts a node with the default sequencer, the given
+// pool limits and an RPC server on 127.0.0.1:0 over db (no writer may run
+// on it), stopped at the end of the test.
+func startSequencerNode(t *testing.T, db *store.DB, g *chain.Genesis, clock pending.Clock, pool pending.PoolConfig) *node.Node {
+	t.Helper()
 	cfg := node.DefaultConfig()
 	cfg.Server.Addr = "127.0.0.1:0"
-	cfg.Pool = opts.pool
+	cfg.Pool = pool
 	seqCfg := pending.DefaultConfig()
 	cfg.Sequencer = &seqCfg
-	n, err := node.New(cfg, db, g, clock, log)
+	n, err := node.New(cfg, db, g, clock, zerolog.New(io.Discard))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,10 +102,7 @@ func newEnvWith(t *testing.T, opts envOptions) *env {
 			t.Errorf("node stop: %v", err)
 		}
 	})
-	mgr, pool, seq, api, srv := n.Pending, n.Pool, n.Sequencer, n.API, n.Server
-	return &env{t: t, db: db, g: g, clock: clock, mgr: mgr, pool: pool, seq: seq, api: api,
-		url: "http://" + srv.Addr().String(), accs: accs, signer: types.LatestSigner(g.Config),
-		nonces: make(map[common.Address]uint64), cfg: seqCfg, node: n}
+	return n
 }
 
 // tick advances the clock by n pre-confirmation intervals and waits until

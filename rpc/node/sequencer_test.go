@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/big"
 	"net/http"
 	"runtime"
@@ -22,13 +21,11 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
-	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
 
 	"github.com/tipnode/tipnode/pending"
-	"github.com/tipnode/tipnode/rpc/node"
 	"github.com/tipnode/tipnode/store"
 )
 
@@ -477,21 +474,9 @@ func TestNotificationsAfterSwap(t *testing.T) {
 // rules accept (re-executing the sealed block verifies header and body).
 func TestSequencerOnConformanceChain(t *testing.T) {
 	db, g := chaintest.ImportedStore(t)
-	log := zerolog.New(io.Discard)
 	clock := pending.NewManualClock(time.Unix(2_000_000_000, 0))
-	cfg := node.DefaultConfig()
-	cfg.Server.Addr = "127.0.0.1:0"
-	seqCfg := pending.DefaultConfig()
-	cfg.Sequencer = &seqCfg
-	n, err := node.New(cfg, db, g, clock, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer n.Stop()
-	mgr, seq, exec := n.Pending, n.Sequencer, chain.NewExecutor(g.Config)
+	n := startSequencerNode(t, db, g, clock, pending.PoolConfig{})
+	mgr, seq := n.Pending, n.Sequencer
 	if got := mgr.Current().Anchor().Hash().Hex(); got != chaintest.HeadHash {
 		t.Fatalf("anchor %s, want the conformance head", got)
 	}
@@ -502,40 +487,16 @@ func TestSequencerOnConformanceChain(t *testing.T) {
 	if err := seq.Err(); err != nil {
 		t.Fatal(err)
 	}
-	view, err := db.View()
-	if err != nil {
-		t.Fatal(err)
+	if head := n.Writer.Head(); head.Number() != 55 {
+		t.Fatalf("latest %d after one block time, want 55", head.Number())
 	}
-	defer view.Close()
-	if latest, err := view.Tag(store.TagLatest); err != nil || latest != 55 {
-		t.Fatalf("latest %d after one block time, want 55 (%v)", latest, err)
-	}
-	h, err := chain.ViewHeaders{View: view}.HeaderByNumber(55)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if h.ParentHash.Hex() != chaintest.HeadHash || h.BaseFee == nil || h.RequestsHash == nil || h.ParentBeaconRoot == nil {
+	sealed := chaintest.CanonicalBlock(t, db, 55)
+	if h := sealed.Header(); h.ParentHash.Hex() != chaintest.HeadHash || h.BaseFee == nil || h.RequestsHash == nil || h.ParentBeaconRoot == nil {
 		t.Fatalf("sealed header %+v", h)
-	}
-	body, err := view.Body(55, h.Hash())
-	if err != nil {
-		t.Fatal(err)
 	}
 	// Oracle: the importer (header rules, body roots, gas, receipts root,
 	// bloom, requests hash) accepts the sealed block on a fresh copy.
-	db2, _ := chaintest.ImportedStore(t)
-	view2, err := db2.View()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer view2.Close()
-	parent, err := chain.ViewHeaders{View: view2}.HeaderByNumber(54)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := exec.ExecuteBlock(types.NewBlockWithHeader(h).WithBody(*body), parent, chain.ViewHeaders{View: view2}, view2); err != nil {
-		t.Fatalf("importer rejects the sealed block: %v", err)
-	}
+	chaintest.ReexecuteOnConformance(t, g, sealed)
 }
 
 // The pool is bounded in bytes too (not only in count: 10,000 transactions
