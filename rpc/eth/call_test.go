@@ -2,28 +2,38 @@ package eth
 
 import (
 	"bytes"
+	"crypto/ecdsa"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/params"
+	"github.com/rs/zerolog"
 
+	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
+	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/rpc"
+	"github.com/tipnode/tipnode/store"
 )
 
 // Tests of eth_call, eth_estimateGas, eth_createAccessList, eth_getStorageAt
 // and eth_getStorageValues through the HTTP server on the imported
-// conformance chain (head = safe = finalized = block 54). Contracts are
-// installed with code overrides; their behaviour is observed through what
-// they return.
+// conformance chain (head = safe = finalized = block 54; the selector tests
+// use newTagsNode, where finalized = 40 < safe = 47 < latest = 54 < pending).
+// Contracts are installed with code overrides; their behaviour is observed
+// through what they return.
 
 // Accounts of the conformance chain used below.
 const (
@@ -108,6 +118,207 @@ func newCallNode(t *testing.T) *callNode {
 	db, g := chaintest.ImportedStore(t)
 	_, url := startNode(t, db, g, nil)
 	return &callNode{t: t, url: url, client: &http.Client{Timeout: 30 * time.Second}}
+}
+
+// Conformance accounts whose state differs between blocks 40, 47 and 54
+// (history.json); newTagsNode's pending block changes them again.
+const (
+	// acctEmitter sends the chain's calls to acctCounter (tx-emit-* in
+	// txinfo.json); nonce 0xc3, 0xe0, 0xf9 at blocks 40, 47, 54.
+	acctEmitter = "0x7435ed30a8b4aeb0877cef0c6e8cffe834eb865f"
+	// acctCallEnv (the callenv contract) returns NUMBER, CHAINID, COINBASE,
+	// BASEFEE, PREVRANDAO, ORIGIN, CALLVALUE.
+	acctCallEnv = "0x9344b07175800259691961298ca11c824e65032d"
+	// addrTagsRecipient (no account at block 54) receives the pending transfer.
+	addrTagsRecipient = "0x000000000000000000000000000000000000b0b0"
+)
+
+// Heights of the tags in newTagsNode's store; pending is block tagsLatest+1.
+const (
+	tagsFinalized = 40
+	tagsSafe      = 47
+	tagsLatest    = 54
+)
+
+// historyAccount is one account of history.json at one block.
+type historyAccount struct {
+	Balance *hexutil.Big                `json:"balance"`
+	Nonce   hexutil.Uint64              `json:"nonce"`
+	Storage map[common.Hash]common.Hash `json:"storage"`
+}
+
+// loadHistory reads history.json: the state of the conformance accounts at
+// every block, as a reference archive node answered it.
+func loadHistory(t testing.TB) map[uint64]map[common.Address]historyAccount {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(chaintest.Dir(t), "history.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw struct {
+		Blocks map[string]map[common.Address]historyAccount `json:"blocks"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		t.Fatal(err)
+	}
+	out := make(map[uint64]map[common.Address]historyAccount, len(raw.Blocks))
+	for k, accs := range raw.Blocks {
+		n, err := hexutil.DecodeUint64(k)
+		if err != nil {
+			t.Fatalf("history.json block %q: %v", k, err)
+		}
+		out[n] = accs
+	}
+	return out
+}
+
+// accountKey returns the private key of a funded conformance account
+// (chain/accounts.json).
+func accountKey(t testing.TB, addr string) *ecdsa.PrivateKey {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(chaintest.Dir(t), "chain", "accounts.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var accs map[common.Address]struct {
+		Key string `json:"key"`
+	}
+	if err := json.Unmarshal(data, &accs); err != nil {
+		t.Fatal(err)
+	}
+	acc, ok := accs[common.HexToAddress(addr)]
+	if !ok {
+		t.Fatalf("accounts.json has no key for %s", addr)
+	}
+	key, err := crypto.HexToECDSA(strings.TrimPrefix(acc.Key, "0x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if crypto.PubkeyToAddress(key.PublicKey) != common.HexToAddress(addr) {
+		t.Fatalf("accounts.json: the key of %s is another account's", addr)
+	}
+	return key
+}
+
+// tagsNode is a server on a conformance store where each block tag reads a
+// different state: finalized = 40, safe = 47, latest = 54, and pending =
+// block 55 of a running sequencer holding two pre-confirmed transactions:
+// acctEmitter calls acctCounter with counterValue wei (the contract
+// increments its slot 0 on every call) and acctRich sends transferValue wei
+// to addrTagsRecipient at gas price transferPrice (fee cap = tip, so the
+// price paid is exactly that whatever the base fee).
+type tagsNode struct {
+	*callNode
+	hist          map[uint64]map[common.Address]historyAccount
+	counterValue  *big.Int
+	transferValue *big.Int
+	transferPrice *big.Int
+}
+
+func newTagsNode(t *testing.T) *tagsNode {
+	t.Helper()
+	_, g, w := chaintest.GenesisStore(t)
+	blocks := readChainBlocks(t)
+	if len(blocks) != tagsLatest {
+		t.Fatalf("chain.rlp has %d blocks, want %d", len(blocks), tagsLatest)
+	}
+	// Import moves the given tags (and latest) to the last block of each call.
+	if err := w.Import(blocks[:tagsFinalized], chain.ImportOptions{Tags: []store.Tag{store.TagSafe, store.TagFinalized}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Import(blocks[tagsFinalized:tagsSafe], chain.ImportOptions{Tags: []store.Tag{store.TagSafe}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Import(blocks[tagsSafe:], chain.ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if h := w.Head(); h.Number() != tagsLatest || h.Safe().Number.Uint64() != tagsSafe || h.Finalized().Number.Uint64() != tagsFinalized {
+		t.Fatalf("head %d safe %d finalized %d, want %d %d %d", h.Number(), h.Safe().Number, h.Finalized().Number, tagsLatest, tagsSafe, tagsFinalized)
+	}
+
+	log := zerolog.Nop()
+	seqCfg := pending.DefaultConfig()
+	clock := pending.NewManualClock(time.Unix(int64(blocks[tagsLatest-1].Time())+12, 0))
+	mgr := pending.NewManager(w, g.Config, seqCfg.HeaderParams(), clock, nil)
+	pool, err := pending.NewPool(pending.DefaultPoolConfig(), g.Config, mgr, clock, nil, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, url := startAPI(t, DefaultAPIConfig(), g, mgr, w, pool)
+	seq, err := pending.New(seqCfg, w, api.Executor(), pool, mgr, clock, nil, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := seq.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := seq.Stop(); err != nil {
+			t.Errorf("sequencer: %v", err)
+		}
+	})
+
+	n := &tagsNode{
+		callNode:      &callNode{t: t, url: url, client: &http.Client{Timeout: 30 * time.Second}},
+		hist:          loadHistory(t),
+		counterValue:  big.NewInt(0x1000),
+		transferValue: big.NewInt(0x2000),
+		transferPrice: big.NewInt(10 * params.GWei),
+	}
+	signer := types.LatestSigner(g.Config)
+	counter, recipient := common.HexToAddress(acctCounter), common.HexToAddress(addrTagsRecipient)
+	txs := []struct {
+		from string
+		tx   *types.DynamicFeeTx
+	}{
+		{acctEmitter, &types.DynamicFeeTx{Nonce: uint64(n.at(tagsLatest, acctEmitter).Nonce), Gas: 200_000, To: &counter,
+			Value: n.counterValue, Data: []byte("tipnode tags")}},
+		{acctRich, &types.DynamicFeeTx{Nonce: uint64(n.at(tagsLatest, acctRich).Nonce), Gas: params.TxGas, To: &recipient,
+			Value: n.transferValue}},
+	}
+	for _, s := range txs {
+		s.tx.ChainID, s.tx.GasTipCap, s.tx.GasFeeCap = g.Config.ChainID, n.transferPrice, n.transferPrice
+		tx, err := types.SignNewTx(accountKey(t, s.from), signer, s.tx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := pool.Add(tx); err != nil {
+			t.Fatalf("pool refuses the transaction of %s: %v", s.from, err)
+		}
+	}
+	clock.Advance(seqCfg.PreconfInterval)
+	seq.Sync()
+	if err := seq.Err(); err != nil {
+		t.Fatal(err)
+	}
+	snap := mgr.Current()
+	if snap == nil {
+		t.Fatal("no pending snapshot")
+	}
+	if snap.Anchor().Number.Uint64() != tagsLatest || len(snap.Transactions()) != len(txs) {
+		t.Fatalf("pending layer: %d transactions on block %d, want %d on %d", len(snap.Transactions()), snap.Anchor().Number, len(txs), tagsLatest)
+	}
+	for i, r := range snap.Receipts() {
+		if r.Status != types.ReceiptStatusSuccessful {
+			t.Fatalf("pending transaction %d failed", i)
+		}
+	}
+	return n
+}
+
+// at returns addr's state at block number (history.json; an account absent
+// there is empty).
+func (n *tagsNode) at(number uint64, addr string) historyAccount {
+	n.t.Helper()
+	accs, ok := n.hist[number]
+	if !ok {
+		n.t.Fatalf("history.json has no block %d", number)
+	}
+	acc := accs[common.HexToAddress(addr)]
+	if acc.Balance == nil {
+		acc.Balance = new(hexutil.Big)
+	}
+	return acc
 }
 
 // rpc sends method with params (a JSON array text) and returns the response.
@@ -373,8 +584,10 @@ func TestEthCallFailures(t *testing.T) {
 	})
 }
 
+// TestEthCallSelectors: every selector form of eth_call, on a store where
+// finalized, safe, latest and pending are four different blocks.
 func TestEthCallSelectors(t *testing.T) {
-	n := newCallNode(t)
+	n := newTagsNode(t).callNode
 	var blk16 struct {
 		Hash common.Hash `json:"hash"`
 	}
@@ -385,13 +598,23 @@ func TestEthCallSelectors(t *testing.T) {
 		return fmt.Sprintf(`[{"to":%q},%s,{%q:{"code":%q}}]`, addrCode, sel, addrCode, codeNumber)
 	}
 	num := func(v uint64) string { return quoted(hexWord(v)) }
+	// The omitted selector cannot carry a code override: it is checked on
+	// the callenv contract, whose answer (NUMBER first) must be latest's.
+	latestEnv := n.result("eth_call", fmt.Sprintf(`[{"to":%q},"latest"]`, acctCallEnv))
+	if w := resultWords(t, latestEnv); len(w) != 7 || !w[0].IsUint64() || w[0].Uint64() != tagsLatest {
+		t.Fatalf("callenv on latest: %s, want NUMBER %d first", latestEnv, tagsLatest)
+	}
 	n.run([]rpcCase{
 		{name: "omitted", method: "eth_call", params: fmt.Sprintf(`[{"to":%q}]`, addrCode), result: `"0x"`},
-		{name: "null", method: "eth_call", params: at("null"), result: num(54)},
-		{name: "latest", method: "eth_call", params: at(`"latest"`), result: num(54)},
-		{name: "pending", method: "eth_call", params: at(`"pending"`), result: num(54)},
-		{name: "safe", method: "eth_call", params: at(`"safe"`), result: num(54)},
-		{name: "finalized", method: "eth_call", params: at(`"finalized"`), result: num(54)},
+		{name: "omitted reads latest", method: "eth_call", params: fmt.Sprintf(`[{"to":%q}]`, acctCallEnv), result: quoted(latestEnv)},
+		{name: "null", method: "eth_call", params: at("null"), result: num(tagsLatest)},
+		{name: "latest", method: "eth_call", params: at(`"latest"`), result: num(tagsLatest)},
+		{name: "pending", method: "eth_call", params: at(`"pending"`), result: num(tagsLatest + 1)},
+		{name: "safe", method: "eth_call", params: at(`"safe"`), result: num(tagsSafe)},
+		{name: "finalized", method: "eth_call", params: at(`"finalized"`), result: num(tagsFinalized)},
+		{name: "blockNumber pending", method: "eth_call", params: at(`{"blockNumber":"pending"}`), result: num(tagsLatest + 1)},
+		{name: "blockNumber safe", method: "eth_call", params: at(`{"blockNumber":"safe"}`), result: num(tagsSafe)},
+		{name: "blockNumber finalized", method: "eth_call", params: at(`{"blockNumber":"finalized"}`), result: num(tagsFinalized)},
 		{name: "earliest", method: "eth_call", params: at(`"earliest"`), result: num(0)},
 		{name: "hex number", method: "eth_call", params: at(`"0x10"`), result: num(16)},
 		{name: "zero", method: "eth_call", params: at(`"0x0"`), result: num(0)},
@@ -412,6 +635,112 @@ func TestEthCallSelectors(t *testing.T) {
 		{name: "both hash and number", method: "eth_call",
 			params: at(fmt.Sprintf(`{"blockHash":"%s","blockNumber":"0x1"}`, hexWord(1))), code: rpc.CodeInvalidParams, msg: "block"},
 	})
+}
+
+// tagState is what the tag tests expect one block's state to read.
+type tagState struct {
+	counterBalance, counterSlot0, emitterNonce *big.Int
+	richBalance, richNonce, recipientBalance   *big.Int
+	number                                     *big.Int // NUMBER seen by eth_call
+}
+
+// expect returns the state of block number: history.json up to tagsLatest;
+// for the pending block tagsLatest+1, the latest state plus the effects of
+// the two pre-confirmed transactions, computed from what was sent.
+func (n *tagsNode) expect(number uint64) tagState {
+	n.t.Helper()
+	if number > tagsLatest {
+		w := n.expect(tagsLatest)
+		fee := new(big.Int).Mul(n.transferPrice, new(big.Int).SetUint64(params.TxGas))
+		return tagState{
+			counterBalance:   new(big.Int).Add(w.counterBalance, n.counterValue),
+			counterSlot0:     new(big.Int).Add(w.counterSlot0, big.NewInt(1)), // the contract counts its calls
+			emitterNonce:     new(big.Int).Add(w.emitterNonce, big.NewInt(1)),
+			richBalance:      new(big.Int).Sub(w.richBalance, new(big.Int).Add(n.transferValue, fee)),
+			richNonce:        new(big.Int).Add(w.richNonce, big.NewInt(1)),
+			recipientBalance: new(big.Int).Add(w.recipientBalance, n.transferValue),
+			number:           new(big.Int).SetUint64(number),
+		}
+	}
+	counter, rich := n.at(number, acctCounter), n.at(number, acctRich)
+	return tagState{
+		counterBalance:   counter.Balance.ToInt(),
+		counterSlot0:     counter.Storage[common.Hash{}].Big(),
+		emitterNonce:     new(big.Int).SetUint64(uint64(n.at(number, acctEmitter).Nonce)),
+		richBalance:      rich.Balance.ToInt(),
+		richNonce:        new(big.Int).SetUint64(uint64(rich.Nonce)),
+		recipientBalance: n.at(number, addrTagsRecipient).Balance.ToInt(),
+		number:           new(big.Int).SetUint64(number),
+	}
+}
+
+// TestStateReadsByTag: the state getters and eth_call read the block each
+// tag names (finalized 40, safe 47, latest 54, pending 55: see
+// tagsNode.expect), and an omitted block parameter reads latest.
+func TestStateReadsByTag(t *testing.T) {
+	n := newTagsNode(t)
+	tags := []struct {
+		name  string
+		sel   string // JSON selector; "" = parameter omitted
+		block uint64 // the block whose state it must read
+	}{
+		{"finalized", `"finalized"`, tagsFinalized},
+		{"safe", `"safe"`, tagsSafe},
+		{"latest", `"latest"`, tagsLatest},
+		{"pending", `"pending"`, tagsLatest + 1},
+		{"omitted", "", tagsLatest},
+	}
+	// The fixture must keep telling the four tags apart, or this test
+	// proves nothing.
+	for _, field := range []struct {
+		name string
+		get  func(tagState) *big.Int
+	}{
+		{"acctCounter balance", func(s tagState) *big.Int { return s.counterBalance }},
+		{"acctCounter slot 0", func(s tagState) *big.Int { return s.counterSlot0 }},
+		{"acctEmitter nonce", func(s tagState) *big.Int { return s.emitterNonce }},
+	} {
+		seen := map[string]bool{}
+		for _, tc := range tags[:4] {
+			v := field.get(n.expect(tc.block)).String()
+			if seen[v] {
+				t.Fatalf("%s is %s at two of finalized/safe/latest/pending: the fixture does not distinguish the tags", field.name, v)
+			}
+			seen[v] = true
+		}
+	}
+
+	withSel := func(args, sel string) string {
+		if sel == "" {
+			return "[" + args + "]"
+		}
+		return "[" + args + "," + sel + "]"
+	}
+	for _, tc := range tags {
+		w := n.expect(tc.block)
+		n.run([]rpcCase{
+			{name: tc.name + "/counter balance", method: "eth_getBalance",
+				params: withSel(quoted(acctCounter), tc.sel), result: quoted(hexutil.EncodeBig(w.counterBalance))},
+			{name: tc.name + "/counter slot 0", method: "eth_getStorageAt",
+				params: withSel(quoted(acctCounter)+`,"0x0"`, tc.sel), result: quoted(common.BigToHash(w.counterSlot0).Hex())},
+			{name: tc.name + "/emitter nonce", method: "eth_getTransactionCount",
+				params: withSel(quoted(acctEmitter), tc.sel), result: quoted(hexutil.EncodeBig(w.emitterNonce))},
+			{name: tc.name + "/rich balance", method: "eth_getBalance",
+				params: withSel(quoted(acctRich), tc.sel), result: quoted(hexutil.EncodeBig(w.richBalance))},
+			{name: tc.name + "/rich nonce", method: "eth_getTransactionCount",
+				params: withSel(quoted(acctRich), tc.sel), result: quoted(hexutil.EncodeBig(w.richNonce))},
+			{name: tc.name + "/recipient balance", method: "eth_getBalance",
+				params: withSel(quoted(addrTagsRecipient), tc.sel), result: quoted(hexutil.EncodeBig(w.recipientBalance))},
+		})
+		t.Run(tc.name+"/eth_call NUMBER", func(t *testing.T) {
+			sub := *n.callNode
+			sub.t = t
+			words := resultWords(t, sub.result("eth_call", withSel(fmt.Sprintf(`{"to":%q}`, acctCallEnv), tc.sel)))
+			if len(words) != 7 || words[0].Cmp(w.number) != 0 {
+				t.Fatalf("callenv returned %v, want NUMBER %v first", words, w.number)
+			}
+		})
+	}
 }
 
 func TestGetStorageAt(t *testing.T) {
