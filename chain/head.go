@@ -57,6 +57,17 @@ func (h *Head) Recent(n uint64) (header *types.Header, hash common.Hash, ok bool
 	return h.recent[n-first], h.hashes[n-first], true
 }
 
+// Acquire returns the head's store view, which holds exactly this chain,
+// with a reader's reference: Close the view when done. ok is false when the
+// head was retired (a newer one is published, or the writer stopped) and
+// its view closed.
+func (h *Head) Acquire() (view store.View, ok bool) {
+	if !h.view.acquire() {
+		return nil, false
+	}
+	return &headView{View: h.view.v, s: h.view}, true
+}
+
 // next returns the head that adds headers (ascending, the first extending
 // the window's block number len-1 or below, for reorgs after an unwind)
 // on top of h truncated to keep: recent blocks above keep are dropped.

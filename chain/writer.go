@@ -147,8 +147,8 @@ func (w *Writer) Head() *Head { return w.head.Load() }
 func (w *Writer) OpenHead() (*Head, store.View, error) {
 	for {
 		h := w.head.Load()
-		if h.view.acquire() {
-			return h, &headView{View: h.view.v, s: h.view}, nil
+		if v, ok := h.Acquire(); ok {
+			return h, v, nil
 		}
 		// h was retired between the load and the acquire: a newer head is
 		// published already, unless the writer stopped.
@@ -217,8 +217,11 @@ func (w *Writer) do(fn func() error) error {
 }
 
 // publish opens a view of the store after a write, publishes the Head
-// (recent headers above keep dropped, added appended), retires the old
-// one, runs rebase and notifies subscribers. Runs on the writer goroutine.
+// (recent headers above keep dropped, added appended), runs rebase,
+// notifies subscribers and only then retires the old head (so that whoever
+// republishes the head in a subscriber, like pending.Manager, has done so
+// before the old head's view can close under a reader). Runs on the writer
+// goroutine.
 func (w *Writer) publish(keep uint64, added, removed []*types.Header, rebase Rebase) error {
 	view, err := w.db.View()
 	if err != nil {
@@ -231,12 +234,12 @@ func (w *Writer) publish(keep uint64, added, removed []*types.Header, rebase Reb
 		return fmt.Errorf("%w: %v", ErrWriterFault, err)
 	}
 	w.head.Store(h)
-	w.retire(old)
 	var rerr error
 	if rebase != nil {
 		rerr = rebase(h)
 	}
 	w.heads.Send(&HeadEvent{Head: h, Added: added, Removed: removed})
+	w.retire(old)
 	return rerr
 }
 

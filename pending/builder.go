@@ -68,6 +68,7 @@ func (b *Builder) Open(head *chain.Head, view store.View, tmpl *types.Header, no
 	b.view, b.anchor, b.base, b.state, b.proc = view, parent, tmpl, state, proc
 	b.txs, b.receipts, b.bloom = nil, nil, types.Bloom{}
 	b.snap = &Snapshot{
+		head:       head,
 		anchor:     parent,
 		anchorHash: head.Hash(),
 		header:     b.pendingHeader(),
@@ -146,6 +147,7 @@ func (b *Builder) Cut(now time.Time) *Snapshot {
 	}
 	n := len(b.txs)
 	b.snap = &Snapshot{
+		head:       b.snap.head,
 		anchor:     b.anchor,
 		anchorHash: b.snap.anchorHash,
 		header:     b.pendingHeader(),

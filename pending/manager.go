@@ -13,60 +13,129 @@ import (
 	"github.com/tipnode/tipnode/store"
 )
 
-// Heads is where reads get the canonical chain from (*chain.Writer).
+// Heads is the canonical chain as the Manager follows it (*chain.Writer).
 type Heads interface {
-	// OpenHead returns the current head and its store view (Close it).
-	OpenHead() (*chain.Head, store.View, error)
+	// Head returns the current head.
+	Head() *chain.Head
+	// SubscribeHeads calls fn after every store write, on the writer
+	// goroutine, before the previous head's view can close.
+	SubscribeHeads(fn func(*chain.HeadEvent)) (unsubscribe func())
 }
 
-// Manager holds the current pending snapshot and opens every read of the
-// node. One Manager serves a node: a driver (the Sequencer, or a stream
-// follower) publishes into it, the rpc layer and the pool read through
-// Open.
+// state is what one read sees: a canonical head and the pending snapshot
+// on it (nil: none). Replaced as a whole, with one atomic store.
+type state struct {
+	head *chain.Head
+	snap *Snapshot
+}
+
+// Manager holds the node's current read state — the canonical head and the
+// pending snapshot, as ONE atomically swapped pair — and opens every read
+// of the node from it. A driver (the Sequencer, or a stream follower)
+// publishes snapshots into it; the writer's head events move its head.
+// Because the pair moves in one step, a reader never sees a new head with
+// an older block's pending state, or the reverse: right after a seal it
+// sees either (old head, pending block on it) or (new head, next pending
+// block on it).
 //
-// Current is one atomic load: readers never lock, and a publication never
-// waits for readers.
+// Loading the pair is one atomic load: readers never lock, and a
+// publication never waits for readers.
 type Manager struct {
-	heads   Heads
 	config  *params.ChainConfig
 	clock   Clock
 	next    HeaderParams // the next block's header choices, for reads without a snapshot
 	metrics *Metrics
-	cur     atomic.Pointer[Snapshot]
+	cur     atomic.Pointer[state]
 
 	preconfs chain.Feed[*Snapshot]
+
+	// afterLoad, when set (tests), runs between loading the state and
+	// acquiring its view.
+	afterLoad func()
 }
 
-// NewManager returns a Manager over heads with no snapshot (pending reads
-// latest until a driver publishes). next describes the header the node's
-// next block would get (the sequencer's choices; zero without one): the
-// pool validates against it when there is no snapshot. metrics may be nil.
+// NewManager returns a Manager following heads, with no snapshot (pending
+// reads latest until a driver publishes). next describes the header the
+// node's next block would get (the sequencer's choices; zero without one):
+// the pool validates against it when there is no snapshot. metrics may be
+// nil.
 func NewManager(heads Heads, config *params.ChainConfig, next HeaderParams, clock Clock, metrics *Metrics) *Manager {
 	if clock == nil {
 		clock = SystemClock{}
 	}
-	return &Manager{heads: heads, config: config, next: next, clock: clock, metrics: metrics}
+	m := &Manager{config: config, next: next, clock: clock, metrics: metrics}
+	m.cur.Store(&state{head: heads.Head()})
+	heads.SubscribeHeads(m.onHead)
+	return m
 }
 
-// Current returns the current snapshot, or nil when no driver publishes.
-// It may be stale (anchored on a block no longer canonical): reads go
-// through Open, which checks.
-func (m *Manager) Current() *Snapshot { return m.cur.Load() }
+// onHead moves the state to a new head (unless a driver's Publish in the
+// writer's Rebase already did), keeping the snapshot only while its anchor
+// is canonical on the new head.
+func (m *Manager) onHead(ev *chain.HeadEvent) {
+	for {
+		old := m.cur.Load()
+		if old.head.Seq() >= ev.Head.Seq() {
+			return
+		}
+		snap := old.snap
+		dropped := snap != nil && !anchoredInWindow(ev.Head, snap)
+		if dropped {
+			snap = nil // its anchor left the canonical chain: never serve it
+		}
+		if m.cur.CompareAndSwap(old, &state{head: ev.Head, snap: snap}) {
+			if dropped {
+				m.metrics.stale()
+			}
+			return
+		}
+	}
+}
+
+// anchoredInWindow reports whether snap's anchor is canonical in head (it
+// must be within the head's window; an anchor older than that is not kept).
+func anchoredInWindow(head *chain.Head, snap *Snapshot) bool {
+	_, hash, ok := head.Recent(snap.anchor.Number.Uint64())
+	return ok && hash == snap.anchorHash
+}
+
+// Current returns the current snapshot, or nil when no driver publishes or
+// the last one went stale.
+func (m *Manager) Current() *Snapshot { return m.cur.Load().snap }
+
+// Head returns the current canonical head (the one reads see).
+func (m *Manager) Head() *chain.Head { return m.cur.Load().head }
 
 // SnapshotAge is the age of the current snapshot in seconds (0 without one).
 func (m *Manager) SnapshotAge() float64 {
-	s := m.cur.Load()
+	s := m.Current()
 	if s == nil {
 		return 0
 	}
 	return m.clock.Now().Sub(s.created).Seconds()
 }
 
-// Publish makes s the current snapshot and then notifies subscribers: the
-// only way a snapshot becomes current. Drivers call it from one goroutine
-// at a time (theirs, or the writer's during their Rebase).
+// Publish makes s the current snapshot, together with the head it was built
+// on, in one atomic step, and then notifies subscribers: the only way a
+// snapshot becomes current. Drivers call it from one goroutine at a time
+// (theirs, or the writer's during their Rebase). A snapshot built on a head
+// older than the current one is published only if its anchor is still
+// canonical on the current head (else it is dropped and counted stale).
 func (m *Manager) Publish(s *Snapshot) {
-	m.cur.Store(s)
+	for {
+		old := m.cur.Load()
+		next := &state{head: s.head, snap: s}
+		if old.head.Seq() > s.head.Seq() {
+			next.head = old.head
+			if !anchoredInWindow(old.head, s) {
+				m.metrics.stale()
+				return
+			}
+		}
+		if m.cur.CompareAndSwap(old, next) {
+			break
+		}
+	}
 	m.metrics.snapshot(s)
 	m.preconfs.Send(s)
 }
@@ -108,35 +177,45 @@ func (r *Read) PendingState() (chain.Backend, error) {
 	return r.Snapshot.State(base), nil
 }
 
-// Open opens a read: it loads the current snapshot, THEN the head with its
-// view (a snapshot is published only after the head holding its anchor, so
-// the head loaded second always has the anchor unless the anchor was
-// unwound since), and verifies the snapshot's anchor by hash against the
-// canonical chain of that head. A stale snapshot is dropped from the read
-// (counted by the stale-snapshot metric) and the read serves the head.
+// Open opens a read: one atomic load of the (head, snapshot) pair, then a
+// reference on the head's store view, which holds exactly that chain. The
+// snapshot's anchor is verified against the head by hash once more (a
+// snapshot is never served on top of the wrong block; a stale one is
+// dropped from the read and counted). Never waits for the writer.
 func (m *Manager) Open() (*Read, error) {
-	snap := m.cur.Load()
-	head, view, err := m.heads.OpenHead()
-	if err != nil {
-		return nil, err
-	}
-	r := &Read{Head: head, View: view}
-	if snap != nil {
-		ok, err := anchored(head, view, snap)
-		if err != nil {
-			view.Close()
-			return nil, err
+	for {
+		st := m.cur.Load()
+		if m.afterLoad != nil {
+			m.afterLoad()
 		}
-		if ok {
-			r.Snapshot = snap
-		} else {
-			m.metrics.stale()
+		view, ok := st.head.Acquire()
+		if !ok {
+			// The head was retired, which happens only after the state
+			// moved on (the writer retires a head after its subscribers,
+			// this Manager among them, have seen the next), or at stop.
+			if m.cur.Load() == st {
+				return nil, chain.ErrWriterStopped
+			}
+			continue
 		}
+		r := &Read{Head: st.head, View: view, Snapshot: st.snap}
+		if st.snap != nil {
+			ok, err := anchored(st.head, view, st.snap)
+			if err != nil {
+				view.Close()
+				return nil, err
+			}
+			if !ok {
+				r.Snapshot = nil
+				m.metrics.stale()
+			}
+		}
+		return r, nil
 	}
-	return r, nil
 }
 
-// anchored reports whether snap's anchor is canonical in head's chain.
+// anchored reports whether snap's anchor is canonical in head's chain (the
+// window, else the head's view).
 func anchored(head *chain.Head, view store.View, snap *Snapshot) (bool, error) {
 	n := snap.anchor.Number.Uint64()
 	if n > head.Number() {

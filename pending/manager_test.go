@@ -16,7 +16,6 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/pending/devnet"
-	"github.com/tipnode/tipnode/store"
 )
 
 // builderEnv is a dev chain with a started writer, a manager and a builder
@@ -130,10 +129,10 @@ func (e *builderEnv) pendingNonce() (bool, uint64) {
 }
 
 // TestOpenVerifiesAnchorByHash: a snapshot is served only while its anchor
-// is canonical in the head the read opened. After the anchor is unwound, or
-// replaced by a sibling block at the same height, the read falls back to
-// the canonical head (never the snapshot on the wrong block) and the
-// stale-read metric counts it.
+// is canonical in the head the read sees. When the anchor is unwound the
+// manager drops the snapshot with the new head (one step) and reads serve
+// the canonical head; a driver publishing a snapshot built on a block that
+// a sibling has replaced is refused. Both count as stale.
 func TestOpenVerifiesAnchorByHash(t *testing.T) {
 	e := newBuilderEnv(t)
 	e.open("a")
@@ -164,19 +163,19 @@ func TestOpenVerifiesAnchorByHash(t *testing.T) {
 	}
 
 	// Unwind block 1: the snapshot's anchor is gone.
+	old := e.mgr.Current()
 	if err := e.w.UnwindTo(0, nil); err != nil {
 		t.Fatal(err)
 	}
 	if served, n := e.pendingNonce(); served || n != 0 {
 		t.Fatalf("after unwind: served %v nonce %d", served, n)
 	}
-	if stale() != 1 {
-		t.Fatalf("stale reads %v, want 1", stale())
+	if stale() != 1 || e.mgr.Current() != nil || e.mgr.Head().Number() != 0 {
+		t.Fatalf("after unwind: stale %v, current %v, head %d", stale(), e.mgr.Current(), e.mgr.Head().Number())
 	}
 
 	// A sibling block 1 without the transfer: the anchor number exists
-	// again, with another hash. The old snapshot is still Current.
-	old := e.mgr.Current()
+	// again, with another hash.
 	b := NewBuilder(chain.NewExecutor(e.g.Config))
 	defer b.Close()
 	h, view, err := e.w.OpenHead()
@@ -193,14 +192,20 @@ func TestOpenVerifiesAnchorByHash(t *testing.T) {
 	if err := e.w.Seal(sealed.Write, nil); err != nil {
 		t.Fatal(err)
 	}
-	if sealed.Block.Hash() == blockA.Hash() || e.mgr.Current() != old {
-		t.Fatal("test setup: sibling equals block 1, or the snapshot changed")
+	if sealed.Block.Hash() == blockA.Hash() {
+		t.Fatal("test setup: sibling equals block 1")
+	}
+	// A driver still holding the snapshot built on the old block 1
+	// publishes it: refused.
+	e.mgr.Publish(old)
+	if e.mgr.Current() != nil {
+		t.Fatal("a snapshot anchored on a replaced block became current")
 	}
 	if served, n := e.pendingNonce(); served || n != 0 {
 		t.Fatalf("after sibling: served %v nonce %d", served, n)
 	}
 	if stale() != 2 {
-		t.Fatalf("stale reads %v, want 2", stale())
+		t.Fatalf("stale snapshots %v, want 2", stale())
 	}
 	// The pool's validation state follows the same rule.
 	header, _, release, err := e.mgr.State()
@@ -234,32 +239,15 @@ func TestBuilderRefusesHeaderNotOnHead(t *testing.T) {
 	}
 }
 
-// hookHeads runs hook (once armed) right after a read opened its head,
-// before handing it out: a seal landing at the worst moment of a pool
-// validation.
-type hookHeads struct {
-	Heads
-	hook func()
-}
-
-func (h *hookHeads) OpenHead() (*chain.Head, store.View, error) {
-	head, view, err := h.Heads.OpenHead()
-	if f := h.hook; f != nil {
-		h.hook = nil
-		f()
-	}
-	return head, view, err
-}
-
-// A seal landing while the pool opens its state must not make it validate
-// against an older state than pending: an account funded by a pre-confirmed
-// transfer can spend right across the seal. (The manager once opened the
-// store view before loading the snapshot, found the new anchor missing from
-// the view and fell back to the previous block, where the account is empty.)
+// A seal landing while the pool opens its state (between loading the
+// head/snapshot pair and acquiring the head's view: the old head's view is
+// closed by then) must not make it validate against an older state than
+// pending: an account funded by a pre-confirmed transfer can spend right
+// across the seal. (The manager once opened the store view before loading
+// the snapshot, found the new anchor missing from the view and fell back to
+// the previous block, where the account is empty.)
 func TestPoolValidatesAcrossSeal(t *testing.T) {
 	e := newBuilderEnv(t)
-	hh := &hookHeads{Heads: e.w}
-	e.mgr = NewManager(hh, e.g.Config, HeaderParams{}, nil, e.metrics)
 	pool, err := NewPool(DefaultPoolConfig(), e.g.Config, e.mgr, nil, nil, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
@@ -276,7 +264,12 @@ func TestPoolValidatesAcrossSeal(t *testing.T) {
 	}
 	e.mgr.Publish(snap)
 	sealed := false
-	hh.hook = func() { e.seal(); e.open("b"); sealed = true }
+	e.mgr.afterLoad = func() {
+		e.mgr.afterLoad = nil
+		e.seal()
+		e.open("b")
+		sealed = true
+	}
 	spend, _ := types.SignNewTx(key, signer, &types.DynamicFeeTx{ChainID: e.g.Config.ChainID, GasTipCap: big.NewInt(params.GWei),
 		GasFeeCap: big.NewInt(10 * params.GWei), Gas: 21_000, To: &common.Address{0xbe}, Value: big.NewInt(1)})
 	if err := pool.Add(spend); err != nil {

@@ -84,8 +84,8 @@ func NewMetrics(reg prometheus.Registerer, snapshotAge func() float64) *Metrics 
 			Help: "Diff layers of the current snapshot (read depth).",
 		}),
 		staleReads: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: "tipnode", Subsystem: "pending", Name: "stale_snapshot_reads_total",
-			Help: "Reads that found the pending snapshot anchored on a block no longer canonical and served the canonical head instead.",
+			Namespace: "tipnode", Subsystem: "pending", Name: "stale_snapshots_total",
+			Help: "Pending snapshots dropped (or refused at publication) because their anchor left the canonical chain; reads then serve the canonical head.",
 		}),
 	}
 	if reg != nil {

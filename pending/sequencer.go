@@ -62,8 +62,8 @@ func (c Config) Validate() error {
 // Writer is what the sequencer needs of the node's single store writer
 // (*chain.Writer).
 type Writer interface {
-	Heads
 	Head() *chain.Head
+	OpenHead() (*chain.Head, store.View, error)
 	Seal(bw *store.BlockWrite, rebase chain.Rebase) error
 }
 

@@ -18,6 +18,7 @@ import (
 //
 // Snapshots are built by a Builder and made current by Manager.Publish.
 type Snapshot struct {
+	head       *chain.Head // the canonical head it was built on (its anchor)
 	anchor     *types.Header
 	anchorHash common.Hash
 	header     *types.Header

@@ -92,10 +92,9 @@ type TxPool interface {
 	Add(tx *types.Transaction) error
 }
 
-// Heads is the node's canonical chain as the methods see it
-// (*chain.Writer): the current head, and an event per store write.
+// Heads gives the head events of the node's store writer (*chain.Writer):
+// newHeads and logs subscriptions follow them.
 type Heads interface {
-	Head() *chain.Head
 	SubscribeHeads(fn func(*chain.HeadEvent)) (unsubscribe func())
 }
 

@@ -76,7 +76,7 @@ func (a *API) ethBlockNumber(ctx context.Context, p rpc.Params) (any, error) {
 	if err := p.AtMost(0); err != nil {
 		return nil, err
 	}
-	return hexutil.Uint64(a.chain.Head().Number()), nil
+	return hexutil.Uint64(a.reads.Head().Number()), nil
 }
 
 // chainBlock is a block loaded with the view it was read from. For the

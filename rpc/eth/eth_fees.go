@@ -66,7 +66,7 @@ func (a *API) latestHeader() (*types.Header, store.View, error) {
 
 // headHeader returns the head header (from memory).
 func (a *API) headHeader() (*types.Header, error) {
-	return a.chain.Head().Header(), nil
+	return a.reads.Head().Header(), nil
 }
 
 func (a *API) ethGasPrice(ctx context.Context, p rpc.Params) (any, error) {

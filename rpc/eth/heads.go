@@ -66,7 +66,7 @@ func (a *API) followHeads(done <-chan struct{}, deliver func(h *types.Header) bo
 	unsubscribe := a.chain.SubscribeHeads(func(ev *chain.HeadEvent) { sub.announce(ev.Head.Header()) })
 	// The head now (loaded after subscribing, so no block falls between the
 	// two): the first announcement is caught up from here.
-	last := a.chain.Head().Header()
+	last := a.reads.Head().Header()
 	go func() {
 		defer unsubscribe()
 		for {
