@@ -396,3 +396,35 @@ func (w *Writer) isCanonical(b *types.Block) (bool, error) {
 	}
 	return hash == b.Hash(), nil
 }
+
+// JournalPending durably records the open pending block's header (with the
+// first pre-confirmation, first = 0) and its pre-confirmed transactions
+// first, first+1, ... on the writer goroutine (see store.AppendPending). A
+// driver publishes a pre-confirmation only after this returned; the block's
+// own write drops the journal.
+func (w *Writer) JournalPending(header *types.Header, first int, txs []*types.Transaction) error {
+	return w.do(func() error {
+		if header.ParentHash != w.head.Load().Hash() {
+			return fmt.Errorf("%w: pending block %d has parent %s, head is %s", ErrNotOnHead,
+				header.Number, header.ParentHash.Hex(), w.head.Load().Hash().Hex())
+		}
+		return w.db.AppendPending(header, first, txs)
+	})
+}
+
+// PendingJournal returns the journaled pending block (nil: none) for a
+// driver to rebuild after a restart.
+func (w *Writer) PendingJournal() (*store.PendingJournal, error) {
+	var j *store.PendingJournal
+	err := w.do(func() (err error) {
+		j, err = w.db.ReadPending()
+		return err
+	})
+	return j, err
+}
+
+// DropPendingJournal deletes the pending journal (a driver that cannot
+// rebuild it).
+func (w *Writer) DropPendingJournal() error {
+	return w.do(w.db.ClearPending)
+}

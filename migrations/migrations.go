@@ -28,11 +28,19 @@ type Migration struct {
 // renumber an existing entry.
 var All = []Migration{
 	{Version: store.FormatInitial, Name: "initial-schema", Step: initialSchema},
+	{Version: store.FormatPendingJournal, Name: "pending-journal", Step: pendingJournal},
 }
 
 // initialSchema migrates to store.FormatInitial, the first format: nothing to
 // transform, the step only lets Run record the version.
 func initialSchema(*store.DB, *store.RawBatch, []byte) ([]byte, bool, error) {
+	return nil, true, nil
+}
+
+// pendingJournal migrates to store.FormatPendingJournal, which only added
+// new key layouts (the pending journal, empty in a store of format 1): the
+// step only lets Run record the version.
+func pendingJournal(*store.DB, *store.RawBatch, []byte) ([]byte, bool, error) {
 	return nil, true, nil
 }
 

@@ -57,7 +57,7 @@ func formatVersion(t *testing.T, db *store.DB) store.FormatVersion {
 // is updated on purpose.
 func TestVersionsPinned(t *testing.T) {
 	const (
-		pinnedCurrent      = 1
+		pinnedCurrent      = 2
 		pinnedMinSupported = 1
 	)
 	pinned := []struct {
@@ -66,6 +66,7 @@ func TestVersionsPinned(t *testing.T) {
 		constant store.FormatVersion
 	}{
 		{1, "initial-schema", store.FormatInitial},
+		{2, "pending-journal", store.FormatPendingJournal},
 	}
 	if store.FormatCurrent != pinnedCurrent || store.FormatMinSupported != pinnedMinSupported {
 		t.Fatalf("store.FormatCurrent = %d, FormatMinSupported = %d; pinned %d, %d: pin the new format",

@@ -59,6 +59,9 @@ var (
 	// ErrHeader: a driver asked the Builder to open a block whose header
 	// does not extend the given head.
 	ErrHeader = errors.New("pending header does not extend the head")
+	// ErrJournal: the journaled pending block could not be rebuilt after a
+	// restart (its transactions no longer execute on its parent).
+	ErrJournal = errors.New("pending journal does not replay")
 	// ErrStopped: the sequencer is not running.
 	ErrStopped = errors.New("sequencer stopped")
 )

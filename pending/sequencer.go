@@ -65,6 +65,9 @@ type Writer interface {
 	Head() *chain.Head
 	OpenHead() (*chain.Head, store.View, error)
 	Seal(bw *store.BlockWrite, rebase chain.Rebase) error
+	JournalPending(header *types.Header, first int, txs []*types.Transaction) error
+	PendingJournal() (*store.PendingJournal, error)
+	DropPendingJournal() error
 }
 
 // Sequencer is the embedded block producer, a driver of the Builder: every
@@ -125,7 +128,7 @@ func New(cfg Config, w Writer, exec *chain.Executor, pool *Pool, mgr *Manager, c
 func (s *Sequencer) Start() error {
 	err := ErrStopped
 	s.startOnce.Do(func() {
-		if err = s.openBlock(s.w.Head()); err != nil {
+		if err = s.recoverOrOpen(); err != nil {
 			close(s.done)
 			return
 		}
@@ -208,6 +211,47 @@ func (s *Sequencer) fail(err error) {
 	err = fmt.Errorf("%w: %v", ErrSequencer, err)
 	s.err.Store(&err)
 	s.log.Error().Err(err).Msg("sequencer stopped on a fault")
+}
+
+// recoverOrOpen opens the first pending block: the journaled one when the
+// node stopped with pre-confirmed transactions unsealed (same header, the
+// same transactions replayed in order: the same receipts), else a new one.
+func (s *Sequencer) recoverOrOpen() error {
+	head := s.w.Head()
+	j, err := s.w.PendingJournal()
+	if err != nil {
+		return fmt.Errorf("read the pending journal: %w", err)
+	}
+	if j == nil {
+		return s.openBlock(head)
+	}
+	if j.Header.ParentHash != head.Hash() {
+		s.log.Warn().Uint64("block", j.Header.Number.Uint64()).Str("parent", j.Header.ParentHash.Hex()).
+			Str("head", head.Hash().Hex()).Int("txs", len(j.Txs)).Msg("dropping a pending journal that does not extend the head")
+		if err := s.w.DropPendingJournal(); err != nil {
+			return err
+		}
+		return s.openBlock(head)
+	}
+	_, view, err := s.w.OpenHead()
+	if err != nil {
+		return err
+	}
+	now := s.clock.Now()
+	if _, err := s.b.Open(head, view, j.Header, now); err != nil {
+		view.Close()
+		return fmt.Errorf("reopen journaled pending block %d: %w", j.Header.Number, err)
+	}
+	snap, err := s.b.Apply(j.Txs, now)
+	if err != nil {
+		return fmt.Errorf("%w: replaying journaled pending block %d: %v", ErrJournal, j.Header.Number, err)
+	}
+	if snap == nil {
+		snap = s.b.snap
+	}
+	s.mgr.Publish(snap)
+	s.log.Info().Uint64("block", j.Header.Number.Uint64()).Int("txs", len(j.Txs)).Msg("recovered pre-confirmed transactions from the journal")
+	return nil
 }
 
 // openBlock opens the next pending block on head with the sequencer's
@@ -331,6 +375,10 @@ func (s *Sequencer) preconfirm() error {
 	}
 	now := s.clock.Now()
 	snap := s.b.Cut(now)
+	// A pre-confirmation is a promise: durable before anyone can read it.
+	if err := s.w.JournalPending(s.b.Header(), snap.newFrom, snap.NewTransactions()); err != nil {
+		return fmt.Errorf("journal pre-confirmation %d of block %d: %w", snap.index, snap.header.Number, err)
+	}
 	s.mgr.Publish(snap) // readable from here on; subscribers notified
 	build := time.Since(t0)
 	for _, pt := range included {

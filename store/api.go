@@ -119,6 +119,15 @@ type Writer interface {
 	// SetTag moves a tag to a canonical block.
 	SetTag(tag Tag, number uint64) error
 	// UnwindTo removes every block above number and their state changes,
-	// and moves tags above number down to number.
+	// and moves tags above number down to number. It also drops the
+	// pending journal.
 	UnwindTo(number uint64) error
+	// AppendPending durably journals the open pending block's header (when
+	// first is 0) and its pre-confirmed transactions first, first+1, ...
+	// WriteBlock drops the journal in the block's own batch.
+	AppendPending(header *types.Header, first int, txs []*types.Transaction) error
+	// ReadPending returns the pending journal (nil: none).
+	ReadPending() (*PendingJournal, error)
+	// ClearPending drops the pending journal.
+	ClearPending() error
 }

@@ -29,6 +29,12 @@ const (
 	// accountEncodingV1, deleted accounts as deletedMarker, zero slots as
 	// empty values).
 	FormatInitial FormatVersion = 1
+	// FormatPendingJournal (2) added the pending journal: the header of the
+	// open pending block ('P') and its pre-confirmed transactions ('Q'),
+	// written durably before a pre-confirmation is published and deleted in
+	// the batch that writes that block. It changed no existing layout; the
+	// migration only records the version.
+	FormatPendingJournal FormatVersion = 2
 )
 
 const (
@@ -37,7 +43,7 @@ const (
 	// between FormatMinSupported and FormatCurrent opens, but only the
 	// migrations may touch it (ErrSchemaOutdated) until they bring it to
 	// FormatCurrent.
-	FormatCurrent = FormatInitial
+	FormatCurrent = FormatPendingJournal
 	// FormatMinSupported is the oldest recorded format this binary opens and
 	// migrates. Open refuses an older one (ErrSchemaTooOld); such a store
 	// must be upgraded by an older tipnode first, or re-imported. Raise it
@@ -59,9 +65,9 @@ const (
 // Sections are never removed, even once FormatMinSupported passes their
 // version: they say what an old store holds and why it is refused.
 //
-// There is one format so far, FormatInitial (1). It replaced nothing, so no
-// section exists yet: a store of any released format holds only the layouts
-// schema.go lists.
+// No format so far replaced a layout (FormatPendingJournal only added two),
+// so no section exists yet: a store of any released format holds only
+// layouts that schema.go lists.
 
 // checkFormat reports whether a store recording version v can be opened by a
 // binary supporting the formats min..current: FormatNone (a new store) and

@@ -31,6 +31,8 @@ const (
 	prefixAccount    byte = 'a' // 'a' + addr(20) + ^num BE8         -> encodeAccount(Account) or deletedMarker (0x00)
 	prefixStorage    byte = 's' // 's' + addr(20) + slot(32) + ^num BE8 -> value with leading zero bytes trimmed (empty = zero)
 	prefixMigration  byte = 'M' // 'M' + format version BE8          -> progress cursor of an unfinished migration to that version
+	prefixPendingHdr byte = 'P' // 'P' + num BE8                     -> RLP(types.Header): header of the open pending block num (at most one; gone when num is written)
+	prefixPendingTx  byte = 'Q' // 'Q' + num BE8 + index BE8         -> tx.MarshalBinary(): pre-confirmed transaction index of pending block num
 )
 
 // Meta keys ('m' + name).
@@ -69,6 +71,11 @@ func numHashKey(prefix byte, num uint64, hash common.Hash) []byte {
 func headerKey(num uint64, hash common.Hash) []byte   { return numHashKey(prefixHeader, num, hash) }
 func bodyKey(num uint64, hash common.Hash) []byte     { return numHashKey(prefixBody, num, hash) }
 func receiptsKey(num uint64, hash common.Hash) []byte { return numHashKey(prefixReceipts, num, hash) }
+
+func pendingHdrKey(num uint64) []byte { return append([]byte{prefixPendingHdr}, be8(num)...) }
+func pendingTxKey(num, index uint64) []byte {
+	return append(append([]byte{prefixPendingTx}, be8(num)...), be8(index)...)
+}
 
 func canonicalKey(num uint64) []byte {
 	return binary.BigEndian.AppendUint64([]byte{prefixCanonical}, num)

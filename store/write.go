@@ -132,6 +132,11 @@ func (db *DB) WriteBlock(w *BlockWrite) error {
 	b := db.pdb.NewBatch()
 	err = db.stageBlock(b, w, true)
 	if err == nil {
+		// The block supersedes any pending journal (its own pending block,
+		// now sealed, or one of a branch this block replaces).
+		err = stageClearPending(b)
+	}
+	if err == nil {
 		err = b.Set(tagKey(TagLatest), be8(num), nil)
 		for _, tag := range w.Tags {
 			err = errors.Join(err, b.Set(tagKey(tag), be8(num), nil))
@@ -316,6 +321,9 @@ func (db *DB) UnwindTo(number uint64) error {
 		if err := db.stageUnwindBlock(b, n); err != nil {
 			return fail(errors.Join(fmt.Errorf("block %d: %w", n, err), b.Close()))
 		}
+	}
+	if err := stageClearPending(b); err != nil {
+		return fail(errors.Join(err, b.Close()))
 	}
 	for _, tag := range []Tag{TagLatest, TagSafe, TagFinalized} {
 		at, err := readTag(db.pdb, tag)
