@@ -4,7 +4,7 @@ BIN     := bin/tipnode
 PKGS    := ./...
 DATADIR ?=
 
-.PHONY: build test bench run vet fuzz clean
+.PHONY: build test bench run vet fuzz clean crash
 
 build:
 	$(GO) build -o $(BIN) ./cmd/tipnode
@@ -19,6 +19,11 @@ vet:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+# The long process crash test: 60 rounds of kill -9 under a transaction
+# stream (make test runs 12).
+crash:
+	TIPNODE_CRASH_ITERATIONS=60 $(GO) test -count=1 -run TestCrashKeepsPreconfirmations -v -timeout 30m ./cmd/tipnode/
 
 # Short fuzzing pass over every decoder of outside input.
 fuzz:
