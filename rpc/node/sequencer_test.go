@@ -45,8 +45,8 @@ func TestPendingVisibleAfterSwapLatestAfterSeal(t *testing.T) {
 	if err := ec.SendTransaction(ctx, e.tx(0, nil, nil, 200_000, deployCode(pairRuntime))); err != nil {
 		t.Fatal(err)
 	}
-	if code, _ := ec.PendingCodeAt(ctx, contract); len(code) != 0 {
-		t.Fatal("code visible before the swap")
+	if code, err := ec.PendingCodeAt(ctx, contract); err != nil || len(code) != 0 {
+		t.Fatalf("pending code before the swap: %x, %v (want none, no error)", code, err)
 	}
 	e.tick(1)
 	if code, err := ec.PendingCodeAt(ctx, contract); err != nil || !bytes.Equal(code, pairRuntime) {
@@ -64,8 +64,8 @@ func TestPendingVisibleAfterSwapLatestAfterSeal(t *testing.T) {
 	if err := ec.SendTransaction(ctx, e.tx(0, &contract, nil, 100_000, val[:])); err != nil {
 		t.Fatal(err)
 	}
-	if bal, _ := ec.PendingBalanceAt(ctx, recipient); bal.Sign() != 0 {
-		t.Fatal("transfer visible before the swap")
+	if bal, err := ec.PendingBalanceAt(ctx, recipient); err != nil || bal.Sign() != 0 {
+		t.Fatalf("pending balance before the swap: %v, %v (want 0, no error)", bal, err)
 	}
 	e.tick(1)
 	snap := e.mgr.Current()
@@ -93,28 +93,28 @@ func TestPendingVisibleAfterSwapLatestAfterSeal(t *testing.T) {
 		t.Fatalf("pending NUMBER %d TIMESTAMP %d, pending header %d / %d", n, ts, snap.Header().Number, snap.Header().Time)
 	}
 	// latest still sees none of it.
-	if bal, _ := ec.BalanceAt(ctx, recipient, nil); bal.Sign() != 0 {
-		t.Fatal("transfer visible on latest before the seal")
+	if bal, err := ec.BalanceAt(ctx, recipient, nil); err != nil || bal.Sign() != 0 {
+		t.Fatalf("latest balance before the seal: %v, %v (want 0, no error)", bal, err)
 	}
-	if v, _ := ec.StorageAt(ctx, contract, common.Hash{}, nil); common.BytesToHash(v) != (common.Hash{}) {
-		t.Fatal("storage visible on latest before the seal")
+	if v, err := ec.StorageAt(ctx, contract, common.Hash{}, nil); err != nil || len(v) != 32 || common.BytesToHash(v) != (common.Hash{}) {
+		t.Fatalf("latest slot 0 before the seal: %x, %v (want a zero word, no error)", v, err)
 	}
-	if n, _ := ec.BlockNumber(ctx); n != 0 {
-		t.Fatalf("latest %d before the seal", n)
+	if n, err := ec.BlockNumber(ctx); err != nil || n != 0 {
+		t.Fatalf("latest %d before the seal, %v", n, err)
 	}
 
 	e.toSeal()
-	if n, _ := ec.BlockNumber(ctx); n != 1 {
-		t.Fatalf("latest %d after the seal", n)
+	if n, err := ec.BlockNumber(ctx); err != nil || n != 1 {
+		t.Fatalf("latest %d after the seal, %v", n, err)
 	}
-	if bal, _ := ec.BalanceAt(ctx, recipient, nil); bal.Cmp(oneEth) != 0 {
-		t.Fatalf("latest balance %v after the seal", bal)
+	if bal, err := ec.BalanceAt(ctx, recipient, nil); err != nil || bal.Cmp(oneEth) != 0 {
+		t.Fatalf("latest balance %v after the seal, %v", bal, err)
 	}
-	if v, _ := ec.StorageAt(ctx, contract, common.Hash{}, nil); common.BytesToHash(v) != val {
-		t.Fatalf("latest slot 0 %x after the seal", v)
+	if v, err := ec.StorageAt(ctx, contract, common.Hash{}, nil); err != nil || common.BytesToHash(v) != val {
+		t.Fatalf("latest slot 0 %x after the seal, %v", v, err)
 	}
-	if code, _ := ec.CodeAt(ctx, contract, nil); !bytes.Equal(code, pairRuntime) {
-		t.Fatal("latest code missing after the seal")
+	if code, err := ec.CodeAt(ctx, contract, nil); err != nil || !bytes.Equal(code, pairRuntime) {
+		t.Fatalf("latest code after the seal: %x, %v", code, err)
 	}
 	blk, err := ec.BlockByNumber(ctx, big.NewInt(1))
 	if err != nil {
@@ -129,8 +129,8 @@ func TestPendingVisibleAfterSwapLatestAfterSeal(t *testing.T) {
 	}
 	// Empty blocks are sealed on time too.
 	e.toSeal()
-	if n, _ := ec.BlockNumber(ctx); n != 2 {
-		t.Fatalf("empty block not sealed: latest %d", n)
+	if n, err := ec.BlockNumber(ctx); err != nil || n != 2 {
+		t.Fatalf("empty block not sealed: latest %d, %v", n, err)
 	}
 	// An interval without transactions publishes nothing.
 	before := e.mgr.Current()
@@ -329,7 +329,10 @@ func TestPoolRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.tick(1)
-	poor, _ := crypto.GenerateKey()
+	poor, err := crypto.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
 	other := types.LatestSignerForChainID(big.NewInt(5))
 	for _, tc := range []struct {
 		name string
