@@ -97,7 +97,10 @@ func startAPI(t testing.TB, cfg APIConfig, g *chain.Genesis, mgr *pending.Manage
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := rpc.NewServer(rpc.Config{Addr: "127.0.0.1:0"}, zerolog.Nop())
+	// A generous request timeout: these tests check answers, not speed, and
+	// some (eth_getLogs over a 21 MB receipt under -race) are slow on a busy
+	// 2-core machine. Timeout behaviour has its own tests.
+	srv, err := rpc.NewServer(rpc.Config{Addr: "127.0.0.1:0", RequestTimeout: 2 * time.Minute}, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
