@@ -67,6 +67,16 @@
 //     the state diff, tags latest/safe/finalized: the sequencer's blocks
 //     are final). The rebase re-executes nothing. Empty blocks are sealed
 //     on time too; an interval without new transactions publishes nothing.
+//   - Durability: a pre-confirmation is a promise. Before the Sequencer
+//     publishes a snapshot it journals what the snapshot adds (the pending
+//     block's header with the first pre-confirmation, then its
+//     transactions) through chain.Writer.JournalPending, fsynced. The
+//     block's own store write drops the journal. At Start the Sequencer
+//     rebuilds a journaled pending block that extends the head: the same
+//     header, the same transactions replayed in order (hence the same
+//     receipts), and seals it on time. Transactions admitted to the pool
+//     but not yet pre-confirmed are not journaled: a crash loses them (the
+//     client holds only their hash, no receipt).
 //   - State roots: tipnode keeps flat state and does not compute Merkle
 //     roots for the blocks it seals; their Root is the zero hash.
 //   - The parent beacon root of dev blocks is derived
