@@ -17,7 +17,6 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/ethdb"
 	"github.com/ethereum/go-ethereum/params"
-	"github.com/ethereum/go-ethereum/rlp"
 	"github.com/ethereum/go-ethereum/triedb"
 	"github.com/holiman/uint256"
 
@@ -25,48 +24,6 @@ import (
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/store"
 )
-
-func readBlocks(t *testing.T) []*types.Block {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(chaintest.Dir(t), "chain", "chain.rlp"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var blocks []*types.Block
-	s := rlp.NewStream(bytes.NewReader(data), 0)
-	for {
-		b := new(types.Block)
-		if err := s.Decode(b); err != nil {
-			break
-		}
-		blocks = append(blocks, b)
-	}
-	return blocks
-}
-
-type historyAccount struct {
-	Balance *hexutil.Big                `json:"balance"`
-	Nonce   hexutil.Uint64              `json:"nonce"`
-	Code    hexutil.Bytes               `json:"code"`
-	Storage map[common.Hash]common.Hash `json:"storage"`
-}
-
-type history struct {
-	Blocks map[string]map[common.Address]historyAccount `json:"blocks"`
-}
-
-func loadHistory(t *testing.T) history {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(chaintest.Dir(t), "history.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var h history
-	if err := json.Unmarshal(data, &h); err != nil {
-		t.Fatal(err)
-	}
-	return h
-}
 
 // TestImportConformanceChain imports the 54-block conformance chain and
 // checks the head hash, the tags and the state root of every block (our
@@ -108,7 +65,7 @@ func TestImportConformanceChain(t *testing.T) {
 // the head.
 func TestHistoryAtEveryHeight(t *testing.T) {
 	db, _ := chaintest.ImportedStore(t)
-	h := loadHistory(t)
+	h := chaintest.LoadHistory(t)
 	view, err := db.View()
 	if err != nil {
 		t.Fatal(err)
@@ -161,11 +118,11 @@ func TestHistoryAtEveryHeight(t *testing.T) {
 	}
 }
 
-func checkHistory(t *testing.T, view store.View, h history, from, to uint64) {
+func checkHistory(t *testing.T, view store.View, h chaintest.History, from, to uint64) {
 	t.Helper()
 	checked := 0
 	for n := from; n <= to; n++ {
-		accounts, ok := h.Blocks[hexutil.EncodeUint64(n)]
+		accounts, ok := h[n]
 		if !ok {
 			t.Fatalf("history.json has no block %d", n)
 		}
@@ -175,7 +132,7 @@ func checkHistory(t *testing.T, view store.View, h history, from, to uint64) {
 		for addr := range allSlots(h) {
 			want, ok := accounts[addr]
 			if !ok {
-				want = historyAccount{Balance: (*hexutil.Big)(new(big.Int))}
+				want = chaintest.HistoryAccount{Balance: (*hexutil.Big)(new(big.Int))}
 			}
 			acc, err := r.Account(addr)
 			if err != nil {
@@ -210,7 +167,7 @@ func checkHistory(t *testing.T, view store.View, h history, from, to uint64) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				want := h.Blocks[hexutil.EncodeUint64(n)][addr].Storage[slot]
+				want := h[n][addr].Storage[slot]
 				if got != want {
 					t.Errorf("block %d %s slot %s = %s, want %s", n, addr, slot.Hex(), got.Hex(), want.Hex())
 				}
@@ -223,9 +180,9 @@ func checkHistory(t *testing.T, view store.View, h history, from, to uint64) {
 	}
 }
 
-func allSlots(h history) map[common.Address]map[common.Hash]bool {
+func allSlots(h chaintest.History) map[common.Address]map[common.Hash]bool {
 	all := make(map[common.Address]map[common.Hash]bool)
-	for _, accounts := range h.Blocks {
+	for _, accounts := range h {
 		for addr, a := range accounts {
 			if all[addr] == nil {
 				all[addr] = make(map[common.Hash]bool)
@@ -241,7 +198,7 @@ func allSlots(h history) map[common.Address]map[common.Hash]bool {
 // TestTamperedBlockRejected: a block with a wrong gas used or a wrong
 // receipts root is rejected naming the mismatch, and head and state stay.
 func TestTamperedBlockRejected(t *testing.T) {
-	blocks := readBlocks(t)
+	blocks := chaintest.Blocks(t)
 	cases := []struct {
 		name   string
 		mutate func(h *types.Header)
@@ -330,7 +287,7 @@ func openView(t *testing.T, db *store.DB) store.View {
 // height reads exactly as history.json says again.
 func TestUnwindAndReimport(t *testing.T) {
 	db, g := chaintest.ImportedStore(t)
-	blocks := readBlocks(t)
+	blocks := chaintest.Blocks(t)
 	w := chaintest.StartWriter(t, db, g)
 	if err := w.UnwindTo(40, nil); err != nil {
 		t.Fatal(err)
@@ -354,7 +311,7 @@ func TestUnwindAndReimport(t *testing.T) {
 	if h, err := view.CanonicalHash(54); err != nil || h.Hex() != chaintest.HeadHash {
 		t.Fatalf("head after re-import %s, %v", h.Hex(), err)
 	}
-	checkHistory(t, view, loadHistory(t), 0, 54)
+	checkHistory(t, view, chaintest.LoadHistory(t), 0, 54)
 }
 
 // TestReorgOntoOtherBranch is a real reorg. go-ethereum's chain maker builds

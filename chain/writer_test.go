@@ -18,7 +18,7 @@ import (
 // the view. The window and the head events follow every write.
 func TestWriterHeadMatchesItsView(t *testing.T) {
 	_, _, w := chaintest.GenesisStore(t)
-	blocks := readBlocks(t)
+	blocks := chaintest.Blocks(t)
 	var (
 		events  []*chain.HeadEvent
 		evMu    sync.Mutex
@@ -136,7 +136,7 @@ func checkHeadView(h *chain.Head, view store.View) error {
 // with ErrWriterStopped and OpenHead too (the last view is closed).
 func TestWriterRefusesStaleSealAndStops(t *testing.T) {
 	_, _, w := chaintest.GenesisStore(t)
-	blocks := readBlocks(t)
+	blocks := chaintest.Blocks(t)
 	if err := w.ImportBlock(blocks[0]); err != nil {
 		t.Fatal(err)
 	}

@@ -5,11 +5,17 @@
 package chaintest
 
 import (
+	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/rlp"
 	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/chain"
@@ -61,6 +67,67 @@ func Genesis(t testing.TB) *chain.Genesis {
 		t.Fatal(err)
 	}
 	return g
+}
+
+// Blocks decodes every block of chain.rlp, in order. Only the end of the
+// file ends the stream: any other decoding error fails the test.
+func Blocks(t testing.TB) []*types.Block {
+	t.Helper()
+	f, err := os.Open(filepath.Join(Dir(t), "chain", "chain.rlp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s := rlp.NewStream(f, 0)
+	var blocks []*types.Block
+	for {
+		b := new(types.Block)
+		if err := s.Decode(b); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("chain.rlp block %d: %v", len(blocks), err)
+		}
+		blocks = append(blocks, b)
+	}
+	return blocks
+}
+
+// HistoryAccount is one account of history.json at one block.
+type HistoryAccount struct {
+	Balance *hexutil.Big                `json:"balance"`
+	Nonce   hexutil.Uint64              `json:"nonce"`
+	Code    hexutil.Bytes               `json:"code"`
+	Storage map[common.Hash]common.Hash `json:"storage"`
+}
+
+// History is history.json by block number: the state of the conformance
+// accounts at every block, as a reference archive node answered it. An
+// account absent at a block is empty there, an absent slot zero.
+type History map[uint64]map[common.Address]HistoryAccount
+
+// LoadHistory reads history.json; a block key that is not a canonical hex
+// number fails the test.
+func LoadHistory(t testing.TB) History {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(Dir(t), "history.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw struct {
+		Blocks map[string]map[common.Address]HistoryAccount `json:"blocks"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		t.Fatal(err)
+	}
+	out := make(History, len(raw.Blocks))
+	for k, accs := range raw.Blocks {
+		n, err := hexutil.DecodeUint64(k)
+		if err != nil {
+			t.Fatalf("history.json block %q: %v", k, err)
+		}
+		out[n] = accs
+	}
+	return out
 }
 
 // OpenStore opens a fresh store in a temporary directory, closed at cleanup.

@@ -140,38 +140,6 @@ const (
 	tagsLatest    = 54
 )
 
-// historyAccount is one account of history.json at one block.
-type historyAccount struct {
-	Balance *hexutil.Big                `json:"balance"`
-	Nonce   hexutil.Uint64              `json:"nonce"`
-	Storage map[common.Hash]common.Hash `json:"storage"`
-}
-
-// loadHistory reads history.json: the state of the conformance accounts at
-// every block, as a reference archive node answered it.
-func loadHistory(t testing.TB) map[uint64]map[common.Address]historyAccount {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(chaintest.Dir(t), "history.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var raw struct {
-		Blocks map[string]map[common.Address]historyAccount `json:"blocks"`
-	}
-	if err := json.Unmarshal(data, &raw); err != nil {
-		t.Fatal(err)
-	}
-	out := make(map[uint64]map[common.Address]historyAccount, len(raw.Blocks))
-	for k, accs := range raw.Blocks {
-		n, err := hexutil.DecodeUint64(k)
-		if err != nil {
-			t.Fatalf("history.json block %q: %v", k, err)
-		}
-		out[n] = accs
-	}
-	return out
-}
-
 // accountKey returns the private key of a funded conformance account
 // (chain/accounts.json).
 func accountKey(t testing.TB, addr string) *ecdsa.PrivateKey {
@@ -209,7 +177,7 @@ func accountKey(t testing.TB, addr string) *ecdsa.PrivateKey {
 // price paid is exactly that whatever the base fee).
 type tagsNode struct {
 	*callNode
-	hist          map[uint64]map[common.Address]historyAccount
+	hist          chaintest.History
 	counterValue  *big.Int
 	transferValue *big.Int
 	transferPrice *big.Int
@@ -218,7 +186,7 @@ type tagsNode struct {
 func newTagsNode(t *testing.T) *tagsNode {
 	t.Helper()
 	_, g, w := chaintest.GenesisStore(t)
-	blocks := readChainBlocks(t)
+	blocks := chaintest.Blocks(t)
 	if len(blocks) != tagsLatest {
 		t.Fatalf("chain.rlp has %d blocks, want %d", len(blocks), tagsLatest)
 	}
@@ -260,7 +228,7 @@ func newTagsNode(t *testing.T) *tagsNode {
 
 	n := &tagsNode{
 		callNode:      &callNode{t: t, url: url, client: &http.Client{Timeout: 30 * time.Second}},
-		hist:          loadHistory(t),
+		hist:          chaintest.LoadHistory(t),
 		counterValue:  big.NewInt(0x1000),
 		transferValue: big.NewInt(0x2000),
 		transferPrice: big.NewInt(10 * params.GWei),
@@ -308,7 +276,7 @@ func newTagsNode(t *testing.T) *tagsNode {
 
 // at returns addr's state at block number (history.json; an account absent
 // there is empty).
-func (n *tagsNode) at(number uint64, addr string) historyAccount {
+func (n *tagsNode) at(number uint64, addr string) chaintest.HistoryAccount {
 	n.t.Helper()
 	accs, ok := n.hist[number]
 	if !ok {

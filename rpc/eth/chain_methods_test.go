@@ -355,7 +355,7 @@ func TestUnclesAndMissingBlocks(t *testing.T) {
 func TestHeadFeedCatchUp(t *testing.T) {
 	db, g, w := chaintest.GenesisStore(t)
 	w.Stop() // the node runs its own writer
-	blocks := readChainBlocks(t)
+	blocks := chaintest.Blocks(t)
 	api, _ := startNode(t, db, g, nil)
 	w = writerOf(api)
 	if err := w.Import(blocks[:49], chain.ImportOptions{}); err != nil {
@@ -417,7 +417,7 @@ func TestHeadFeedCatchUp(t *testing.T) {
 func TestHeadFeedFirstAnnouncementCatchUp(t *testing.T) {
 	db, g, w := chaintest.GenesisStore(t)
 	w.Stop() // the node runs its own writer
-	blocks := readChainBlocks(t)
+	blocks := chaintest.Blocks(t)
 	api, _ := startNode(t, db, g, nil)
 	w = writerOf(api)
 	if err := w.Import(blocks[:52], chain.ImportOptions{}); err != nil {

@@ -7,8 +7,6 @@ package eth
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -21,34 +19,12 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/ethclient"
-	"github.com/ethereum/go-ethereum/rlp"
 	gethrpc "github.com/ethereum/go-ethereum/rpc"
 	"github.com/ethereum/go-ethereum/trie"
 
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/store"
 )
-
-func readChainBlocks(t testing.TB) []*types.Block {
-	t.Helper()
-	f, err := os.Open(filepath.Join(chaintest.Dir(t), "chain", "chain.rlp"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	s := rlp.NewStream(f, 0)
-	var blocks []*types.Block
-	for {
-		b := new(types.Block)
-		if err := s.Decode(b); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		blocks = append(blocks, b)
-	}
-	return blocks
-}
 
 func TestE2EEthclientHTTP(t *testing.T) {
 	db, g := chaintest.ImportedStore(t)
@@ -71,7 +47,7 @@ func TestE2EEthclientHTTP(t *testing.T) {
 	}
 	// Every block and header must decode to its own hash (ethclient checks
 	// the transactions; uncles are fetched through eth_getUncleBy…).
-	blocks := readChainBlocks(t)
+	blocks := chaintest.Blocks(t)
 	for _, want := range blocks {
 		num := want.Number()
 		b, err := c.BlockByNumber(ctx, num)
@@ -242,7 +218,7 @@ func checkHeadState(t *testing.T, ctx context.Context, c *ethclient.Client) {
 func TestE2ESubscriptions(t *testing.T) {
 	db, g, w := chaintest.GenesisStore(t)
 	w.Stop() // the node runs its own writer
-	blocks := readChainBlocks(t)
+	blocks := chaintest.Blocks(t)
 	api, url := startNode(t, db, g, nil)
 	im := writerOf(api)
 	for _, b := range blocks[:len(blocks)-1] {
