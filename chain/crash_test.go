@@ -1,16 +1,12 @@
 package chain_test
 
 import (
-	"bytes"
 	"errors"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/ethereum/go-ethereum/rlp"
 	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/chain"
@@ -27,18 +23,7 @@ import (
 // survives.
 func TestCrashLeavesBlockBoundary(t *testing.T) {
 	g := chaintest.Genesis(t)
-	data, err := os.ReadFile(filepath.Join(chaintest.Dir(t), "chain", "chain.rlp"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var blocks []*types.Block
-	for s := rlp.NewStream(bytes.NewReader(data), 0); ; {
-		b := new(types.Block)
-		if s.Decode(b) != nil {
-			break
-		}
-		blocks = append(blocks, b)
-	}
+	blocks := chaintest.Blocks(t)
 	for _, sync := range []bool{false, true} {
 		name := map[bool]string{false: "no fsync", true: "fsync"}[sync]
 		t.Run(name, func(t *testing.T) {
