@@ -27,14 +27,11 @@ type PendingJournal struct {
 func (db *DB) AppendPending(header *types.Header, first int, txs []*types.Transaction) error {
 	num := header.Number.Uint64()
 	fail := func(err error) error { return fmt.Errorf("journal pending block %d: %w", num, err) }
-	done, err := db.beginWrite()
+	done, err := db.beginTypedWrite()
 	if err != nil {
 		return fail(err)
 	}
 	defer done()
-	if err := db.checkSchema(); err != nil {
-		return fail(err)
-	}
 	b := db.pdb.NewBatch()
 	if first == 0 {
 		enc, err := rlp.EncodeToBytes(header)
@@ -74,7 +71,7 @@ func stageClearPending(b *pebble.Batch) error {
 // ClearPending deletes the pending journal (a driver that discards its
 // pending block).
 func (db *DB) ClearPending() error {
-	done, err := db.beginWrite()
+	done, err := db.beginTypedWrite()
 	if err != nil {
 		return err
 	}

@@ -29,6 +29,20 @@ func (db *DB) beginWrite() (func(), error) {
 	}, nil
 }
 
+// beginTypedWrite is beginWrite for the typed API: the store must also be
+// at FormatCurrent (migrations use beginWrite alone).
+func (db *DB) beginTypedWrite() (func(), error) {
+	done, err := db.beginWrite()
+	if err != nil {
+		return nil, err
+	}
+	if err := db.checkSchema(); err != nil {
+		done()
+		return nil, err
+	}
+	return done, nil
+}
+
 // commit applies b atomically with the configured sync policy and closes it.
 func (db *DB) commit(b *pebble.Batch, what string) error {
 	if err := b.Commit(db.writeOpts()); err != nil {
@@ -104,14 +118,11 @@ func (db *DB) WriteBlock(w *BlockWrite) error {
 			return fail(fmt.Errorf("%w: cannot move tag %q", ErrInvalidWrite, tag))
 		}
 	}
-	done, err := db.beginWrite()
+	done, err := db.beginTypedWrite()
 	if err != nil {
 		return fail(err)
 	}
 	defer done()
-	if err := db.checkSchema(); err != nil {
-		return fail(err)
-	}
 	latest, err := readTag(db.pdb, TagLatest)
 	if isNotFound(err) {
 		return fail(ErrNoGenesis)
@@ -264,14 +275,11 @@ func (db *DB) SetTag(tag Tag, number uint64) error {
 	if tag != TagSafe && tag != TagFinalized && tag != TagLatest {
 		return fail(fmt.Errorf("%w: unknown or immovable tag", ErrInvalidWrite))
 	}
-	done, err := db.beginWrite()
+	done, err := db.beginTypedWrite()
 	if err != nil {
 		return fail(err)
 	}
 	defer done()
-	if err := db.checkSchema(); err != nil {
-		return fail(err)
-	}
 	latest, err := readTag(db.pdb, TagLatest)
 	if isNotFound(err) {
 		return fail(ErrNoGenesis)
@@ -299,14 +307,11 @@ func (db *DB) SetTag(tag Tag, number uint64) error {
 // (content addressed). Unwinding to or above latest is a no-op.
 func (db *DB) UnwindTo(number uint64) error {
 	fail := func(err error) error { return fmt.Errorf("unwind to %d: %w", number, err) }
-	done, err := db.beginWrite()
+	done, err := db.beginTypedWrite()
 	if err != nil {
 		return fail(err)
 	}
 	defer done()
-	if err := db.checkSchema(); err != nil {
-		return fail(err)
-	}
 	latest, err := readTag(db.pdb, TagLatest)
 	if isNotFound(err) {
 		return fail(ErrNoGenesis)

@@ -348,19 +348,28 @@ func TestUnclesAndMissingBlocks(t *testing.T) {
 	}
 }
 
-// TestHeadFeedCatchUp: a subscriber that has seen head 50 and is woken by
-// a burst of writes up to 54 receives 51..54 in order (blocks it was not
-// woken for are read back from the head and the store); a subscriber that
-// stops reading never blocks the writer.
-func TestHeadFeedCatchUp(t *testing.T) {
+// headFeedNode serves the conformance genesis with the first n blocks of
+// the chain imported through the node's writer, and returns the API, the
+// writer and all blocks.
+func headFeedNode(t *testing.T, n int) (*API, *chain.Writer, []*types.Block) {
+	t.Helper()
 	db, g, w := chaintest.GenesisStore(t)
 	w.Stop() // the node runs its own writer
 	blocks := chaintest.Blocks(t)
 	api, _ := startNode(t, db, g, nil)
 	w = writerOf(api)
-	if err := w.Import(blocks[:49], chain.ImportOptions{}); err != nil {
+	if err := w.Import(blocks[:n], chain.ImportOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	return api, w, blocks
+}
+
+// TestHeadFeedCatchUp: a subscriber that has seen head 50 and is woken by
+// a burst of writes up to 54 receives 51..54 in order (blocks it was not
+// woken for are read back from the head and the store); a subscriber that
+// stops reading never blocks the writer.
+func TestHeadFeedCatchUp(t *testing.T) {
+	api, w, blocks := headFeedNode(t, 49)
 	done := make(chan struct{})
 	defer close(done)
 	got := make(chan uint64, 16)
@@ -415,14 +424,7 @@ func TestHeadFeedCatchUp(t *testing.T) {
 // started but before its goroutine first woke (here 53 and 54, written in
 // one burst) are all delivered, in order.
 func TestHeadFeedFirstAnnouncementCatchUp(t *testing.T) {
-	db, g, w := chaintest.GenesisStore(t)
-	w.Stop() // the node runs its own writer
-	blocks := chaintest.Blocks(t)
-	api, _ := startNode(t, db, g, nil)
-	w = writerOf(api)
-	if err := w.Import(blocks[:52], chain.ImportOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	api, w, blocks := headFeedNode(t, 52)
 	done := make(chan struct{})
 	defer close(done)
 	got := make(chan uint64, 16)
