@@ -2,6 +2,7 @@ package chain
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -41,6 +42,45 @@ func ParseGenesis(spec []byte) (*Genesis, error) {
 	}
 	block := g.ToBlock()
 	return &Genesis{Spec: spec, Core: g, Block: block, Config: g.Config}, nil
+}
+
+// LoadGenesis returns the chain of an initialised store from view: its
+// chain config and block 0 (header only). Spec and Core stay nil: the
+// genesis alloc, however large, is not parsed (the state is in the store).
+// Stores initialised before the config was stored separately fall back to
+// parsing the stored spec. A store without genesis is store.ErrNotFound.
+func LoadGenesis(view store.ChainReader) (*Genesis, error) {
+	hash, err := view.CanonicalHash(0)
+	if err != nil {
+		return nil, err
+	}
+	header, err := view.Header(0, hash)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := view.ChainConfig()
+	if errors.Is(err, store.ErrNotFound) {
+		spec, err := view.GenesisSpec()
+		if err != nil {
+			return nil, err
+		}
+		g, err := ParseGenesis(spec)
+		if err != nil {
+			return nil, err
+		}
+		if g.Block.Hash() != hash {
+			return nil, fmt.Errorf("%w: stored spec gives genesis %s, the store holds %s", ErrGenesis, g.Block.Hash().Hex(), hash.Hex())
+		}
+		return g, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	config := new(params.ChainConfig)
+	if err := json.Unmarshal(raw, config); err != nil {
+		return nil, fmt.Errorf("%w: stored chain config: %v", ErrGenesis, err)
+	}
+	return &Genesis{Block: types.NewBlockWithHeader(header), Config: config}, nil
 }
 
 // Diff returns the genesis allocation as a state diff.

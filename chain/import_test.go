@@ -599,3 +599,43 @@ func TestGenesisMismatchRefused(t *testing.T) {
 		t.Fatalf("different genesis: %v, want ErrGenesisMismatch", err)
 	}
 }
+
+// TestLoadGenesis: the chain loaded from a store (stored config + block 0
+// header, no alloc parse) is the one parsed from the genesis file; a store
+// without the stored config (initialised before it was stored) falls back to
+// the spec and gives the same.
+func TestLoadGenesis(t *testing.T) {
+	db, g, _ := chaintest.GenesisStore(t)
+	check := func(what string) {
+		t.Helper()
+		view := openView(t, db)
+		got, err := chain.LoadGenesis(view)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if got.Block.Hash() != g.Block.Hash() || got.Block.Time() != g.Block.Time() {
+			t.Fatalf("%s: genesis %s, want %s", what, got.Block.Hash().Hex(), g.Block.Hash().Hex())
+		}
+		want, _ := json.Marshal(g.Config)
+		have, _ := json.Marshal(got.Config)
+		if string(want) != string(have) {
+			t.Fatalf("%s: config differs:\n%s\n%s", what, have, want)
+		}
+	}
+	check("stored config")
+	rb, err := db.NewRawBatch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rb.Delete([]byte("mchain-config")); err != nil {
+		t.Fatal(err)
+	}
+	if err := rb.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	view := openView(t, db)
+	if _, err := view.ChainConfig(); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("config still stored: %v", err)
+	}
+	check("fallback to the spec")
+}

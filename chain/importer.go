@@ -1,6 +1,7 @@
 package chain
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -23,7 +24,11 @@ type Store interface {
 // a Writer is opened on the store.
 func InitGenesis(db store.Writer, g *Genesis) error {
 	w := &store.BlockWrite{Block: g.Block, Diff: g.Diff(), Tags: []store.Tag{store.TagLatest, store.TagSafe, store.TagFinalized}}
-	return db.WriteGenesis(w, g.Spec)
+	config, err := json.Marshal(g.Config)
+	if err != nil {
+		return fmt.Errorf("%w: encode chain config: %v", ErrGenesis, err)
+	}
+	return db.WriteGenesis(w, g.Spec, config)
 }
 
 // ExecutedBlock is a verified block with everything the store needs.

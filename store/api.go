@@ -94,6 +94,10 @@ type ChainReader interface {
 	Tag(tag Tag) (uint64, error)
 	// GenesisSpec returns the spec bytes stored by WriteGenesis.
 	GenesisSpec() ([]byte, error)
+	// ChainConfig returns the chain config bytes stored by WriteGenesis
+	// (ErrNotFound in stores initialised before they were stored: read the
+	// spec then).
+	ChainConfig() ([]byte, error)
 }
 
 // View is a consistent read-only view of the whole store (a Pebble snapshot):
@@ -112,7 +116,9 @@ type Writer interface {
 	// genesis spec (the genesis JSON, so `run` needs no genesis file). If the
 	// store already holds a genesis: the same block 0 hash is a no-op, a
 	// different one fails with ErrGenesisMismatch naming both hashes.
-	WriteGenesis(w *BlockWrite, spec []byte) error
+	// config (the chain config, opaque) is stored beside the spec so that an
+	// open needs no parse of a large genesis alloc.
+	WriteGenesis(w *BlockWrite, spec, config []byte) error
 	// WriteBlock appends a block on top of the current latest block: its
 	// parent must be the latest block, its number latest+1.
 	WriteBlock(w *BlockWrite) error

@@ -45,7 +45,7 @@ func newTestChain(tb testing.TB, db *DB, genesisDiff *StateDiff) *testChain {
 	tb.Helper()
 	c := &testChain{tb: tb, db: db}
 	g := types.NewBlockWithHeader(&types.Header{Number: big.NewInt(0), Difficulty: big.NewInt(1), GasLimit: 30_000_000})
-	if err := db.WriteGenesis(&BlockWrite{Block: g, Diff: genesisDiff}, []byte(`{"config":{}}`)); err != nil {
+	if err := db.WriteGenesis(&BlockWrite{Block: g, Diff: genesisDiff}, []byte(`{"config":{}}`), []byte(`{}`)); err != nil {
 		tb.Fatal(err)
 	}
 	c.blocks = append(c.blocks, g)

@@ -39,6 +39,7 @@ const (
 var (
 	keySchemaVersion = []byte("mschema-version") // -> FormatVersion of the data, BE8 (absent = FormatNone)
 	keyGenesisSpec   = []byte("mgenesis-spec")   // -> opaque genesis spec bytes (genesis JSON) stored by WriteGenesis
+	keyChainConfig   = []byte("mchain-config")   // -> opaque chain config bytes (JSON) stored by WriteGenesis; absent in stores initialised before it existed
 )
 
 // Fixed key lengths and the length of the entity part of versioned keys.

@@ -484,15 +484,15 @@ func TestWriteGenesis(t *testing.T) {
 	c := newTestChain(t, db, diffOf(map[common.Address]*Account{a: acct(0, 7)},
 		map[common.Address]map[common.Hash]common.Hash{a: {slot(1): val(2)}}))
 	g := c.blocks[0]
-	if err := db.WriteGenesis(&BlockWrite{Block: g}, []byte("other spec")); err != nil {
+	if err := db.WriteGenesis(&BlockWrite{Block: g}, []byte("other spec"), nil); err != nil {
 		t.Fatalf("same genesis again: %v", err)
 	}
 	other := types.NewBlockWithHeader(&types.Header{Number: bigInt(0), Difficulty: bigInt(2)})
-	err := db.WriteGenesis(&BlockWrite{Block: other}, nil)
+	err := db.WriteGenesis(&BlockWrite{Block: other}, nil, nil)
 	if !errors.Is(err, ErrGenesisMismatch) || !strings.Contains(err.Error(), g.Hash().Hex()) || !strings.Contains(err.Error(), other.Hash().Hex()) {
 		t.Fatalf("different genesis: %v", err)
 	}
-	if err := db.WriteGenesis(&BlockWrite{Block: c.makeBlockOnly()}, nil); !errors.Is(err, ErrInvalidWrite) {
+	if err := db.WriteGenesis(&BlockWrite{Block: c.makeBlockOnly()}, nil, nil); !errors.Is(err, ErrInvalidWrite) {
 		t.Fatalf("non-zero genesis: %v", err)
 	}
 	withView(t, db, func(v View) {

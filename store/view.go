@@ -241,6 +241,10 @@ func (v *view) GenesisSpec() ([]byte, error) {
 	return v.mustGet(keyGenesisSpec, "genesis spec")
 }
 
+func (v *view) ChainConfig() ([]byte, error) {
+	return v.mustGet(keyChainConfig, "chain config")
+}
+
 // StateAt returns the post-state reader of block number.
 func (v *view) StateAt(number uint64) (StateReader, error) {
 	if err := v.enter(); err != nil {

@@ -58,7 +58,7 @@ func (db *DB) commit(b *pebble.Batch, what string) error {
 // and the format version (FormatCurrent) in one batch. An existing genesis
 // with the same hash makes it a no-op; a different one fails with
 // ErrGenesisMismatch.
-func (db *DB) WriteGenesis(w *BlockWrite, spec []byte) error {
+func (db *DB) WriteGenesis(w *BlockWrite, spec, config []byte) error {
 	if w == nil || w.Block == nil {
 		return fmt.Errorf("write genesis: %w: nil block", ErrInvalidWrite)
 	}
@@ -93,6 +93,7 @@ func (db *DB) WriteGenesis(w *BlockWrite, spec []byte) error {
 		}
 		err = errors.Join(err,
 			b.Set(keyGenesisSpec, spec, nil),
+			b.Set(keyChainConfig, config, nil),
 			b.Set(keySchemaVersion, be8(uint64(FormatCurrent)), nil))
 	}
 	if err != nil {

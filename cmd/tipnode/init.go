@@ -49,21 +49,19 @@ func openStore(cfg store.Config, log zerolog.Logger) (*store.DB, error) {
 	return db, nil
 }
 
-// loadChain reads the genesis spec stored at init time.
+// loadChain reads the chain (config and block 0) stored at init time,
+// without parsing the genesis alloc.
 func loadChain(db *store.DB) (*chain.Genesis, error) {
 	view, err := db.View()
 	if err != nil {
 		return nil, err
 	}
 	defer view.Close()
-	spec, err := view.GenesisSpec()
+	g, err := chain.LoadGenesis(view)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, errors.New("the data directory is not initialised: run 'tipnode init --datadir DIR --genesis FILE' first")
 	}
-	if err != nil {
-		return nil, err
-	}
-	return chain.ParseGenesis(spec)
+	return g, err
 }
 
 func runInit(ctx context.Context, args []string) error {
