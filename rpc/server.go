@@ -62,6 +62,10 @@ type Server struct {
 	serveDone chan struct{}
 
 	active tracker // ServeHTTP calls, websocket connections, running handlers
+
+	conns  *connLimits   // connection admission (MaxConns, MaxConnsPerIP, ConnReserve)
+	output *outputBudget // server-wide queued output (MaxQueuedOutput)
+	stats  stats         // counters exported by Collector
 }
 
 // NewServer validates cfg and returns a Server; zero fields of cfg take
@@ -79,14 +83,18 @@ func NewServer(cfg Config, log zerolog.Logger) (*Server, error) {
 		subs:     make(map[string]SubscribeHandler),
 		wsConns:  make(map[*wsConn]struct{}),
 		newConns: make(map[net.Conn]struct{}),
+		conns:    newConnLimits(cfg),
+		output:   &outputBudget{limit: cfg.MaxQueuedOutput},
 	}
 	s.mux.Handle("/", http.HandlerFunc(s.serveRPC))
 	s.http = &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
-		IdleTimeout:       cfg.IdleTimeout,
-		// Body read + execution + write; websockets clear deadlines after hijack.
-		WriteTimeout: cfg.RequestTimeout + cfg.WSWriteTimeout + cfg.ReadHeaderTimeout,
+		// Headers and body; websockets set their own deadlines after the upgrade.
+		ReadTimeout: cfg.ReadTimeout,
+		IdleTimeout: cfg.IdleTimeout,
+		// Set after the headers: body read + execution + write.
+		WriteTimeout: cfg.ReadTimeout + cfg.RequestTimeout + cfg.WSWriteTimeout,
 		ConnState:    s.connState,
 	}
 	return s, nil
@@ -162,7 +170,8 @@ func (s *Server) Start() error {
 }
 
 // Serve serves l until Stop; it returns nil after a graceful Stop. The
-// listener is wrapped to enforce Config.MaxConns.
+// listener is wrapped to enforce Config.MaxConns, MaxConnsPerIP and
+// ConnReserve.
 func (s *Server) Serve(l net.Listener) error { return s.serve(l, nil) }
 
 func (s *Server) serve(l net.Listener, ready chan<- error) error {
@@ -179,7 +188,7 @@ func (s *Server) serve(l net.Listener, ready chan<- error) error {
 		}
 		return err
 	}
-	ll := newLimitListener(l, s.cfg.MaxConns, s.log)
+	ll := newLimitListener(l, s.conns, s.log)
 	s.listener = ll
 	s.serveDone = make(chan struct{})
 	done := s.serveDone
