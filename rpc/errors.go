@@ -41,7 +41,10 @@ const (
 	// out"), same code as go-ethereum.
 	CodeTimeout = -32002
 	// CodeLimitExceeded: a configured limit was hit (request body, batch
-	// length, response size, connection count, eth_simulateV1 sizes…).
+	// length, response size, connection count, the server's queued output,
+	// eth_simulateV1 sizes…), or the server is busy: an execution Limiter's
+	// queue is full or its wait passed ("… try again later"). EIP-1474's
+	// "limit exceeded"; clients retry later.
 	CodeLimitExceeded = -32005
 	// CodeVMError: eth_simulateV1 call failed with an EVM error other than
 	// revert (out of gas, invalid opcode, …).
