@@ -16,7 +16,7 @@ const (
 	DefaultMaxResponseBytes  = 25 << 20 // 25 MiB per response (single, element or whole batch)
 	DefaultRequestTimeout    = 5 * time.Second
 	DefaultWSMaxMessageBytes = 5 << 20  // 5 MiB
-	DefaultWSMaxInflight     = 16       // concurrently executing messages per websocket
+	DefaultWSMaxInflight     = 4        // concurrently executing messages per websocket
 	DefaultWSSendQueue       = 1024     // queued outgoing messages per websocket
 	DefaultWSMaxQueuedBytes  = 32 << 20 // queued outgoing bytes per websocket
 	DefaultMaxQueuedOutput   = 256 << 20
@@ -27,6 +27,7 @@ const (
 	DefaultMaxConns          = 1000
 	DefaultMaxConnsPerIP     = 100
 	DefaultConnReservePerIP  = 4
+	DefaultMaxCallsPerIP     = 8
 	DefaultShutdownTimeout   = 10 * time.Second
 	DefaultReadHeaderTimeout = 10 * time.Second
 	DefaultReadTimeout       = 15 * time.Second
@@ -64,7 +65,8 @@ type Config struct {
 	WSMaxMessageBytes int64
 	// WSMaxInflight bounds the messages of one websocket connection that
 	// execute concurrently; the connection is not read while it is full.
-	// Default 16.
+	// It also bounds the answers a connection has under construction (each
+	// up to MaxResponseBytes) on top of its queue. Default 4.
 	WSMaxInflight int
 	// WSSendQueue is the capacity, in messages, of a websocket connection's
 	// outgoing queue. A response or notification that finds it full
@@ -117,6 +119,13 @@ type Config struct {
 	ConnReserve int
 	// ConnReservePerIP: see ConnReserve. Default 4.
 	ConnReservePerIP int
+	// MaxCallsPerIP bounds the handler calls (batch elements included)
+	// executing at once for one client address, across its connections;
+	// more wait their turn (within their request's deadline). It keeps one
+	// client from taking every CPU from the others and from the node's own
+	// work. Methods registered with their own Limiter (RegisterLimited)
+	// are bounded by it instead. Default 8.
+	MaxCallsPerIP int
 	// ShutdownTimeout bounds Stop when the caller's context has no earlier
 	// deadline. Default 10s.
 	ShutdownTimeout time.Duration
@@ -163,6 +172,7 @@ func (c Config) WithDefaults() Config {
 	setDef(&c.MaxConnsPerIP, DefaultMaxConnsPerIP)
 	setDef(&c.ConnReserve, c.MaxConns/10)
 	setDef(&c.ConnReservePerIP, DefaultConnReservePerIP)
+	setDef(&c.MaxCallsPerIP, DefaultMaxCallsPerIP)
 	setDef(&c.ShutdownTimeout, DefaultShutdownTimeout)
 	setDef(&c.ReadHeaderTimeout, DefaultReadHeaderTimeout)
 	setDef(&c.ReadTimeout, DefaultReadTimeout)
@@ -206,6 +216,7 @@ func (c Config) Validate() error {
 	pos("MaxConnsPerIP", int64(c.MaxConnsPerIP))
 	pos("ConnReserve", int64(c.ConnReserve))
 	pos("ConnReservePerIP", int64(c.ConnReservePerIP))
+	pos("MaxCallsPerIP", int64(c.MaxCallsPerIP))
 	pos("ShutdownTimeout", int64(c.ShutdownTimeout))
 	pos("ReadHeaderTimeout", int64(c.ReadHeaderTimeout))
 	pos("ReadTimeout", int64(c.ReadTimeout))

@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"sync"
@@ -190,4 +191,55 @@ func (s *Server) largestQueue(self *wsConn, n int64) *wsConn {
 		return nil
 	}
 	return best
+}
+
+// addrSlots bounds the calls executing at once per client address
+// (Config.MaxCallsPerIP). Waiting calls are served in arrival order.
+type addrSlots struct {
+	max   int
+	waits atomic.Uint64 // calls that had to wait
+	mu    sync.Mutex
+	m     map[string]*addrSem
+}
+
+type addrSem struct {
+	slots chan struct{}
+	users int // calls holding or waiting for a slot
+}
+
+// acquire waits for a slot of addr (or ctx) and returns its release.
+func (a *addrSlots) acquire(ctx context.Context, addr string) (release func(), err error) {
+	a.mu.Lock()
+	s := a.m[addr]
+	if s == nil {
+		s = &addrSem{slots: make(chan struct{}, a.max)}
+		a.m[addr] = s
+	}
+	s.users++
+	a.mu.Unlock()
+	release = func() {
+		<-s.slots
+		a.leave(addr, s)
+	}
+	select {
+	case s.slots <- struct{}{}:
+		return release, nil
+	default:
+	}
+	a.waits.Add(1)
+	select {
+	case s.slots <- struct{}{}:
+		return release, nil
+	case <-ctx.Done():
+		a.leave(addr, s)
+		return nil, ctx.Err()
+	}
+}
+
+func (a *addrSlots) leave(addr string, s *addrSem) {
+	a.mu.Lock()
+	if s.users--; s.users == 0 {
+		delete(a.m, addr)
+	}
+	a.mu.Unlock()
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -558,4 +559,71 @@ func TestHTTPReadTimeouts(t *testing.T) {
 			t.Errorf("closed after %s, before the idle timeout", d)
 		}
 	})
+}
+
+// MaxCallsPerIP: an address runs at most that many calls at once (batch
+// elements included); more wait their turn. Another address, and methods
+// under their own Limiter, do not wait for it.
+func TestMaxCallsPerIP(t *testing.T) {
+	release := make(chan struct{})
+	var running atomic.Int32
+	lim, err := NewLimiter(4, 4, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, url := testServer(t, Config{MaxCallsPerIP: 2}, func(s *Server) {
+		s.Register("block", func(ctx context.Context, p Params) (any, error) {
+			running.Add(1)
+			defer running.Add(-1)
+			<-release
+			return "done", nil
+		})
+		s.RegisterLimited("heavy", lim, func(ctx context.Context, p Params) (any, error) { return "heavy", nil })
+	})
+	addr := strings.TrimPrefix(url, "http://")
+	results := make(chan string, 3)
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"block"}`,
+		`[{"jsonrpc":"2.0","id":2,"method":"block"},{"jsonrpc":"2.0","id":3,"method":"block"}]`,
+	} {
+		go func() {
+			c := dialFrom(t, "127.0.0.1", addr)
+			_, b := roundTripBody(t, c, body)
+			results <- b
+		}()
+	}
+	waitFor(t, "two running and one waiting", func() bool { return running.Load() == 2 && s.Stats().CallWaits == 1 })
+	time.Sleep(50 * time.Millisecond)
+	if n := running.Load(); n != 2 {
+		t.Fatalf("%d calls running from one address, limit 2", n)
+	}
+	for _, tt := range []struct{ src, body, want string }{
+		{"127.0.0.2", `{"jsonrpc":"2.0","id":4,"method":"echo","params":[4]}`, `{"jsonrpc":"2.0","id":4,"result":4}`},
+		{"127.0.0.1", `{"jsonrpc":"2.0","id":5,"method":"heavy"}`, `{"jsonrpc":"2.0","id":5,"result":"heavy"}`},
+	} {
+		if _, got := roundTripBody(t, dialFrom(t, tt.src, addr), tt.body); !jsonEqual(t, []byte(got), tt.want) {
+			t.Errorf("from %s with the first address full: %s", tt.src, got)
+		}
+	}
+	close(release)
+	for range 2 {
+		if r := <-results; !strings.Contains(r, `"done"`) {
+			t.Errorf("blocked call: %s", r)
+		}
+	}
+}
+
+// roundTripBody sends one JSON-RPC POST of body on c.
+func roundTripBody(t *testing.T, c net.Conn, body string) (int, string) {
+	t.Helper()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	fmt.Fprintf(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Errorf("read response: %v", err)
+		return 0, ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }

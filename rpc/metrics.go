@@ -37,6 +37,7 @@ type Stats struct {
 	QueuedOutputBytes    int64
 	OutputRefused        uint64
 	BodyTimeouts         uint64
+	CallWaits            uint64 // calls that waited for their address's MaxCallsPerIP slot
 }
 
 // Stats returns the current counters.
@@ -54,6 +55,7 @@ func (s *Server) Stats() Stats {
 		QueuedOutputBytes: s.output.used.Load(),
 		OutputRefused:     s.output.refused.Load(),
 		BodyTimeouts:      s.stats.bodyTimeouts.Load(),
+		CallWaits:         s.calls.waits.Load(),
 	}
 	for r, n := range s.conns.refused {
 		st.Refused[r] = n.Load()
@@ -72,6 +74,7 @@ func (s *Server) Stats() Stats {
 //	tipnode_rpc_output_queued_bytes             gauge   output held for clients (MaxQueuedOutput)
 //	tipnode_rpc_output_refused_total            counter HTTP responses refused by MaxQueuedOutput
 //	tipnode_rpc_request_read_timeouts_total     counter HTTP bodies not received within ReadTimeout
+//	tipnode_rpc_calls_waited_total              counter calls that waited for their address's MaxCallsPerIP slot
 //
 // The node registers it in its registry; the transport has no global
 // metrics.
@@ -85,12 +88,13 @@ var (
 	descQueued      = prometheus.NewDesc("tipnode_rpc_output_queued_bytes", "Output held for clients: websocket queues and HTTP responses being written.", nil, nil)
 	descOutRefused  = prometheus.NewDesc("tipnode_rpc_output_refused_total", "HTTP responses refused because the server's queued output was full.", nil, nil)
 	descBodyTimeout = prometheus.NewDesc("tipnode_rpc_request_read_timeouts_total", "HTTP requests whose body was not received within the read timeout.", nil, nil)
+	descCallWaits   = prometheus.NewDesc("tipnode_rpc_calls_waited_total", "Calls that waited for a slot of their client address (MaxCallsPerIP).", nil, nil)
 )
 
 type serverCollector struct{ s *Server }
 
 func (c serverCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descOpen, descAddrs, descRefused, descDisconnects, descQueued, descOutRefused, descBodyTimeout} {
+	for _, d := range []*prometheus.Desc{descOpen, descAddrs, descRefused, descDisconnects, descQueued, descOutRefused, descBodyTimeout, descCallWaits} {
 		ch <- d
 	}
 }
@@ -108,4 +112,5 @@ func (c serverCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descQueued, prometheus.GaugeValue, float64(st.QueuedOutputBytes))
 	ch <- prometheus.MustNewConstMetric(descOutRefused, prometheus.CounterValue, float64(st.OutputRefused))
 	ch <- prometheus.MustNewConstMetric(descBodyTimeout, prometheus.CounterValue, float64(st.BodyTimeouts))
+	ch <- prometheus.MustNewConstMetric(descCallWaits, prometheus.CounterValue, float64(st.CallWaits))
 }
