@@ -35,7 +35,7 @@ func TestLimitFlags(t *testing.T) {
 	srv := cfg.Server.WithDefaults()
 	if srv.ReadHeaderTimeout != def.ReadHeaderTimeout || srv.ReadTimeout != def.ReadTimeout || srv.IdleTimeout != def.IdleTimeout ||
 		srv.WSIdleTimeout != def.WSIdleTimeout || srv.WSMaxQueuedBytes != def.WSMaxQueuedBytes || srv.MaxQueuedOutput != def.MaxQueuedOutput ||
-		srv.MaxConns != def.MaxConns || srv.MaxConnsPerIP != def.MaxConnsPerIP || srv.ConnReserve != def.ConnReserve || srv.ConnReservePerIP != def.ConnReservePerIP {
+		srv.MaxConns != def.MaxConns || srv.MaxConnsPerIP != def.MaxConnsPerIP || srv.ConnReserve != def.ConnReserve || srv.ConnReservePerIP != def.ConnReservePerIP || srv.MaxCallsPerIP != def.MaxCallsPerIP {
 		t.Errorf("flag defaults differ from rpc's:\n%+v\n%+v", srv, def)
 	}
 	if cfg.API.MaxExecutions != api.MaxExecutions || cfg.API.ExecutionQueue != api.ExecutionQueue || cfg.API.ExecutionWait != api.ExecutionWait {
@@ -52,7 +52,7 @@ func TestLimitFlags(t *testing.T) {
 	}
 	err = fs.Parse([]string{"--http.readheadertimeout", "3s", "--http.readtimeout", "7s", "--http.idletimeout", "11s",
 		"--ws.idletimeout", "13s", "--ws.maxqueue", "40", "--rpc.maxoutput", "300", "--rpc.maxconns", "500",
-		"--rpc.maxconnsperip", "20", "--rpc.connreserve", "30", "--rpc.connreserve.perip", "2",
+		"--rpc.maxconnsperip", "20", "--rpc.connreserve", "30", "--rpc.connreserve.perip", "2", "--rpc.maxcallsperip", "5",
 		"--rpc.evmconcurrency", "3", "--rpc.evmqueue", "9", "--rpc.evmwait", "1500ms", "--datadir.minfreedisk", "2048"})
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +63,7 @@ func TestLimitFlags(t *testing.T) {
 	s := cfg.Server
 	if s.ReadHeaderTimeout != 3*time.Second || s.ReadTimeout != 7*time.Second || s.IdleTimeout != 11*time.Second ||
 		s.WSIdleTimeout != 13*time.Second || s.WSMaxQueuedBytes != 40<<20 || s.MaxQueuedOutput != 300<<20 ||
-		s.MaxConns != 500 || s.MaxConnsPerIP != 20 || s.ConnReserve != 30 || s.ConnReservePerIP != 2 {
+		s.MaxConns != 500 || s.MaxConnsPerIP != 20 || s.ConnReserve != 30 || s.ConnReservePerIP != 2 || s.MaxCallsPerIP != 5 {
 		t.Errorf("server config %+v", s)
 	}
 	if a := cfg.API; a.MaxExecutions != 3 || a.ExecutionQueue != 9 || a.ExecutionWait != 1500*time.Millisecond {

@@ -51,6 +51,7 @@ type NodeFlags struct {
 	MaxConnsPerIP     int
 	ConnReserve       int
 	ConnReservePerIP  int
+	MaxCallsPerIP     int
 	EVMConcurrency    int
 	EVMQueue          int
 	EVMWait           time.Duration
@@ -85,6 +86,7 @@ func (f *NodeFlags) register(fs *flag.FlagSet, dev bool) {
 	fs.IntVar(&f.MaxConnsPerIP, "rpc.maxconnsperip", rpc.DefaultMaxConnsPerIP, "open connections of one client address (IPv6: one /64); raise it behind a reverse proxy")
 	fs.IntVar(&f.ConnReserve, "rpc.connreserve", 0, "the last connections kept for addresses holding fewer than --rpc.connreserve.perip (0 = --rpc.maxconns/10)")
 	fs.IntVar(&f.ConnReservePerIP, "rpc.connreserve.perip", rpc.DefaultConnReservePerIP, "see --rpc.connreserve")
+	fs.IntVar(&f.MaxCallsPerIP, "rpc.maxcallsperip", rpc.DefaultMaxCallsPerIP, "calls (batch elements included) one client address runs at once; more wait their turn (EVM executions have their own limit)")
 	fs.IntVar(&f.EVMConcurrency, "rpc.evmconcurrency", api.MaxExecutions, "eth_call / eth_estimateGas / eth_createAccessList / eth_simulateV1 executions running at once (default half the CPUs)")
 	fs.IntVar(&f.EVMQueue, "rpc.evmqueue", api.ExecutionQueue, "executions waiting for a slot; more are refused with -32005")
 	fs.DurationVar(&f.EVMWait, "rpc.evmwait", api.ExecutionWait, "longest wait of an execution for a slot before -32005")
@@ -110,7 +112,7 @@ func (f *NodeFlags) nodeConfig() (node.Config, error) {
 	cfg.Server.ReadHeaderTimeout, cfg.Server.ReadTimeout, cfg.Server.IdleTimeout = f.ReadHeaderTimeout, f.ReadTimeout, f.HTTPIdleTimeout
 	cfg.Server.WSIdleTimeout, cfg.Server.WSMaxQueuedBytes, cfg.Server.MaxQueuedOutput = f.WSIdleTimeout, f.WSMaxQueueMiB<<20, f.MaxOutputMiB<<20
 	cfg.Server.MaxConns, cfg.Server.MaxConnsPerIP = f.MaxConns, f.MaxConnsPerIP
-	cfg.Server.ConnReserve, cfg.Server.ConnReservePerIP = f.ConnReserve, f.ConnReservePerIP
+	cfg.Server.ConnReserve, cfg.Server.ConnReservePerIP, cfg.Server.MaxCallsPerIP = f.ConnReserve, f.ConnReservePerIP, f.MaxCallsPerIP
 	if err := cfg.Server.Validate(); err != nil {
 		return cfg, err
 	}
