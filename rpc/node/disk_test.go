@@ -2,6 +2,7 @@ package node_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/params"
 	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/chain"
@@ -31,22 +33,41 @@ func devStoreOn(t *testing.T, fs vfs.FS) (*store.DB, *chain.Genesis) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
+	return db, initDevGenesis(t, db)
+}
+
+// bigCodeAddr holds MaxCodeSize bytes of code in initDevGenesis's genesis.
+const bigCodeAddr = "0x00000000000000000000000000000000000c0de0"
+
+// initDevGenesis writes a dev genesis (the first two dev accounts funded,
+// bigCodeAddr with the largest code) into db.
+func initDevGenesis(tb testing.TB, db *store.DB) *chain.Genesis {
+	tb.Helper()
 	accs, err := devnet.Accounts(devnet.Mnemonic, 2)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	spec, err := devnet.Genesis(devnet.GenesisConfig{ChainID: 1337, Accounts: []common.Address{accs[0].Address, accs[1].Address}, Timestamp: genesisTime})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
+	}
+	// An account with the largest code allowed: eth_getCode answers 48 KiB.
+	var doc map[string]any
+	if err := json.Unmarshal(spec, &doc); err != nil {
+		tb.Fatal(err)
+	}
+	doc["alloc"].(map[string]any)[bigCodeAddr] = map[string]any{"balance": "0x0", "code": "0x" + strings.Repeat("5b", params.MaxCodeSize)}
+	if spec, err = json.Marshal(doc); err != nil {
+		tb.Fatal(err)
 	}
 	g, err := chain.ParseGenesis(spec)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	if err := chain.InitGenesis(db, g); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	return db, g
+	return g
 }
 
 func rpcResult(t *testing.T, url, method, params string) string {
