@@ -285,10 +285,14 @@ func (s *Server) Stop(ctx context.Context) error {
 	if err != nil {
 		s.http.Close()
 		s.mu.RLock()
+		left := make([]*wsConn, 0, len(s.wsConns))
 		for c := range s.wsConns {
-			c.close("server stopped")
+			left = append(left, c)
 		}
 		s.mu.RUnlock()
+		for _, c := range left { // close takes s.mu itself
+			c.close("server stopped")
+		}
 		return err
 	}
 	select {
