@@ -197,6 +197,15 @@ var (
 	ErrNotificationTooLarge = errors.New("rpc: notification too large")
 )
 
+// Internal errors of the websocket transport (never sent to clients).
+var (
+	// errConnClosing: enqueue on a connection that no longer accepts
+	// output (closing, aborted or closed).
+	errConnClosing = errors.New("rpc: websocket closing")
+	// errTooBig: readMessage read a message over WSMaxMessageBytes.
+	errTooBig = errors.New("rpc: websocket message too big")
+)
+
 // toError converts a handler error into the *Error sent to the client:
 //  1. an *Error in the chain (errors.As) is used as is;
 //  2. the server's ErrorMapper, if set, may return a mapping;

@@ -67,10 +67,6 @@ var upgrader = websocket.Upgrader{
 	CheckOrigin: func(*http.Request) bool { return true },
 }
 
-// errConnClosing is returned by enqueue when the connection no longer
-// accepts output.
-var errConnClosing = errors.New("rpc: websocket closing")
-
 func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	conn, err := upgrader.Upgrade(w, r, nil)
 	if err != nil {
@@ -275,9 +271,6 @@ func (c *wsConn) extendReadDeadline() {
 	}
 	c.dlMu.Unlock()
 }
-
-// errTooBig is readMessage's error for a message over WSMaxMessageBytes.
-var errTooBig = errors.New("message too big")
 
 // readMessage reads one data message, at most WSMaxMessageBytes of it.
 func (c *wsConn) readMessage() ([]byte, error) {
