@@ -80,28 +80,78 @@
 // must honour ctx to free resources.
 //
 // A websocket has one reader goroutine, one writer goroutine (the only one
-// writing data frames; it also sends pings), and up to Config.WSMaxInflight
-// goroutines executing messages concurrently (so responses may come back in
-// a different order than requests; clients match them by id). Responses wait
-// for room in the connection's send queue (Config.WSSendQueue); notifications
-// never wait: if the queue is full the client is a slow consumer and the
-// connection is dropped (see Subscription). Registration (Register,
+// writing frames: data, pings and the close frame), and up to
+// Config.WSMaxInflight goroutines executing messages concurrently (so
+// responses may come back in a different order than requests; clients match
+// them by id). Responses and notifications share one outgoing queue and
+// never wait for room: a message that does not fit disconnects the client
+// (see Limits and Subscription). Registration (Register,
 // RegisterSubscription, Handle, SetErrorMapper) should happen before serving.
+//
+// Output accounting: every queued websocket message and every HTTP response
+// being written holds its bytes in the server-wide budget
+// (Config.MaxQueuedOutput) until written, dropped or the connection closes;
+// connection admission holds one slot per open TCP connection and per
+// client address until the connection closes.
 //
 // # Limits
 //
-// Every limit is in Config, answered with a clear error, and affects only
-// the offending request or connection:
+// Every limit is in Config, answered with a clear error or close reason,
+// counted (Server.Collector), and affects only the offending request or
+// connection:
+//
 //   - MaxRequestBytes: HTTP 413 with -32005 "request body too large (limit N bytes)".
+//
 //   - MaxBatch: a single -32005 "batch too large" error.
+//
 //   - MaxResponseBytes: the response (or batch element, or the rest of a
 //     batch once the running total passes it) is replaced by -32005
 //     "response too large (limit N bytes)".
+//
 //   - RequestTimeout: per message (single request or whole batch); handler
 //     contexts carry the deadline; -32002 "request timed out".
-//   - WSMaxMessageBytes: the websocket is closed with status 1009.
-//   - MaxConns: open TCP connections accepted by Start/Serve; an extra one
-//     gets HTTP 503 with a -32005 body and is closed.
+//
+//   - ReadHeaderTimeout: headers not complete in time (slowloris, or a
+//     connection that sends nothing): the connection is closed.
+//
+//   - ReadTimeout: a whole request (headers and body) not received in time:
+//     HTTP 408 with -32002 "request not received within D", then closed.
+//
+//   - IdleTimeout: keep-alive connections idle between requests are closed.
+//
+//   - MaxConns, MaxConnsPerIP, ConnReserve/ConnReservePerIP: checked at
+//     accept by Start/Serve; a refused connection gets HTTP 503 with a
+//     -32005 body naming the limit, and is closed.
+//
+//   - WSMaxMessageBytes: the websocket is closed with status 1009 and the
+//     reason "message too big (limit N bytes)".
+//
+//   - WSSendQueue, WSMaxQueuedBytes: a client whose queued output would pass
+//     them is a slow consumer: its queue is dropped at once, and it is
+//     closed with status 1008 "slow consumer: output queue over its limit
+//     (…)" after the message being written (bounded by WSWriteTimeout).
+//
+//   - MaxQueuedOutput: when the server's output would pass it, the
+//     websocket with the most queued output is closed with status 1013
+//     "server output buffer full (…)"; an HTTP response that still does not
+//     fit is replaced by HTTP 503 with -32005. A connection holding under
+//     64 KiB is never refused.
+//
+//   - WSIdleTimeout: a websocket with no request for that long, nothing
+//     executing and no subscription is closed with status 1000 "idle
+//     timeout (…)". Subscribed connections stay; pings (WSPingInterval,
+//     WSPongTimeout) close dead ones.
+//
+//   - MaxCallsPerIP: the calls one client address executes at once (batch
+//     elements, and the join of a batch's answer, included) across its
+//     connections; more wait in arrival order within their deadline. The
+//     slot is taken before a batch element's goroutine starts and held
+//     until its handler returns.
+//
+// Handler-level limits: a Limiter bounds the concurrent executions of a
+// class of methods with a queue and a wait deadline; RegisterLimited
+// installs a method under one, and such methods do not count against
+// MaxCallsPerIP (so methods outside the class never wait behind them).
 //
 // # Stop
 //

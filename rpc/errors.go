@@ -41,7 +41,10 @@ const (
 	// out"), same code as go-ethereum.
 	CodeTimeout = -32002
 	// CodeLimitExceeded: a configured limit was hit (request body, batch
-	// length, response size, connection count, eth_simulateV1 sizes…).
+	// length, response size, connection count, the server's queued output,
+	// eth_simulateV1 sizes…), or the server is busy: an execution Limiter's
+	// queue is full or its wait passed ("… try again later"). EIP-1474's
+	// "limit exceeded"; clients retry later.
 	CodeLimitExceeded = -32005
 	// CodeVMError: eth_simulateV1 call failed with an EVM error other than
 	// revert (out of gas, invalid opcode, …).
@@ -192,6 +195,15 @@ var (
 	// ErrNotificationTooLarge is returned by Subscription.Notify when one
 	// notification exceeds Config.MaxResponseBytes (it is not sent).
 	ErrNotificationTooLarge = errors.New("rpc: notification too large")
+)
+
+// Internal errors of the websocket transport (never sent to clients).
+var (
+	// errConnClosing: enqueue on a connection that no longer accepts
+	// output (closing, aborted or closed).
+	errConnClosing = errors.New("rpc: websocket closing")
+	// errTooBig: readMessage read a message over WSMaxMessageBytes.
+	errTooBig = errors.New("rpc: websocket message too big")
 )
 
 // toError converts a handler error into the *Error sent to the client:

@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,6 +57,14 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 			tooLarge()
 			return
 		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			// A client trickling its body (slowloris): ReadTimeout passed.
+			s.stats.bodyTimeouts.Add(1)
+			w.Header().Set("Connection", "close")
+			writeHTTPError(w, http.StatusRequestTimeout, &Error{Code: CodeTimeout,
+				Message: fmt.Sprintf("request not received within %s", s.cfg.ReadTimeout)})
+			return
+		}
 		writeHTTPError(w, http.StatusBadRequest, ErrInvalidRequest("reading body: "+err.Error()))
 		return
 	}
@@ -68,6 +77,14 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		return
 	}
+	// The response counts in the server's queued output while it is written.
+	n := int64(len(out))
+	if !s.reserveOutput(n, 0, nil) {
+		s.output.refused.Add(1)
+		writeHTTPError(w, http.StatusServiceUnavailable, ErrLimit("server output buffer full (limit %d bytes), try again later", s.cfg.MaxQueuedOutput))
+		return
+	}
+	defer s.output.release(n)
 	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
 	w.WriteHeader(http.StatusOK)
 	w.Write(out)
@@ -113,30 +130,24 @@ func writeHTTPError(w http.ResponseWriter, status int, e *Error) {
 	w.Write(b)
 }
 
-// limitListener caps the number of open connections it hands out. An extra
-// connection is answered with HTTP 503 (after reading its request head, so
-// the client sees the answer rather than a reset) and closed.
+// limitListener admits connections under the connection limits
+// (connLimits) and answers a refused one with HTTP 503 (after reading its
+// request head, so the client sees the answer rather than a reset) before
+// closing it.
 type limitListener struct {
 	net.Listener
-	sem     chan struct{}
-	refuse  chan struct{} // bounds goroutines answering refused connections
-	log     zerolog.Logger
-	refused []byte
+	limits *connLimits
+	refuse chan struct{} // bounds goroutines answering refused connections
+	log    zerolog.Logger
 }
 
-func newLimitListener(l net.Listener, max int, log zerolog.Logger) *limitListener {
+func newLimitListener(l net.Listener, limits *connLimits, log zerolog.Logger) *limitListener {
 	return &limitListener{
 		Listener: l,
-		sem:      make(chan struct{}, max),
+		limits:   limits,
 		refuse:   make(chan struct{}, 64),
 		log:      log,
-		refused:  refusedResponse(max),
 	}
-}
-
-func refusedResponse(max int) []byte {
-	body := encodeError(nil, ErrLimit("too many open connections (limit %d)", max))
-	return []byte(fmt.Sprintf("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body))
 }
 
 func (l *limitListener) Accept() (net.Conn, error) {
@@ -145,17 +156,17 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		select {
-		case l.sem <- struct{}{}:
-			return &limitConn{Conn: c, release: func() { <-l.sem }}, nil
-		default:
+		key := addrKey(c.RemoteAddr())
+		release, refusal := l.limits.admit(key)
+		if refusal == nil {
+			return &limitConn{Conn: c, release: release}, nil
 		}
-		l.log.Debug().Str("remote", c.RemoteAddr().String()).Msg("rpc connection refused: too many open connections")
+		l.log.Debug().Str("remote", c.RemoteAddr().String()).Str("reason", refusal.reason).Msg("rpc connection refused")
 		select {
 		case l.refuse <- struct{}{}:
 			go func() {
 				defer func() { <-l.refuse }()
-				l.answerRefused(c)
+				answerRefused(c, refusal.answer)
 			}()
 		default:
 			c.Close()
@@ -163,7 +174,9 @@ func (l *limitListener) Accept() (net.Conn, error) {
 	}
 }
 
-func (l *limitListener) answerRefused(c net.Conn) {
+// answerRefused reads the request head (bounded in time and size), answers
+// with the prepared 503 and closes.
+func answerRefused(c net.Conn, answer []byte) {
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(2 * time.Second))
 	br := bufio.NewReaderSize(c, 4096)
@@ -171,11 +184,17 @@ func (l *limitListener) answerRefused(c net.Conn) {
 		io.CopyN(io.Discard, req.Body, 1<<20)
 		req.Body.Close()
 	}
-	c.Write(l.refused)
+	c.Write(answer)
 	if tc, ok := c.(*net.TCPConn); ok {
 		tc.CloseWrite()
 		io.CopyN(io.Discard, c, 1<<16) // let the client read the answer before the close
 	}
+}
+
+// refusedResponse is the raw HTTP 503 answer carrying e.
+func refusedResponse(e *Error) []byte {
+	body := encodeError(nil, e)
+	return []byte(fmt.Sprintf("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body))
 }
 
 // limitConn releases its slot once, on the first Close.
@@ -183,6 +202,14 @@ type limitConn struct {
 	net.Conn
 	once    sync.Once
 	release func()
+}
+
+// CloseWrite half-closes a TCP connection (lingerClose).
+func (c *limitConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return errors.ErrUnsupported
 }
 
 func (c *limitConn) Close() error {

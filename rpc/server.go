@@ -53,6 +53,7 @@ type Server struct {
 
 	mu        sync.RWMutex
 	methods   map[string]Handler
+	limited   map[string]bool // methods with their own Limiter (RegisterLimited)
 	subs      map[string]SubscribeHandler
 	mapper    func(error) *Error
 	listener  net.Listener
@@ -62,6 +63,11 @@ type Server struct {
 	serveDone chan struct{}
 
 	active tracker // ServeHTTP calls, websocket connections, running handlers
+
+	conns  *connLimits   // connection admission (MaxConns, MaxConnsPerIP, ConnReserve)
+	calls  *addrSlots    // executing calls per client address (MaxCallsPerIP)
+	output *outputBudget // server-wide queued output (MaxQueuedOutput)
+	stats  stats         // counters exported by Collector
 }
 
 // NewServer validates cfg and returns a Server; zero fields of cfg take
@@ -76,17 +82,23 @@ func NewServer(cfg Config, log zerolog.Logger) (*Server, error) {
 		log:      log.With().Str("component", "rpc").Logger(),
 		mux:      http.NewServeMux(),
 		methods:  make(map[string]Handler),
+		limited:  make(map[string]bool),
 		subs:     make(map[string]SubscribeHandler),
 		wsConns:  make(map[*wsConn]struct{}),
 		newConns: make(map[net.Conn]struct{}),
+		conns:    newConnLimits(cfg),
+		calls:    &addrSlots{max: cfg.MaxCallsPerIP, m: make(map[string]*addrSem)},
+		output:   &outputBudget{limit: cfg.MaxQueuedOutput},
 	}
 	s.mux.Handle("/", http.HandlerFunc(s.serveRPC))
 	s.http = &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
-		IdleTimeout:       cfg.IdleTimeout,
-		// Body read + execution + write; websockets clear deadlines after hijack.
-		WriteTimeout: cfg.RequestTimeout + cfg.WSWriteTimeout + cfg.ReadHeaderTimeout,
+		// Headers and body; websockets set their own deadlines after the upgrade.
+		ReadTimeout: cfg.ReadTimeout,
+		IdleTimeout: cfg.IdleTimeout,
+		// Set after the headers: body read + execution + write.
+		WriteTimeout: cfg.ReadTimeout + cfg.RequestTimeout + cfg.WSWriteTimeout,
 		ConnState:    s.connState,
 	}
 	return s, nil
@@ -111,6 +123,20 @@ func (s *Server) Register(method string, h Handler) {
 		panic("rpc: duplicate registration of " + method)
 	}
 	s.methods[method] = h
+}
+
+// RegisterLimited installs h for method under the Limiter l: calls wait
+// for (or are refused by) l, and, being bounded by it, do not count
+// against Config.MaxCallsPerIP, so other methods never wait behind them.
+// It panics as Register does.
+func (s *Server) RegisterLimited(method string, l *Limiter, h Handler) {
+	if l == nil {
+		panic("rpc: RegisterLimited with a nil Limiter")
+	}
+	s.Register(method, l.Wrap(h))
+	s.mu.Lock()
+	s.limited[method] = true
+	s.mu.Unlock()
 }
 
 // RegisterSubscription installs h for eth_subscribe kind (e.g. "newHeads").
@@ -162,7 +188,8 @@ func (s *Server) Start() error {
 }
 
 // Serve serves l until Stop; it returns nil after a graceful Stop. The
-// listener is wrapped to enforce Config.MaxConns.
+// listener is wrapped to enforce Config.MaxConns, MaxConnsPerIP and
+// ConnReserve.
 func (s *Server) Serve(l net.Listener) error { return s.serve(l, nil) }
 
 func (s *Server) serve(l net.Listener, ready chan<- error) error {
@@ -179,7 +206,7 @@ func (s *Server) serve(l net.Listener, ready chan<- error) error {
 		}
 		return err
 	}
-	ll := newLimitListener(l, s.cfg.MaxConns, s.log)
+	ll := newLimitListener(l, s.conns, s.log)
 	s.listener = ll
 	s.serveDone = make(chan struct{})
 	done := s.serveDone
@@ -258,10 +285,14 @@ func (s *Server) Stop(ctx context.Context) error {
 	if err != nil {
 		s.http.Close()
 		s.mu.RLock()
+		left := make([]*wsConn, 0, len(s.wsConns))
 		for c := range s.wsConns {
-			c.close("server stopped")
+			left = append(left, c)
 		}
 		s.mu.RUnlock()
+		for _, c := range left { // close takes s.mu itself
+			c.close("server stopped")
+		}
 		return err
 	}
 	select {
@@ -307,11 +338,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
-// method looks up a handler and the error mapper.
-func (s *Server) lookup(method string) (Handler, func(error) *Error) {
+// lookup returns a method's handler, whether it has its own Limiter, and
+// the error mapper.
+func (s *Server) lookup(method string) (Handler, bool, func(error) *Error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.methods[method], s.mapper
+	return s.methods[method], s.limited[method], s.mapper
 }
 
 func (s *Server) subscribeHandler(kind string) SubscribeHandler {
@@ -329,12 +361,25 @@ func (s *Server) errorMapper() func(error) *Error {
 // session is what a transport provides to message execution.
 type session struct {
 	transport string
-	remote    string
+	remote    string  // the client's address, host:port
 	ws        *wsConn // nil over HTTP
 	// afterSend collects callbacks to run after this message's response has
 	// been queued for writing (subscription activation).
 	mu        sync.Mutex
 	afterSend []func()
+}
+
+// addr is the client address calls count against (addrKey of remote).
+func (ss *session) addr() string {
+	host, _, err := net.SplitHostPort(ss.remote)
+	if err != nil {
+		return ss.remote
+	}
+	ip := net.ParseIP(host)
+	if ip == nil {
+		return host
+	}
+	return addrKey(&net.TCPAddr{IP: ip})
 }
 
 func (ss *session) onSent(f func()) {
@@ -365,7 +410,11 @@ func (s *Server) handleMessage(parent context.Context, body []byte, ss *session)
 	ctx, cancel := context.WithTimeout(parent, s.cfg.RequestTimeout)
 	defer cancel()
 	if !batch {
-		return s.execute(ctx, reqs[0], ss) // execute enforces MaxResponseBytes
+		release, aerr := s.admit(ctx, reqs[0], ss)
+		if aerr != nil {
+			return s.refuse(reqs[0], ss, aerr)
+		}
+		return s.execute(ctx, reqs[0], ss, release) // execute enforces MaxResponseBytes
 	}
 	parts := make([][]byte, len(reqs))
 	sem := make(chan struct{}, s.cfg.BatchParallelism)
@@ -376,13 +425,25 @@ func (s *Server) handleMessage(parent context.Context, body []byte, ss *session)
 			continue
 		}
 		sem <- struct{}{}
+		// The slot is taken before the element's goroutine exists: waiting
+		// elements cost no goroutine and no scheduling.
+		release, aerr := s.admit(ctx, r, ss)
+		if aerr != nil {
+			parts[i] = s.refuse(r, ss, aerr)
+			<-sem
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			parts[i] = s.execute(ctx, r, ss)
+			parts[i] = s.execute(ctx, r, ss, release)
 		}()
 	}
 	wg.Wait()
+	// Joining copies the whole answer: work of this address too.
+	if release, err := s.calls.acquire(ctx, ss.addr()); err == nil {
+		defer release()
+	}
 	total := 0
 	for i, p := range parts {
 		if p == nil {
@@ -396,15 +457,47 @@ func (s *Server) handleMessage(parent context.Context, body []byte, ss *session)
 	return joinBatch(parts)
 }
 
-// execute runs one request and returns its encoded response, or nil for a
-// notification.
-func (s *Server) execute(ctx context.Context, r *request, ss *session) []byte {
+// admit takes the slot of the client's address (Config.MaxCallsPerIP) for
+// a call of r, waiting within ctx. Invalid requests, the framework's own
+// methods, unknown methods and methods with their own Limiter take none.
+func (s *Server) admit(ctx context.Context, r *request, ss *session) (release func(), err *Error) {
+	noop := func() {}
+	if r.err != nil || r.method == MethodSubscribe || r.method == MethodUnsubscribe {
+		return noop, nil
+	}
+	if h, limited, _ := s.lookup(r.method); h == nil || limited {
+		return noop, nil
+	}
+	release, cerr := s.calls.acquire(ctx, ss.addr())
+	if cerr != nil {
+		if errors.Is(cerr, context.DeadlineExceeded) {
+			return nil, ErrTimeout()
+		}
+		return nil, ErrServer("request canceled")
+	}
+	return release, nil
+}
+
+// refuse answers r with err (nil for a notification).
+func (s *Server) refuse(r *request, ss *session, err *Error) []byte {
+	s.logCall(ss, r.method, 0, err.Code)
+	if r.isNotification() {
+		return nil
+	}
+	return encodeError(r.id, err)
+}
+
+// execute runs one admitted request and returns its encoded response, or
+// nil for a notification. release (from admit) is called once the
+// handler has returned.
+func (s *Server) execute(ctx context.Context, r *request, ss *session, release func()) []byte {
 	if r.err != nil {
+		release()
 		s.logCall(ss, r.method, 0, r.err.Code)
 		return encodeError(r.id, r.err)
 	}
 	start := time.Now()
-	result, rerr := s.call(ctx, r, ss)
+	result, rerr := s.call(ctx, r, ss, release)
 	code := 0
 	var out []byte
 	if rerr == nil {
@@ -424,8 +517,16 @@ func (s *Server) execute(ctx context.Context, r *request, ss *session) []byte {
 	return out
 }
 
-// call dispatches r and returns the marshalled result or the error.
-func (s *Server) call(ctx context.Context, r *request, ss *session) (json.RawMessage, *Error) {
+// call dispatches r and returns the marshalled result or the error. It
+// calls release once the handler has returned (or at once when no handler
+// runs).
+func (s *Server) call(ctx context.Context, r *request, ss *session, release func()) (json.RawMessage, *Error) {
+	handed := false
+	defer func() {
+		if !handed {
+			release()
+		}
+	}()
 	switch r.method {
 	case MethodSubscribe, MethodUnsubscribe:
 		if ss.ws == nil {
@@ -439,7 +540,7 @@ func (s *Server) call(ctx context.Context, r *request, ss *session) (json.RawMes
 		}
 		return ss.ws.unsubscribe(Params{raw: r.params})
 	}
-	h, mapper := s.lookup(r.method)
+	h, _, mapper := s.lookup(r.method)
 	if h == nil {
 		return nil, ErrMethodNotFound(r.method)
 	}
@@ -449,6 +550,7 @@ func (s *Server) call(ctx context.Context, r *request, ss *session) (json.RawMes
 	if ctx.Err() != nil { // batch deadline passed before this element started
 		return nil, ErrTimeout()
 	}
+	handed = true
 	type outcome struct {
 		res json.RawMessage
 		err *Error
@@ -457,6 +559,7 @@ func (s *Server) call(ctx context.Context, r *request, ss *session) (json.RawMes
 	s.active.add()
 	go func() {
 		defer s.active.done()
+		defer release() // held until the handler really returns
 		var o outcome
 		defer func() {
 			if p := recover(); p != nil {

@@ -418,12 +418,26 @@ func TestConfigValidate(t *testing.T) {
 	if d.Addr != "127.0.0.1:8545" || d.MaxRequestBytes != 5<<20 || d.MaxBatch != 1000 || d.RequestTimeout != 5*time.Second {
 		t.Errorf("defaults: %+v", d)
 	}
+	if d.WSMaxQueuedBytes != 32<<20 || d.MaxQueuedOutput != 256<<20 || d.WSIdleTimeout != 5*time.Minute ||
+		d.MaxConnsPerIP != 100 || d.ConnReserve != 100 || d.ConnReservePerIP != 4 || d.ReadTimeout != 15*time.Second {
+		t.Errorf("limit defaults: %+v", d)
+	}
+	// Derived defaults follow the limits they depend on.
+	if c := (Config{MaxResponseBytes: 64 << 20, MaxConns: 50}).WithDefaults(); c.WSMaxQueuedBytes != 64<<20 || c.MaxQueuedOutput != 256<<20 || c.ConnReserve != 5 {
+		t.Errorf("derived defaults: %+v", c)
+	}
 	bad := []Config{
 		{Addr: "nohostport"},
 		{MaxBatch: -1},
 		{RequestTimeout: -time.Second},
 		{MaxConns: -5},
 		{WSMaxMessageBytes: -1},
+		{MaxConnsPerIP: -1},
+		{WSIdleTimeout: -time.Second},
+		{WSMaxQueuedBytes: 1 << 20}, // below MaxResponseBytes
+		{WSMaxQueuedBytes: 64 << 20, MaxQueuedOutput: 32 << 20}, // output below one queue
+		{MaxConns: 10, ConnReserve: 10},
+		{ReadHeaderTimeout: 20 * time.Second, ReadTimeout: 10 * time.Second},
 	}
 	for _, c := range bad {
 		if err := c.Validate(); err == nil {

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 )
@@ -21,10 +22,12 @@ import (
 // the server stops, or when the connection is dropped as a slow consumer.
 //
 // Slow consumers: notifications never block. Each connection has one
-// outgoing queue of Config.WSSendQueue messages; a notification that finds it
-// full (or more than that many held before activation) drops the whole
-// connection, and Notify returns ErrSlowConsumer. Feeds should therefore
-// never retry, just stop on error or Done().
+// outgoing queue bounded in messages (Config.WSSendQueue) and bytes
+// (Config.WSMaxQueuedBytes), shared with responses and counted in the
+// server-wide Config.MaxQueuedOutput; a notification that does not fit (or
+// more than those bounds held before activation) disconnects the client
+// with a close reason, and Notify returns ErrSlowConsumer. Feeds should
+// therefore never retry, just stop on error or Done().
 type Subscription struct {
 	id     string
 	kind   string
@@ -33,10 +36,11 @@ type Subscription struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	mu      sync.Mutex
-	active  bool
-	ended   bool
-	pending [][]byte
+	mu           sync.Mutex
+	active       bool
+	ended        bool
+	pending      [][]byte
+	pendingBytes int64
 }
 
 func newSubscription(c *wsConn, kind string) *Subscription {
@@ -97,20 +101,25 @@ func (s *Subscription) Notify(result any) error {
 		s.mu.Unlock()
 		return ErrSubscriptionClosed
 	}
-	ok := true
 	if !s.active {
-		if len(s.pending) >= cap(s.conn.out) {
-			ok = false
-		} else {
-			s.pending = append(s.pending, msg)
+		cfg := &s.conn.srv.cfg
+		if len(s.pending) >= cfg.WSSendQueue || s.pendingBytes+int64(len(msg)) > cfg.WSMaxQueuedBytes {
+			s.mu.Unlock()
+			s.conn.abort(ClosePolicyViolation, fmt.Sprintf("slow consumer: output queue over its limit (%d messages, %d bytes)", cfg.WSSendQueue, cfg.WSMaxQueuedBytes), disconnectSlowConsumer)
+			return ErrSlowConsumer
 		}
-	} else {
-		ok = s.conn.trySend(msg)
+		s.pending = append(s.pending, msg)
+		s.pendingBytes += int64(len(msg))
+		s.mu.Unlock()
+		return nil
 	}
+	err = s.conn.enqueue(msg)
 	s.mu.Unlock()
-	if !ok {
-		s.conn.close("slow consumer: send queue full")
+	switch {
+	case errors.Is(err, ErrSlowConsumer):
 		return ErrSlowConsumer
+	case err != nil:
+		return ErrSubscriptionClosed
 	}
 	return nil
 }
@@ -124,18 +133,13 @@ func (s *Subscription) activate() {
 		return
 	}
 	s.active = true
-	ok := true
 	for _, m := range s.pending {
-		if !s.conn.trySend(m) {
-			ok = false
+		if s.conn.enqueue(m) != nil { // the connection is closing (aborted if over its bounds)
 			break
 		}
 	}
-	s.pending = nil
+	s.pending, s.pendingBytes = nil, 0
 	s.mu.Unlock()
-	if !ok {
-		s.conn.close("slow consumer: send queue full")
-	}
 }
 
 // end marks the subscription ended (idempotent).
@@ -146,7 +150,7 @@ func (s *Subscription) end() {
 		return
 	}
 	s.ended = true
-	s.pending = nil
+	s.pending, s.pendingBytes = nil, 0
 	s.mu.Unlock()
 	s.cancel()
 	close(s.done)

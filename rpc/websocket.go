@@ -3,36 +3,61 @@ package rpc
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
 )
 
 // wsConn is one websocket session. Goroutines: one reader (readLoop), one
-// writer (writeLoop, the only one writing data frames), and one per message
-// being executed (at most Config.WSMaxInflight).
+// writer (writeLoop, the only one writing frames, pings and the close frame
+// included), and one per message being executed (at most
+// Config.WSMaxInflight).
+//
+// Output goes through one queue bounded in messages (Config.WSSendQueue)
+// and bytes (Config.WSMaxQueuedBytes, the message being written included),
+// and counted in the server-wide budget (Config.MaxQueuedOutput). A message
+// that does not fit aborts the connection: the queue is dropped at once
+// (its memory is free), reading and executing stop, and the writer sends a
+// close frame with the code and reason once the message it is writing is
+// out (bounded by Config.WSWriteTimeout), then closes.
 type wsConn struct {
 	srv    *Server
 	conn   *websocket.Conn
 	remote string
-	ctx    context.Context // cancelled when the connection closes
+	ctx    context.Context // cancelled when the connection closes or aborts
 	cancel context.CancelFunc
 
-	out        chan []byte // writer queue; a nil entry asks the writer to close (graceful)
 	closed     chan struct{}
 	closeOnce  sync.Once
 	readerDone chan struct{}
 	sem        chan struct{}
 	inflight   sync.WaitGroup // Add only from the reader goroutine
+	executing  atomic.Int32   // messages being executed
+	lastRead   atomic.Int64   // unix nanoseconds of the last message read
+
+	qmu        sync.Mutex
+	queue      [][]byte     // waiting to be written
+	qbytes     int64        // bytes of queue plus the message being written
+	writing    int64        // bytes of the message being written
+	queued     atomic.Int64 // qbytes - writing, read without qmu (largestQueue)
+	closing    bool         // no more output; the writer sends closeFrame after the current message
+	closeFrame []byte       // close frame payload (code and reason)
+	closeWhy   string       // for the log
+	wake       chan struct{}
 
 	mu   sync.Mutex
 	subs map[string]*Subscription // nil once closed
 
 	dlMu     sync.Mutex
-	stopping bool
+	stopping bool // reading stopped on purpose (Stop, abort): a read error is not a failure
 }
 
 var upgrader = websocket.Upgrader{
@@ -54,16 +79,17 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		remote:     r.RemoteAddr,
 		ctx:        ctx,
 		cancel:     cancel,
-		out:        make(chan []byte, s.cfg.WSSendQueue),
 		closed:     make(chan struct{}),
 		readerDone: make(chan struct{}),
 		sem:        make(chan struct{}, s.cfg.WSMaxInflight),
 		subs:       make(map[string]*Subscription),
+		wake:       make(chan struct{}, 1),
 	}
+	c.lastRead.Store(time.Now().UnixNano())
 	s.mu.Lock()
 	if s.stopping {
 		s.mu.Unlock()
-		conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, "server shutting down"), time.Now().Add(time.Second))
+		conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(CloseGoingAway, "server shutting down"), time.Now().Add(time.Second))
 		conn.Close()
 		cancel()
 		return
@@ -72,31 +98,170 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	s.active.add()
 	s.mu.Unlock()
 	s.log.Debug().Str("remote", c.remote).Msg("rpc websocket opened")
-	conn.SetReadLimit(s.cfg.WSMaxMessageBytes)
+	// The read limit is enforced by readMessage (gorilla's own closes with
+	// 1009 but no reason).
+	conn.SetReadLimit(0)
 	go c.writeLoop()
 	go c.readLoop()
 }
 
-// close tears the connection down (idempotent): ends all subscriptions,
-// cancels in-flight requests' contexts and closes the socket.
+// close tears the connection down at once (idempotent): ends all
+// subscriptions, cancels in-flight requests' contexts, releases queued
+// output and closes the socket.
 func (c *wsConn) close(reason string) {
 	c.closeOnce.Do(func() {
 		close(c.closed)
 		c.cancel()
 		c.conn.Close()
-		c.mu.Lock()
-		subs := c.subs
-		c.subs = nil
-		c.mu.Unlock()
-		for _, sub := range subs {
-			sub.end()
-		}
+		c.endSubs()
+		c.qmu.Lock()
+		c.closing = true
+		freed := c.qbytes
+		c.queue, c.qbytes, c.writing = nil, 0, 0
+		c.queued.Store(0)
+		c.qmu.Unlock()
+		c.srv.output.release(freed)
 		c.srv.mu.Lock()
 		delete(c.srv.wsConns, c)
 		c.srv.mu.Unlock()
 		c.srv.active.done()
 		c.srv.log.Debug().Str("remote", c.remote).Str("reason", reason).Msg("rpc websocket closed")
 	})
+}
+
+func (c *wsConn) endSubs() {
+	c.mu.Lock()
+	subs := c.subs
+	c.subs = nil
+	c.mu.Unlock()
+	for _, sub := range subs {
+		sub.end()
+	}
+}
+
+// abort disconnects the client for a limit: the queued output is dropped
+// now, reading, executing and subscriptions stop, and the writer sends a
+// close frame with code and text after the message it is writing, then
+// closes. metric is the disconnect reason counted.
+func (c *wsConn) abort(code int, text, metric string) {
+	if !c.requestClose(code, text, true) {
+		return
+	}
+	c.srv.stats.disconnect(metric)
+	c.srv.log.Info().Str("remote", c.remote).Int("code", code).Str("reason", text).Msg("rpc websocket disconnected")
+	c.cancel()
+	go c.endSubs() // the caller may hold a subscription's lock (Notify)
+	c.stopReading()
+}
+
+// requestClose makes the writer send a close frame (code, text) and close
+// once the queue is written; with drop the queue is dropped first. False
+// when the connection was already closing.
+func (c *wsConn) requestClose(code int, text string, drop bool) bool {
+	c.qmu.Lock()
+	if c.closing {
+		c.qmu.Unlock()
+		return false
+	}
+	c.closing = true
+	c.closeFrame = websocket.FormatCloseMessage(code, text)
+	c.closeWhy = fmt.Sprintf("%d %s", code, text)
+	var freed int64
+	if drop {
+		freed = c.qbytes - c.writing
+		c.queue, c.qbytes = nil, c.writing
+		c.queued.Store(0)
+	}
+	c.qmu.Unlock()
+	c.srv.output.release(freed)
+	c.wakeWriter()
+	return true
+}
+
+func (c *wsConn) wakeWriter() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// stopReading unblocks the reader, which then returns without closing.
+func (c *wsConn) stopReading() {
+	c.dlMu.Lock()
+	c.stopping = true
+	c.conn.SetReadDeadline(time.Now())
+	c.dlMu.Unlock()
+}
+
+// droppable is the output abort would free now (the queue, not the
+// message being written).
+func (c *wsConn) droppable() int64 { return c.queued.Load() }
+
+// enqueue queues one message for the writer. A message that does not fit
+// the connection's bounds or the server's output budget aborts the
+// connection (ErrSlowConsumer); errConnClosing when it is closing anyway.
+func (c *wsConn) enqueue(b []byte) error {
+	n := int64(len(b))
+	cfg := &c.srv.cfg
+	c.qmu.Lock()
+	if c.closing {
+		c.qmu.Unlock()
+		return errConnClosing
+	}
+	held := c.qbytes
+	if len(c.queue) >= cfg.WSSendQueue || held+n > cfg.WSMaxQueuedBytes {
+		c.qmu.Unlock()
+		c.abort(ClosePolicyViolation, fmt.Sprintf("slow consumer: output queue over its limit (%d messages, %d bytes)", cfg.WSSendQueue, cfg.WSMaxQueuedBytes), disconnectSlowConsumer)
+		return ErrSlowConsumer
+	}
+	c.qmu.Unlock()
+	// The server-wide budget may disconnect other connections: no lock held.
+	if !c.srv.reserveOutput(n, held, c) {
+		c.abort(CloseTryAgainLater, fmt.Sprintf("server output buffer full (limit %d bytes); this connection held the most", cfg.MaxQueuedOutput), disconnectOutputLimit)
+		return ErrSlowConsumer
+	}
+	c.qmu.Lock()
+	if c.closing {
+		c.qmu.Unlock()
+		c.srv.output.release(n)
+		return errConnClosing
+	}
+	c.queue = append(c.queue, b)
+	c.qbytes += n
+	c.queued.Add(n)
+	c.qmu.Unlock()
+	c.wakeWriter()
+	return nil
+}
+
+// next pops the next message for the writer (counted as being written
+// until written is called), or returns the close frame to send once the
+// queue is empty and the connection is closing.
+func (c *wsConn) next() (msg, closeFrame []byte) {
+	c.qmu.Lock()
+	defer c.qmu.Unlock()
+	if len(c.queue) > 0 {
+		msg = c.queue[0]
+		c.queue[0] = nil
+		c.queue = c.queue[1:]
+		c.writing = int64(len(msg))
+		c.queued.Add(-c.writing)
+		return msg, nil
+	}
+	if c.closing {
+		return nil, c.closeFrame
+	}
+	return nil, nil
+}
+
+// written releases the message being written.
+func (c *wsConn) written() {
+	c.qmu.Lock()
+	n := c.writing
+	c.writing = 0
+	c.qbytes -= n
+	c.qmu.Unlock()
+	c.srv.output.release(n)
 }
 
 func (c *wsConn) extendReadDeadline() {
@@ -107,95 +272,147 @@ func (c *wsConn) extendReadDeadline() {
 	c.dlMu.Unlock()
 }
 
+// readMessage reads one data message, at most WSMaxMessageBytes of it.
+func (c *wsConn) readMessage() ([]byte, error) {
+	_, r, err := c.conn.NextReader()
+	if err != nil {
+		return nil, err
+	}
+	limit := c.srv.cfg.WSMaxMessageBytes
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, errTooBig
+	}
+	return data, nil
+}
+
 func (c *wsConn) readLoop() {
 	defer close(c.readerDone)
 	c.extendReadDeadline()
 	c.conn.SetPongHandler(func(string) error { c.extendReadDeadline(); return nil })
 	for {
-		_, data, err := c.conn.ReadMessage()
+		data, err := c.readMessage()
+		if errors.Is(err, errTooBig) {
+			c.abort(CloseMessageTooBig, fmt.Sprintf("message too big (limit %d bytes)", c.srv.cfg.WSMaxMessageBytes), disconnectTooBig)
+			return
+		}
 		if err != nil {
 			c.dlMu.Lock()
 			stopping := c.stopping
 			c.dlMu.Unlock()
-			if !stopping { // on graceful shutdown, shutdown() closes after the in-flight work
+			if !stopping { // on graceful shutdown or abort, the writer closes
 				c.close("read: " + err.Error())
 			}
 			return
 		}
+		c.lastRead.Store(time.Now().UnixNano())
 		c.extendReadDeadline()
 		select {
 		case c.sem <- struct{}{}:
 		case <-c.closed:
 			return
 		}
+		if c.ctx.Err() != nil { // aborted while waiting for a slot
+			<-c.sem
+			return
+		}
 		c.inflight.Add(1)
+		c.executing.Add(1)
 		go func() {
-			defer func() { <-c.sem; c.inflight.Done() }()
+			defer func() { c.executing.Add(-1); <-c.sem; c.inflight.Done() }()
 			ss := &session{transport: TransportWS, remote: c.remote, ws: c}
 			if out := c.srv.handleMessage(c.ctx, data, ss); out != nil {
-				c.send(out)
+				c.enqueue(out)
 			}
 			ss.runAfterSend()
 		}()
 	}
 }
 
-// send queues a response, waiting for room; false when the connection closed.
-func (c *wsConn) send(b []byte) bool {
-	select {
-	case c.out <- b:
-		return true
-	case <-c.closed:
-		return false
-	}
-}
-
-// trySend queues a notification without waiting; false when the queue is full.
-func (c *wsConn) trySend(b []byte) bool {
-	select {
-	case c.out <- b:
-		return true
-	default:
-		return false
-	}
-}
-
 func (c *wsConn) writeLoop() {
-	wt := c.srv.cfg.WSWriteTimeout
-	ping := time.NewTicker(c.srv.cfg.WSPingInterval)
+	cfg := &c.srv.cfg
+	ping := time.NewTicker(cfg.WSPingInterval)
 	defer ping.Stop()
+	idle := time.NewTimer(cfg.WSIdleTimeout)
+	defer idle.Stop()
 	for {
-		select {
-		case msg := <-c.out:
-			if msg == nil {
-				c.conn.WriteControl(websocket.CloseMessage,
-					websocket.FormatCloseMessage(websocket.CloseGoingAway, "server shutting down"), time.Now().Add(wt))
-				c.close("server stopped")
-				return
-			}
-			c.conn.SetWriteDeadline(time.Now().Add(wt))
-			if err := c.conn.WriteMessage(websocket.TextMessage, msg); err != nil {
+		msg, closeFrame := c.next()
+		switch {
+		case msg != nil:
+			c.conn.SetWriteDeadline(time.Now().Add(cfg.WSWriteTimeout))
+			err := c.conn.WriteMessage(websocket.TextMessage, msg)
+			c.written()
+			if err != nil {
 				c.close("write: " + err.Error())
 				return
 			}
+			continue
+		case closeFrame != nil:
+			if c.conn.WriteControl(websocket.CloseMessage, closeFrame, time.Now().Add(cfg.WSWriteTimeout)) == nil {
+				lingerClose(c.conn.NetConn())
+			}
+			c.qmu.Lock()
+			why := c.closeWhy
+			c.qmu.Unlock()
+			c.close(why)
+			return
+		}
+		select {
+		case <-c.wake:
 		case <-ping.C:
-			if err := c.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(wt)); err != nil {
+			if err := c.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(cfg.WSWriteTimeout)); err != nil {
 				c.close("ping: " + err.Error())
 				return
 			}
+		case <-idle.C:
+			idle.Reset(c.checkIdle())
 		case <-c.closed:
 			return
 		}
 	}
 }
 
+// lingerClose half-closes nc after the close frame and reads what the
+// client still sends (its close reply) for a moment, so that closing does
+// not reset the connection before the client has read the close frame.
+func lingerClose(nc net.Conn) {
+	cw, ok := nc.(interface{ CloseWrite() error })
+	if !ok || cw.CloseWrite() != nil {
+		return
+	}
+	nc.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+	io.Copy(io.Discard, io.LimitReader(nc, 64<<10))
+}
+
+// checkIdle closes the connection (1000) when it has been idle for
+// WSIdleTimeout: no message read, none executing, no subscription. It
+// returns when to check again.
+func (c *wsConn) checkIdle() time.Duration {
+	timeout := c.srv.cfg.WSIdleTimeout
+	c.mu.Lock()
+	subs := len(c.subs)
+	c.mu.Unlock()
+	if subs > 0 || c.executing.Load() > 0 {
+		return timeout
+	}
+	since := time.Since(time.Unix(0, c.lastRead.Load()))
+	if since < timeout {
+		return timeout - since
+	}
+	if c.requestClose(CloseNormal, fmt.Sprintf("idle timeout (no request for %s)", timeout), false) {
+		c.srv.stats.disconnect(disconnectIdle)
+		c.stopReading()
+	}
+	return timeout
+}
+
 // shutdown stops reading, lets in-flight messages finish and be written,
 // then closes with 1001. It gives up (closing at once) when ctx ends.
 func (c *wsConn) shutdown(ctx context.Context) {
-	c.dlMu.Lock()
-	c.stopping = true
-	c.conn.SetReadDeadline(time.Now()) // unblocks the reader
-	c.dlMu.Unlock()
+	c.stopReading()
 	drained := make(chan struct{})
 	go func() {
 		<-c.readerDone
@@ -204,11 +421,10 @@ func (c *wsConn) shutdown(ctx context.Context) {
 	}()
 	select {
 	case <-drained:
-		if c.send(nil) {
-			select {
-			case <-c.closed:
-			case <-ctx.Done():
-			}
+		c.requestClose(CloseGoingAway, "server shutting down", false)
+		select {
+		case <-c.closed:
+		case <-ctx.Done():
 		}
 	case <-ctx.Done():
 	case <-c.closed:

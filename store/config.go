@@ -26,9 +26,17 @@ type Config struct {
 	// durability of the last blocks on power loss changes. Being a bool, its
 	// default lives in DefaultConfig: start from DefaultConfig(dir).
 	SyncWrites bool
-	// ReadOnly opens the store without write access. Writes fail with
-	// ErrReadOnly; the store must exist.
+	// ReadOnly opens the store without write access (Pebble's ReadOnly:
+	// nothing is created, locked or written, so a read-only filesystem
+	// works). Writes fail with ErrReadOnly; the store must exist.
 	ReadOnly bool
+	// MinFreeBytes is the free space the filesystem holding Dir must keep:
+	// a write that finds less is refused with ErrDiskFull before it
+	// starts (nothing of it is written; reads go on), and Open refuses a
+	// writable store with ErrDiskFull. 0 disables the guard; filesystems
+	// that cannot report their usage (in-memory ones) are not guarded.
+	// Default DefaultMinFreeBytes (512 MiB), set by DefaultConfig.
+	MinFreeBytes uint64
 	// FS is the filesystem Pebble uses. Default nil: the operating
 	// system's. Tests pass an in-memory, crashable one (vfs.NewCrashableMem)
 	// to check what survives a crash.
@@ -39,26 +47,33 @@ type Config struct {
 const (
 	DefaultCacheBytes    int64  = 512 << 20
 	DefaultMemtableBytes uint64 = 64 << 20
-	minCacheBytes        int64  = 1 << 20
-	minMemtableBytes     uint64 = 1 << 20
-	maxMemtableBytes     uint64 = 4 << 30 // Pebble's limit
+	// DefaultMinFreeBytes leaves room for Pebble's own flushes and
+	// compactions (memtables of DefaultMemtableBytes, compaction outputs)
+	// once writes stop.
+	DefaultMinFreeBytes uint64 = 512 << 20
+	minCacheBytes       int64  = 1 << 20
+	minMemtableBytes    uint64 = 1 << 20
+	maxMemtableBytes    uint64 = 4 << 30 // Pebble's limit
 	// memtablesInFlight is Pebble's MemTableStopWritesThreshold: at most this
 	// many memtables exist (and are reserved in the block cache) at once.
 	memtablesInFlight = 4
 )
 
-// DefaultConfig returns the default configuration for dir (SyncWrites true).
+// DefaultConfig returns the default configuration for dir (SyncWrites true,
+// MinFreeBytes DefaultMinFreeBytes).
 func DefaultConfig(dir string) Config {
 	return Config{
 		Dir:           dir,
 		CacheBytes:    DefaultCacheBytes,
 		MemtableBytes: DefaultMemtableBytes,
 		SyncWrites:    true,
+		MinFreeBytes:  DefaultMinFreeBytes,
 	}
 }
 
 // WithDefaults returns c with zero sizes replaced by their defaults.
-// SyncWrites is a bool and is taken as given: start from DefaultConfig.
+// SyncWrites and MinFreeBytes (where 0 disables the guard) are taken as
+// given: start from DefaultConfig.
 func (c Config) WithDefaults() Config {
 	if c.CacheBytes == 0 {
 		c.CacheBytes = DefaultCacheBytes

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/rs/zerolog"
 )
 
@@ -37,6 +38,9 @@ type DB struct {
 
 	// headers caches decoded headers by hash (see headercache.go).
 	headers headerCache
+
+	// guard refuses writes when free space is low (Config.MinFreeBytes).
+	guard *diskGuard
 }
 
 var _ Writer = (*DB)(nil)
@@ -108,11 +112,27 @@ func Open(cfg Config, log zerolog.Logger) (*DB, error) {
 	if cfg.FS != nil {
 		opts.FS = cfg.FS
 	}
-	pdb, err := pebble.Open(cfg.Dir, opts)
+	fs := opts.FS
+	if fs == nil {
+		fs = vfs.Default
+	}
+	if cfg.ReadOnly {
+		opts.FS = readOnlyFS{fs}
+	}
+	guard := &diskGuard{fs: fs, dir: cfg.Dir}
+	if !cfg.ReadOnly {
+		guard.min = cfg.MinFreeBytes
+		if err := checkOpenSpace(fs, cfg.Dir, cfg.MinFreeBytes); err != nil {
+			return nil, fmt.Errorf("open store at %s: %w", cfg.Dir, err)
+		}
+	}
+	bg := newBackgroundErrors(log)
+	opts.EventListener = bg.listener()
+	pdb, err := openPebble(cfg.Dir, opts, bg)
 	if err != nil {
 		return nil, fmt.Errorf("open pebble at %s: %w", cfg.Dir, err)
 	}
-	db := &DB{cfg: cfg, log: log, pdb: pdb, views: make(map[*view]struct{})}
+	db := &DB{cfg: cfg, log: log, pdb: pdb, views: make(map[*view]struct{}), guard: guard}
 	v, err := db.readFormatVersion()
 	if err == nil {
 		err = checkFormat(v, FormatMinSupported, FormatCurrent)
@@ -125,7 +145,7 @@ func Open(cfg Config, log zerolog.Logger) (*DB, error) {
 		log.Warn().Uint64("stored", uint64(v)).Uint64("binary", uint64(FormatCurrent)).Msg("store format outdated; migrations required")
 	}
 	log.Info().Str("dir", cfg.Dir).Uint64("format", uint64(v)).Bool("readOnly", cfg.ReadOnly).
-		Bool("syncWrites", cfg.SyncWrites).Msg("store opened")
+		Bool("syncWrites", cfg.SyncWrites).Uint64("minFreeMiB", guard.min>>20).Msg("store opened")
 	return db, nil
 }
 

@@ -47,6 +47,25 @@
 // restart; the store is then simply at an earlier latest block. Call
 // DB.Sync at the end of an import. Migration batches always fsync.
 //
+// # Disk space and read-only stores
+//
+// Config.MinFreeBytes (default 512 MiB) is a free-space guard: every write
+// (blocks, tags, unwinds, raw migration batches) first checks the free
+// space of the store's filesystem and is refused with ErrDiskFull when it
+// is below the minimum, before anything is staged. A writer therefore stops
+// cleanly at a block boundary, reads go on, and DB.DiskFull reports the
+// refusal until a write passes again. Open refuses a writable store on a
+// filesystem below the minimum, and turns an ENOSPC during Pebble's open
+// (its own files, or the flush of the replayed WAL, which Pebble would
+// retry forever) into a fast ErrDiskFull; the abandoned Pebble instance is
+// parked, not retried, and the caller is expected to exit. Pebble's
+// background errors are logged at most once a second.
+//
+// Config.ReadOnly opens with Pebble's ReadOnly and a shared lock taken
+// through a read-only file descriptor: nothing in the directory is
+// created, locked for writing or modified, so a store on a read-only
+// filesystem can be served.
+//
 // # Concurrency
 //
 // DB is safe for concurrent use. Reads go through View, a Pebble snapshot:

@@ -35,6 +35,11 @@ var (
 	ErrCorrupt = errors.New("corrupt store value")
 	// ErrReadOnly: a write was attempted on a store opened read-only.
 	ErrReadOnly = errors.New("store is read-only")
+	// ErrDiskFull: the filesystem holding the store has less free space
+	// than Config.MinFreeBytes (the write was refused before it started,
+	// nothing of it is written), or it is out of space at Open. Reads are
+	// unaffected.
+	ErrDiskFull = errors.New("store: disk full")
 	// ErrClosed: the DB or View has been closed.
 	ErrClosed = errors.New("store closed")
 	// ErrInvalidConfig: Config.Validate failed.

@@ -12,8 +12,9 @@ import (
 	"github.com/ethereum/go-ethereum/rlp"
 )
 
-// beginWrite enters a write: store open, writable, and the single writer.
-// Call the returned function when done.
+// beginWrite enters a write: store open, writable, enough free space
+// (Config.MinFreeBytes), and the single writer. Call the returned function
+// when done.
 func (db *DB) beginWrite() (func(), error) {
 	if err := db.acquire(); err != nil {
 		return nil, err
@@ -21,6 +22,10 @@ func (db *DB) beginWrite() (func(), error) {
 	if db.cfg.ReadOnly {
 		db.mu.RUnlock()
 		return nil, ErrReadOnly
+	}
+	if err := db.guard.check(); err != nil {
+		db.mu.RUnlock()
+		return nil, err
 	}
 	db.writeMu.Lock()
 	return func() {

@@ -17,19 +17,25 @@ import (
 
 // StoreFlags are the store settings shared by every command.
 type StoreFlags struct {
-	DataDir  string
-	CacheMiB int
+	DataDir    string
+	CacheMiB   int
+	MinFreeMiB uint64
+	ReadOnly   bool // run --readonly
 }
 
 func (f *StoreFlags) register(fs *flag.FlagSet) {
 	def := store.DefaultConfig("")
 	fs.StringVar(&f.DataDir, "datadir", "", "data directory (required)")
 	fs.IntVar(&f.CacheMiB, "cache", int(def.CacheBytes>>20), "Pebble block cache size in MiB")
+	fs.Uint64Var(&f.MinFreeMiB, "datadir.minfreedisk", def.MinFreeBytes>>20,
+		"minimum free disk space in MiB: below it store writes (sealing, importing) stop cleanly and reads go on (0 = no guard)")
 }
 
 func (f *StoreFlags) config() store.Config {
 	cfg := store.DefaultConfig(f.DataDir)
 	cfg.CacheBytes = int64(f.CacheMiB) << 20
+	cfg.MinFreeBytes = f.MinFreeMiB << 20
+	cfg.ReadOnly = f.ReadOnly
 	return cfg
 }
 

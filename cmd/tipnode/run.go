@@ -37,6 +37,24 @@ type NodeFlags struct {
 	CORSDomains     string
 	BatchLimit      int
 	LogsRange       uint64
+	ReadOnly        bool // run --readonly: serve without writing
+
+	// Limits against slow and abusive clients (rpc.Config) and of EVM
+	// executions (eth.APIConfig).
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	HTTPIdleTimeout   time.Duration
+	WSIdleTimeout     time.Duration
+	WSMaxQueueMiB     int64
+	MaxOutputMiB      int64
+	MaxConns          int
+	MaxConnsPerIP     int
+	ConnReserve       int
+	ConnReservePerIP  int
+	MaxCallsPerIP     int
+	EVMConcurrency    int
+	EVMQueue          int
+	EVMWait           time.Duration
 }
 
 func (f *NodeFlags) register(fs *flag.FlagSet, dev bool) {
@@ -57,6 +75,21 @@ func (f *NodeFlags) register(fs *flag.FlagSet, dev bool) {
 	fs.StringVar(&f.CORSDomains, "http.corsdomain", "", "comma-separated browser origins allowed to call the HTTP endpoint (\"*\" = any)")
 	fs.IntVar(&f.BatchLimit, "rpc.batchlimit", rpc.DefaultMaxBatch, "most requests in one JSON-RPC batch")
 	fs.Uint64Var(&f.LogsRange, "rpc.logsrange", api.LogsRangeLimit, "largest block range of one eth_getLogs")
+
+	fs.DurationVar(&f.ReadHeaderTimeout, "http.readheadertimeout", rpc.DefaultReadHeaderTimeout, "time limit for a request's headers (slowloris clients are closed)")
+	fs.DurationVar(&f.ReadTimeout, "http.readtimeout", rpc.DefaultReadTimeout, "time limit for a whole request, headers and body (408 after it)")
+	fs.DurationVar(&f.HTTPIdleTimeout, "http.idletimeout", rpc.DefaultIdleTimeout, "keep-alive connections idle this long are closed")
+	fs.DurationVar(&f.WSIdleTimeout, "ws.idletimeout", rpc.DefaultWSIdleTimeout, "websockets without a request, a running request or a subscription for this long are closed")
+	fs.Int64Var(&f.WSMaxQueueMiB, "ws.maxqueue", rpc.DefaultWSMaxQueuedBytes>>20, "MiB of output one websocket may have queued; a client over it is disconnected (slow consumer)")
+	fs.Int64Var(&f.MaxOutputMiB, "rpc.maxoutput", rpc.DefaultMaxQueuedOutput>>20, "MiB of output the node holds for all clients; over it the websocket holding most is disconnected")
+	fs.IntVar(&f.MaxConns, "rpc.maxconns", rpc.DefaultMaxConns, "open connections (HTTP and websocket)")
+	fs.IntVar(&f.MaxConnsPerIP, "rpc.maxconnsperip", rpc.DefaultMaxConnsPerIP, "open connections of one client address (IPv6: one /64); raise it behind a reverse proxy")
+	fs.IntVar(&f.ConnReserve, "rpc.connreserve", 0, "the last connections kept for addresses holding fewer than --rpc.connreserve.perip (0 = --rpc.maxconns/10)")
+	fs.IntVar(&f.ConnReservePerIP, "rpc.connreserve.perip", rpc.DefaultConnReservePerIP, "see --rpc.connreserve")
+	fs.IntVar(&f.MaxCallsPerIP, "rpc.maxcallsperip", rpc.DefaultMaxCallsPerIP, "calls (batch elements included) one client address runs at once; more wait their turn (EVM executions have their own limit)")
+	fs.IntVar(&f.EVMConcurrency, "rpc.evmconcurrency", api.MaxExecutions, "eth_call / eth_estimateGas / eth_createAccessList / eth_simulateV1 executions running at once (default half the CPUs)")
+	fs.IntVar(&f.EVMQueue, "rpc.evmqueue", api.ExecutionQueue, "executions waiting for a slot; more are refused with -32005")
+	fs.DurationVar(&f.EVMWait, "rpc.evmwait", api.ExecutionWait, "longest wait of an execution for a slot before -32005")
 }
 
 func (f *NodeFlags) sequencerConfig() (pending.Config, error) {
@@ -74,13 +107,21 @@ func (f *NodeFlags) nodeConfig() (node.Config, error) {
 	cfg := node.DefaultConfig()
 	cfg.API.GasCap, cfg.API.EVMTimeout, cfg.API.ClientVersion = f.GasCap, f.EVMTimeout, "tipnode/v"+version
 	cfg.API.LogsRangeLimit = f.LogsRange
+	cfg.API.MaxExecutions, cfg.API.ExecutionQueue, cfg.API.ExecutionWait = f.EVMConcurrency, f.EVMQueue, f.EVMWait
 	cfg.Server.Addr, cfg.Server.RequestTimeout, cfg.Server.MaxBatch = f.HTTPAddr, f.RequestTimeout, f.BatchLimit
+	cfg.Server.ReadHeaderTimeout, cfg.Server.ReadTimeout, cfg.Server.IdleTimeout = f.ReadHeaderTimeout, f.ReadTimeout, f.HTTPIdleTimeout
+	cfg.Server.WSIdleTimeout, cfg.Server.WSMaxQueuedBytes, cfg.Server.MaxQueuedOutput = f.WSIdleTimeout, f.WSMaxQueueMiB<<20, f.MaxOutputMiB<<20
+	cfg.Server.MaxConns, cfg.Server.MaxConnsPerIP = f.MaxConns, f.MaxConnsPerIP
+	cfg.Server.ConnReserve, cfg.Server.ConnReservePerIP, cfg.Server.MaxCallsPerIP = f.ConnReserve, f.ConnReservePerIP, f.MaxCallsPerIP
+	if err := cfg.Server.Validate(); err != nil {
+		return cfg, err
+	}
 	for _, o := range strings.Split(f.CORSDomains, ",") {
 		if o = strings.TrimSpace(o); o != "" {
 			cfg.Server.CORSOrigins = append(cfg.Server.CORSOrigins, o)
 		}
 	}
-	cfg.Metrics = f.Metrics
+	cfg.Metrics, cfg.ReadOnly = f.Metrics, f.ReadOnly
 	if f.Sequencer {
 		seq, err := f.sequencerConfig()
 		if err != nil {
@@ -118,6 +159,7 @@ func runRun(ctx context.Context, args []string) error {
 	sf.register(fs)
 	lc.register(fs)
 	nf.register(fs, false)
+	fs.BoolVar(&sf.ReadOnly, "readonly", false, "serve the store without writing to it (a read-only filesystem works): no sequencer, no transaction submission")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -127,6 +169,10 @@ func runRun(ctx context.Context, args []string) error {
 	if sf.DataDir == "" {
 		return errors.New("--datadir is required")
 	}
+	if sf.ReadOnly && nf.Sequencer {
+		return errors.New("--readonly cannot be combined with --sequencer: the sequencer writes blocks")
+	}
+	nf.ReadOnly = sf.ReadOnly
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"runtime"
 	"time"
 
 	"github.com/ethereum/go-ethereum/core/types"
@@ -26,6 +27,19 @@ type APIConfig struct {
 	// EVMTimeout bounds one eth_call / eth_estimateGas / eth_simulateV1
 	// execution (the transport's RequestTimeout also applies). Default 5 s.
 	EVMTimeout time.Duration
+	// MaxExecutions bounds the EVM executions (eth_call, eth_estimateGas,
+	// eth_createAccessList, eth_simulateV1 requests) running at once, so
+	// that reads cannot take every CPU from the sequencer and from cheap
+	// methods, which never wait for this limit. Default half the CPUs,
+	// at least 1.
+	MaxExecutions int
+	// ExecutionQueue bounds the executions waiting for a slot; one more is
+	// refused at once with -32005 "too many concurrent executions …".
+	// Default 64.
+	ExecutionQueue int
+	// ExecutionWait bounds how long an execution waits for a slot before
+	// it is refused with -32005 "no execution slot within …". Default 2 s.
+	ExecutionWait time.Duration
 	// LogsRangeLimit is the largest block range one eth_getLogs may scan.
 	// Default 10,000 blocks.
 	LogsRangeLimit uint64
@@ -58,6 +72,9 @@ func DefaultAPIConfig() APIConfig {
 	return APIConfig{
 		GasCap:                   50_000_000,
 		EVMTimeout:               5 * time.Second,
+		MaxExecutions:            max(1, runtime.NumCPU()/2),
+		ExecutionQueue:           64,
+		ExecutionWait:            2 * time.Second,
 		LogsRangeLimit:           10_000,
 		LogsResultLimit:          20_000,
 		SimulateMaxBlocks:        256,
@@ -76,6 +93,8 @@ func (c APIConfig) Validate() error {
 		return errors.New("rpc.gascap must be > 0")
 	case c.EVMTimeout <= 0:
 		return errors.New("rpc.evmtimeout must be > 0")
+	case c.MaxExecutions <= 0 || c.ExecutionQueue < 0 || c.ExecutionWait <= 0:
+		return errors.New("execution limits: rpc.evmconcurrency and rpc.evmwait must be > 0, rpc.evmqueue >= 0")
 	case c.LogsRangeLimit == 0 || c.LogsResultLimit <= 0:
 		return errors.New("logs limits must be > 0")
 	case c.SimulateMaxBlocks == 0 || c.SimulateMaxCallsPerBlock <= 0 || c.SimulateMaxCalls <= 0:
@@ -112,6 +131,8 @@ type API struct {
 	log     zerolog.Logger
 	// gasPrice caches the suggested tip of the current head (eth_fees.go).
 	gasPrice gasPriceCache
+	// execs bounds concurrent EVM executions (MaxExecutions).
+	execs *rpc.Limiter
 }
 
 // NewAPI returns the method handlers reading through reads, with head
@@ -121,8 +142,15 @@ func NewAPI(cfg APIConfig, g *chain.Genesis, exec *chain.Executor, reads *pendin
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &API{cfg: cfg, exec: exec, genesis: g, reads: reads, chain: heads, pool: pool, log: log}, nil
+	execs, err := rpc.NewLimiter(cfg.MaxExecutions, cfg.ExecutionQueue, cfg.ExecutionWait)
+	if err != nil {
+		return nil, err
+	}
+	return &API{cfg: cfg, exec: exec, genesis: g, reads: reads, chain: heads, pool: pool, log: log, execs: execs}, nil
 }
+
+// Executions is the limiter of EVM executions (its Stats and Collector).
+func (a *API) Executions() *rpc.Limiter { return a.execs }
 
 // open opens one consistent read (see pending.Manager.Open).
 func (a *API) open() (*pending.Read, error) { return a.reads.Open() }

@@ -63,8 +63,15 @@
 // (eth_fees.go, one value per head hash) has its own mutex.
 //
 // Executions (eth_call, eth_estimateGas, eth_createAccessList,
-// eth_simulateV1) run under APIConfig.EVMTimeout on top of the transport's
-// request deadline, and cancel the EVM when the context ends.
+// eth_simulateV1) go through one rpc.Limiter (API.Executions): at most
+// APIConfig.MaxExecutions run at once (default half the CPUs), at most
+// ExecutionQueue wait, each at most ExecutionWait; beyond that they are
+// refused with -32005 "… try again later". Every other method is
+// registered without it and never waits behind EVM work, and the CPUs left
+// over keep the sequencer's pre-confirmations and seals on time. An
+// admitted execution runs under APIConfig.EVMTimeout on top of the
+// transport's request deadline, cancels the EVM when the context ends, and
+// holds its slot until the EVM has stopped.
 //
 // Head events (chain.Writer's chain.Feed) never block the writer: each
 // newHeads/logs subscription's callback only records the latest head and

@@ -17,7 +17,7 @@ import (
 
 // registerAccessList installs eth_createAccessList.
 func (a *API) registerAccessList(s *rpc.Server) {
-	s.Register("eth_createAccessList", a.createAccessList)
+	s.RegisterLimited("eth_createAccessList", a.execs, a.createAccessList)
 }
 
 // accessListResult is eth_createAccessList's result. Error holds the EVM

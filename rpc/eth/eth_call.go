@@ -18,7 +18,7 @@ import (
 
 // registerCall installs eth_call.
 func (a *API) registerCall(s *rpc.Server) {
-	s.Register("eth_call", a.ethCall)
+	s.RegisterLimited("eth_call", a.execs, a.ethCall)
 }
 
 // callRequest is a decoded eth_call-style request.

@@ -17,7 +17,7 @@ import (
 
 // registerEstimate installs eth_estimateGas.
 func (a *API) registerEstimate(s *rpc.Server) {
-	s.Register("eth_estimateGas", a.estimateGas)
+	s.RegisterLimited("eth_estimateGas", a.execs, a.estimateGas)
 }
 
 // estimateErrorRatio is the relative over-estimation at which the binary

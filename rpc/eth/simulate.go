@@ -32,7 +32,7 @@ import (
 
 // registerSimulate installs eth_simulateV1.
 func (a *API) registerSimulate(s *rpc.Server) {
-	s.Register("eth_simulateV1", a.simulateV1)
+	s.RegisterLimited("eth_simulateV1", a.execs, a.simulateV1)
 }
 
 // simDefaultBlockInterval is the default time between simulated blocks when

@@ -19,4 +19,20 @@
 // then the server. Stop reverses it: server (in-flight requests finish),
 // sequencer (a pending block with pre-confirmed transactions is sealed),
 // writer. The caller owns the store and closes it after Stop.
+//
+// # Full disk and read-only stores
+//
+// The store's free-space guard (store.Config.MinFreeBytes) refuses a write
+// before it starts. When it refuses the sequencer's seal, the sequencer
+// stops on that fault, and Wait keeps the node serving reads instead of
+// returning: it logs why writes stopped (WritesStopped), the metrics show
+// it (tipnode_store_disk_full, tipnode_store_writes_refused_total), and
+// Stop returns the fault. Config.ReadOnly serves a store opened read-only:
+// no sequencer, no transaction submission.
+//
+// # Metrics
+//
+// With Config.Metrics, Registry holds the Go and process collectors, the
+// pending layer's metrics, the transport's limits (rpc.Server.Collector),
+// the EVM execution limiter (class="evm") and the store's free-space guard.
 package node

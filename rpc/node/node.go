@@ -34,6 +34,11 @@ type Config struct {
 	// Metrics serves Prometheus metrics on /metrics of the RPC listener.
 	// Default false.
 	Metrics bool
+	// ReadOnly serves a store opened read-only (store.Config.ReadOnly):
+	// no sequencer (Validate refuses one) and no transaction submission
+	// (eth_sendRawTransaction answers that the node has no pool).
+	// Default false.
+	ReadOnly bool
 	// StopTimeout bounds the graceful stop of the RPC server. Default 15 s.
 	StopTimeout time.Duration
 }
@@ -65,6 +70,9 @@ func (c Config) Validate() error {
 	if c.StopTimeout <= 0 {
 		return fmt.Errorf("%w: stop timeout must be > 0", ErrConfig)
 	}
+	if c.ReadOnly && c.Sequencer != nil {
+		return fmt.Errorf("%w: a read-only node cannot run the sequencer (it writes blocks)", ErrConfig)
+	}
 	return nil
 }
 
@@ -84,6 +92,7 @@ type Node struct {
 	Registry *prometheus.Registry
 
 	cfg Config
+	db  *store.DB
 	log zerolog.Logger
 }
 
@@ -102,7 +111,7 @@ func New(cfg Config, db *store.DB, g *chain.Genesis, clock pending.Clock, log ze
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{Genesis: g, Writer: w, cfg: cfg, log: log}
+	n := &Node{Genesis: g, Writer: w, cfg: cfg, db: db, log: log}
 	var metrics *pending.Metrics
 	var next pending.HeaderParams
 	if cfg.Sequencer != nil {
@@ -120,7 +129,11 @@ func New(cfg Config, db *store.DB, g *chain.Genesis, clock pending.Clock, log ze
 	}
 	apiCfg := cfg.API
 	apiCfg.Preconfirmations = cfg.Sequencer != nil
-	if n.API, err = eth.NewAPI(apiCfg, g, exec, n.Pending, w, n.Pool, log); err != nil {
+	var pool eth.TxPool // none on a read-only node
+	if !cfg.ReadOnly {
+		pool = n.Pool
+	}
+	if n.API, err = eth.NewAPI(apiCfg, g, exec, n.Pending, w, pool, log); err != nil {
 		w.Stop()
 		return nil, err
 	}
@@ -131,6 +144,7 @@ func New(cfg Config, db *store.DB, g *chain.Genesis, clock pending.Clock, log ze
 	n.API.Register(n.Server)
 	n.Server.SetErrorMapper(n.API.MapError)
 	if n.Registry != nil {
+		n.Registry.MustRegister(n.Server.Collector(), n.API.Executions().Collector("evm"), storeCollector{db})
 		n.Server.Handle("GET /metrics", promhttp.HandlerFor(n.Registry, promhttp.HandlerOpts{}))
 	}
 	if cfg.Sequencer != nil {
@@ -164,7 +178,10 @@ func (n *Node) Start() error {
 }
 
 // Wait blocks until ctx ends (nil) or the sequencer stops on a fault (its
-// error).
+// error). A sequencer stopped because the store refused its write for lack
+// of disk space (store.ErrDiskFull, the free-space guard) is not the end
+// of the node: Wait logs why writes stopped and keeps serving reads until
+// ctx ends; the fault is then Stop's error.
 func (n *Node) Wait(ctx context.Context) error {
 	var seqDone <-chan struct{}
 	if n.Sequencer != nil {
@@ -174,9 +191,19 @@ func (n *Node) Wait(ctx context.Context) error {
 	case <-ctx.Done():
 		return nil
 	case <-seqDone:
+		if full := n.db.DiskFull(); full != nil {
+			n.log.Error().Err(full).Msg("writes stopped: the sequencer cannot seal on a full disk; serving reads only (free space and restart)")
+			<-ctx.Done()
+			return nil
+		}
 		return n.Sequencer.Err()
 	}
 }
+
+// WritesStopped returns why the node's writer no longer writes: the store's
+// disk-full refusal (store.ErrDiskFull) when the free-space guard stopped
+// the latest write, else nil.
+func (n *Node) WritesStopped() error { return n.db.DiskFull() }
 
 // Stop shuts down in order: the RPC server stops accepting and finishes
 // in-flight requests, then the sequencer stops (sealing a pending block

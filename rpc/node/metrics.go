@@ -1,0 +1,37 @@
+package node
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tipnode/tipnode/store"
+)
+
+var (
+	descStoreFree     = prometheus.NewDesc("tipnode_store_free_bytes", "Free space of the filesystem holding the store.", nil, nil)
+	descStoreMinFree  = prometheus.NewDesc("tipnode_store_min_free_bytes", "Free space below which store writes are refused (0: not guarded).", nil, nil)
+	descStoreDiskFull = prometheus.NewDesc("tipnode_store_disk_full", "1 while the latest store write was refused for lack of disk space: the writer has stopped, reads go on.", nil, nil)
+	descStoreRefused  = prometheus.NewDesc("tipnode_store_writes_refused_total", "Store writes refused by the free-space guard.", nil, nil)
+)
+
+// storeCollector exports the store's free-space guard.
+type storeCollector struct{ db *store.DB }
+
+func (c storeCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descStoreFree
+	ch <- descStoreMinFree
+	ch <- descStoreDiskFull
+	ch <- descStoreRefused
+}
+
+func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
+	if free, err := c.db.FreeBytes(); err == nil {
+		ch <- prometheus.MustNewConstMetric(descStoreFree, prometheus.GaugeValue, float64(free))
+	}
+	ch <- prometheus.MustNewConstMetric(descStoreMinFree, prometheus.GaugeValue, float64(c.db.MinFreeBytes()))
+	full := 0.0
+	if c.db.DiskFull() != nil {
+		full = 1
+	}
+	ch <- prometheus.MustNewConstMetric(descStoreDiskFull, prometheus.GaugeValue, full)
+	ch <- prometheus.MustNewConstMetric(descStoreRefused, prometheus.CounterValue, float64(c.db.WritesRefused()))
+}
