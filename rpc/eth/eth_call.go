@@ -181,14 +181,14 @@ func (a *API) ethCall(ctx context.Context, p rpc.Params) (any, error) {
 	return hexutil.Bytes(result.Return()), nil
 }
 
-// callFailure turns a failed execution into eth_call's error: a revert is
-// -32000 "execution reverted[: reason]" with the raw revert data; any other
-// EVM failure -32000 naming it.
+// callFailure turns a failed execution into eth_call's (and
+// eth_estimateGas's) error: a revert is -32000 with the message exactly
+// "execution reverted" and the raw revert data (rpc.ErrReverted), from
+// which clients decode the reason or custom error; any other EVM failure is
+// -32000 naming it.
 func callFailure(result *core.ExecutionResult) error {
 	if errors.Is(result.Err, vm.ErrExecutionReverted) {
-		e := rpc.ErrReverted(revertReason(result.Revert()), "")
-		e.Data = hexutil.Encode(result.Revert()) // always present, "0x" when empty (as go-ethereum)
-		return e
+		return rpc.ErrReverted(result.Revert())
 	}
 	return rpc.ErrServer(result.Err.Error())
 }

@@ -32,8 +32,8 @@ const estimateErrorRatio = 0.015
 // The upper bound is the requested gas (when at least 21000) or else the
 // block gas limit, capped by EIP-7825 from Osaka, by what the sender can pay
 // when a fee is set, and by APIConfig.GasCap. A call that fails at the upper
-// bound is reported as eth_call reports it (revert: -32000 "execution
-// reverted[: reason]" with the data); running out of gas there is "gas
+// bound is reported as eth_call reports it (revert: -32000, message exactly
+// "execution reverted", data the revert bytes); running out of gas there is "gas
 // required exceeds allowance (N)". The whole estimation runs under
 // APIConfig.EVMTimeout.
 func (a *API) estimateGas(ctx context.Context, p rpc.Params) (any, error) {
