@@ -151,6 +151,37 @@ func (p *Pool) Get(hash common.Hash) *types.Transaction {
 	return nil
 }
 
+// PooledNonces is a copy of one sender's pooled nonces (Pool.Nonces).
+type PooledNonces map[uint64]struct{}
+
+// Next returns the first nonce at or above from that is not pooled. With
+// from = the sender's nonce in the pending state it is the sender's pending
+// nonce: the nonce its next transaction must take.
+func (n PooledNonces) Next(from uint64) uint64 {
+	for {
+		if _, ok := n[from]; !ok {
+			return from
+		}
+		from++
+	}
+}
+
+// Nonces returns a copy of the nonces addr has pooled. Take it BEFORE
+// reading the sender's nonce in the pending state: a transaction leaves the
+// pool only after the snapshot holding it was published, so a state read
+// after the copy counts every transaction the copy misses, and
+// Nonces(addr).Next(stateNonce) never hands out a nonce already taken.
+func (p *Pool) Nonces(addr common.Address) PooledNonces {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	q := p.senders[addr]
+	out := make(PooledNonces, len(q))
+	for n := range q {
+		out[n] = struct{}{}
+	}
+	return out
+}
+
 // SubscribeTxs calls fn with every transaction admitted from now on, on the
 // goroutine of Add, after admission. fn must not block.
 func (p *Pool) SubscribeTxs(fn func(*types.Transaction)) (unsubscribe func()) {

@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/rs/zerolog"
@@ -86,10 +87,20 @@ func (c APIConfig) Validate() error {
 	return nil
 }
 
-// TxPool accepts raw transactions (eth_sendRawTransaction). Add validates
-// the transaction and returns an error describing why it was refused.
+// TxPool is the node's transaction pool (*pending.Pool) as the methods
+// see it. Add validates a transaction (eth_sendRawTransaction,
+// eth_sendTransaction) and returns an error describing why it was refused;
+// a transaction is visible to Get and Nonces when Add returns, so
+// eth_getTransactionByHash finds it and the pending nonce counts it at
+// once.
 type TxPool interface {
 	Add(tx *types.Transaction) error
+	// Get returns a pooled transaction (nil when absent).
+	Get(hash common.Hash) *types.Transaction
+	// Nonces returns a copy of the sender's pooled nonces; it must be
+	// taken before the sender's state nonce is read (see
+	// pending.Pool.Nonces).
+	Nonces(addr common.Address) pending.PooledNonces
 }
 
 // Heads is the node's canonical chain as the methods see it

@@ -32,6 +32,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/rs/zerolog"
 
@@ -60,6 +61,19 @@ type testPool struct {
 func newTestPool(g *chain.Genesis) *testPool {
 	return &testPool{signer: types.LatestSignerForChainID(g.Config.ChainID)}
 }
+
+func (p *testPool) Get(hash common.Hash) *types.Transaction {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, tx := range p.txs {
+		if tx.Hash() == hash {
+			return tx
+		}
+	}
+	return nil
+}
+
+func (p *testPool) Nonces(common.Address) pending.PooledNonces { return nil }
 
 func (p *testPool) Add(tx *types.Transaction) error {
 	if _, err := types.Sender(p.signer, tx); err != nil {

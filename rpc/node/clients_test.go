@@ -1,0 +1,153 @@
+package node_test
+
+// What real clients (viem, ethers, web3.js) rely on, checked at the node
+// level with the sequencer on a ManualClock: several sends in a row from
+// one account, pooled transactions visible by hash at once.
+
+import (
+	"encoding/json"
+
+	"math/big"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/params"
+
+	"github.com/tipnode/tipnode/rpc/rpctest"
+)
+
+// call posts one JSON-RPC request and returns its result (failing the test
+// on an error response).
+func (e *env) call(method string, params ...any) json.RawMessage {
+	e.t.Helper()
+	res, rerr := e.callErr(method, params...)
+	if rerr != nil {
+		e.t.Fatalf("%s: error %d %q", method, rerr.Code, rerr.Message)
+	}
+	return res
+}
+
+type rpcErr struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Data    any    `json:"data"`
+}
+
+// callErr posts one JSON-RPC request and returns its result or error.
+func (e *env) callErr(method string, params ...any) (json.RawMessage, *rpcErr) {
+	e.t.Helper()
+	if params == nil {
+		params = []any{}
+	}
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	status, out := rpctest.Post(e.t, e.url, string(body))
+	if status != 200 {
+		e.t.Fatalf("%s: HTTP %d %s", method, status, out)
+	}
+	var resp struct {
+		Result json.RawMessage `json:"result"`
+		Error  *rpcErr         `json:"error"`
+	}
+	if err := json.Unmarshal(out, &resp); err != nil {
+		e.t.Fatalf("%s: %v: %s", method, err, out)
+	}
+	return resp.Result, resp.Error
+}
+
+func (e *env) pendingNonce(addr common.Address) uint64 {
+	e.t.Helper()
+	var n hexutil.Uint64
+	if err := json.Unmarshal(e.call("eth_getTransactionCount", addr, "pending"), &n); err != nil {
+		e.t.Fatal(err)
+	}
+	return uint64(n)
+}
+
+func (e *env) sendRaw(tx *types.Transaction) {
+	e.t.Helper()
+	raw, err := tx.MarshalBinary()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var h common.Hash
+	if err := json.Unmarshal(e.call("eth_sendRawTransaction", hexutil.Bytes(raw)), &h); err != nil || h != tx.Hash() {
+		e.t.Fatalf("eth_sendRawTransaction: %s, %v", h, err)
+	}
+}
+
+// A client sending several transactions in a row asks for the pending nonce
+// before each and awaits only the hash: every answer must count what the
+// pool already holds, and every hash must be found at once (blockNumber
+// null), before and after the pre-confirmation.
+func TestSendsInARowFromOneAccount(t *testing.T) {
+	e := newEnv(t)
+	acc := e.accs[4]
+	to := common.Address{0x70}
+	var hashes []common.Hash
+	for i := range 3 {
+		n := e.pendingNonce(acc.Address)
+		if n != uint64(i) {
+			t.Fatalf("send %d: pending nonce %d, want %d (the pool holds %d of this sender)", i, n, i, i)
+		}
+		tx := signTx(t, e.signer, acc.Key, &types.DynamicFeeTx{ChainID: e.g.Config.ChainID, Nonce: n,
+			GasTipCap: big.NewInt(params.GWei), GasFeeCap: big.NewInt(10 * params.GWei), Gas: 21_000, To: &to, Value: big.NewInt(int64(i + 1))})
+		e.sendRaw(tx)
+		var got struct {
+			Hash        common.Hash     `json:"hash"`
+			BlockNumber *hexutil.Big    `json:"blockNumber"`
+			BlockHash   *common.Hash    `json:"blockHash"`
+			Nonce       hexutil.Uint64  `json:"nonce"`
+			From        common.Address  `json:"from"`
+			TxIndex     *hexutil.Uint64 `json:"transactionIndex"`
+		}
+		if err := json.Unmarshal(e.call("eth_getTransactionByHash", tx.Hash()), &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Hash != tx.Hash() || got.BlockNumber != nil || got.BlockHash != nil || got.TxIndex != nil || uint64(got.Nonce) != n || got.From != acc.Address {
+			t.Fatalf("pooled transaction by hash: %+v", got)
+		}
+		hashes = append(hashes, tx.Hash())
+	}
+	// The latest nonce does not count the pool; pending does.
+	var latest hexutil.Uint64
+	json.Unmarshal(e.call("eth_getTransactionCount", acc.Address, "latest"), &latest)
+	if latest != 0 || e.pendingNonce(acc.Address) != 3 {
+		t.Fatalf("latest nonce %d, pending %d; want 0 and 3", latest, e.pendingNonce(acc.Address))
+	}
+	// A gap does not count: nonce 4 pooled, 3 missing.
+	gap := signTx(t, e.signer, acc.Key, &types.DynamicFeeTx{ChainID: e.g.Config.ChainID, Nonce: 4,
+		GasTipCap: big.NewInt(params.GWei), GasFeeCap: big.NewInt(10 * params.GWei), Gas: 21_000, To: &to})
+	e.sendRaw(gap)
+	if n := e.pendingNonce(acc.Address); n != 3 {
+		t.Fatalf("pending nonce with a gap at 3: %d", n)
+	}
+	e.tick(1)
+	if n := e.pendingNonce(acc.Address); n != 3 {
+		t.Fatalf("pending nonce after the pre-confirmation: %d", n)
+	}
+	for _, h := range hashes {
+		var got struct {
+			BlockNumber *hexutil.Big `json:"blockNumber"`
+		}
+		if err := json.Unmarshal(e.call("eth_getTransactionByHash", h), &got); err != nil || got.BlockNumber != nil {
+			t.Fatalf("pre-confirmed %s: %+v %v", h, got, err)
+		}
+		if r := e.call("eth_getTransactionReceipt", h); string(r) == "null" {
+			t.Fatalf("no receipt for pre-confirmed %s", h)
+		}
+	}
+	e.toSeal()
+	for _, h := range hashes {
+		var got struct {
+			BlockNumber *hexutil.Big `json:"blockNumber"`
+		}
+		if err := json.Unmarshal(e.call("eth_getTransactionByHash", h), &got); err != nil || got.BlockNumber == nil || got.BlockNumber.ToInt().Uint64() != 1 {
+			t.Fatalf("sealed %s: %+v %v", h, got, err)
+		}
+	}
+}
