@@ -257,6 +257,11 @@ func (p *BlockProcessor) apply(tx *types.Transaction, msg *core.Message) (*types
 		BlockNumber:       new(big.Int).Set(p.header.Number),
 		TransactionIndex:  uint(index),
 	}
+	// The price paid per gas (go-ethereum derives the same at read time for
+	// stored receipts); pending receipts carry it as is.
+	if msg.GasPrice != nil {
+		receipt.EffectiveGasPrice = msg.GasPrice.ToBig()
+	}
 	if result.Failed() {
 		receipt.Status = types.ReceiptStatusFailed
 	} else {

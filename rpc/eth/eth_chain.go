@@ -107,7 +107,13 @@ func (a *API) loadBlock(sel BlockSelector) (*chainBlock, error) {
 		h := types.CopyHeader(snap.Header())
 		h.TxHash = types.DeriveSha(types.Transactions(snap.Transactions()), trie.NewStackTrie(nil))
 		h.ReceiptHash = types.DeriveSha(types.Receipts(snap.Receipts()), trie.NewStackTrie(nil))
-		b := types.NewBlockWithHeader(h).WithBody(types.Body{Transactions: snap.Transactions()})
+		body := types.Body{Transactions: snap.Transactions()}
+		if h.WithdrawalsHash != nil {
+			// The sequencer's blocks carry no withdrawals: shown as [] like
+			// a sealed block of the fork.
+			body.Withdrawals = types.Withdrawals{}
+		}
+		b := types.NewBlockWithHeader(h).WithBody(body)
 		return &chainBlock{res: res, Block: b, Snap: snap}, nil
 	}
 	h := res.Header

@@ -2,17 +2,24 @@ package node_test
 
 // What real clients (viem, ethers, web3.js) rely on, checked at the node
 // level with the sequencer on a ManualClock: several sends in a row from
-// one account, pooled transactions visible by hash at once.
+// one account, pooled transactions visible by hash at once, pre-confirmed
+// receipts with every field of a sealed one, and the pending block shaped
+// like a sealed block of its fork.
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"math/big"
+	"reflect"
+	"sort"
+	"strings"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
 
 	"github.com/tipnode/tipnode/rpc/rpctest"
@@ -150,4 +157,118 @@ func TestSendsInARowFromOneAccount(t *testing.T) {
 			t.Fatalf("sealed %s: %+v %v", h, got, err)
 		}
 	}
+}
+
+// The receipt of a pre-confirmed transaction has every field the sealed
+// receipt has, with the same values, except the block hash (zero until the
+// seal, in the receipt and its logs): effectiveGasPrice included.
+func TestPreconfirmedReceiptIsTheSealedOne(t *testing.T) {
+	e := newEnv(t)
+	contract := crypto.CreateAddress(e.accs[0].Address, 0)
+	deploy := e.tx(0, nil, nil, 200_000, deployCode(pairRuntime))
+	e.sendRaw(deploy)
+	e.tick(1)
+	v := common.HexToHash("0xabcd")
+	write := e.tx(0, &contract, nil, 100_000, v[:]) // a log
+	transfer := e.tx(1, &common.Address{0xb0}, big.NewInt(5), 21_000, nil)
+	legacy := signTx(t, e.signer, e.accs[2].Key, &types.LegacyTx{Nonce: 0, GasPrice: big.NewInt(3 * params.GWei), Gas: 21_000, To: &common.Address{0xb1}, Value: big.NewInt(1)})
+	for _, tx := range []*types.Transaction{write, transfer, legacy} {
+		e.sendRaw(tx)
+	}
+	e.tick(1)
+	txs := []*types.Transaction{deploy, write, transfer, legacy}
+	pre := make([]map[string]any, len(txs))
+	for i, tx := range txs {
+		pre[i] = decodeObject(t, e.call("eth_getTransactionReceipt", tx.Hash()))
+		if pre[i]["effectiveGasPrice"] == nil {
+			t.Fatalf("pre-confirmed receipt %d without effectiveGasPrice: %v", i, pre[i])
+		}
+		if pre[i]["blockHash"] != (common.Hash{}).Hex() {
+			t.Fatalf("pre-confirmed receipt %d: blockHash %v, want the zero hash", i, pre[i]["blockHash"])
+		}
+	}
+	e.toSeal()
+	var blk struct {
+		Hash common.Hash `json:"hash"`
+	}
+	json.Unmarshal(e.call("eth_getBlockByNumber", "0x1", false), &blk)
+	for i, tx := range txs {
+		sealed := decodeObject(t, e.call("eth_getTransactionReceipt", tx.Hash()))
+		if sealed["blockHash"] != blk.Hash.Hex() {
+			t.Fatalf("sealed receipt %d: blockHash %v, block 1 is %s", i, sealed["blockHash"], blk.Hash)
+		}
+		// The pre-confirmed receipt with the block hash stamped in must be
+		// the sealed receipt, field for field.
+		zero := fmt.Sprintf(`"blockHash":%q`, common.Hash{})
+		want := strings.ReplaceAll(mustJSON(t, pre[i]), zero, fmt.Sprintf(`"blockHash":%q`, blk.Hash))
+		if got := mustJSON(t, sealed); got != want {
+			t.Fatalf("receipt %d differs:\n pre-confirmed (hash stamped) %s\n sealed                        %s", i, want, got)
+		}
+	}
+	// Price checks on the sealed values: a dynamic-fee transaction pays
+	// base fee + tip (under its cap), a legacy one its gas price.
+	var header struct {
+		BaseFee *hexutil.Big `json:"baseFeePerGas"`
+	}
+	json.Unmarshal(e.call("eth_getBlockByNumber", "0x1", false), &header)
+	wantPrice := new(big.Int).Add(header.BaseFee.ToInt(), big.NewInt(params.GWei))
+	if got := pre[2]["effectiveGasPrice"]; got != hexutil.EncodeBig(wantPrice) {
+		t.Fatalf("dynamic-fee effectiveGasPrice %v, want %s", got, hexutil.EncodeBig(wantPrice))
+	}
+	if got := pre[3]["effectiveGasPrice"]; got != hexutil.EncodeBig(big.NewInt(3*params.GWei)) {
+		t.Fatalf("legacy effectiveGasPrice %v", got)
+	}
+}
+
+// eth_getBlockByNumber("pending") has the fields of a sealed block of the
+// same fork (withdrawals included); only hash, nonce and miner are null.
+func TestPendingBlockHasTheSealedFields(t *testing.T) {
+	e := newEnv(t)
+	e.sendRaw(e.tx(0, &common.Address{0xb0}, big.NewInt(5), 21_000, nil))
+	e.tick(1)
+	for _, full := range []bool{false, true} {
+		pend := decodeObject(t, e.call("eth_getBlockByNumber", "pending", full))
+		e.toSeal()
+		sealed := decodeObject(t, e.call("eth_getBlockByNumber", "latest", full))
+		if pk, sk := keys(pend), keys(sealed); !reflect.DeepEqual(pk, sk) {
+			t.Fatalf("pending block keys %v\nsealed block keys  %v", pk, sk)
+		}
+		if w, ok := pend["withdrawals"].([]any); !ok || len(w) != 0 {
+			t.Fatalf("pending withdrawals %v, want []", pend["withdrawals"])
+		}
+		for _, k := range []string{"hash", "nonce", "miner"} {
+			if pend[k] != nil {
+				t.Fatalf("pending %s = %v, want null", k, pend[k])
+			}
+		}
+		e.sendRaw(e.tx(0, &common.Address{0xb0}, big.NewInt(5), 21_000, nil))
+		e.tick(1)
+	}
+}
+
+func decodeObject(t *testing.T, raw json.RawMessage) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		t.Fatalf("not an object: %s (%v)", raw, err)
+	}
+	return m
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v) // map keys sorted
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func keys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
