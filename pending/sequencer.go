@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/consensus/misc/eip4844"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/rs/zerolog"
@@ -266,6 +267,21 @@ func (s *Sequencer) effectiveTip(tx *types.Transaction) *big.Int {
 	return tip
 }
 
+// blobsFit reports whether a blob transaction fits in the open block: its
+// blob gas within what the block has left, its blob fee cap at least the
+// block's blob base fee. Otherwise it waits for a later block (it is not
+// dropped). Other transactions always fit.
+func (s *Sequencer) blobsFit(tx *types.Transaction) bool {
+	if tx.Type() != types.BlobTxType {
+		return true
+	}
+	if tx.BlobGas() > s.b.BlobGasLeft() {
+		return false
+	}
+	h := s.b.Header()
+	return h.ExcessBlobGas == nil || tx.BlobGasFeeCap().Cmp(eip4844.CalcBlobFee(s.b.exec.Config(), h)) >= 0
+}
+
 // preconfirm executes the executable pool transactions that fit and, if
 // any was included, publishes a new snapshot and then notifies.
 func (s *Sequencer) preconfirm() error {
@@ -301,11 +317,11 @@ func (s *Sequencer) preconfirm() error {
 		}
 		c := h[0]
 		pt := c.list[c.pos]
-		if pt.tx.Gas() > s.b.GasLeft() || c.tip.Sign() < 0 {
+		if pt.tx.Gas() > s.b.GasLeft() || c.tip.Sign() < 0 || !s.blobsFit(pt.tx) {
 			heap.Pop(&h) // does not fit / fee cap below base fee: the sender waits
 			continue
 		}
-		_, err := s.b.Add(pt.tx)
+		_, err := s.b.Add(pt.tx.WithoutBlobTxSidecar())
 		if errors.Is(err, chain.ErrStateRead) {
 			return err
 		}
