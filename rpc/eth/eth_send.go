@@ -37,7 +37,7 @@ func (a *API) ethSendRawTransaction(ctx context.Context, p rpc.Params) (any, err
 		return nil, err
 	}
 	if len(raw) == 0 {
-		return nil, rpc.ArgError(0, "transaction", "empty transaction")
+		return nil, p.ArgError(0, "transaction", "empty transaction")
 	}
 	limit := maxRawTxBytes
 	if raw[0] == types.BlobTxType {
