@@ -56,8 +56,10 @@
 // with id null.
 //
 // HTTP: any path not claimed by Handle serves JSON-RPC. Only POST is
-// accepted (405 otherwise), with Content-Type application/json (415
-// otherwise); responses are application/json. A request with
+// accepted (405 otherwise), with Content-Type application/json and at
+// most a charset=utf-8 parameter (anything else, text/plain included, is
+// 415 with a -32600 body: a web page can POST those cross-origin without a
+// CORS preflight); responses are application/json. A request with
 // "Upgrade: websocket" starts a websocket session on the same path.
 //
 // Websocket: every text message is a request or batch, answered with one
