@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"errors"
 	"flag"
 	"fmt"
@@ -91,13 +92,16 @@ func (f *NodeFlags) nodeConfig() (node.Config, error) {
 	return cfg, cfg.Validate()
 }
 
-// startNode assembles and starts a node. clock is the sequencer's and
-// pool's time source (pending.SystemClock{} outside tests).
-func startNode(f NodeFlags, db *store.DB, g *chain.Genesis, clock pending.Clock, log zerolog.Logger) (*node.Node, error) {
+// startNode assembles and starts a node (its listener bound when it
+// returns). keys are the node-held dev accounts (none on `run`). clock is
+// the sequencer's and pool's time source (pending.SystemClock{} outside
+// tests).
+func startNode(f NodeFlags, keys []*ecdsa.PrivateKey, db *store.DB, g *chain.Genesis, clock pending.Clock, log zerolog.Logger) (*node.Node, error) {
 	cfg, err := f.nodeConfig()
 	if err != nil {
 		return nil, err
 	}
+	cfg.DevKeys = keys
 	n, err := node.New(cfg, db, g, clock, log)
 	if err != nil {
 		return nil, err
@@ -140,13 +144,19 @@ func runRun(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return serveUntilDone(ctx, nf, db, g, log)
+	return serveUntilDone(ctx, nf, nil, db, g, log, nil)
 }
 
-func serveUntilDone(ctx context.Context, nf NodeFlags, db *store.DB, g *chain.Genesis, log zerolog.Logger) error {
-	n, err := startNode(nf, db, g, pending.SystemClock{}, log)
+// serveUntilDone starts a node, calls started with the address its
+// listener is bound to (nil: nothing to print), and serves until ctx ends
+// or the sequencer fails.
+func serveUntilDone(ctx context.Context, nf NodeFlags, keys []*ecdsa.PrivateKey, db *store.DB, g *chain.Genesis, log zerolog.Logger, started func(addr string)) error {
+	n, err := startNode(nf, keys, db, g, pending.SystemClock{}, log)
 	if err != nil {
 		return err
+	}
+	if started != nil {
+		started(n.Server.Addr().String())
 	}
 	runErr := n.Wait(ctx)
 	log.Info().Msg("shutting down")
@@ -201,8 +211,15 @@ func runDev(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	printDevBanner(os.Stdout, g, mnemonic, accs, nf.HTTPAddr, sf.DataDir)
-	return serveUntilDone(ctx, nf, db, g, log)
+	keys := make([]*ecdsa.PrivateKey, len(accs))
+	for i, a := range accs {
+		keys[i] = a.Key
+	}
+	// The banner comes once the listener is bound: a busy port fails
+	// before anything is printed.
+	return serveUntilDone(ctx, nf, keys, db, g, log, func(addr string) {
+		printDevBanner(os.Stdout, g, mnemonic, accs, addr, sf.DataDir)
+	})
 }
 
 // devChain returns the chain of a dev data directory, writing a fresh dev

@@ -1,13 +1,16 @@
 package eth
 
 import (
+	"crypto/ecdsa"
 	"errors"
 	"fmt"
 	"math/big"
+	"sync"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/rs/zerolog"
 
@@ -48,6 +51,12 @@ type APIConfig struct {
 	// pre-confirmations: the newPreconfirmations and pendingLogs
 	// subscriptions are served. Without one they are refused. Default false.
 	Preconfirmations bool
+	// Accounts are the keys of the node-held accounts (`tipnode dev`'s dev
+	// accounts), in eth_accounts order: eth_sendTransaction,
+	// eth_signTransaction, eth_sign, personal_sign and eth_signTypedData_v4
+	// sign with them. Default none: eth_accounts is [] and the signing
+	// methods are refused (ErrNoAccounts).
+	Accounts []*ecdsa.PrivateKey
 	// TxFeeCap is the largest fee (gas * price, wei) eth_sendRawTransaction
 	// accepts, a guard against fat-fingered prices; nil or 0 = no cap.
 	// Default 1 ether (go-ethereum's default).
@@ -83,6 +92,11 @@ func (c APIConfig) Validate() error {
 		return errors.New("simulate limits must be > 0")
 	case c.FeeHistoryMaxBlocks == 0:
 		return errors.New("fee history limit must be > 0")
+	}
+	for i, k := range c.Accounts {
+		if k == nil {
+			return fmt.Errorf("account %d has no key", i)
+		}
 	}
 	return nil
 }
@@ -124,6 +138,11 @@ type API struct {
 	log     zerolog.Logger
 	// gasPrice caches the suggested tip of the current head (eth_fees.go).
 	gasPrice gasPriceCache
+	// accounts maps the addresses of APIConfig.Accounts to their keys.
+	accounts map[common.Address]*ecdsa.PrivateKey
+	// sendMu makes eth_sendTransaction choose a nonce and pool the
+	// transaction before the next one chooses (eth_accounts.go).
+	sendMu sync.Mutex
 }
 
 // NewAPI returns the method handlers reading through reads, with head
@@ -133,7 +152,11 @@ func NewAPI(cfg APIConfig, g *chain.Genesis, exec *chain.Executor, reads *pendin
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &API{cfg: cfg, exec: exec, genesis: g, reads: reads, chain: heads, pool: pool, log: log}, nil
+	accs := make(map[common.Address]*ecdsa.PrivateKey, len(cfg.Accounts))
+	for _, k := range cfg.Accounts {
+		accs[crypto.PubkeyToAddress(k.PublicKey)] = k
+	}
+	return &API{cfg: cfg, exec: exec, genesis: g, reads: reads, chain: heads, pool: pool, log: log, accounts: accs}, nil
 }
 
 // open opens one consistent read (see pending.Manager.Open).
@@ -148,6 +171,7 @@ func (a *API) Executor() *chain.Executor { return a.exec }
 func (a *API) Register(s *rpc.Server) {
 	for _, register := range []func(*rpc.Server){
 		a.registerAccessList, // eth_accesslist.go
+		a.registerAccounts,   // eth_accounts.go
 		a.registerCall,       // eth_call.go
 		a.registerChain,      // eth_chain.go
 		a.registerConfig,     // eth_config.go

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"errors"
 	"fmt"
 	"time"
@@ -31,6 +32,12 @@ type Config struct {
 	// Sequencer, when non-nil, runs the embedded sequencer with these
 	// settings (pre-confirmations and block sealing). Default nil.
 	Sequencer *pending.Config
+	// DevKeys are the keys of the node-held accounts (`tipnode dev` passes
+	// its dev accounts, pending/devnet): eth_accounts lists them and
+	// eth_sendTransaction, eth_signTransaction, eth_sign, personal_sign
+	// and eth_signTypedData_v4 sign with them. Default none (eth_accounts
+	// is [] and the signing methods are refused).
+	DevKeys []*ecdsa.PrivateKey
 	// Metrics serves Prometheus metrics on /metrics of the RPC listener.
 	// Default false.
 	Metrics bool
@@ -120,6 +127,7 @@ func New(cfg Config, db *store.DB, g *chain.Genesis, clock pending.Clock, log ze
 	}
 	apiCfg := cfg.API
 	apiCfg.Preconfirmations = cfg.Sequencer != nil
+	apiCfg.Accounts = cfg.DevKeys
 	if n.API, err = eth.NewAPI(apiCfg, g, exec, n.Pending, w, n.Pool, log); err != nil {
 		w.Stop()
 		return nil, err

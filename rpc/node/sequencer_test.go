@@ -475,7 +475,7 @@ func TestNotificationsAfterSwap(t *testing.T) {
 func TestSequencerOnConformanceChain(t *testing.T) {
 	db, g := chaintest.ImportedStore(t)
 	clock := pending.NewManualClock(time.Unix(2_000_000_000, 0))
-	n := startSequencerNode(t, db, g, clock, pending.PoolConfig{})
+	n := startSequencerNode(t, db, g, clock, pending.PoolConfig{}, nil)
 	mgr, seq := n.Pending, n.Sequencer
 	if got := mgr.Current().Anchor().Hash().Hex(); got != chaintest.HeadHash {
 		t.Fatalf("anchor %s, want the conformance head", got)
