@@ -609,7 +609,7 @@ func FuzzCallRequest(f *testing.F) {
 		if err := json.Unmarshal(data, &raw); err != nil {
 			return
 		}
-		req, err := decodeCallRequest(rpc.NewParams(raw...))
+		req, err := decodeCallRequest(rpc.NewParams(raw...), TagLatest)
 		if err != nil {
 			var e *rpc.Error
 			if !errors.As(err, &e) || e.Code != rpc.CodeInvalidParams {

@@ -27,7 +27,10 @@ const estimateErrorRatio = 0.015
 
 // estimateGas implements eth_estimateGas(callObject, block?, stateOverrides?,
 // blockOverrides?): the lowest gas limit (within estimateErrorRatio) at which
-// the call succeeds.
+// the call succeeds. Without a block it estimates at "pending" (go-ethereum:
+// latest): the block the transaction would join, which holds what is
+// pre-confirmed, so a write to a contract whose deployment is only
+// pre-confirmed is estimated on that contract.
 //
 // The upper bound is the requested gas (when at least 21000) or else the
 // block gas limit, capped by EIP-7825 from Osaka, by what the sender can pay
@@ -37,7 +40,10 @@ const estimateErrorRatio = 0.015
 // required exceeds allowance (N)". The whole estimation runs under
 // APIConfig.EVMTimeout.
 func (a *API) estimateGas(ctx context.Context, p rpc.Params) (any, error) {
-	req, blk, env, err := a.openCall(p, 4, true)
+	// Without a block: the pending block the transaction would join (on a
+	// node without a pending layer, latest), so that a transaction calling
+	// a contract only pre-confirmed so far is estimated right.
+	req, blk, env, err := a.openCall(p, 4, true, TagPending)
 	if err != nil {
 		return nil, err
 	}

@@ -272,3 +272,34 @@ func keys(m map[string]any) []string {
 	sort.Strings(out)
 	return out
 }
+
+// eth_estimateGas and eth_createAccessList without a block estimate at
+// "pending": a write to a contract whose deployment is only pre-confirmed
+// is estimated on that contract (at "latest" it has no code yet, and a
+// transaction sent with that estimate would run out of gas).
+func TestEstimateDefaultsToPending(t *testing.T) {
+	e := newEnv(t)
+	from := e.accs[0].Address
+	contract := crypto.CreateAddress(from, 0)
+	e.sendRaw(e.tx(0, nil, nil, 200_000, deployCode(pairRuntime)))
+	e.tick(1)
+	v := common.HexToHash("0x01")
+	call := map[string]any{"from": from, "to": contract, "data": hexutil.Bytes(v[:])}
+	gas := func(params ...any) uint64 {
+		var g hexutil.Uint64
+		if err := json.Unmarshal(e.call("eth_estimateGas", params...), &g); err != nil {
+			t.Fatal(err)
+		}
+		return uint64(g)
+	}
+	def, pend, latest := gas(call), gas(call, "pending"), gas(call, "latest")
+	if def != pend || latest >= pend || pend < 40_000 {
+		t.Fatalf("estimate without block %d, at pending %d, at latest %d: want the default to be pending's (two SSTOREs)", def, pend, latest)
+	}
+	var al struct {
+		AccessList types.AccessList `json:"accessList"`
+	}
+	if err := json.Unmarshal(e.call("eth_createAccessList", call), &al); err != nil || len(al.AccessList) != 1 || len(al.AccessList[0].StorageKeys) != 2 {
+		t.Fatalf("eth_createAccessList without block: %+v %v (want the contract's two slots, as at pending)", al, err)
+	}
+}
