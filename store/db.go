@@ -3,12 +3,16 @@ package store
 import (
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/rs/zerolog"
 )
 
@@ -108,7 +112,23 @@ func Open(cfg Config, log zerolog.Logger) (*DB, error) {
 	if cfg.FS != nil {
 		opts.FS = cfg.FS
 	}
+	if cfg.MustExist {
+		fs := opts.FS
+		if fs == nil {
+			fs = vfs.Default
+		}
+		desc, err := pebble.Peek(cfg.Dir, fs)
+		if errors.Is(err, os.ErrNotExist) || (err == nil && !desc.Exists) {
+			return nil, fmt.Errorf("%w: %s", ErrNoStore, cfg.Dir)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("open store at %s: %w", cfg.Dir, err)
+		}
+	}
 	pdb, err := pebble.Open(cfg.Dir, opts)
+	if isLockHeld(err) {
+		return nil, fmt.Errorf("%w: %s (%v)", ErrLocked, cfg.Dir, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open pebble at %s: %w", cfg.Dir, err)
 	}
@@ -127,6 +147,14 @@ func Open(cfg Config, log zerolog.Logger) (*DB, error) {
 	log.Info().Str("dir", cfg.Dir).Uint64("format", uint64(v)).Bool("readOnly", cfg.ReadOnly).
 		Bool("syncWrites", cfg.SyncWrites).Msg("store opened")
 	return db, nil
+}
+
+// isLockHeld reports whether Pebble refused to open because its directory
+// lock is held: by another process (flock's EAGAIN / EWOULDBLOCK), or by
+// this one (Pebble says so in words, without a sentinel).
+func isLockHeld(err error) bool {
+	return err != nil && (errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK) ||
+		strings.Contains(err.Error(), "lock held by current process"))
 }
 
 // Close closes the store. Views still open are closed first (and logged:
