@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -21,16 +22,26 @@ type StoreFlags struct {
 	CacheMiB int
 }
 
-func (f *StoreFlags) register(fs *flag.FlagSet) {
+// register adds --datadir (described by datadirUsage) and --cache.
+func (f *StoreFlags) register(fs *flag.FlagSet, datadirUsage string) {
 	def := store.DefaultConfig("")
-	fs.StringVar(&f.DataDir, "datadir", "", "data directory (required)")
+	fs.StringVar(&f.DataDir, "datadir", "", datadirUsage)
 	fs.IntVar(&f.CacheMiB, "cache", int(def.CacheBytes>>20), "Pebble block cache size in MiB")
 }
+
+// datadirRequired is the --datadir usage of the commands that need one.
+const datadirRequired = "data directory (required)"
 
 func (f *StoreFlags) config() store.Config {
 	cfg := store.DefaultConfig(f.DataDir)
 	cfg.CacheBytes = int64(f.CacheMiB) << 20
 	return cfg
+}
+
+// errNotInitialised is the answer of run and import on a data directory
+// without a store (nothing is created there).
+func errNotInitialised(dir string) error {
+	return fmt.Errorf("the data directory %s is not initialised: run 'tipnode init --datadir %s --genesis FILE' first", dir, dir)
 }
 
 // openStore opens (and migrates) the store of a data directory.
@@ -39,18 +50,24 @@ func openStore(cfg store.Config, log zerolog.Logger) (*store.DB, error) {
 		return nil, err
 	}
 	db, err := store.Open(cfg, log)
-	if err != nil {
+	switch {
+	case errors.Is(err, store.ErrLocked):
+		return nil, fmt.Errorf("another tipnode holds the data directory %s: stop it, or pass another --datadir", cfg.Dir)
+	case errors.Is(err, store.ErrNoStore):
+		return nil, errNotInitialised(cfg.Dir)
+	case err != nil:
 		return nil, err
 	}
-	if err := migrations.Run(db, log.With().Str("component", "migrations").Logger()); err != nil {
+	if err := migrations.Run(db, log); err != nil { // Run names its component
 		db.Close()
 		return nil, err
 	}
 	return db, nil
 }
 
-// loadChain reads the genesis spec stored at init time.
-func loadChain(db *store.DB) (*chain.Genesis, error) {
+// loadChain reads the genesis spec stored at init time (dir names the data
+// directory in the error when there is none).
+func loadChain(db *store.DB, dir string) (*chain.Genesis, error) {
 	view, err := db.View()
 	if err != nil {
 		return nil, err
@@ -58,7 +75,7 @@ func loadChain(db *store.DB) (*chain.Genesis, error) {
 	defer view.Close()
 	spec, err := view.GenesisSpec()
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, errors.New("the data directory is not initialised: run 'tipnode init --datadir DIR --genesis FILE' first")
+		return nil, errNotInitialised(dir)
 	}
 	if err != nil {
 		return nil, err
@@ -66,14 +83,15 @@ func loadChain(db *store.DB) (*chain.Genesis, error) {
 	return chain.ParseGenesis(spec)
 }
 
-func runInit(ctx context.Context, args []string) error {
+func runInit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("init", flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	var (
 		sf      StoreFlags
 		lc      LogConfig
 		genesis string
 	)
-	sf.register(fs)
+	sf.register(fs, datadirRequired)
 	lc.register(fs)
 	fs.StringVar(&genesis, "genesis", "", "genesis JSON file in go-ethereum's format (required)")
 	if err := fs.Parse(args); err != nil {
@@ -85,7 +103,7 @@ func runInit(ctx context.Context, args []string) error {
 	if genesis == "" || sf.DataDir == "" {
 		return errors.New("--datadir and --genesis are required")
 	}
-	log := lc.logger(os.Stderr)
+	log := lc.logger(stderr)
 	spec, err := os.ReadFile(genesis)
 	if err != nil {
 		return err
@@ -106,13 +124,14 @@ func runInit(ctx context.Context, args []string) error {
 	return nil
 }
 
-func runImport(ctx context.Context, args []string) error {
+func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	var (
 		sf StoreFlags
 		lc LogConfig
 	)
-	sf.register(fs)
+	sf.register(fs, datadirRequired)
 	lc.register(fs)
 	files, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -124,16 +143,17 @@ func runImport(ctx context.Context, args []string) error {
 	if sf.DataDir == "" || len(files) == 0 {
 		return errors.New("usage: tipnode import --datadir DIR FILE.rlp...")
 	}
-	log := lc.logger(os.Stderr)
+	log := lc.logger(stderr)
 	cfg := sf.config()
 	// Bulk import: batches are atomic through the WAL; one fsync at the end.
 	cfg.SyncWrites = false
+	cfg.MustExist = true // import needs an initialised store; create nothing
 	db, err := openStore(cfg, log)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	g, err := loadChain(db)
+	g, err := loadChain(db, sf.DataDir)
 	if err != nil {
 		return err
 	}

@@ -112,14 +112,15 @@ func startNode(f NodeFlags, keys []*ecdsa.PrivateKey, db *store.DB, g *chain.Gen
 	return n, nil
 }
 
-func runRun(ctx context.Context, args []string) error {
+func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	var (
 		sf StoreFlags
 		lc LogConfig
 		nf NodeFlags
 	)
-	sf.register(fs)
+	sf.register(fs, datadirRequired)
 	lc.register(fs)
 	nf.register(fs, false)
 	if err := fs.Parse(args); err != nil {
@@ -134,13 +135,15 @@ func runRun(ctx context.Context, args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
-	log := lc.logger(os.Stderr)
-	db, err := openStore(sf.config(), log)
+	log := lc.logger(stderr)
+	cfg := sf.config()
+	cfg.MustExist = true // an empty or missing directory is not initialised: create nothing
+	db, err := openStore(cfg, log)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	g, err := loadChain(db)
+	g, err := loadChain(db, sf.DataDir)
 	if err != nil {
 		return err
 	}
@@ -163,8 +166,9 @@ func serveUntilDone(ctx context.Context, nf NodeFlags, keys []*ecdsa.PrivateKey,
 	return errors.Join(runErr, n.Stop())
 }
 
-func runDev(ctx context.Context, args []string) error {
+func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	var (
 		sf       StoreFlags
 		lc       LogConfig
@@ -173,7 +177,7 @@ func runDev(ctx context.Context, args []string) error {
 		mnemonic string
 		accounts int
 	)
-	sf.register(fs)
+	sf.register(fs, "data directory (default: a fresh temporary directory, deleted on exit)")
 	lc.register(fs)
 	nf.register(fs, true)
 	fs.Uint64Var(&chainID, "chainid", devnet.DefaultChainID, "chain id of a new dev chain")
@@ -189,7 +193,7 @@ func runDev(ctx context.Context, args []string) error {
 		return fmt.Errorf("--accounts %d: want 1..1000", accounts)
 	}
 	nf.Sequencer = true
-	log := lc.logger(os.Stderr)
+	log := lc.logger(stderr)
 	if sf.DataDir == "" {
 		dir, err := os.MkdirTemp("", "tipnode-dev-")
 		if err != nil {
@@ -218,14 +222,14 @@ func runDev(ctx context.Context, args []string) error {
 	// The banner comes once the listener is bound: a busy port fails
 	// before anything is printed.
 	return serveUntilDone(ctx, nf, keys, db, g, log, func(addr string) {
-		printDevBanner(os.Stdout, g, mnemonic, accs, addr, sf.DataDir)
+		printDevBanner(stdout, g, mnemonic, accs, addr, sf.DataDir)
 	})
 }
 
 // devChain returns the chain of a dev data directory, writing a fresh dev
 // genesis (created at now) when the store is empty.
 func devChain(db *store.DB, chainID uint64, accs []devnet.Account, now time.Time, log zerolog.Logger) (*chain.Genesis, error) {
-	if g, err := loadChain(db); err == nil {
+	if g, err := loadChain(db, ""); err == nil {
 		if got := g.Config.ChainID.Uint64(); got != chainID {
 			return nil, fmt.Errorf("the data directory holds a chain with id %d, not %d: pass --chainid %d or use another --datadir", got, chainID, got)
 		}

@@ -294,7 +294,7 @@ func TestDevNodeStopSealsPreconfirmed(t *testing.T) {
 // sequencer's store at 55.
 func TestRunSequencerOnConformanceStore(t *testing.T) {
 	db, _ := chaintest.ImportedStore(t)
-	g, err := loadChain(db)
+	g, err := loadChain(db, "")
 	if err != nil {
 		t.Fatal(err)
 	}
