@@ -495,7 +495,7 @@ func (p *Pool) expireLocked() {
 	}
 	if len(old) > 0 {
 		p.removeLocked(old...)
-		p.log.Debug().Int("txs", len(old)).Dur("lifetime", p.cfg.Lifetime).Msg("expired pooled transactions")
+		p.log.Debug().Int("txs", len(old)).Stringer("lifetime", p.cfg.Lifetime).Msg("expired pooled transactions")
 	}
 }
 

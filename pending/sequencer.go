@@ -132,8 +132,8 @@ func (s *Sequencer) Start() error {
 		}
 		t := s.clock.NewTicker(s.cfg.PreconfInterval)
 		go s.loop(t)
-		s.log.Info().Uint64("pending", s.b.Header().Number.Uint64()).Dur("preconfInterval", s.cfg.PreconfInterval).
-			Dur("blockTime", s.cfg.BlockTime).Msg("sequencer started")
+		s.log.Info().Uint64("block", s.b.Header().Number.Uint64()).Stringer("preconfInterval", s.cfg.PreconfInterval).
+			Stringer("blockTime", s.cfg.BlockTime).Msg("sequencer started")
 	})
 	return err
 }
@@ -355,7 +355,7 @@ func (s *Sequencer) preconfirm() error {
 	s.metrics.observeBuild(build)
 	s.pool.remove(append(dropped, included...)...)
 	s.log.Debug().Uint64("block", snap.header.Number.Uint64()).Uint64("index", snap.index).Int("txs", len(included)).
-		Int("blockTxs", len(snap.txs)).Uint64("gasUsed", snap.header.GasUsed).Int("layers", snap.Depth()).Dur("build", build).Msg("snapshot published")
+		Int("blockTxs", len(snap.txs)).Uint64("gasUsed", snap.header.GasUsed).Int("layers", snap.Depth()).Stringer("build", build.Round(time.Microsecond)).Msg("snapshot published")
 	return nil
 }
 
@@ -379,7 +379,7 @@ func (s *Sequencer) seal(rebase bool) error {
 	block := sealed.Block
 	took := time.Since(t0)
 	s.metrics.observeSeal(took)
-	s.log.Info().Uint64("number", block.NumberU64()).Str("hash", block.Hash().Hex()).Int("txs", len(block.Transactions())).
-		Uint64("gasUsed", block.GasUsed()).Uint64("blockTime", block.Time()).Dur("took", took).Msg("sealed block")
+	s.log.Info().Uint64("block", block.NumberU64()).Str("hash", block.Hash().Hex()).Int("txs", len(block.Transactions())).
+		Uint64("gasUsed", block.GasUsed()).Uint64("timestamp", block.Time()).Stringer("took", took.Round(time.Microsecond)).Msg("sealed block")
 	return nil
 }

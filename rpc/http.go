@@ -42,6 +42,7 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method != http.MethodPost {
+		s.log.Debug().Str("remote", r.RemoteAddr).Str("httpMethod", r.Method).Msg("rpc request refused: method")
 		w.Header().Set("Allow", http.MethodPost)
 		writeHTTPError(w, http.StatusMethodNotAllowed, ErrInvalidRequest("method "+r.Method+" not allowed, use POST"))
 		return

@@ -62,6 +62,8 @@ type Server struct {
 	serveDone chan struct{}
 
 	active tracker // ServeHTTP calls, websocket connections, running handlers
+
+	timeoutWarn rateLimiter // timed-out requests' warnings (calllog.go)
 }
 
 // NewServer validates cfg and returns a Server; zero fields of cfg take
@@ -359,7 +361,7 @@ func (ss *session) runAfterSend() {
 func (s *Server) handleMessage(parent context.Context, body []byte, ss *session) []byte {
 	reqs, batch, msgErr := decodeMessage(body, s.cfg.MaxBatch)
 	if msgErr != nil {
-		s.logCall(ss, "", 0, msgErr.Code)
+		s.logCall(ss, "", 0, msgErr)
 		return encodeError(nil, msgErr)
 	}
 	ctx, cancel := context.WithTimeout(parent, s.cfg.RequestTimeout)
@@ -400,12 +402,11 @@ func (s *Server) handleMessage(parent context.Context, body []byte, ss *session)
 // notification.
 func (s *Server) execute(ctx context.Context, r *request, ss *session) []byte {
 	if r.err != nil {
-		s.logCall(ss, r.method, 0, r.err.Code)
+		s.logCall(ss, r.method, 0, r.err)
 		return encodeError(r.id, r.err)
 	}
 	start := time.Now()
 	result, rerr := s.call(ctx, r, ss)
-	code := 0
 	var out []byte
 	if rerr == nil {
 		out = encodeResult(r.id, result)
@@ -414,10 +415,9 @@ func (s *Server) execute(ctx context.Context, r *request, ss *session) []byte {
 		}
 	}
 	if rerr != nil {
-		code = rerr.Code
 		out = encodeError(r.id, rerr)
 	}
-	s.logCall(ss, r.method, time.Since(start), code)
+	s.logCall(ss, r.method, time.Since(start), rerr)
 	if r.isNotification() {
 		return nil
 	}
@@ -496,15 +496,6 @@ func (s *Server) call(ctx context.Context, r *request, ss *session) (json.RawMes
 		}
 		return nil, ErrServer("request canceled")
 	}
-}
-
-func (s *Server) logCall(ss *session, method string, d time.Duration, code int) {
-	ev := s.log.Debug()
-	if ev == nil {
-		return
-	}
-	ev.Str("transport", ss.transport).Str("remote", ss.remote).Str("method", method).
-		Dur("duration", d).Int("code", code).Msg("rpc call")
 }
 
 // tracker counts running activities and lets Stop wait until none is left.

@@ -1,22 +1,32 @@
 package main
 
-// What a newcomer meets on the command line: help, and messages about the
-// data directory and the port.
+// What a newcomer meets on the command line: help, messages about the data
+// directory and the port, and the log lines.
 
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"io"
+	"math/big"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/params"
 	"github.com/rs/zerolog"
 
+	"github.com/tipnode/tipnode/pending"
+	"github.com/tipnode/tipnode/pending/devnet"
+	"github.com/tipnode/tipnode/rpc/rpctest"
 	"github.com/tipnode/tipnode/store"
 )
 
@@ -110,4 +120,106 @@ func TestDevBusyPortPrintsNoBanner(t *testing.T) {
 	if stdout.Len() != 0 {
 		t.Fatalf("banner printed before the port failed:\n%s", stdout.String())
 	}
+}
+
+// The JSON log lines of a dev node at work: no key twice in a line (the
+// component is named once), durations are strings with their unit, a
+// sealed block's time is "timestamp" (blockTime is the configured
+// duration).
+func TestLogLines(t *testing.T) {
+	var logs bytes.Buffer
+	lc := LogConfig{Level: "debug", Format: "json"}
+	log := lc.logger(&logs)
+	cfg := store.DefaultConfig(t.TempDir())
+	cfg.CacheBytes, cfg.MemtableBytes, cfg.SyncWrites = 8<<20, 1<<20, false
+	db, err := openStore(cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	accs, err := devnet.Accounts(devnet.Mnemonic, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1_700_000_000, 0)
+	g, err := devChain(db, devnet.DefaultChainID, accs, now, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nf NodeFlags
+	fs := newFlagSet()
+	nf.register(fs, true)
+	nf.HTTPAddr, nf.Sequencer = "127.0.0.1:0", true
+	clock := pending.NewManualClock(now.Add(time.Second))
+	n, err := startNode(nf, nil, db, g, clock, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + n.Server.Addr().String()
+	tx, err := types.SignNewTx(accs[0].Key, types.LatestSigner(g.Config), &types.DynamicFeeTx{ChainID: g.Config.ChainID, Nonce: 0,
+		GasTipCap: big.NewInt(params.GWei), GasFeeCap: big.NewInt(10 * params.GWei), Gas: 21_000, To: &common.Address{1}, Value: big.NewInt(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := tx.MarshalBinary()
+	rpctest.Post(t, url, `{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransaction","params":["`+hexutil.Encode(raw)+`"]}`)
+	rpctest.Post(t, url, `{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["0x1","-0x1"]}`)
+	tick(t, n, clock, 10) // a pre-confirmation and a seal
+	if err := n.Stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	messages := map[string]map[string]any{}
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		if dup := duplicateKey(line); dup != "" {
+			t.Errorf("key %q twice in %s", dup, line)
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("not JSON: %s", line)
+		}
+		messages[m["message"].(string)] = m
+		for _, k := range []string{"duration", "took", "build", "preconfInterval", "blockTime", "lifetime", "limit"} {
+			if v, ok := m[k]; ok {
+				s, isStr := v.(string)
+				if _, err := time.ParseDuration(s); !isStr || err != nil {
+					t.Errorf("%q = %v is not a duration with its unit: %s", k, v, line)
+				}
+			}
+		}
+	}
+	for _, msg := range []string{"migrating", "store opened", "sequencer started", "snapshot published", "sealed block", "rpc call", "transaction pooled"} {
+		if messages[msg] == nil {
+			t.Errorf("no %q line in the log", msg)
+		}
+	}
+	if sealed := messages["sealed block"]; sealed != nil && (sealed["timestamp"] == nil || sealed["blockTime"] != nil) {
+		t.Errorf("sealed block line: %v (the block's time is \"timestamp\")", sealed)
+	}
+}
+
+// duplicateKey returns a top-level key that occurs twice in a JSON object
+// line ("" if none).
+func duplicateKey(line string) string {
+	d := json.NewDecoder(strings.NewReader(line))
+	if tok, err := d.Token(); err != nil || tok != json.Delim('{') {
+		return ""
+	}
+	seen := map[string]bool{}
+	for d.More() {
+		tok, err := d.Token()
+		if err != nil {
+			return ""
+		}
+		k := tok.(string)
+		if seen[k] {
+			return k
+		}
+		seen[k] = true
+		var v json.RawMessage
+		if err := d.Decode(&v); err != nil {
+			return ""
+		}
+	}
+	return ""
 }

@@ -175,7 +175,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		stats, err := w.ImportRLP(ctxReader{ctx, f}, 5*time.Second, func(s chain.ImportStats) {
 			secs := s.Duration.Seconds()
-			log.Info().Str("file", file).Int("blocks", s.Blocks).Uint64("number", s.Head.Number.Uint64()).
+			log.Info().Str("file", file).Int("blocks", s.Blocks).Uint64("block", s.Head.Number.Uint64()).
 				Float64("blocks/s", float64(s.Blocks)/secs).Float64("Mgas/s", float64(s.Gas)/1e6/secs).Msg("importing")
 		})
 		f.Close()

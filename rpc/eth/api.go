@@ -156,7 +156,7 @@ func NewAPI(cfg APIConfig, g *chain.Genesis, exec *chain.Executor, reads *pendin
 	for _, k := range cfg.Accounts {
 		accs[crypto.PubkeyToAddress(k.PublicKey)] = k
 	}
-	return &API{cfg: cfg, exec: exec, genesis: g, reads: reads, chain: heads, pool: pool, log: log, accounts: accs}, nil
+	return &API{cfg: cfg, exec: exec, genesis: g, reads: reads, chain: heads, pool: pool, log: log.With().Str("component", "eth").Logger(), accounts: accs}, nil
 }
 
 // open opens one consistent read (see pending.Manager.Open).
