@@ -38,6 +38,8 @@ type NodeFlags struct {
 	CORSDomains     string
 	BatchLimit      int
 	LogsRange       uint64
+
+	preloadKZG bool // set by serveUntilDone, not a flag
 }
 
 func (f *NodeFlags) register(fs *flag.FlagSet, dev bool) {
@@ -82,6 +84,7 @@ func (f *NodeFlags) nodeConfig() (node.Config, error) {
 		}
 	}
 	cfg.Metrics = f.Metrics
+	cfg.PreloadKZG = f.preloadKZG
 	if f.Sequencer {
 		seq, err := f.sequencerConfig()
 		if err != nil {
@@ -154,6 +157,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 // listener is bound to (nil: nothing to print), and serves until ctx ends
 // or the sequencer fails.
 func serveUntilDone(ctx context.Context, nf NodeFlags, keys []*ecdsa.PrivateKey, db *store.DB, g *chain.Genesis, log zerolog.Logger, started func(addr string)) error {
+	// The CLI's node loads the KZG setup up front when blob transactions
+	// can come (in-process tests do not pay for it).
+	nf.preloadKZG = g.Config.CancunTime != nil
 	n, err := startNode(nf, keys, db, g, pending.SystemClock{}, log)
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ethereum/go-ethereum/crypto/kzg4844"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -38,6 +39,11 @@ type Config struct {
 	// and eth_signTypedData_v4 sign with them. Default none (eth_accounts
 	// is [] and the signing methods are refused).
 	DevKeys []*ecdsa.PrivateKey
+	// PreloadKZG loads go-ethereum's KZG trusted setup in the background
+	// at Start, so that the first blob transaction is verified at once
+	// instead of waiting for the setup (seconds). Default false; the CLI
+	// sets it for chains that schedule Cancun.
+	PreloadKZG bool
 	// Metrics serves Prometheus metrics on /metrics of the RPC listener.
 	// Default false.
 	Metrics bool
@@ -153,6 +159,9 @@ func New(cfg Config, db *store.DB, g *chain.Genesis, clock pending.Clock, log ze
 // Start starts the writer, the sequencer (which publishes its first
 // snapshot before returning) and then the RPC server.
 func (n *Node) Start() error {
+	if n.cfg.PreloadKZG {
+		go kzg4844.BlobToCommitment(new(kzg4844.Blob)) // the first use loads the setup
+	}
 	n.Writer.Start()
 	if n.Sequencer != nil {
 		if err := n.Sequencer.Start(); err != nil {
