@@ -48,7 +48,7 @@ func TestClientLibraries(t *testing.T) {
 	}
 	nodeBin, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("client-compatibility suite skipped: node is not installed (needs node >= 20 and npm)")
+		t.Skip("client-compatibility suite skipped: node is not installed (needs node >= 18 and npm)")
 	}
 	npmBin, err := exec.LookPath("npm")
 	if err != nil {
@@ -56,8 +56,8 @@ func TestClientLibraries(t *testing.T) {
 	}
 	if v, err := exec.Command(nodeBin, "-p", "process.versions.node.split('.')[0]").Output(); err != nil {
 		t.Skipf("client-compatibility suite skipped: node does not run: %v", err)
-	} else if major, _ := strconv.Atoi(strings.TrimSpace(string(v))); major < 20 {
-		t.Skipf("client-compatibility suite skipped: node %s is older than 20", strings.TrimSpace(string(v)))
+	} else if major, _ := strconv.Atoi(strings.TrimSpace(string(v))); major < 18 {
+		t.Skipf("client-compatibility suite skipped: node %s is older than 18", strings.TrimSpace(string(v)))
 	}
 	modules := installClientLibraries(t, npmBin)
 
