@@ -39,8 +39,8 @@
 //
 // Decoders of outside input live here too, since only the methods use them:
 // BlockSelector (selector.go), Word and CallArgs (types.go), StateOverride
-// and BlockOverrides (overrides.go), LogFilter (eth_logs.go). Each has a fuzz
-// target. Argument errors are -32602 naming the argument (rpc.Params).
+// and BlockOverrides (overrides.go), LogFilter (eth_logs.go), EIP-712
+// typed data (decodeTypedData, eth_accounts.go). Each has a fuzz target. Argument errors are -32602 naming the argument (rpc.Params).
 //
 // # Invariants
 //
