@@ -2,7 +2,11 @@
 GO      ?= go
 BIN     := bin/tipnode
 PKGS    := ./...
+# make run: DATADIR keeps the dev chain in that directory across runs (empty:
+# a fresh temporary one, deleted on exit); ARGS are more `tipnode dev` flags,
+# e.g. make run ARGS='--http.addr 127.0.0.1:9545 --block.time 4s'.
 DATADIR ?=
+ARGS    ?=
 
 .PHONY: build test bench run vet fuzz clean crash
 
@@ -33,10 +37,12 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzCallArgs -fuzztime 20s ./rpc/eth/
 	$(GO) test -run '^$$' -fuzz FuzzCallRequest -fuzztime 20s ./rpc/eth/
 	$(GO) test -run '^$$' -fuzz FuzzLogFilter -fuzztime 20s ./rpc/eth/
+	$(GO) test -run '^$$' -fuzz FuzzTypedData -fuzztime 20s ./rpc/eth/
 
-# Run the embedded dev chain (fresh temporary data directory unless DATADIR is set).
+# Run the embedded dev chain (fresh temporary data directory unless DATADIR
+# is set; more flags in ARGS).
 run: build
-	./$(BIN) dev $(if $(DATADIR),--datadir $(DATADIR))
+	./$(BIN) dev $(if $(DATADIR),--datadir $(DATADIR)) $(ARGS)
 
 clean:
 	rm -rf bin

@@ -186,6 +186,17 @@ func (p *BlockProcessor) ExecutionGasUsed() uint64 { return p.gp.CumulativeExecu
 // BlobGasUsed is the blob gas used so far.
 func (p *BlockProcessor) BlobGasUsed() uint64 { return p.blobGas }
 
+// BlobGasLeft is the blob gas still available in the block under its fork's
+// maximum (zero before Cancun). ApplyTransaction refuses a blob
+// transaction needing more.
+func (p *BlockProcessor) BlobGasLeft() uint64 {
+	max := p.exec.maxBlobGas(p.header)
+	if p.blobGas >= max {
+		return 0
+	}
+	return max - p.blobGas
+}
+
 // ApplyTransaction executes tx as the next transaction of the block. A
 // transaction that cannot be included (bad nonce, funds, gas above the
 // block's remaining gas...) returns an error wrapping ErrTxInvalid and leaves
@@ -256,6 +267,11 @@ func (p *BlockProcessor) apply(tx *types.Transaction, msg *core.Message) (*types
 		BlockHash:         p.hash,
 		BlockNumber:       new(big.Int).Set(p.header.Number),
 		TransactionIndex:  uint(index),
+	}
+	// The price paid per gas (go-ethereum derives the same at read time for
+	// stored receipts); pending receipts carry it as is.
+	if msg.GasPrice != nil {
+		receipt.EffectiveGasPrice = msg.GasPrice.ToBig()
 	}
 	if result.Failed() {
 		receipt.Status = types.ReceiptStatusFailed

@@ -96,13 +96,18 @@ func (b *Builder) Len() int { return len(b.txs) }
 // GasLeft is the gas still available in the open block.
 func (b *Builder) GasLeft() uint64 { return b.proc.GasLeft() }
 
+// BlobGasLeft is the blob gas still available in the open block.
+func (b *Builder) BlobGasLeft() uint64 { return b.proc.BlobGasLeft() }
+
 // Nonce is addr's nonce in the open block's current state.
 func (b *Builder) Nonce(addr common.Address) (uint64, error) {
 	n := b.state.GetNonce(addr)
 	return n, b.state.Error()
 }
 
-// Add executes tx as the next transaction of the open block. A transaction
+// Add executes tx as the next transaction of the open block (a blob
+// transaction without its sidecar: the block holds the canonical form). A
+// transaction
 // that cannot be included returns an error wrapping chain.ErrTxInvalid and
 // changes nothing (the driver may go on with others); an error wrapping
 // chain.ErrStateRead means the block can no longer be trusted.

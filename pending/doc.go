@@ -91,9 +91,19 @@
 // intrinsic gas and EIP-7623 floor, fee cap vs tip, fee cap below the
 // pending base fee — refused rather than queued — nonce too low / too far
 // ahead, funds, replacement needing +PriceBump% fee cap and tip). Blob
-// transactions are refused. The sequencer takes executable runs (nonce =
-// pending nonce, consecutive) ordered by effective tip, then arrival;
-// transactions that fail to execute are dropped with a warning. The pool
+// transactions come in their network form (up to PoolConfig.MaxBlobTxSize
+// with the sidecar): blob count, blob fee cap against the pending blob base
+// fee, commitments against the versioned hashes and the KZG proofs
+// (go-ethereum's kzg4844; cell proofs from Osaka, an older sidecar is
+// converted) are checked, and the pool keeps the sidecar while blocks hold
+// the transaction without it. A transaction is visible the moment Add
+// returns: Get finds it, and Nonces (taken before the state read) lets
+// eth_getTransactionCount("pending") count the sender's pooled run. The
+// sequencer takes executable runs (nonce = pending nonce, consecutive)
+// ordered by effective tip, then arrival; a transaction that does not fit
+// (gas, blob gas under the block's maximum, a fee cap below a risen base or
+// blob base fee) waits for a later block, one that fails to execute is
+// dropped with a warning. The pool
 // is bounded (PoolConfig.MaxTxs transactions, MaxBytes encoded bytes,
 // MaxNonceGap per sender); when full it refuses new transactions
 // (ErrPoolFull) instead of evicting pooled ones, except those older than

@@ -14,9 +14,10 @@ var (
 	// or non-canonical signature values).
 	ErrInvalidSender = errors.New("invalid sender")
 	// ErrTxTypeNotSupported: the transaction type is not active on the
-	// pending block's fork, or not accepted by the pool (blob transactions).
+	// pending block's fork.
 	ErrTxTypeNotSupported = errors.New("transaction type not supported")
-	// ErrOversized: the encoded transaction exceeds PoolConfig.MaxTxSize.
+	// ErrOversized: the encoded transaction exceeds PoolConfig.MaxTxSize
+	// (blob transactions with their sidecar: MaxBlobTxSize).
 	ErrOversized = errors.New("oversized data")
 	// ErrGasLimit: the transaction's gas exceeds the block gas limit or the
 	// per-transaction cap (EIP-7825, Osaka).
@@ -45,6 +46,12 @@ var (
 	// ErrPoolFull: the pool (or the sender's queue) holds its maximum
 	// (PoolConfig.MaxTxs, MaxBytes, MaxNonceGap).
 	ErrPoolFull = errors.New("txpool is full")
+	// ErrBlobSidecar: a blob transaction without its sidecar, with too few
+	// or too many blobs, or whose commitments or KZG proofs do not verify.
+	ErrBlobSidecar = errors.New("invalid blob transaction")
+	// ErrBlobFeeCapTooLow: max fee per blob gas below the blob base fee of
+	// the pending block (refused, not queued).
+	ErrBlobFeeCapTooLow = errors.New("max fee per blob gas less than block blob gas fee")
 	// ErrNoState: the pool could not read the state to validate against.
 	ErrNoState = errors.New("pending state unavailable")
 

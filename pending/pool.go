@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/consensus/misc/eip4844"
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto/kzg4844"
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/holiman/uint256"
 	"github.com/rs/zerolog"
@@ -21,16 +23,22 @@ import (
 // PoolConfig configures the transaction pool. Zero fields take the defaults
 // of DefaultPoolConfig when passed through WithDefaults.
 type PoolConfig struct {
-	// MaxTxSize is the largest accepted encoded transaction. Default 128 KiB.
+	// MaxTxSize is the largest accepted encoded transaction (blob
+	// transactions: see MaxBlobTxSize). Default 128 KiB.
 	MaxTxSize uint64
+	// MaxBlobTxSize is the largest accepted blob transaction in its network
+	// form (with the sidecar: blobs, commitments and proofs). Default 1 MiB
+	// (go-ethereum's RPC limit), room for six blobs with cell proofs.
+	MaxBlobTxSize uint64
 	// PriceBump is the percentage by which a replacement must raise both the
 	// fee cap and the tip of the pooled transaction it replaces. Default 10.
 	PriceBump uint64
 	// MaxTxs bounds the number of pooled transactions. Default 10,000.
 	MaxTxs int
-	// MaxBytes bounds the total encoded size of the pooled transactions, so
-	// that MaxTxs transactions of MaxTxSize cannot take gigabytes. It must
-	// be at least MaxTxSize. Default 64 MiB.
+	// MaxBytes bounds the total encoded size of the pooled transactions
+	// (blob transactions with their sidecars), so that MaxTxs transactions
+	// of MaxTxSize cannot take gigabytes. It must be at least MaxTxSize.
+	// Default 64 MiB.
 	MaxBytes uint64
 	// MaxNonceGap is how far above the sender's pending nonce a transaction's
 	// nonce may be (it waits in the pool until the gap is filled). Also the
@@ -45,7 +53,7 @@ type PoolConfig struct {
 
 // DefaultPoolConfig returns the documented defaults.
 func DefaultPoolConfig() PoolConfig {
-	return PoolConfig{MaxTxSize: 128 << 10, PriceBump: 10, MaxTxs: 10_000, MaxBytes: 64 << 20, MaxNonceGap: 64, Lifetime: 3 * time.Hour}
+	return PoolConfig{MaxTxSize: 128 << 10, MaxBlobTxSize: 1 << 20, PriceBump: 10, MaxTxs: 10_000, MaxBytes: 64 << 20, MaxNonceGap: 64, Lifetime: 3 * time.Hour}
 }
 
 // WithDefaults fills zero fields with the defaults.
@@ -53,6 +61,9 @@ func (c PoolConfig) WithDefaults() PoolConfig {
 	d := DefaultPoolConfig()
 	if c.MaxTxSize == 0 {
 		c.MaxTxSize = d.MaxTxSize
+	}
+	if c.MaxBlobTxSize == 0 {
+		c.MaxBlobTxSize = d.MaxBlobTxSize
 	}
 	if c.Lifetime == 0 {
 		c.Lifetime = d.Lifetime
@@ -79,6 +90,8 @@ func (c PoolConfig) Validate() error {
 		return fmt.Errorf("%w: pool max tx size %d below 1 KiB", ErrConfig, c.MaxTxSize)
 	case c.MaxTxs <= 0:
 		return fmt.Errorf("%w: pool max txs must be > 0", ErrConfig)
+	case c.MaxBlobTxSize < c.MaxTxSize:
+		return fmt.Errorf("%w: pool max blob tx size %d below the max tx size %d", ErrConfig, c.MaxBlobTxSize, c.MaxTxSize)
 	case c.MaxBytes < c.MaxTxSize:
 		return fmt.Errorf("%w: pool max bytes %d below the max tx size %d", ErrConfig, c.MaxBytes, c.MaxTxSize)
 	case c.Lifetime < time.Second:
@@ -151,6 +164,37 @@ func (p *Pool) Get(hash common.Hash) *types.Transaction {
 	return nil
 }
 
+// PooledNonces is a copy of one sender's pooled nonces (Pool.Nonces).
+type PooledNonces map[uint64]struct{}
+
+// Next returns the first nonce at or above from that is not pooled. With
+// from = the sender's nonce in the pending state it is the sender's pending
+// nonce: the nonce its next transaction must take.
+func (n PooledNonces) Next(from uint64) uint64 {
+	for {
+		if _, ok := n[from]; !ok {
+			return from
+		}
+		from++
+	}
+}
+
+// Nonces returns a copy of the nonces addr has pooled. Take it BEFORE
+// reading the sender's nonce in the pending state: a transaction leaves the
+// pool only after the snapshot holding it was published, so a state read
+// after the copy counts every transaction the copy misses, and
+// Nonces(addr).Next(stateNonce) never hands out a nonce already taken.
+func (p *Pool) Nonces(addr common.Address) PooledNonces {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	q := p.senders[addr]
+	out := make(PooledNonces, len(q))
+	for n := range q {
+		out[n] = struct{}{}
+	}
+	return out
+}
+
 // SubscribeTxs calls fn with every transaction admitted from now on, on the
 // goroutine of Add, after admission. fn must not block.
 func (p *Pool) SubscribeTxs(fn func(*types.Transaction)) (unsubscribe func()) {
@@ -184,11 +228,12 @@ func (p *Pool) validate(tx *types.Transaction) (*poolTx, error) {
 	if known {
 		return nil, fmt.Errorf("%w: %s", ErrAlreadyKnown, hash.Hex())
 	}
-	if size := tx.Size(); size > p.cfg.MaxTxSize {
-		return nil, fmt.Errorf("%w: transaction size %d, limit %d", ErrOversized, size, p.cfg.MaxTxSize)
-	}
+	limit := p.cfg.MaxTxSize
 	if tx.Type() == types.BlobTxType {
-		return nil, fmt.Errorf("%w: blob transactions are not accepted by tipnode's pool", ErrTxTypeNotSupported)
+		limit = p.cfg.MaxBlobTxSize
+	}
+	if size := tx.Size(); size > limit {
+		return nil, fmt.Errorf("%w: transaction size %d, limit %d", ErrOversized, size, limit)
 	}
 	if tx.Type() != types.LegacyTxType || tx.Protected() {
 		if tx.ChainId().Cmp(p.chain.ChainID) != 0 {
@@ -220,6 +265,10 @@ func (p *Pool) validate(tx *types.Transaction) (*poolTx, error) {
 	case types.DynamicFeeTxType:
 		if !rules.IsLondon {
 			return nil, fmt.Errorf("%w: dynamic-fee transactions need London", ErrTxTypeNotSupported)
+		}
+	case types.BlobTxType:
+		if !rules.IsCancun {
+			return nil, fmt.Errorf("%w: blob transactions need Cancun", ErrTxTypeNotSupported)
 		}
 	case types.SetCodeTxType:
 		if !rules.IsPrague {
@@ -276,7 +325,89 @@ func (p *Pool) validate(tx *types.Transaction) (*poolTx, error) {
 	if cost := tx.Cost(); balance.Cmp(cost) < 0 {
 		return nil, fmt.Errorf("%w: address %s, balance %s, cost %s (overshot %s)", ErrInsufficientFunds, from.Hex(), balance, cost, new(big.Int).Sub(cost, balance))
 	}
+	if tx.Type() == types.BlobTxType {
+		// Last: the KZG proofs are the expensive part.
+		if tx, err = p.validateBlobs(tx, header, rules); err != nil {
+			return nil, err
+		}
+	}
 	return &poolTx{tx: tx, sender: from}, nil
+}
+
+// validateBlobs checks a blob transaction in its network form against the
+// pending block's header: the blob count (at least one, at most the
+// per-transaction limit of EIP-7594 from Osaka and the block's maximum),
+// the blob fee cap against the pending blob base fee (refused, not queued,
+// like the fee cap), the sidecar's commitments against the versioned
+// hashes, and its KZG proofs with go-ethereum's kzg4844: blob proofs
+// (sidecar version 0) before Osaka, cell proofs (version 1) from Osaka. A
+// version-0 sidecar sent once Osaka is active is converted to version 1 (its
+// cell proofs computed), as go-ethereum's eth_sendRawTransaction does. It
+// returns the transaction to pool (the converted one, or tx).
+func (p *Pool) validateBlobs(tx *types.Transaction, header *types.Header, rules params.Rules) (*types.Transaction, error) {
+	hashes := tx.BlobHashes()
+	maxBlobs := 0
+	if bcfg := p.chain.BlobConfig(p.chain.LatestFork(header.Time)); bcfg != nil {
+		maxBlobs = bcfg.Max
+	}
+	if rules.IsOsaka && maxBlobs > params.BlobTxMaxBlobs {
+		maxBlobs = params.BlobTxMaxBlobs
+	}
+	switch {
+	case len(hashes) == 0:
+		return nil, fmt.Errorf("%w: blob transaction without blobs", ErrBlobSidecar)
+	case len(hashes) > maxBlobs:
+		return nil, fmt.Errorf("%w: %d blobs, at most %d per transaction", ErrBlobSidecar, len(hashes), maxBlobs)
+	}
+	if header.ExcessBlobGas != nil {
+		blobFee := eip4844.CalcBlobFee(p.chain, header)
+		if tx.BlobGasFeeCap().Cmp(blobFee) < 0 {
+			return nil, fmt.Errorf("%w: max fee per blob gas %s, blob base fee of pending block %d is %s", ErrBlobFeeCapTooLow, tx.BlobGasFeeCap(), header.Number, blobFee)
+		}
+	}
+	sc := tx.BlobTxSidecar()
+	if sc == nil {
+		return nil, fmt.Errorf("%w: no sidecar: send blob transactions in their network form (with blobs, commitments and proofs)", ErrBlobSidecar)
+	}
+	if len(sc.Blobs) != len(hashes) {
+		return nil, fmt.Errorf("%w: %d blobs for %d versioned hashes", ErrBlobSidecar, len(sc.Blobs), len(hashes))
+	}
+	if err := sc.ValidateBlobCommitmentHashes(hashes); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBlobSidecar, err)
+	}
+	want := types.BlobSidecarVersion0
+	if rules.IsOsaka {
+		want = types.BlobSidecarVersion1
+	}
+	if sc.Version == types.BlobSidecarVersion0 && want == types.BlobSidecarVersion1 {
+		sc = sc.Copy()
+		if err := sc.ToV1(); err != nil {
+			return nil, fmt.Errorf("%w: computing cell proofs: %v", ErrBlobSidecar, err)
+		}
+		tx = tx.WithBlobTxSidecar(sc)
+	}
+	if sc.Version != want {
+		return nil, fmt.Errorf("%w: sidecar version %d, the pending block's fork takes version %d", ErrBlobSidecar, sc.Version, want)
+	}
+	switch sc.Version {
+	case types.BlobSidecarVersion0:
+		if len(sc.Proofs) != len(sc.Blobs) {
+			return nil, fmt.Errorf("%w: %d proofs for %d blobs", ErrBlobSidecar, len(sc.Proofs), len(sc.Blobs))
+		}
+		for i := range sc.Blobs {
+			if err := kzg4844.VerifyBlobProof(&sc.Blobs[i], sc.Commitments[i], sc.Proofs[i]); err != nil {
+				return nil, fmt.Errorf("%w: blob %d: %v", ErrBlobSidecar, i, err)
+			}
+		}
+	default:
+		if len(sc.Proofs) != len(sc.Blobs)*kzg4844.CellProofsPerBlob {
+			return nil, fmt.Errorf("%w: %d cell proofs for %d blobs (want %d per blob)", ErrBlobSidecar, len(sc.Proofs), len(sc.Blobs), kzg4844.CellProofsPerBlob)
+		}
+		if err := kzg4844.VerifyCellProofs(sc.Blobs, sc.Commitments, sc.Proofs); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrBlobSidecar, err)
+		}
+	}
+	return tx, nil
 }
 
 // insert adds a validated transaction, replacing a same-nonce one if the
@@ -364,7 +495,7 @@ func (p *Pool) expireLocked() {
 	}
 	if len(old) > 0 {
 		p.removeLocked(old...)
-		p.log.Debug().Int("txs", len(old)).Dur("lifetime", p.cfg.Lifetime).Msg("expired pooled transactions")
+		p.log.Debug().Int("txs", len(old)).Stringer("lifetime", p.cfg.Lifetime).Msg("expired pooled transactions")
 	}
 }
 
@@ -405,6 +536,7 @@ func rejectReason(err error) string {
 		{ErrIntrinsicGas, "intrinsic_gas"}, {ErrTipAboveFeeCap, "tip_above_fee_cap"},
 		{ErrFeeCapTooLow, "fee_cap"}, {ErrNonceTooLow, "nonce_low"}, {ErrNonceTooHigh, "nonce_high"},
 		{ErrInsufficientFunds, "funds"}, {ErrReplaceUnderpriced, "underpriced"}, {ErrPoolFull, "full"},
+		{ErrBlobSidecar, "blob_sidecar"}, {ErrBlobFeeCapTooLow, "blob_fee_cap"},
 	} {
 		if errors.Is(err, r.err) {
 			return r.name

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/consensus/misc/eip4844"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/rs/zerolog"
@@ -134,8 +135,8 @@ func (s *Sequencer) Start() error {
 		}
 		t := s.clock.NewTicker(s.cfg.PreconfInterval)
 		go s.loop(t)
-		s.log.Info().Uint64("pending", s.b.Header().Number.Uint64()).Dur("preconfInterval", s.cfg.PreconfInterval).
-			Dur("blockTime", s.cfg.BlockTime).Msg("sequencer started")
+		s.log.Info().Uint64("block", s.b.Header().Number.Uint64()).Stringer("preconfInterval", s.cfg.PreconfInterval).
+			Stringer("blockTime", s.cfg.BlockTime).Msg("sequencer started")
 	})
 	return err
 }
@@ -310,6 +311,21 @@ func (s *Sequencer) effectiveTip(tx *types.Transaction) *big.Int {
 	return tip
 }
 
+// blobsFit reports whether a blob transaction fits in the open block: its
+// blob gas within what the block has left, its blob fee cap at least the
+// block's blob base fee. Otherwise it waits for a later block (it is not
+// dropped). Other transactions always fit.
+func (s *Sequencer) blobsFit(tx *types.Transaction) bool {
+	if tx.Type() != types.BlobTxType {
+		return true
+	}
+	if tx.BlobGas() > s.b.BlobGasLeft() {
+		return false
+	}
+	h := s.b.Header()
+	return h.ExcessBlobGas == nil || tx.BlobGasFeeCap().Cmp(eip4844.CalcBlobFee(s.b.exec.Config(), h)) >= 0
+}
+
 // preconfirm executes the executable pool transactions that fit and, if
 // any was included, publishes a new snapshot and then notifies.
 func (s *Sequencer) preconfirm() error {
@@ -345,11 +361,11 @@ func (s *Sequencer) preconfirm() error {
 		}
 		c := h[0]
 		pt := c.list[c.pos]
-		if pt.tx.Gas() > s.b.GasLeft() || c.tip.Sign() < 0 {
+		if pt.tx.Gas() > s.b.GasLeft() || c.tip.Sign() < 0 || !s.blobsFit(pt.tx) {
 			heap.Pop(&h) // does not fit / fee cap below base fee: the sender waits
 			continue
 		}
-		_, err := s.b.Add(pt.tx)
+		_, err := s.b.Add(pt.tx.WithoutBlobTxSidecar())
 		if errors.Is(err, chain.ErrStateRead) {
 			return err
 		}
@@ -387,7 +403,7 @@ func (s *Sequencer) preconfirm() error {
 	s.metrics.observeBuild(build)
 	s.pool.remove(append(dropped, included...)...)
 	s.log.Debug().Uint64("block", snap.header.Number.Uint64()).Uint64("index", snap.index).Int("txs", len(included)).
-		Int("blockTxs", len(snap.txs)).Uint64("gasUsed", snap.header.GasUsed).Int("layers", snap.Depth()).Dur("build", build).Msg("snapshot published")
+		Int("blockTxs", len(snap.txs)).Uint64("gasUsed", snap.header.GasUsed).Int("layers", snap.Depth()).Stringer("build", build.Round(time.Microsecond)).Msg("snapshot published")
 	return nil
 }
 
@@ -411,7 +427,7 @@ func (s *Sequencer) seal(rebase bool) error {
 	block := sealed.Block
 	took := time.Since(t0)
 	s.metrics.observeSeal(took)
-	s.log.Info().Uint64("number", block.NumberU64()).Str("hash", block.Hash().Hex()).Int("txs", len(block.Transactions())).
-		Uint64("gasUsed", block.GasUsed()).Uint64("blockTime", block.Time()).Dur("took", took).Msg("sealed block")
+	s.log.Info().Uint64("block", block.NumberU64()).Str("hash", block.Hash().Hex()).Int("txs", len(block.Transactions())).
+		Uint64("gasUsed", block.GasUsed()).Uint64("timestamp", block.Time()).Stringer("took", took.Round(time.Microsecond)).Msg("sealed block")
 	return nil
 }

@@ -56,8 +56,10 @@
 // with id null.
 //
 // HTTP: any path not claimed by Handle serves JSON-RPC. Only POST is
-// accepted (405 otherwise), with Content-Type application/json (415
-// otherwise); responses are application/json. A request with
+// accepted (405 otherwise), with Content-Type application/json and at
+// most a charset=utf-8 parameter (anything else, text/plain included, is
+// 415 with a -32600 body: a web page can POST those cross-origin without a
+// CORS preflight); responses are application/json. A request with
 // "Upgrade: websocket" starts a websocket session on the same path.
 //
 // Websocket: every text message is a request or batch, answered with one
@@ -164,6 +166,10 @@
 // # Logging
 //
 // Every call is logged at debug level with transport, remote address,
-// method, duration and error code (0 = success). Bodies are never logged.
-// Handler faults (-32603) are logged at warn, panics at error with stack.
+// method, duration (with its unit), error code (0 = success) and a failed
+// call's error message; HTTP-level refusals (method, content type) at
+// debug too. Timed-out requests are also warned about, at most once per 10
+// s with the count of those not reported in between (calllog.go). Bodies
+// are never logged. Handler faults (-32603) are logged at warn, panics at
+// error with stack.
 package rpc

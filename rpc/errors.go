@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 )
@@ -33,9 +34,10 @@ const (
 	// CodeHeaderNotFound: the requested block does not exist ("header not
 	// found"); same number as CodeServerError, as in go-ethereum.
 	CodeHeaderNotFound = -32000
-	// CodeCallReverted: a reverted eth_call. tipnode's specification reports
-	// reverts with -32000 and message "execution reverted", with the revert
-	// data (hex) in Error.Data.
+	// CodeCallReverted: a reverted eth_call or eth_estimateGas. tipnode's
+	// specification reports reverts with -32000 and the message exactly
+	// "execution reverted", with the revert data (hex) in Error.Data (see
+	// ErrReverted).
 	CodeCallReverted = -32000
 	// CodeTimeout: the request exceeded Config.RequestTimeout ("request timed
 	// out"), same code as go-ethereum.
@@ -159,19 +161,14 @@ func ErrInternal(msg string) *Error {
 // ErrServer returns a -32000 generic server error with the given message.
 func ErrServer(msg string) *Error { return &Error{Code: CodeServerError, Message: msg} }
 
-// ErrReverted returns the -32000 "execution reverted" error used by eth_call,
-// with the reason appended when known and the revert data (0x-hex) as data
-// when non-empty.
-func ErrReverted(reason string, dataHex string) *Error {
-	msg := "execution reverted"
-	if reason != "" {
-		msg += ": " + reason
-	}
-	e := &Error{Code: CodeCallReverted, Message: msg}
-	if dataHex != "" && dataHex != "0x" {
-		e.Data = dataHex
-	}
-	return e
+// ErrReverted returns the error of a reverted eth_call / eth_estimateGas:
+// code -32000, message exactly "execution reverted" (clients such as viem
+// recognise a -32000 revert by that exact message and then decode data),
+// and data the revert bytes as 0x-hex ("0x" when the revert carried none).
+// The decoded reason is deliberately not appended to the message: clients
+// decode it, and custom errors, from data.
+func ErrReverted(revertData []byte) *Error {
+	return &Error{Code: CodeCallReverted, Message: "execution reverted", Data: "0x" + hex.EncodeToString(revertData)}
 }
 
 // ErrTimeout returns the -32002 "request timed out" error.

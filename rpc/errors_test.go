@@ -10,8 +10,12 @@ func TestErrorMarshal(t *testing.T) {
 	if string(b) != `{"code":-32000,"message":"m"}` {
 		t.Errorf("%s", b)
 	}
-	b, _ = json.Marshal(ErrReverted("boom", "0x08c3"))
-	if string(b) != `{"code":-32000,"message":"execution reverted: boom","data":"0x08c3"}` {
+	b, _ = json.Marshal(ErrReverted([]byte{0x08, 0xc3}))
+	if string(b) != `{"code":-32000,"message":"execution reverted","data":"0x08c3"}` {
+		t.Errorf("%s", b)
+	}
+	b, _ = json.Marshal(ErrReverted(nil))
+	if string(b) != `{"code":-32000,"message":"execution reverted","data":"0x"}` {
 		t.Errorf("%s", b)
 	}
 	var e error = ErrTimeout()

@@ -18,11 +18,22 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// acceptedContentTypes are the media types accepted for a JSON-RPC POST.
-var acceptedContentTypes = map[string]bool{
-	"application/json":        true,
-	"application/json-rpc":    true,
-	"application/jsonrequest": true,
+// jsonContentType reports whether a POST's Content-Type is the one
+// JSON-RPC takes: application/json, with at most a charset parameter of
+// utf-8. Anything else (text/plain, form encodings...) is refused with 415:
+// those are what a web page may POST cross-origin without a CORS
+// preflight, and a node holding keys must not act on them.
+func jsonContentType(ct string) bool {
+	mt, params, err := mime.ParseMediaType(ct)
+	if err != nil || mt != "application/json" {
+		return false
+	}
+	for k, v := range params {
+		if k != "charset" || !strings.EqualFold(v, "utf-8") {
+			return false
+		}
+	}
+	return true
 }
 
 // serveRPC serves JSON-RPC on every path not taken by a mounted handler.
@@ -32,13 +43,17 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method != http.MethodPost {
+		s.log.Debug().Str("remote", r.RemoteAddr).Str("httpMethod", r.Method).Msg("rpc request refused: method")
 		w.Header().Set("Allow", http.MethodPost)
 		writeHTTPError(w, http.StatusMethodNotAllowed, ErrInvalidRequest("method "+r.Method+" not allowed, use POST"))
 		return
 	}
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || !acceptedContentTypes[mt] {
-		writeHTTPError(w, http.StatusUnsupportedMediaType, ErrInvalidRequest("content-type must be application/json"))
+	if ct := r.Header.Get("Content-Type"); !jsonContentType(ct) {
+		s.log.Debug().Str("remote", r.RemoteAddr).Str("contentType", ct).Msg("rpc request refused: content type")
+		if ct == "" {
+			ct = "(none)"
+		}
+		writeHTTPError(w, http.StatusUnsupportedMediaType, ErrInvalidRequest("unsupported content type "+ct+": JSON-RPC takes Content-Type application/json"))
 		return
 	}
 	limit := s.cfg.MaxRequestBytes

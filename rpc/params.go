@@ -18,6 +18,11 @@ import (
 // return it unchanged.
 type Params struct {
 	raw []json.RawMessage
+	// base is the position of raw[0] in the request's params: Rest(i)
+	// keeps counting, so that errors name the argument as the client sent
+	// it (an eth_subscribe kind's handler sees params[1:], and its
+	// argument 0 is the request's argument 1).
+	base int
 }
 
 // NewParams builds Params from raw JSON values (for tests and for methods
@@ -57,7 +62,7 @@ func (p Params) Rest(i int) Params {
 	if i < 0 {
 		i = 0
 	}
-	return Params{raw: p.raw[i:]}
+	return Params{raw: p.raw[i:], base: p.base + i}
 }
 
 // Present reports whether argument i was sent and is not JSON null.
@@ -71,7 +76,7 @@ func (p Params) Present(i int) bool {
 // which only tolerates them for optional arguments, we are strict).
 func (p Params) AtMost(n int) error {
 	if len(p.raw) > n {
-		return ErrInvalidParams("too many arguments, want at most %d", n)
+		return ErrInvalidParams("too many arguments, want at most %d", p.base+n)
 	}
 	return nil
 }
@@ -80,9 +85,21 @@ func (p Params) AtMost(n int) error {
 // A missing or null argument is an error.
 func (p Params) Decode(i int, name string, dst any) error {
 	if !p.Present(i) {
-		return ErrInvalidParams("missing value for required argument %d (%s)", i, name)
+		return p.Missing(i, name)
 	}
-	return decodeArg(p.raw[i], i, name, dst)
+	return decodeArg(p.raw[i], p.base+i, name, dst)
+}
+
+// Missing is the error of a required argument i (called name) that is
+// absent or null.
+func (p Params) Missing(i int, name string) *Error {
+	return ErrInvalidParams("missing value for required argument %d (%s)", p.base+i, name)
+}
+
+// ArgError is the package-level ArgError for argument i of p, numbered as
+// the client sent it (see Rest).
+func (p Params) ArgError(i int, name string, format string, args ...any) *Error {
+	return ArgError(p.base+i, name, format, args...)
 }
 
 // DecodeOptional unmarshals argument i into dst when it is present and not
@@ -91,7 +108,7 @@ func (p Params) DecodeOptional(i int, name string, dst any) (present bool, err e
 	if !p.Present(i) {
 		return false, nil
 	}
-	return true, decodeArg(p.raw[i], i, name, dst)
+	return true, decodeArg(p.raw[i], p.base+i, name, dst)
 }
 
 func decodeArg(raw json.RawMessage, i int, name string, dst any) error {
@@ -119,8 +136,11 @@ func DescribeJSONError(err error) string {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		msg := te.Value
-		if msg == "non-string" { // hexutil's wording
+		switch msg { // hexutil's wordings
+		case "non-string":
 			msg = "must be a hex string"
+		case "hex string without 0x prefix": // also for "-0x1": say what is wanted
+			msg = "not a " + typeName(te.Type.String()) + ": want 0x followed by hex digits, without a sign"
 		}
 		switch strings.SplitN(te.Value, " ", 2)[0] {
 		case "string", "number", "object", "array", "bool", "null":

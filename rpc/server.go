@@ -68,6 +68,7 @@ type Server struct {
 	calls  *addrSlots    // executing calls per client address (MaxCallsPerIP)
 	output *outputBudget // server-wide queued output (MaxQueuedOutput)
 	stats  stats         // counters exported by Collector
+	timeoutWarn rateLimiter // timed-out requests' warnings (calllog.go)
 }
 
 // NewServer validates cfg and returns a Server; zero fields of cfg take
@@ -404,7 +405,7 @@ func (ss *session) runAfterSend() {
 func (s *Server) handleMessage(parent context.Context, body []byte, ss *session) []byte {
 	reqs, batch, msgErr := decodeMessage(body, s.cfg.MaxBatch)
 	if msgErr != nil {
-		s.logCall(ss, "", 0, msgErr.Code)
+		s.logCall(ss, "", 0, msgErr)
 		return encodeError(nil, msgErr)
 	}
 	ctx, cancel := context.WithTimeout(parent, s.cfg.RequestTimeout)
@@ -480,7 +481,7 @@ func (s *Server) admit(ctx context.Context, r *request, ss *session) (release fu
 
 // refuse answers r with err (nil for a notification).
 func (s *Server) refuse(r *request, ss *session, err *Error) []byte {
-	s.logCall(ss, r.method, 0, err.Code)
+	s.logCall(ss, r.method, 0, err)
 	if r.isNotification() {
 		return nil
 	}
@@ -493,12 +494,11 @@ func (s *Server) refuse(r *request, ss *session, err *Error) []byte {
 func (s *Server) execute(ctx context.Context, r *request, ss *session, release func()) []byte {
 	if r.err != nil {
 		release()
-		s.logCall(ss, r.method, 0, r.err.Code)
+		s.logCall(ss, r.method, 0, r.err)
 		return encodeError(r.id, r.err)
 	}
 	start := time.Now()
 	result, rerr := s.call(ctx, r, ss, release)
-	code := 0
 	var out []byte
 	if rerr == nil {
 		out = encodeResult(r.id, result)
@@ -507,10 +507,9 @@ func (s *Server) execute(ctx context.Context, r *request, ss *session, release f
 		}
 	}
 	if rerr != nil {
-		code = rerr.Code
 		out = encodeError(r.id, rerr)
 	}
-	s.logCall(ss, r.method, time.Since(start), code)
+	s.logCall(ss, r.method, time.Since(start), rerr)
 	if r.isNotification() {
 		return nil
 	}
@@ -599,15 +598,6 @@ func (s *Server) call(ctx context.Context, r *request, ss *session, release func
 		}
 		return nil, ErrServer("request canceled")
 	}
-}
-
-func (s *Server) logCall(ss *session, method string, d time.Duration, code int) {
-	ev := s.log.Debug()
-	if ev == nil {
-		return
-	}
-	ev.Str("transport", ss.transport).Str("remote", ss.remote).Str("method", method).
-		Dur("duration", d).Int("code", code).Msg("rpc call")
 }
 
 // tracker counts running activities and lets Stop wait until none is left.

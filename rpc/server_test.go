@@ -159,24 +159,51 @@ func TestHTTPStatus(t *testing.T) {
 			t.Errorf("status %d body %q", resp.StatusCode, b)
 		}
 	})
-	for _, ct := range []string{"text/plain", "", "application/x-www-form-urlencoded"} {
-		t.Run("content-type "+ct, func(t *testing.T) {
-			status, _ := postCT(t, url, ct, `{"jsonrpc":"2.0","id":1,"method":"nil"}`)
-			if status != http.StatusUnsupportedMediaType {
-				t.Errorf("status %d", status)
+	// Only application/json, with at most charset=utf-8: anything a web page
+	// may POST cross-origin without a preflight is 415 with a JSON-RPC body.
+	for _, tc := range []struct {
+		ct string
+		ok bool
+	}{
+		{"application/json", true},
+		{"application/json; charset=utf-8", true},
+		{"Application/JSON;charset=UTF-8", true},
+		{"text/plain", false},
+		{"text/plain;charset=UTF-8", false},
+		{"", false},
+		{"application/x-www-form-urlencoded", false},
+		{"multipart/form-data; boundary=x", false},
+		{"application/json-rpc", false},
+		{"application/jsonrequest", false},
+		{"application/json; charset=latin1", false},
+		{"application/json; boundary=x", false},
+		{"application/json;", true},
+		{"application/json; charset", false},
+	} {
+		t.Run("content-type "+tc.ct, func(t *testing.T) {
+			resp, err := http.Post(url, tc.ct, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"nil"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if tc.ok {
+				if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
+					t.Errorf("status %d content-type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+				}
+				return
+			}
+			shown := tc.ct
+			if shown == "" {
+				shown = "(none)"
+			}
+			msg, _ := json.Marshal("invalid request: unsupported content type " + shown + ": JSON-RPC takes Content-Type application/json")
+			want := fmt.Sprintf(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":%s}}`, msg)
+			if resp.StatusCode != http.StatusUnsupportedMediaType || resp.Header.Get("Content-Type") != "application/json" || !jsonEqual(t, body, want) {
+				t.Errorf("status %d content-type %q body %s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
 			}
 		})
 	}
-	t.Run("content-type with charset", func(t *testing.T) {
-		resp, err := http.Post(url, "application/json; charset=utf-8", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"nil"}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
-			t.Errorf("status %d content-type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
-		}
-	})
 	t.Run("body too large", func(t *testing.T) {
 		big := `{"jsonrpc":"2.0","id":1,"method":"echo","params":["` + strings.Repeat("a", 2000) + `"]}`
 		status, got := post(t, url, big)

@@ -37,6 +37,11 @@ type Config struct {
 	// that cannot report their usage (in-memory ones) are not guarded.
 	// Default DefaultMinFreeBytes (512 MiB), set by DefaultConfig.
 	MinFreeBytes uint64
+	// MustExist opens only an existing store: when the directory holds
+	// none (or does not exist) Open fails with ErrNoStore and creates
+	// nothing, not even the directory. Default false (a new store is
+	// created).
+	MustExist bool
 	// FS is the filesystem Pebble uses. Default nil: the operating
 	// system's. Tests pass an in-memory, crashable one (vfs.NewCrashableMem)
 	// to check what survives a crash.

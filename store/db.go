@@ -3,9 +3,12 @@ package store
 import (
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -116,6 +119,15 @@ func Open(cfg Config, log zerolog.Logger) (*DB, error) {
 	if fs == nil {
 		fs = vfs.Default
 	}
+	if cfg.MustExist {
+		desc, err := pebble.Peek(cfg.Dir, fs)
+		if errors.Is(err, os.ErrNotExist) || (err == nil && !desc.Exists) {
+			return nil, fmt.Errorf("%w: %s", ErrNoStore, cfg.Dir)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("open store at %s: %w", cfg.Dir, err)
+		}
+	}
 	if cfg.ReadOnly {
 		opts.FS = readOnlyFS{fs}
 	}
@@ -129,6 +141,9 @@ func Open(cfg Config, log zerolog.Logger) (*DB, error) {
 	bg := newBackgroundErrors(log)
 	opts.EventListener = bg.listener()
 	pdb, err := openPebble(cfg.Dir, opts, bg)
+	if isLockHeld(err) {
+		return nil, fmt.Errorf("%w: %s (%v)", ErrLocked, cfg.Dir, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open pebble at %s: %w", cfg.Dir, err)
 	}
@@ -147,6 +162,14 @@ func Open(cfg Config, log zerolog.Logger) (*DB, error) {
 	log.Info().Str("dir", cfg.Dir).Uint64("format", uint64(v)).Bool("readOnly", cfg.ReadOnly).
 		Bool("syncWrites", cfg.SyncWrites).Uint64("minFreeMiB", guard.min>>20).Msg("store opened")
 	return db, nil
+}
+
+// isLockHeld reports whether Pebble refused to open because its directory
+// lock is held: by another process (flock's EAGAIN / EWOULDBLOCK), or by
+// this one (Pebble says so in words, without a sentinel).
+func isLockHeld(err error) bool {
+	return err != nil && (errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK) ||
+		strings.Contains(err.Error(), "lock held by current process"))
 }
 
 // Close closes the store. Views still open are closed first (and logged:

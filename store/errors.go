@@ -42,6 +42,12 @@ var (
 	ErrDiskFull = errors.New("store: disk full")
 	// ErrClosed: the DB or View has been closed.
 	ErrClosed = errors.New("store closed")
+	// ErrLocked: another process (another tipnode) has the store open; a
+	// store has one process at a time.
+	ErrLocked = errors.New("another process holds the store")
+	// ErrNoStore: Config.MustExist is set and the directory holds no store
+	// (or does not exist); nothing was created.
+	ErrNoStore = errors.New("no store in the directory")
 	// ErrInvalidConfig: Config.Validate failed.
 	ErrInvalidConfig = errors.New("invalid store config")
 )

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,14 +38,15 @@ func crashIterations(t *testing.T) int {
 	return 12
 }
 
-// devProcess is a `tipnode dev` process on a fixed data directory.
+// devProcess is a `tipnode dev` process on a fixed data directory, to be
+// killed with SIGKILL.
 type devProcess struct {
 	cmd *exec.Cmd
 	url string
 	out bytes.Buffer
 }
 
-func startDevProcess(t *testing.T, bin, datadir string) *devProcess {
+func startCrashableDev(t *testing.T, bin, datadir string) *devProcess {
 	t.Helper()
 	addr := freePort(t)
 	p := &devProcess{url: "http://" + addr}
@@ -128,10 +128,7 @@ func TestCrashKeepsPreconfirmations(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skipping the process crash test")
 	}
-	bin := filepath.Join(t.TempDir(), "tipnode")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildTipnode(t)
 	datadir := t.TempDir()
 	accs, err := devnet.Accounts(devnet.Mnemonic, 2)
 	if err != nil {
@@ -148,7 +145,7 @@ func TestCrashKeepsPreconfirmations(t *testing.T) {
 	)
 	iterations := crashIterations(t)
 	for it := 0; it < iterations; it++ {
-		p := startDevProcess(t, bin, datadir)
+		p := startCrashableDev(t, bin, datadir)
 		// Every promise made before must still hold.
 		for hash, want := range promised {
 			var got *promise
@@ -220,7 +217,7 @@ func TestCrashKeepsPreconfirmations(t *testing.T) {
 		}
 	}
 	// A last restart checks the promises of the last round.
-	p := startDevProcess(t, bin, datadir)
+	p := startCrashableDev(t, bin, datadir)
 	defer p.kill()
 	for hash, want := range promised {
 		var got *promise

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -23,13 +24,17 @@ type StoreFlags struct {
 	ReadOnly   bool // run --readonly
 }
 
-func (f *StoreFlags) register(fs *flag.FlagSet) {
+// register adds --datadir (described by datadirUsage) and --cache.
+func (f *StoreFlags) register(fs *flag.FlagSet, datadirUsage string) {
 	def := store.DefaultConfig("")
-	fs.StringVar(&f.DataDir, "datadir", "", "data directory (required)")
+	fs.StringVar(&f.DataDir, "datadir", "", datadirUsage)
 	fs.IntVar(&f.CacheMiB, "cache", int(def.CacheBytes>>20), "Pebble block cache size in MiB")
 	fs.Uint64Var(&f.MinFreeMiB, "datadir.minfreedisk", def.MinFreeBytes>>20,
 		"minimum free disk space in MiB: below it store writes (sealing, importing) stop cleanly and reads go on (0 = no guard)")
 }
+
+// datadirRequired is the --datadir usage of the commands that need one.
+const datadirRequired = "data directory (required)"
 
 func (f *StoreFlags) config() store.Config {
 	cfg := store.DefaultConfig(f.DataDir)
@@ -39,16 +44,27 @@ func (f *StoreFlags) config() store.Config {
 	return cfg
 }
 
+// errNotInitialised is the answer of run and import on a data directory
+// without a store (nothing is created there).
+func errNotInitialised(dir string) error {
+	return fmt.Errorf("the data directory %s is not initialised: run 'tipnode init --datadir %s --genesis FILE' first", dir, dir)
+}
+
 // openStore opens (and migrates) the store of a data directory.
 func openStore(cfg store.Config, log zerolog.Logger) (*store.DB, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	db, err := store.Open(cfg, log)
-	if err != nil {
+	switch {
+	case errors.Is(err, store.ErrLocked):
+		return nil, fmt.Errorf("another tipnode holds the data directory %s: stop it, or pass another --datadir", cfg.Dir)
+	case errors.Is(err, store.ErrNoStore):
+		return nil, errNotInitialised(cfg.Dir)
+	case err != nil:
 		return nil, err
 	}
-	if err := migrations.Run(db, log.With().Str("component", "migrations").Logger()); err != nil {
+	if err := migrations.Run(db, log); err != nil { // Run names its component
 		db.Close()
 		return nil, err
 	}
@@ -56,8 +72,9 @@ func openStore(cfg store.Config, log zerolog.Logger) (*store.DB, error) {
 }
 
 // loadChain reads the chain (config and block 0) stored at init time,
-// without parsing the genesis alloc.
-func loadChain(db *store.DB) (*chain.Genesis, error) {
+// without parsing the genesis alloc (dir names the data directory in the
+// error when there is none).
+func loadChain(db *store.DB, dir string) (*chain.Genesis, error) {
 	view, err := db.View()
 	if err != nil {
 		return nil, err
@@ -65,19 +82,20 @@ func loadChain(db *store.DB) (*chain.Genesis, error) {
 	defer view.Close()
 	g, err := chain.LoadGenesis(view)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, errors.New("the data directory is not initialised: run 'tipnode init --datadir DIR --genesis FILE' first")
+		return nil, errNotInitialised(dir)
 	}
 	return g, err
 }
 
-func runInit(ctx context.Context, args []string) error {
+func runInit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("init", flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	var (
 		sf      StoreFlags
 		lc      LogConfig
 		genesis string
 	)
-	sf.register(fs)
+	sf.register(fs, datadirRequired)
 	lc.register(fs)
 	fs.StringVar(&genesis, "genesis", "", "genesis JSON file in go-ethereum's format (required)")
 	if err := fs.Parse(args); err != nil {
@@ -89,7 +107,7 @@ func runInit(ctx context.Context, args []string) error {
 	if genesis == "" || sf.DataDir == "" {
 		return errors.New("--datadir and --genesis are required")
 	}
-	log := lc.logger(os.Stderr)
+	log := lc.logger(stderr)
 	spec, err := os.ReadFile(genesis)
 	if err != nil {
 		return err
@@ -110,13 +128,14 @@ func runInit(ctx context.Context, args []string) error {
 	return nil
 }
 
-func runImport(ctx context.Context, args []string) error {
+func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	var (
 		sf StoreFlags
 		lc LogConfig
 	)
-	sf.register(fs)
+	sf.register(fs, datadirRequired)
 	lc.register(fs)
 	files, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -128,16 +147,17 @@ func runImport(ctx context.Context, args []string) error {
 	if sf.DataDir == "" || len(files) == 0 {
 		return errors.New("usage: tipnode import --datadir DIR FILE.rlp...")
 	}
-	log := lc.logger(os.Stderr)
+	log := lc.logger(stderr)
 	cfg := sf.config()
 	// Bulk import: batches are atomic through the WAL; one fsync at the end.
 	cfg.SyncWrites = false
+	cfg.MustExist = true // import needs an initialised store; create nothing
 	db, err := openStore(cfg, log)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	g, err := loadChain(db)
+	g, err := loadChain(db, sf.DataDir)
 	if err != nil {
 		return err
 	}
@@ -159,7 +179,7 @@ func runImport(ctx context.Context, args []string) error {
 		}
 		stats, err := w.ImportRLP(ctxReader{ctx, f}, 5*time.Second, func(s chain.ImportStats) {
 			secs := s.Duration.Seconds()
-			log.Info().Str("file", file).Int("blocks", s.Blocks).Uint64("number", s.Head.Number.Uint64()).
+			log.Info().Str("file", file).Int("blocks", s.Blocks).Uint64("block", s.Head.Number.Uint64()).
 				Float64("blocks/s", float64(s.Blocks)/secs).Float64("Mgas/s", float64(s.Gas)/1e6/secs).Msg("importing")
 		})
 		f.Close()

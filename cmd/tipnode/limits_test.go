@@ -46,7 +46,7 @@ func TestLimitFlags(t *testing.T) {
 	nf = NodeFlags{}
 	nf.register(fs, false)
 	var sf StoreFlags
-	sf.register(fs)
+	sf.register(fs, datadirRequired)
 	if sf.config().MinFreeBytes != store.DefaultMinFreeBytes {
 		t.Errorf("--datadir.minfreedisk default %d", sf.MinFreeMiB)
 	}
@@ -137,7 +137,7 @@ func snapshotDir(t *testing.T, dir string) map[string]string {
 // once.
 func TestRunReadOnly(t *testing.T) {
 	dir := devDataDir(t)
-	if err := runRun(context.Background(), []string{"--datadir", dir, "--readonly", "--sequencer"}); err == nil ||
+	if err := runRun(context.Background(), []string{"--datadir", dir, "--readonly", "--sequencer"}, io.Discard, io.Discard); err == nil ||
 		!strings.Contains(err.Error(), "--readonly cannot be combined with --sequencer") {
 		t.Fatalf("--readonly --sequencer: %v", err)
 	}
@@ -163,7 +163,7 @@ func TestRunReadOnly(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- runRun(ctx, []string{"--datadir", dir, "--readonly", "--http.addr", addr, "--log.level", "error", "--datadir.minfreedisk", "1000000000"})
+		done <- runRun(ctx, []string{"--datadir", dir, "--readonly", "--http.addr", addr, "--log.level", "error", "--datadir.minfreedisk", "1000000000"}, io.Discard, io.Discard)
 	}()
 	url := "http://" + addr
 	deadline := time.Now().Add(10 * time.Second)
@@ -210,7 +210,7 @@ func TestRunReadOnly(t *testing.T) {
 func TestRunFailsFastOnFullDisk(t *testing.T) {
 	dir := devDataDir(t)
 	start := time.Now()
-	err := runRun(context.Background(), []string{"--datadir", dir, "--sequencer", "--http.addr", freePort(t), "--datadir.minfreedisk", "1000000000"})
+	err := runRun(context.Background(), []string{"--datadir", dir, "--sequencer", "--http.addr", freePort(t), "--datadir.minfreedisk", "1000000000"}, io.Discard, io.Discard)
 	if !errors.Is(err, store.ErrDiskFull) || !strings.Contains(err.Error(), "below the minimum 1000000000 MiB") {
 		t.Fatalf("run on a full disk: %v", err)
 	}

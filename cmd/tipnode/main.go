@@ -14,6 +14,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -22,10 +23,12 @@ import (
 // version is reported by web3_clientVersion and --version.
 var version = "0.1.0"
 
+// command is one subcommand. run writes what it prints for people (the
+// dev banner, flag help) to stdout / stderr and its logs to stderr.
 type command struct {
 	name  string
 	usage string
-	run   func(ctx context.Context, args []string) error
+	run   func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 func commands() []command {
@@ -63,7 +66,7 @@ func main() {
 	defer stop()
 	for _, c := range commands() {
 		if c.name == name {
-			err := c.run(ctx, os.Args[2:])
+			err := c.run(ctx, os.Args[2:], os.Stdout, os.Stderr)
 			if errors.Is(err, flag.ErrHelp) {
 				return
 			}

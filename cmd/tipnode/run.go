@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"errors"
 	"flag"
 	"fmt"
@@ -55,6 +56,8 @@ type NodeFlags struct {
 	EVMConcurrency    int
 	EVMQueue          int
 	EVMWait           time.Duration
+
+	preloadKZG bool // set by serveUntilDone, not a flag
 }
 
 func (f *NodeFlags) register(fs *flag.FlagSet, dev bool) {
@@ -122,6 +125,7 @@ func (f *NodeFlags) nodeConfig() (node.Config, error) {
 		}
 	}
 	cfg.Metrics, cfg.ReadOnly = f.Metrics, f.ReadOnly
+	cfg.PreloadKZG = f.preloadKZG
 	if f.Sequencer {
 		seq, err := f.sequencerConfig()
 		if err != nil {
@@ -132,13 +136,16 @@ func (f *NodeFlags) nodeConfig() (node.Config, error) {
 	return cfg, cfg.Validate()
 }
 
-// startNode assembles and starts a node. clock is the sequencer's and
-// pool's time source (pending.SystemClock{} outside tests).
-func startNode(f NodeFlags, db *store.DB, g *chain.Genesis, clock pending.Clock, log zerolog.Logger) (*node.Node, error) {
+// startNode assembles and starts a node (its listener bound when it
+// returns). keys are the node-held dev accounts (none on `run`). clock is
+// the sequencer's and pool's time source (pending.SystemClock{} outside
+// tests).
+func startNode(f NodeFlags, keys []*ecdsa.PrivateKey, db *store.DB, g *chain.Genesis, clock pending.Clock, log zerolog.Logger) (*node.Node, error) {
 	cfg, err := f.nodeConfig()
 	if err != nil {
 		return nil, err
 	}
+	cfg.DevKeys = keys
 	n, err := node.New(cfg, db, g, clock, log)
 	if err != nil {
 		return nil, err
@@ -149,14 +156,15 @@ func startNode(f NodeFlags, db *store.DB, g *chain.Genesis, clock pending.Clock,
 	return n, nil
 }
 
-func runRun(ctx context.Context, args []string) error {
+func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	var (
 		sf StoreFlags
 		lc LogConfig
 		nf NodeFlags
 	)
-	sf.register(fs)
+	sf.register(fs, datadirRequired)
 	lc.register(fs)
 	nf.register(fs, false)
 	fs.BoolVar(&sf.ReadOnly, "readonly", false, "serve the store without writing to it (a read-only filesystem works): no sequencer, no transaction submission")
@@ -176,31 +184,43 @@ func runRun(ctx context.Context, args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
-	log := lc.logger(os.Stderr)
-	db, err := openStore(sf.config(), log)
+	log := lc.logger(stderr)
+	cfg := sf.config()
+	cfg.MustExist = true // an empty or missing directory is not initialised: create nothing
+	db, err := openStore(cfg, log)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	g, err := loadChain(db)
+	g, err := loadChain(db, sf.DataDir)
 	if err != nil {
 		return err
 	}
-	return serveUntilDone(ctx, nf, db, g, log)
+	return serveUntilDone(ctx, nf, nil, db, g, log, nil)
 }
 
-func serveUntilDone(ctx context.Context, nf NodeFlags, db *store.DB, g *chain.Genesis, log zerolog.Logger) error {
-	n, err := startNode(nf, db, g, pending.SystemClock{}, log)
+// serveUntilDone starts a node, calls started with the address its
+// listener is bound to (nil: nothing to print), and serves until ctx ends
+// or the sequencer fails.
+func serveUntilDone(ctx context.Context, nf NodeFlags, keys []*ecdsa.PrivateKey, db *store.DB, g *chain.Genesis, log zerolog.Logger, started func(addr string)) error {
+	// The CLI's node loads the KZG setup up front when blob transactions
+	// can come (in-process tests do not pay for it).
+	nf.preloadKZG = g.Config.CancunTime != nil
+	n, err := startNode(nf, keys, db, g, pending.SystemClock{}, log)
 	if err != nil {
 		return err
+	}
+	if started != nil {
+		started(n.Server.Addr().String())
 	}
 	runErr := n.Wait(ctx)
 	log.Info().Msg("shutting down")
 	return errors.Join(runErr, n.Stop())
 }
 
-func runDev(ctx context.Context, args []string) error {
+func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	var (
 		sf       StoreFlags
 		lc       LogConfig
@@ -209,7 +229,7 @@ func runDev(ctx context.Context, args []string) error {
 		mnemonic string
 		accounts int
 	)
-	sf.register(fs)
+	sf.register(fs, "data directory (default: a fresh temporary directory, deleted on exit)")
 	lc.register(fs)
 	nf.register(fs, true)
 	fs.Uint64Var(&chainID, "chainid", devnet.DefaultChainID, "chain id of a new dev chain")
@@ -225,7 +245,7 @@ func runDev(ctx context.Context, args []string) error {
 		return fmt.Errorf("--accounts %d: want 1..1000", accounts)
 	}
 	nf.Sequencer = true
-	log := lc.logger(os.Stderr)
+	log := lc.logger(stderr)
 	if sf.DataDir == "" {
 		dir, err := os.MkdirTemp("", "tipnode-dev-")
 		if err != nil {
@@ -247,14 +267,21 @@ func runDev(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	printDevBanner(os.Stdout, g, mnemonic, accs, nf.HTTPAddr, sf.DataDir)
-	return serveUntilDone(ctx, nf, db, g, log)
+	keys := make([]*ecdsa.PrivateKey, len(accs))
+	for i, a := range accs {
+		keys[i] = a.Key
+	}
+	// The banner comes once the listener is bound: a busy port fails
+	// before anything is printed.
+	return serveUntilDone(ctx, nf, keys, db, g, log, func(addr string) {
+		printDevBanner(stdout, g, mnemonic, accs, addr, sf.DataDir)
+	})
 }
 
 // devChain returns the chain of a dev data directory, writing a fresh dev
 // genesis (created at now) when the store is empty.
 func devChain(db *store.DB, chainID uint64, accs []devnet.Account, now time.Time, log zerolog.Logger) (*chain.Genesis, error) {
-	if g, err := loadChain(db); err == nil {
+	if g, err := loadChain(db, ""); err == nil {
 		if got := g.Config.ChainID.Uint64(); got != chainID {
 			return nil, fmt.Errorf("the data directory holds a chain with id %d, not %d: pass --chainid %d or use another --datadir", got, chainID, got)
 		}

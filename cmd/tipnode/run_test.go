@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"encoding/json"
 	"flag"
 	"io"
@@ -62,7 +63,11 @@ func startDev(t *testing.T) (*node.Node, *pending.ManualClock, []devnet.Account)
 	nf.register(fs, true)
 	nf.HTTPAddr, nf.Sequencer = "127.0.0.1:0", true
 	clock := pending.NewManualClock(now.Add(time.Second))
-	n, err := startNode(nf, db, g, clock, log)
+	keys := make([]*ecdsa.PrivateKey, len(accs))
+	for i, a := range accs {
+		keys[i] = a.Key
+	}
+	n, err := startNode(nf, keys, db, g, clock, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +241,7 @@ func TestDevNodeStopSealsPreconfirmed(t *testing.T) {
 	nf.register(newFlagSet(), true)
 	nf.HTTPAddr, nf.Sequencer = "127.0.0.1:0", true
 	clock := pending.NewManualClock(now.Add(time.Second))
-	n, err := startNode(nf, db, g, clock, log)
+	n, err := startNode(nf, nil, db, g, clock, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +294,7 @@ func TestDevNodeStopSealsPreconfirmed(t *testing.T) {
 // sequencer's store at 55.
 func TestRunSequencerOnConformanceStore(t *testing.T) {
 	db, _ := chaintest.ImportedStore(t)
-	g, err := loadChain(db)
+	g, err := loadChain(db, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +306,7 @@ func TestRunSequencerOnConformanceStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock := pending.NewManualClock(time.Unix(2_000_000_000, 0))
-	n, err := startNode(nf, db, g, clock, log)
+	n, err := startNode(nf, nil, db, g, clock, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,17 @@
 package eth
 
 import (
+	"crypto/ecdsa"
 	"errors"
 	"fmt"
 	"math/big"
 	"runtime"
+	"sync"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/rs/zerolog"
 
@@ -61,6 +65,12 @@ type APIConfig struct {
 	// pre-confirmations: the newPreconfirmations and pendingLogs
 	// subscriptions are served. Without one they are refused. Default false.
 	Preconfirmations bool
+	// Accounts are the keys of the node-held accounts (`tipnode dev`'s dev
+	// accounts), in eth_accounts order: eth_sendTransaction,
+	// eth_signTransaction, eth_sign, personal_sign and eth_signTypedData_v4
+	// sign with them. Default none: eth_accounts is [] and the signing
+	// methods are refused (ErrNoAccounts).
+	Accounts []*ecdsa.PrivateKey
 	// TxFeeCap is the largest fee (gas * price, wei) eth_sendRawTransaction
 	// accepts, a guard against fat-fingered prices; nil or 0 = no cap.
 	// Default 1 ether (go-ethereum's default).
@@ -102,13 +112,28 @@ func (c APIConfig) Validate() error {
 	case c.FeeHistoryMaxBlocks == 0:
 		return errors.New("fee history limit must be > 0")
 	}
+	for i, k := range c.Accounts {
+		if k == nil {
+			return fmt.Errorf("account %d has no key", i)
+		}
+	}
 	return nil
 }
 
-// TxPool accepts raw transactions (eth_sendRawTransaction). Add validates
-// the transaction and returns an error describing why it was refused.
+// TxPool is the node's transaction pool (*pending.Pool) as the methods
+// see it. Add validates a transaction (eth_sendRawTransaction,
+// eth_sendTransaction) and returns an error describing why it was refused;
+// a transaction is visible to Get and Nonces when Add returns, so
+// eth_getTransactionByHash finds it and the pending nonce counts it at
+// once.
 type TxPool interface {
 	Add(tx *types.Transaction) error
+	// Get returns a pooled transaction (nil when absent).
+	Get(hash common.Hash) *types.Transaction
+	// Nonces returns a copy of the sender's pooled nonces; it must be
+	// taken before the sender's state nonce is read (see
+	// pending.Pool.Nonces).
+	Nonces(addr common.Address) pending.PooledNonces
 }
 
 // Heads gives the head events of the node's store writer (*chain.Writer):
@@ -133,6 +158,11 @@ type API struct {
 	gasPrice gasPriceCache
 	// execs bounds concurrent EVM executions (MaxExecutions).
 	execs *rpc.Limiter
+	// accounts maps the addresses of APIConfig.Accounts to their keys.
+	accounts map[common.Address]*ecdsa.PrivateKey
+	// sendMu makes eth_sendTransaction choose a nonce and pool the
+	// transaction before the next one chooses (eth_accounts.go).
+	sendMu sync.Mutex
 }
 
 // NewAPI returns the method handlers reading through reads, with head
@@ -142,11 +172,15 @@ func NewAPI(cfg APIConfig, g *chain.Genesis, exec *chain.Executor, reads *pendin
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	accs := make(map[common.Address]*ecdsa.PrivateKey, len(cfg.Accounts))
+	for _, k := range cfg.Accounts {
+		accs[crypto.PubkeyToAddress(k.PublicKey)] = k
+	}
 	execs, err := rpc.NewLimiter(cfg.MaxExecutions, cfg.ExecutionQueue, cfg.ExecutionWait)
 	if err != nil {
 		return nil, err
 	}
-	return &API{cfg: cfg, exec: exec, genesis: g, reads: reads, chain: heads, pool: pool, log: log, execs: execs}, nil
+	return &API{cfg: cfg, exec: exec, genesis: g, reads: reads, chain: heads, pool: pool, log: log.With().Str("component", "eth").Logger(), accounts: accs, execs: execs}, nil
 }
 
 // Executions is the limiter of EVM executions (its Stats and Collector).
@@ -164,6 +198,7 @@ func (a *API) Executor() *chain.Executor { return a.exec }
 func (a *API) Register(s *rpc.Server) {
 	for _, register := range []func(*rpc.Server){
 		a.registerAccessList, // eth_accesslist.go
+		a.registerAccounts,   // eth_accounts.go
 		a.registerCall,       // eth_call.go
 		a.registerChain,      // eth_chain.go
 		a.registerConfig,     // eth_config.go

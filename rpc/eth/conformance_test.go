@@ -32,7 +32,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto/kzg4844"
 	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/chain"
@@ -60,6 +62,19 @@ type testPool struct {
 func newTestPool(g *chain.Genesis) *testPool {
 	return &testPool{signer: types.LatestSignerForChainID(g.Config.ChainID)}
 }
+
+func (p *testPool) Get(hash common.Hash) *types.Transaction {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, tx := range p.txs {
+		if tx.Hash() == hash {
+			return tx
+		}
+	}
+	return nil
+}
+
+func (p *testPool) Nonces(common.Address) pending.PooledNonces { return nil }
 
 func (p *testPool) Add(tx *types.Transaction) error {
 	if _, err := types.Sender(p.signer, tx); err != nil {
@@ -499,7 +514,25 @@ func TestConformance(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatalf("no .io fixtures under %s", testsDir)
 	}
-	_, url := startNode(t, db, g, newTestPool(g))
+	// Blob transactions are verified with go-ethereum's kzg4844, whose
+	// trusted setup loads on first use (seconds, a dozen under the race
+	// detector): load it meanwhile, so that the blob case's request is
+	// judged on its answer rather than on the setup time.
+	kzgReady := make(chan struct{})
+	go func() {
+		defer close(kzgReady)
+		kzg4844.BlobToCommitment(new(kzg4844.Blob))
+	}()
+	// The node's real pool, with no pending driver: a plain `tipnode run`
+	// (eth_sendRawTransaction's cases, blob transactions with their sidecar
+	// included, pass its validation).
+	w := chaintest.StartWriter(t, db, g)
+	mgr := pending.NewManager(w, g.Config, pending.HeaderParams{}, nil, nil)
+	pool, err := pending.NewPool(pending.DefaultPoolConfig(), g.Config, mgr, nil, nil, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, url := startAPI(t, DefaultAPIConfig(), g, mgr, w, pool)
 	client := &http.Client{Timeout: 60 * time.Second}
 
 	type tally struct{ pass, total int }
@@ -516,6 +549,9 @@ func TestConformance(t *testing.T) {
 		}
 		c := counts[f.method]
 		c.total++
+		if strings.Contains(f.rel, "blob") {
+			<-kzgReady
+		}
 		ok := t.Run(f.rel, func(t *testing.T) {
 			data, err := os.ReadFile(f.path)
 			if err != nil {
@@ -594,7 +630,7 @@ func TestJudge(t *testing.T) {
 		{"error message missing", judge{}, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"a"}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602}}`, false},
 		{"error data differs", judge{}, `{"jsonrpc":"2.0","id":1,"error":{"code":3,"message":"execution reverted","data":"0x01"}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":3,"message":"execution reverted","data":"0x02"}}`, false},
 		{"error data extra", judge{}, `{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"x"}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"x","data":"0x"}}`, false},
-		{"revert 3 vs -32000", judge{}, `{"jsonrpc":"2.0","id":1,"error":{"code":3,"message":"execution reverted","data":"0x01"}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"execution reverted: x","data":"0x01"}}`, true},
+		{"revert 3 vs -32000", judge{}, `{"jsonrpc":"2.0","id":1,"error":{"code":3,"message":"execution reverted","data":"0x01"}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"execution reverted","data":"0x01"}}`, true},
 		{"-32000 without revert message", judge{}, `{"jsonrpc":"2.0","id":1,"error":{"code":3,"message":"execution reverted"}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"out of gas"}}`, false},
 		{"result instead of error", judge{}, `{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"x"}}`, `{"jsonrpc":"2.0","id":1,"result":"0x"}`, false},
 		{"speconly same type", judge{speconly: true}, `{"jsonrpc":"2.0","id":1,"result":{"a":1}}`, `{"jsonrpc":"2.0","id":1,"result":{"b":2}}`, true},

@@ -25,12 +25,22 @@
 // eth_chain.go and marshal.go (blocks, transactions, receipts in
 // go-ethereum's JSON shapes), eth_logs.go and heads.go (eth_getLogs,
 // newHeads/logs subscriptions), eth_fees.go, eth_config.go, eth_send.go,
-// eth_pending.go (pre-confirmation subscriptions).
+// eth_pending.go (pre-confirmation subscriptions), eth_accounts.go
+// (node-held accounts: eth_accounts, eth_sendTransaction,
+// eth_signTransaction, eth_sign, personal_sign, eth_signTypedData_v4 with
+// the keys of APIConfig.Accounts; none outside `tipnode dev`).
+//
+// Pool visibility: a transaction is in the pool when Add returns, and it
+// leaves the pool only after the snapshot holding it was published. So
+// eth_getTransactionByHash looks in the pool before it opens its read, and
+// eth_getTransactionCount("pending") takes the sender's pooled nonces
+// before its state read (pending.Pool.Nonces): a client sending several
+// transactions in a row sees each at once and never reuses a nonce.
 //
 // Decoders of outside input live here too, since only the methods use them:
 // BlockSelector (selector.go), Word and CallArgs (types.go), StateOverride
-// and BlockOverrides (overrides.go), LogFilter (eth_logs.go). Each has a fuzz
-// target. Argument errors are -32602 naming the argument (rpc.Params).
+// and BlockOverrides (overrides.go), LogFilter (eth_logs.go), EIP-712
+// typed data (decodeTypedData, eth_accounts.go). Each has a fuzz target. Argument errors are -32602 naming the argument (rpc.Params).
 //
 // # Invariants
 //

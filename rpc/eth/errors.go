@@ -28,6 +28,13 @@ var (
 	// ErrTxRejected wraps the pool's refusal.
 	ErrTxRejected = errors.New("transaction rejected")
 
+	// Node-held accounts (eth_accounts.go), mapped to -32000.
+
+	// ErrNoAccounts: a signing method on a node without node-held accounts.
+	ErrNoAccounts = errors.New("this node holds no accounts (only `tipnode dev` has dev accounts): sign the transaction or message yourself and send it with eth_sendRawTransaction")
+	// ErrUnknownAccount: the address is not one of the node's accounts.
+	ErrUnknownAccount = errors.New("unknown account")
+
 	// ErrDataInputMismatch: a call object's "data" and "input" are both set
 	// and differ (a decoding error: -32602 naming the argument).
 	ErrDataInputMismatch = errors.New(`both "data" and "input" are set and not equal; use "input" to pass transaction call data`)
@@ -55,6 +62,8 @@ func (a *API) MapError(err error) *rpc.Error {
 	case errors.Is(err, ErrNoTxPool), errors.Is(err, ErrUnprotectedTx),
 		errors.Is(err, ErrTxFeeTooHigh), errors.Is(err, ErrTxRejected):
 		// eth_sendRawTransaction refusals (eth_send.go).
+		return &rpc.Error{Code: rpc.CodeServerError, Message: err.Error()}
+	case errors.Is(err, ErrNoAccounts), errors.Is(err, ErrUnknownAccount):
 		return &rpc.Error{Code: rpc.CodeServerError, Message: err.Error()}
 	}
 	return nil

@@ -30,7 +30,8 @@ type accessListResult struct {
 }
 
 // createAccessList implements eth_createAccessList(callObject, block?,
-// stateOverrides?): the accounts and slots the call touches, found by
+// stateOverrides?) (without a block: "pending", as eth_estimateGas): the
+// accounts and slots the call touches, found by
 // running it with an access-list tracer and feeding the list back in until
 // it no longer changes (warming an address changes gas, which may change
 // the path taken). The sender, the recipient (or created contract), the
@@ -39,7 +40,7 @@ type accessListResult struct {
 // recipient's slots are listed. The list only grows from one run to the
 // next, so the loop ends; APIConfig.EVMTimeout bounds it.
 func (a *API) createAccessList(ctx context.Context, p rpc.Params) (any, error) {
-	req, blk, env, err := a.openCall(p, 3, false)
+	req, blk, env, err := a.openCall(p, 3, false, TagPending) // like eth_estimateGas
 	if err != nil {
 		return nil, err
 	}

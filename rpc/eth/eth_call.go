@@ -29,7 +29,9 @@ type callRequest struct {
 	block *BlockOverrides
 }
 
-func decodeCallRequest(p rpc.Params) (*callRequest, error) {
+// decodeCallRequest decodes (call object, block?, state overrides?, block
+// overrides?); an absent block is def.
+func decodeCallRequest(p rpc.Params, def BlockTag) (*callRequest, error) {
 	if err := p.AtMost(4); err != nil {
 		return nil, err
 	}
@@ -40,6 +42,9 @@ func decodeCallRequest(p rpc.Params) (*callRequest, error) {
 	sel, err := DecodeSelector(p, 1, "block")
 	if err != nil {
 		return nil, err
+	}
+	if !p.Present(1) {
+		sel = BlockSelector{Tag: def}
 	}
 	req.sel = sel
 	if _, err := p.DecodeOptional(2, "state overrides", &req.state); err != nil {
@@ -112,14 +117,15 @@ func (a *API) execute(ctx context.Context, env *callEnv, args CallArgs, gasCap u
 	return result, nil
 }
 
-// openCall decodes an eth_call-style request (call object, block, state
-// overrides and, when allowed, block overrides), resolves its block and
-// prepares the state. The caller must Close the returned ReadContext.
-func (a *API) openCall(p rpc.Params, maxArgs int, blockOverrides bool) (*callRequest, *ReadContext, *callEnv, error) {
+// openCall decodes an eth_call-style request (call object, block — def
+// when absent —, state overrides and, when allowed, block overrides),
+// resolves its block and prepares the state. The caller must Close the
+// returned ReadContext.
+func (a *API) openCall(p rpc.Params, maxArgs int, blockOverrides bool, def BlockTag) (*callRequest, *ReadContext, *callEnv, error) {
 	if err := p.AtMost(maxArgs); err != nil {
 		return nil, nil, nil, err
 	}
-	req, err := decodeCallRequest(p)
+	req, err := decodeCallRequest(p, def)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -166,7 +172,7 @@ func (a *API) callEVM(env *callEnv, msg *core.Message, cfg vm.Config) *vm.EVM {
 
 // ethCall implements eth_call(callObject, block?, stateOverrides?, blockOverrides?).
 func (a *API) ethCall(ctx context.Context, p rpc.Params) (any, error) {
-	req, blk, env, err := a.openCall(p, 4, true)
+	req, blk, env, err := a.openCall(p, 4, true, TagLatest)
 	if err != nil {
 		return nil, err
 	}
@@ -181,14 +187,14 @@ func (a *API) ethCall(ctx context.Context, p rpc.Params) (any, error) {
 	return hexutil.Bytes(result.Return()), nil
 }
 
-// callFailure turns a failed execution into eth_call's error: a revert is
-// -32000 "execution reverted[: reason]" with the raw revert data; any other
-// EVM failure -32000 naming it.
+// callFailure turns a failed execution into eth_call's (and
+// eth_estimateGas's) error: a revert is -32000 with the message exactly
+// "execution reverted" and the raw revert data (rpc.ErrReverted), from
+// which clients decode the reason or custom error; any other EVM failure is
+// -32000 naming it.
 func callFailure(result *core.ExecutionResult) error {
 	if errors.Is(result.Err, vm.ErrExecutionReverted) {
-		e := rpc.ErrReverted(revertReason(result.Revert()), "")
-		e.Data = hexutil.Encode(result.Revert()) // always present, "0x" when empty (as go-ethereum)
-		return e
+		return rpc.ErrReverted(result.Revert())
 	}
 	return rpc.ErrServer(result.Err.Error())
 }

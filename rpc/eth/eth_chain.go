@@ -107,7 +107,13 @@ func (a *API) loadBlock(sel BlockSelector) (*chainBlock, error) {
 		h := types.CopyHeader(snap.Header())
 		h.TxHash = types.DeriveSha(types.Transactions(snap.Transactions()), trie.NewStackTrie(nil))
 		h.ReceiptHash = types.DeriveSha(types.Receipts(snap.Receipts()), trie.NewStackTrie(nil))
-		b := types.NewBlockWithHeader(h).WithBody(types.Body{Transactions: snap.Transactions()})
+		body := types.Body{Transactions: snap.Transactions()}
+		if h.WithdrawalsHash != nil {
+			// The sequencer's blocks carry no withdrawals: shown as [] like
+			// a sealed block of the fork.
+			body.Withdrawals = types.Withdrawals{}
+		}
+		b := types.NewBlockWithHeader(h).WithBody(body)
 		return &chainBlock{res: res, Block: b, Snap: snap}, nil
 	}
 	h := res.Header
@@ -203,14 +209,16 @@ func (a *API) txCount(sel BlockSelector, _ rpc.Params) (any, error) {
 
 // foundTx is a transaction hash looked up in one consistent read: the
 // canonical block holding it and its index (Block nil when the store does
-// not have it), the view it was read from, and the pending snapshot (nil
-// without a pending layer).
+// not have it), the view it was read from, the pending snapshot (nil
+// without a pending layer), and the pool's copy (looked up before the read,
+// nil when not pooled then).
 type foundTx struct {
-	Hash  common.Hash
-	Block *types.Block
-	Index uint64
-	View  store.View
-	Snap  *pending.Snapshot
+	Hash   common.Hash
+	Block  *types.Block
+	Index  uint64
+	View   store.View
+	Snap   *pending.Snapshot
+	Pooled *types.Transaction
 }
 
 // txMethod builds the handler of a method whose one argument is a
@@ -223,6 +231,13 @@ func (a *API) txMethod(fn func(t *foundTx) (any, error)) rpc.Handler {
 		t := &foundTx{}
 		if err := p.Decode(0, "transactionHash", &t.Hash); err != nil {
 			return nil, err
+		}
+		// The pool first: a transaction leaves it only after the snapshot
+		// holding it is published (and a snapshot only after the head
+		// holding its anchor), so the read opened next finds whatever the
+		// pool no longer had.
+		if a.pool != nil {
+			t.Pooled = a.pool.Get(t.Hash)
 		}
 		r, err := a.open()
 		if err != nil {
@@ -247,6 +262,11 @@ func (a *API) transactionByHash(t *foundTx) (any, error) {
 		if tx, _, _, ok := t.Snap.Transaction(t.Hash); ok {
 			return newRPCTransaction(tx, nil, nil, a.genesis.Config), nil
 		}
+	}
+	// Pooled (accepted by eth_sendRawTransaction, not pre-confirmed yet):
+	// the same shape, blockHash and blockNumber null.
+	if t.Pooled != nil {
+		return newRPCTransaction(t.Pooled, nil, nil, a.genesis.Config), nil
 	}
 	return nil, nil
 }

@@ -27,17 +27,23 @@ const estimateErrorRatio = 0.015
 
 // estimateGas implements eth_estimateGas(callObject, block?, stateOverrides?,
 // blockOverrides?): the lowest gas limit (within estimateErrorRatio) at which
-// the call succeeds.
+// the call succeeds. Without a block it estimates at "pending" (go-ethereum:
+// latest): the block the transaction would join, which holds what is
+// pre-confirmed, so a write to a contract whose deployment is only
+// pre-confirmed is estimated on that contract.
 //
 // The upper bound is the requested gas (when at least 21000) or else the
 // block gas limit, capped by EIP-7825 from Osaka, by what the sender can pay
 // when a fee is set, and by APIConfig.GasCap. A call that fails at the upper
-// bound is reported as eth_call reports it (revert: -32000 "execution
-// reverted[: reason]" with the data); running out of gas there is "gas
+// bound is reported as eth_call reports it (revert: -32000, message exactly
+// "execution reverted", data the revert bytes); running out of gas there is "gas
 // required exceeds allowance (N)". The whole estimation runs under
 // APIConfig.EVMTimeout.
 func (a *API) estimateGas(ctx context.Context, p rpc.Params) (any, error) {
-	req, blk, env, err := a.openCall(p, 4, true)
+	// Without a block: the pending block the transaction would join (on a
+	// node without a pending layer, latest), so that a transaction calling
+	// a contract only pre-confirmed so far is estimated right.
+	req, blk, env, err := a.openCall(p, 4, true, TagPending)
 	if err != nil {
 		return nil, err
 	}

@@ -237,14 +237,14 @@ func (a *API) ethFeeHistory(ctx context.Context, p rpc.Params) (any, error) {
 		return nil, err
 	}
 	if len(percentiles) > maxRewardPercentile {
-		return nil, rpc.ArgError(2, "rewardPercentiles", "%v: over the query limit %d", errInvalidPercentile, maxRewardPercentile)
+		return nil, p.ArgError(2, "rewardPercentiles", "%v: over the query limit %d", errInvalidPercentile, maxRewardPercentile)
 	}
 	for i, pc := range percentiles {
 		if pc < 0 || pc > 100 {
-			return nil, rpc.ArgError(2, "rewardPercentiles", "%v: %f", errInvalidPercentile, pc)
+			return nil, p.ArgError(2, "rewardPercentiles", "%v: %f", errInvalidPercentile, pc)
 		}
 		if i > 0 && pc <= percentiles[i-1] {
-			return nil, rpc.ArgError(2, "rewardPercentiles", "%v: #%d:%f >= #%d:%f", errInvalidPercentile, i-1, percentiles[i-1], i, pc)
+			return nil, p.ArgError(2, "rewardPercentiles", "%v: #%d:%f >= #%d:%f", errInvalidPercentile, i-1, percentiles[i-1], i, pc)
 		}
 	}
 	if sel.Tag == TagPending {

@@ -382,7 +382,7 @@ func (a *API) subscribeLogs(ctx context.Context, sub *rpc.Subscription, p rpc.Pa
 		return err
 	}
 	if f.BlockHash != nil {
-		return rpc.ArgError(0, "filter", "blockHash is not supported in a logs subscription")
+		return p.ArgError(0, "filter", "blockHash is not supported in a logs subscription")
 	}
 	a.followHeads(sub.Done(), func(h *types.Header) bool {
 		r, err := a.open()

@@ -97,7 +97,7 @@ func (a *API) subscribePendingLogs(ctx context.Context, sub *rpc.Subscription, p
 		return err
 	}
 	if f.BlockHash != nil || f.FromBlock != nil || f.ToBlock != nil {
-		return rpc.ArgError(0, "filter", "pendingLogs takes only address and topics")
+		return p.ArgError(0, "filter", "pendingLogs takes only address and topics")
 	}
 	feed := a.preconfFeed()
 	if feed == nil {

@@ -37,7 +37,7 @@ func (a *API) ethSendRawTransaction(ctx context.Context, p rpc.Params) (any, err
 		return nil, err
 	}
 	if len(raw) == 0 {
-		return nil, rpc.ArgError(0, "transaction", "empty transaction")
+		return nil, p.ArgError(0, "transaction", "empty transaction")
 	}
 	limit := maxRawTxBytes
 	if raw[0] == types.BlobTxType {
@@ -48,24 +48,33 @@ func (a *API) ethSendRawTransaction(ctx context.Context, p rpc.Params) (any, err
 	}
 	tx := new(types.Transaction)
 	if err := tx.UnmarshalBinary(raw); err != nil {
-		return nil, rpc.ArgError(0, "transaction", "cannot decode transaction: %v", err)
+		return nil, p.ArgError(0, "transaction", "cannot decode transaction: %v", err)
 	}
+	if err := a.submit(tx); err != nil {
+		return nil, err
+	}
+	return tx.Hash(), nil
+}
+
+// submit applies the RPC-level checks (replay protection, fee cap) and
+// hands tx to the pool (eth_sendRawTransaction, eth_sendTransaction).
+func (a *API) submit(tx *types.Transaction) error {
 	if a.pool == nil {
-		return nil, ErrNoTxPool
+		return ErrNoTxPool
 	}
 	if tx.Type() == types.LegacyTxType && !tx.Protected() {
-		return nil, ErrUnprotectedTx
+		return ErrUnprotectedTx
 	}
 	fee := new(big.Int).Mul(tx.GasPrice(), new(big.Int).SetUint64(tx.Gas()))
 	if feeCap := a.cfg.TxFeeCap; feeCap != nil && feeCap.Sign() > 0 && fee.Cmp(feeCap) > 0 {
-		return nil, fmt.Errorf("%w: %s wei > %s wei", ErrTxFeeTooHigh, fee, feeCap)
+		return fmt.Errorf("%w: %s wei > %s wei", ErrTxFeeTooHigh, fee, feeCap)
 	}
 	if err := a.pool.Add(tx); err != nil {
 		var e *rpc.Error
 		if errors.As(err, &e) {
-			return nil, err
+			return err
 		}
-		return nil, fmt.Errorf("%w: %v", ErrTxRejected, err)
+		return fmt.Errorf("%w: %v", ErrTxRejected, err)
 	}
-	return tx.Hash(), nil
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 
+	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/rpc"
 )
 
@@ -52,17 +53,23 @@ func parseSlot(s string) (common.Hash, error) {
 	return common.Hash(w), nil
 }
 
-// stateAccount decodes (address, block) of the account getters and reads
-// the account through one resolved block.
-func (a *API) withAccount(p rpc.Params, fn func(blk *ReadContext, addr common.Address) (any, error)) (any, error) {
-	if err := p.AtMost(2); err != nil {
-		return nil, err
-	}
+// accountArgs decodes (address, block?) of the account getters.
+func accountArgs(p rpc.Params) (common.Address, BlockSelector, error) {
 	var addr common.Address
+	if err := p.AtMost(2); err != nil {
+		return addr, BlockSelector{}, err
+	}
 	if err := p.Decode(0, "address", &addr); err != nil {
-		return nil, err
+		return addr, BlockSelector{}, err
 	}
 	sel, err := DecodeSelector(p, 1, "block")
+	return addr, sel, err
+}
+
+// withAccount decodes (address, block) of the account getters and reads
+// the account through one resolved block.
+func (a *API) withAccount(p rpc.Params, fn func(blk *ReadContext, addr common.Address) (any, error)) (any, error) {
+	addr, sel, err := accountArgs(p)
 	if err != nil {
 		return nil, err
 	}
@@ -84,14 +91,40 @@ func (a *API) getBalance(_ context.Context, p rpc.Params) (any, error) {
 	})
 }
 
+// getTransactionCount is the account's nonce at the block. At "pending" it
+// also counts the sender's pooled transactions (the run of consecutive
+// nonces from its pre-confirmed nonce): the nonce its next transaction must
+// take, as go-ethereum and anvil answer, so that a client sending several
+// transactions in a row never reuses one.
 func (a *API) getTransactionCount(_ context.Context, p rpc.Params) (any, error) {
-	return a.withAccount(p, func(blk *ReadContext, addr common.Address) (any, error) {
-		acc, err := blk.State().Account(addr)
-		if err != nil || acc == nil {
-			return hexutil.Uint64(0), err
-		}
-		return hexutil.Uint64(acc.Nonce), nil
-	})
+	addr, sel, err := accountArgs(p)
+	if err != nil {
+		return nil, err
+	}
+	n, err := a.nonceAt(addr, sel)
+	return hexutil.Uint64(n), err
+}
+
+// nonceAt is addr's nonce at sel; at "pending", pool included.
+func (a *API) nonceAt(addr common.Address, sel BlockSelector) (uint64, error) {
+	var pooled pending.PooledNonces
+	if sel.Tag == TagPending && a.pool != nil {
+		pooled = a.pool.Nonces(addr) // before the state read (see pending.Pool.Nonces)
+	}
+	blk, err := a.Resolve(sel)
+	if err != nil {
+		return 0, err
+	}
+	defer blk.Close()
+	acc, err := blk.State().Account(addr)
+	if err != nil {
+		return 0, err
+	}
+	var n uint64
+	if acc != nil {
+		n = acc.Nonce
+	}
+	return pooled.Next(n), nil
 }
 
 func (a *API) getCode(_ context.Context, p rpc.Params) (any, error) {

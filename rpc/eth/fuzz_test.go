@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+
+	"github.com/ethereum/go-ethereum/signer/core/apitypes"
 )
 
 // FuzzBlockSelector: never panics; a decoded selector has exactly one form
@@ -89,5 +91,34 @@ func FuzzCallArgs(f *testing.F) {
 		_ = a.Data()
 		var w Word
 		_ = json.Unmarshal(data, &w)
+	})
+}
+
+// FuzzTypedData: decoding EIP-712 typed data (eth_signTypedData_v4's
+// argument, object or JSON string) and hashing it never panics, and the
+// two forms of one input decode to the same hash.
+func FuzzTypedData(f *testing.F) {
+	for _, s := range []string{
+		`{"types":{"EIP712Domain":[{"name":"chainId","type":"uint256"}],"V":[{"name":"v","type":"uint256"}]},"primaryType":"V","domain":{"chainId":1},"message":{"v":1}}`,
+		`{"types":{"EIP712Domain":[],"M":[{"name":"a","type":"bytes32[]"},{"name":"b","type":"M2"}],"M2":[{"name":"s","type":"string"}]},"primaryType":"M","domain":{},"message":{"a":["0x01"],"b":{"s":"x"}}}`,
+		`{"types":{},"primaryType":"X","message":{}}`, `"{}"`, `{}`, `[]`, `null`, `{"types":{"V":[]},"primaryType":"V","message":{"v":1e400}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		td, err := decodeTypedData(data)
+		if err != nil {
+			return
+		}
+		h1, _, err1 := apitypes.TypedDataAndHash(*td)
+		quoted, _ := json.Marshal(string(data))
+		td2, err := decodeTypedData(quoted)
+		if err != nil {
+			t.Fatalf("object decodes, its JSON string does not: %v", err)
+		}
+		h2, _, err2 := apitypes.TypedDataAndHash(*td2)
+		if (err1 == nil) != (err2 == nil) || !bytes.Equal(h1, h2) {
+			t.Fatalf("object and string forms differ: %x %v / %x %v", h1, err1, h2, err2)
+		}
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -152,6 +153,9 @@ func (s *BlockSelector) fromString(str string, allowHash bool) error {
 		}
 		*s = BlockSelector{Hash: &h}
 		return nil
+	}
+	if strings.HasPrefix(str, "-") {
+		return fmt.Errorf("invalid block number %s: negative (want 0x followed by hex digits, or a tag)", quoteInput(str))
 	}
 	n, err := hexutil.DecodeUint64(str)
 	if err != nil {

@@ -126,18 +126,18 @@ func (a *API) checkSimulateSize(in *simPayload) error {
 	if len(in.BlockStateCalls) == 0 {
 		return rpc.ErrInvalidParams("empty input")
 	}
-	if uint64(len(in.BlockStateCalls)) > a.cfg.SimulateMaxBlocks {
-		return &rpc.Error{Code: rpc.CodeClientLimitExceeded, Message: "too many blocks"}
+	if n := uint64(len(in.BlockStateCalls)); n > a.cfg.SimulateMaxBlocks {
+		return &rpc.Error{Code: rpc.CodeClientLimitExceeded, Message: fmt.Sprintf("too many blocks: %d (limit %d)", n, a.cfg.SimulateMaxBlocks)}
 	}
 	total := 0
-	for _, b := range in.BlockStateCalls {
+	for i, b := range in.BlockStateCalls {
 		if len(b.Calls) > a.cfg.SimulateMaxCallsPerBlock {
-			return &rpc.Error{Code: rpc.CodeClientLimitExceeded, Message: fmt.Sprintf("too many calls in block: %d > %d", len(b.Calls), a.cfg.SimulateMaxCallsPerBlock)}
+			return &rpc.Error{Code: rpc.CodeClientLimitExceeded, Message: fmt.Sprintf("too many calls in block %d: %d (limit %d per block)", i, len(b.Calls), a.cfg.SimulateMaxCallsPerBlock)}
 		}
 		total += len(b.Calls)
-		if total > a.cfg.SimulateMaxCalls {
-			return &rpc.Error{Code: rpc.CodeClientLimitExceeded, Message: fmt.Sprintf("too many calls: %d > %d", total, a.cfg.SimulateMaxCalls)}
-		}
+	}
+	if total > a.cfg.SimulateMaxCalls {
+		return &rpc.Error{Code: rpc.CodeClientLimitExceeded, Message: fmt.Sprintf("too many calls: %d (limit %d per request)", total, a.cfg.SimulateMaxCalls)}
 	}
 	return nil
 }
@@ -194,7 +194,7 @@ func (sim *simulator) plan(inputs []simBlockInput) ([]plannedBlock, error) {
 			return nil, &rpc.Error{Code: rpc.CodeBlockNumberInvalid, Message: fmt.Sprintf("block numbers must be in order: %d <= %d", num, prevNum)}
 		}
 		if num-baseNum > maxSpan {
-			return nil, &rpc.Error{Code: rpc.CodeClientLimitExceeded, Message: "too many blocks"}
+			return nil, &rpc.Error{Code: rpc.CodeClientLimitExceeded, Message: fmt.Sprintf("too many blocks: block %d is %d blocks after the base block %d, gaps included (limit %d)", num, num-baseNum, baseNum, maxSpan)}
 		}
 		for n := prevNum + 1; n < num; n++ {
 			prevTime += interval

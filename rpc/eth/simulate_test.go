@@ -320,10 +320,10 @@ func TestSimulateLimits(t *testing.T) {
 		msg     string
 	}{
 		{"empty", blocks(), rpc.CodeInvalidParams, "empty"},
-		{"too many entries", blocks(make([]any, 9)...), rpc.CodeClientLimitExceeded, "too many blocks"},
-		{"span beyond limit", blocks(bo("number", "0x3f")), rpc.CodeClientLimitExceeded, "too many blocks"},
-		{"calls per block", blocks(withCalls(3)), rpc.CodeClientLimitExceeded, "in block"},
-		{"calls in total", blocks(withCalls(2), withCalls(2)), rpc.CodeClientLimitExceeded, "too many calls"},
+		{"too many entries", blocks(make([]any, 9)...), rpc.CodeClientLimitExceeded, "too many blocks: 9 (limit 8)"},
+		{"span beyond limit", blocks(bo("number", "0x3f")), rpc.CodeClientLimitExceeded, "too many blocks: block 63 is 9 blocks after the base block 54, gaps included (limit 8)"},
+		{"calls per block", blocks(withCalls(3)), rpc.CodeClientLimitExceeded, "too many calls in block 0: 3 (limit 2 per block)"},
+		{"calls in total", blocks(withCalls(2), withCalls(2)), rpc.CodeClientLimitExceeded, "too many calls: 4 (limit 3 per request)"},
 		{"number not increasing", blocks(bo("number", "0x38"), bo("number", "0x38")), rpc.CodeBlockNumberInvalid, "order"},
 		{"number at base", blocks(bo("number", "0x36")), rpc.CodeBlockNumberInvalid, "order"},
 		{"time not increasing", blocks(bo("time", "0x1000"), bo("time", "0x1000")), rpc.CodeBlockTimestampInvalid, "order"},

@@ -2,7 +2,9 @@
 // and for tests: the store's single writer (chain.Writer), the pending
 // Manager that opens every read, the transaction pool, the optional
 // embedded sequencer (a driver of the pending Builder), the Ethereum API
-// (rpc/eth) and the JSON-RPC server (rpc).
+// (rpc/eth) and the JSON-RPC server (rpc). Config is data only: the dev
+// accounts' keys of `tipnode dev` come in as Config.DevKeys (none on
+// `run`), like every other setting.
 //
 // # Wiring and events
 //

@@ -54,6 +54,9 @@ func newEnv(t *testing.T) *env {
 type envOptions struct {
 	// pool configures the pool (zero: the defaults).
 	pool pending.PoolConfig
+	// keys are the node-held accounts: nil = the ten dev accounts (as
+	// `tipnode dev`), empty = none (as `tipnode run`).
+	keys []*ecdsa.PrivateKey
 }
 
 func newEnvWith(t *testing.T, opts envOptions) *env {
@@ -73,7 +76,13 @@ func newEnvWith(t *testing.T, opts envOptions) *env {
 	db, g, w := chaintest.InitStore(t, spec)
 	w.Stop() // the node opens its own writer
 	clock := pending.NewManualClock(time.Unix(genesisTime+10, 0))
-	n := startSequencerNode(t, db, g, clock, opts.pool)
+	keys := opts.keys
+	if keys == nil {
+		for _, a := range accs {
+			keys = append(keys, a.Key)
+		}
+	}
+	n := startSequencerNode(t, db, g, clock, opts.pool, keys)
 	mgr, pool, seq, api, srv := n.Pending, n.Pool, n.Sequencer, n.API, n.Server
 	return &env{t: t, db: db, g: g, clock: clock, mgr: mgr, pool: pool, seq: seq, api: api,
 		url: "http://" + srv.Addr().String(), accs: accs, signer: types.LatestSigner(g.Config),
@@ -81,13 +90,14 @@ func newEnvWith(t *testing.T, opts envOptions) *env {
 }
 
 // startSequencerNode starts a node with the default sequencer, the given
-// pool limits and an RPC server on 127.0.0.1:0 over db (no writer may run
-// on it), stopped at the end of the test.
-func startSequencerNode(t *testing.T, db *store.DB, g *chain.Genesis, clock pending.Clock, pool pending.PoolConfig) *node.Node {
+// pool limits and node-held keys, and an RPC server on 127.0.0.1:0 over db
+// (no writer may run on it), stopped at the end of the test.
+func startSequencerNode(t *testing.T, db *store.DB, g *chain.Genesis, clock pending.Clock, pool pending.PoolConfig, keys []*ecdsa.PrivateKey) *node.Node {
 	t.Helper()
 	cfg := node.DefaultConfig()
 	cfg.Server.Addr = "127.0.0.1:0"
 	cfg.Pool = pool
+	cfg.DevKeys = keys
 	seqCfg := pending.DefaultConfig()
 	cfg.Sequencer = &seqCfg
 	n, err := node.New(cfg, db, g, clock, zerolog.New(io.Discard))

@@ -2,10 +2,12 @@ package node
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"errors"
 	"fmt"
 	"time"
 
+	"github.com/ethereum/go-ethereum/crypto/kzg4844"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -31,6 +33,17 @@ type Config struct {
 	// Sequencer, when non-nil, runs the embedded sequencer with these
 	// settings (pre-confirmations and block sealing). Default nil.
 	Sequencer *pending.Config
+	// DevKeys are the keys of the node-held accounts (`tipnode dev` passes
+	// its dev accounts, pending/devnet): eth_accounts lists them and
+	// eth_sendTransaction, eth_signTransaction, eth_sign, personal_sign
+	// and eth_signTypedData_v4 sign with them. Default none (eth_accounts
+	// is [] and the signing methods are refused).
+	DevKeys []*ecdsa.PrivateKey
+	// PreloadKZG loads go-ethereum's KZG trusted setup in the background
+	// at Start, so that the first blob transaction is verified at once
+	// instead of waiting for the setup (seconds). Default false; the CLI
+	// sets it for chains that schedule Cancun.
+	PreloadKZG bool
 	// Metrics serves Prometheus metrics on /metrics of the RPC listener.
 	// Default false.
 	Metrics bool
@@ -133,6 +146,7 @@ func New(cfg Config, db *store.DB, g *chain.Genesis, clock pending.Clock, log ze
 	if !cfg.ReadOnly {
 		pool = n.Pool
 	}
+	apiCfg.Accounts = cfg.DevKeys
 	if n.API, err = eth.NewAPI(apiCfg, g, exec, n.Pending, w, pool, log); err != nil {
 		w.Stop()
 		return nil, err
@@ -159,6 +173,9 @@ func New(cfg Config, db *store.DB, g *chain.Genesis, clock pending.Clock, log ze
 // Start starts the writer, the sequencer (which publishes its first
 // snapshot before returning) and then the RPC server.
 func (n *Node) Start() error {
+	if n.cfg.PreloadKZG {
+		go kzg4844.BlobToCommitment(new(kzg4844.Blob)) // the first use loads the setup
+	}
 	n.Writer.Start()
 	if n.Sequencer != nil {
 		if err := n.Sequencer.Start(); err != nil {

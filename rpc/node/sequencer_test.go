@@ -354,7 +354,7 @@ func TestPoolRefusals(t *testing.T) {
 		{"gas above block limit", mod(func(tx *types.DynamicFeeTx) { tx.Nonce = 1; tx.Gas = 100_000_000 }), pending.ErrGasLimit},
 		{"gas above tx cap", mod(func(tx *types.DynamicFeeTx) { tx.Nonce = 1; tx.Gas = params.MaxTxGas + 1 }), pending.ErrGasLimit},
 		{"oversized", mod(func(tx *types.DynamicFeeTx) { tx.Nonce = 1; tx.Gas = 10_000_000; tx.Data = make([]byte, 130<<10) }), pending.ErrOversized},
-		{"blob", signTx(t, e.signer, key, &types.BlobTx{ChainID: uint256FromBig(e.g.Config.ChainID), Nonce: 1, GasTipCap: u256(1), GasFeeCap: u256(10 * params.GWei), Gas: 21000, To: to, BlobFeeCap: u256(1), BlobHashes: []common.Hash{{1}}}), pending.ErrTxTypeNotSupported},
+		{"blob without sidecar", signTx(t, e.signer, key, &types.BlobTx{ChainID: uint256FromBig(e.g.Config.ChainID), Nonce: 1, GasTipCap: u256(1), GasFeeCap: u256(10 * params.GWei), Gas: 21000, To: to, BlobFeeCap: u256(1), BlobHashes: []common.Hash{{1}}}), pending.ErrBlobSidecar},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := e.pool.Add(tc.tx)
@@ -478,7 +478,7 @@ func TestNotificationsAfterSwap(t *testing.T) {
 func TestSequencerOnConformanceChain(t *testing.T) {
 	db, g := chaintest.ImportedStore(t)
 	clock := pending.NewManualClock(time.Unix(2_000_000_000, 0))
-	n := startSequencerNode(t, db, g, clock, pending.PoolConfig{})
+	n := startSequencerNode(t, db, g, clock, pending.PoolConfig{}, nil)
 	mgr, seq := n.Pending, n.Sequencer
 	if got := mgr.Current().Anchor().Hash().Hex(); got != chaintest.HeadHash {
 		t.Fatalf("anchor %s, want the conformance head", got)

@@ -1,0 +1,337 @@
+package main
+
+// The client-compatibility suite: viem, ethers v6 and web3.js v4 (pinned in
+// testdata/clients/package-lock.json) against a real `tipnode dev` process
+// built from this package. The libraries are installed from the npm
+// registry with `npm ci` into a cache directory keyed by the lock file, once
+// per lock file; the test skips, saying so, when node or npm is missing or
+// the registry cannot be reached. testdata/clients/README.md lists what each
+// script checks.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const clientsDir = "testdata/clients"
+
+// clientResult is one (library, feature) outcome printed by run.mjs.
+type clientResult struct {
+	Lib     string `json:"lib"`
+	Feature string `json:"feature"`
+	OK      bool   `json:"ok"`
+	Detail  string `json:"detail"`
+	MS      int    `json:"ms"`
+}
+
+func TestClientLibraries(t *testing.T) {
+	if testing.Short() {
+		t.Skip("client-compatibility suite skipped in -short mode")
+	}
+	nodeBin, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("client-compatibility suite skipped: node is not installed (needs node >= 18 and npm)")
+	}
+	npmBin, err := exec.LookPath("npm")
+	if err != nil {
+		t.Skip("client-compatibility suite skipped: npm is not installed")
+	}
+	if v, err := exec.Command(nodeBin, "-p", "process.versions.node.split('.')[0]").Output(); err != nil {
+		t.Skipf("client-compatibility suite skipped: node does not run: %v", err)
+	} else if major, _ := strconv.Atoi(strings.TrimSpace(string(v))); major < 18 {
+		t.Skipf("client-compatibility suite skipped: node %s is older than 18", strings.TrimSpace(string(v)))
+	}
+	modules := installClientLibraries(t, npmBin)
+
+	// The suite's scripts beside the installed libraries.
+	work := t.TempDir()
+	entries, err := os.ReadDir(clientsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".mjs") || e.Name() == "Counter.json" {
+			b, err := os.ReadFile(filepath.Join(clientsDir, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(work, e.Name()), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := os.Symlink(modules, filepath.Join(work, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+
+	url, stop := startDevProcess(t, buildTipnode(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, nodeBin, "run.mjs", url)
+	cmd.Dir = work
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	t0 := time.Now()
+	runErr := cmd.Run()
+	elapsed := time.Since(t0)
+	stop()
+	if runErr != nil {
+		t.Fatalf("node run.mjs: %v\nstderr:\n%s\nstdout:\n%s", runErr, tail(stderr.String(), 4000), tail(stdout.String(), 2000))
+	}
+	var out struct {
+		Results []clientResult `json:"results"`
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &out); err != nil || len(out.Results) == 0 {
+		t.Fatalf("no results from run.mjs (%v):\n%s\nstderr:\n%s", err, tail(stdout.String(), 2000), tail(stderr.String(), 2000))
+	}
+	t.Logf("client-compatibility suite (%s):\n%s", elapsed.Round(time.Second), resultTable(out.Results))
+	for _, r := range out.Results {
+		if !r.OK {
+			t.Errorf("%s: %s: %s", r.Lib, r.Feature, r.Detail)
+		}
+	}
+	// Each library must have reported every feature it has.
+	for _, lib := range []string{"viem", "ethers", "web3"} {
+		n := 0
+		for _, r := range out.Results {
+			if r.Lib == lib {
+				n++
+			}
+		}
+		if n < 9 {
+			t.Errorf("%s reported %d features, want at least 9", lib, n)
+		}
+	}
+}
+
+// installClientLibraries runs `npm ci` for testdata/clients into a cache
+// directory keyed by the lock file (once; later runs reuse it) and returns
+// its node_modules. It skips the test when the registry is unreachable.
+func installClientLibraries(t *testing.T, npm string) string {
+	t.Helper()
+	lock, err := os.ReadFile(filepath.Join(clientsDir, "package-lock.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg, err := os.ReadFile(filepath.Join(clientsDir, "package.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(append(append([]byte{}, pkg...), lock...))
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = os.TempDir()
+	}
+	root := filepath.Join(base, "tipnode", "client-suite")
+	dir := filepath.Join(root, hex.EncodeToString(sum[:8]))
+	modules := filepath.Join(dir, "node_modules")
+	if _, err := os.Stat(filepath.Join(dir, "installed")); err == nil {
+		return modules
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp, err := os.MkdirTemp(root, "install-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	for name, b := range map[string][]byte{"package.json": pkg, "package-lock.json": lock} {
+		if err := os.WriteFile(filepath.Join(tmp, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts", "--prefer-offline", "--loglevel=error")
+	cmd.Dir = tmp
+	if out, err := cmd.CombinedOutput(); err != nil {
+		ping := exec.Command(npm, "ping", "--fetch-timeout=15000", "--fetch-retries=0")
+		if pout, perr := ping.CombinedOutput(); perr != nil {
+			t.Skipf("client-compatibility suite skipped: the npm registry is unreachable (npm ping: %v: %s)", perr, tail(string(pout), 300))
+		}
+		t.Fatalf("npm ci of %s: %v\n%s", clientsDir, err, tail(string(out), 3000))
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "installed"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		// Another run installed it meanwhile: use that one.
+		if _, serr := os.Stat(filepath.Join(dir, "installed")); serr != nil {
+			t.Fatal(err)
+		}
+	}
+	return modules
+}
+
+// buildTipnode builds this command into a temporary directory.
+func buildTipnode(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "tipnode")
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goBin); err != nil {
+		goBin = "go"
+	}
+	cmd := exec.Command(goBin, "build", "-o", bin, ".")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+var bannerURL = regexp.MustCompile(`JSON-RPC: (http://\S+)`)
+var bannerDir = regexp.MustCompile(`data directory (\S+)`)
+
+// startDevProcess starts `tipnode dev` on a free port and returns its URL
+// (read from the banner, printed once the port is bound) and a stop
+// function that interrupts it and checks it exits cleanly and removes its
+// temporary data directory.
+func startDevProcess(t *testing.T, bin string) (string, func()) {
+	t.Helper()
+	cmd := exec.Command(bin, "dev", "--http.addr", "127.0.0.1:0", "--log.format", "json")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := new(lockedWriter)
+	cmd.Stderr = logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	found := make(chan [2]string, 1)
+	go func() {
+		var url, dir string
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if m := bannerDir.FindStringSubmatch(sc.Text()); m != nil {
+				dir = strings.TrimSuffix(m[1], ",")
+			}
+			if m := bannerURL.FindStringSubmatch(sc.Text()); m != nil {
+				url = m[1]
+				found <- [2]string{url, dir}
+			}
+		}
+		io.Copy(io.Discard, stdout)
+	}()
+	var url, dir string
+	select {
+	case v := <-found:
+		url, dir = v[0], v[1]
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("tipnode dev printed no banner within 60 s; log:\n%s", tail(logs.String(), 3000))
+	}
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cmd.Process.Signal(syscall.SIGINT)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("tipnode dev exited with %v; log:\n%s", err, tail(logs.String(), 3000))
+			}
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			<-done
+			t.Errorf("tipnode dev did not stop within 30 s of SIGINT")
+		}
+		if dir != "" {
+			if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("tipnode dev left its temporary data directory %s (stat: %v)", dir, err)
+			}
+		}
+	}
+	t.Cleanup(stop)
+	return url, stop
+}
+
+// resultTable formats the results as library x feature.
+func resultTable(rs []clientResult) string {
+	var libs, features []string
+	seenLib, seenFeat := map[string]bool{}, map[string]bool{}
+	cell := map[[2]string]string{}
+	for _, r := range rs {
+		if !seenLib[r.Lib] {
+			seenLib[r.Lib] = true
+			libs = append(libs, r.Lib)
+		}
+		if !seenFeat[r.Feature] {
+			seenFeat[r.Feature] = true
+			features = append(features, r.Feature)
+		}
+		mark := "pass"
+		if !r.OK {
+			mark = "FAIL"
+		}
+		cell[[2]string{r.Feature, r.Lib}] = mark
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "| %-85s |", "feature")
+	for _, l := range libs {
+		fmt.Fprintf(&sb, " %-6s |", l)
+	}
+	sb.WriteString("\n")
+	for _, f := range features {
+		fmt.Fprintf(&sb, "| %-85s |", f)
+		for _, l := range libs {
+			c := cell[[2]string{f, l}]
+			if c == "" {
+				c = "-"
+			}
+			fmt.Fprintf(&sb, " %-6s |", c)
+		}
+		sb.WriteString("\n")
+	}
+	return sb.String()
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}
+
+// lockedWriter is a buffer written on the process's stderr-copying
+// goroutine and read by the test.
+type lockedWriter struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lockedWriter) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}

@@ -1,0 +1,203 @@
+// viem against tipnode dev.
+
+import {
+  createPublicClient, createWalletClient, defineChain, http, webSocket, parseEther, parseEventLogs,
+  BaseError, ContractFunctionRevertedError, TransactionReceiptNotFoundError, verifyMessage, verifyTypedData,
+} from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { keys, addresses, counter, ZERO_HASH, beforeSeal, check, poll, sealed, show, within } from './common.mjs';
+
+const lib = 'viem';
+
+// revertedError finds viem's typed revert error in an error chain.
+function revertedError(e) {
+  check(e instanceof BaseError, `not a viem error: ${e}`);
+  const r = e.walk((x) => x instanceof ContractFunctionRevertedError);
+  check(r, `no ContractFunctionRevertedError in: ${e.shortMessage}`);
+  return r;
+}
+
+async function expectRevert(p) {
+  try {
+    await p;
+  } catch (e) {
+    return revertedError(e);
+  }
+  throw new Error('did not revert');
+}
+
+export async function run({ url, wsUrl, rec }) {
+  const chain = defineChain({
+    id: 1337, name: 'tipnode dev', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [url], webSocket: [wsUrl] } },
+  });
+  let batches = 0;
+  const transport = http(url, {
+    batch: true,
+    onFetchRequest: async (req) => { if (Array.isArray(await req.clone().json())) batches++; },
+  });
+  const client = createPublicClient({ chain, transport, pollingInterval: 100 });
+  const account = privateKeyToAccount(keys[1]);
+  const wallet = createWalletClient({ chain, transport: http(url), account, pollingInterval: 100 });
+  const { abi, bytecode } = counter;
+
+  // preconfirmed polls for a transaction's receipt and returns it as soon
+  // as it is pre-confirmed (before the seal: block hash zero).
+  const preconfirmed = (hash) => poll(`receipt of ${hash}`, async () => {
+    try {
+      return await client.getTransactionReceipt({ hash });
+    } catch (e) {
+      if (e instanceof TransactionReceiptNotFoundError) return null;
+      throw e;
+    }
+  });
+
+  await rec.feature(lib, 'three sends in a row', async () => {
+    const hashes = [];
+    for (let i = 1n; i <= 3n; i++) {
+      hashes.push(await wallet.sendTransaction({ to: addresses[0], value: i })); // only the hash is awaited
+    }
+    const rs = await Promise.all(hashes.map((hash) => client.waitForTransactionReceipt({ hash, pollingInterval: 100 })));
+    check(rs.every((r) => r.status === 'success'), 'a send failed');
+    const txs = await Promise.all(hashes.map((hash) => client.getTransaction({ hash })));
+    check(new Set(txs.map((t) => t.nonce)).size === 3, `nonces ${txs.map((t) => t.nonce)}`);
+    return `nonces ${txs.map((t) => t.nonce).join(',')}`;
+  });
+
+  let contract;
+  await rec.feature(lib, 'deploy, read at pending after the pre-confirmed receipt, at latest after the seal', async () => {
+    const r = await beforeSeal(async () => preconfirmed(await wallet.deployContract({ abi, bytecode, args: [7n] })));
+    check(r.status === 'success' && r.contractAddress, 'deployment failed');
+    check(r.effectiveGasPrice > 0n, `effectiveGasPrice ${r.effectiveGasPrice}`);
+    contract = r.contractAddress;
+    const v = await client.readContract({ address: contract, abi, functionName: 'value', blockTag: 'pending' });
+    check(v === 7n, `pending value ${v}`);
+    const set = await wallet.writeContract({ address: contract, abi, functionName: 'set', args: [42n] });
+    const sr = await preconfirmed(set);
+    const [log] = parseEventLogs({ abi, logs: sr.logs, eventName: 'Set' });
+    check(log && log.args.value === 42n, 'Set log not decoded from the pre-confirmed receipt');
+    check(await client.readContract({ address: contract, abi, functionName: 'value', blockTag: 'pending' }) === 42n, 'pending after set');
+    await sealed(url, set);
+    const latest = await client.readContract({ address: contract, abi, functionName: 'value', blockTag: 'latest' });
+    check(latest === 42n, `latest value after the seal ${latest}`);
+    const final = await client.waitForTransactionReceipt({ hash: set, pollingInterval: 100 });
+    check(final.blockHash !== ZERO_HASH, 'sealed receipt without block hash');
+    return `contract ${contract}`;
+  });
+
+  await rec.feature(lib, 'revert reason and custom error decoded', async () => {
+    const boom = await expectRevert(client.readContract({ address: contract, abi, functionName: 'boom' }));
+    check(boom.reason === 'boom', `reason ${boom.reason}`);
+    const custom = await expectRevert(client.readContract({ address: contract, abi, functionName: 'custom', args: [5n], account: account.address }));
+    check(custom.data?.errorName === 'Custom' && custom.data.args[0] === 5n && custom.data.args[1] === account.address, `custom error ${show(custom.data)}`);
+    const sim = await expectRevert(client.simulateContract({ address: contract, abi, functionName: 'boom', account }));
+    check(sim.reason === 'boom', `simulateContract reason ${sim.reason}`);
+    return 'ContractFunctionRevertedError: boom / Custom(5, sender)';
+  });
+
+  await rec.feature(lib, 'estimateGas of a revert', async () => {
+    const e = await expectRevert(client.estimateContractGas({ address: contract, abi, functionName: 'boom', account }));
+    check(e.reason === 'boom', `reason ${e.reason}`);
+    const c = await expectRevert(client.estimateContractGas({ address: contract, abi, functionName: 'custom', args: [9n], account }));
+    check(c.data?.errorName === 'Custom', `custom ${c.data?.errorName}`);
+    return 'ContractFunctionRevertedError';
+  });
+
+  await rec.feature(lib, 'simulateBlocks with overrides and traceTransfers', async () => {
+    const fresh = '0x00000000000000000000000000000000c0ffee01';
+    const [block] = await client.simulateBlocks({
+      blocks: [{
+        stateOverrides: [{ address: fresh, balance: parseEther('10') }],
+        calls: [
+          { account: fresh, to: addresses[6], value: parseEther('1') },
+          { abi, to: contract, functionName: 'value' },
+          { abi, to: contract, functionName: 'boom' },
+        ],
+      }],
+      traceTransfers: true,
+    });
+    const [transfer, read, fail] = block.calls;
+    check(transfer.status === 'success', `transfer ${transfer.status}`);
+    const t = transfer.logs.find((l) => l.address.toLowerCase() === '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee');
+    check(t, `no traced transfer log in ${show(transfer.logs)}`);
+    check(read.status === 'success' && read.result === 42n, `read ${read.status} ${read.result}`);
+    check(fail.status === 'failure' && fail.error, `boom ${fail.status}`);
+    return `${block.calls.length} calls, transfer traced`;
+  });
+
+  await rec.feature(lib, 'JSON-RPC batch', async () => {
+    const before = batches;
+    const [bal, n, id, nonce] = await Promise.all([
+      client.getBalance({ address: addresses[0] }), client.getBlockNumber(), client.getChainId(), client.getTransactionCount({ address: account.address }),
+    ]);
+    check(bal > 0n && n > 0n && id === 1337 && nonce >= 3, `answers ${bal} ${n} ${id} ${nonce}`);
+    check(batches > before, 'the requests were not sent as a batch');
+    return `${batches - before} batch(es)`;
+  });
+
+  const ws = createPublicClient({ chain, transport: webSocket(wsUrl) });
+  try {
+    await rec.feature(lib, 'websocket newHeads', async () => {
+      const head = await within(10_000, 'newHeads', new Promise((resolve, reject) => {
+        const un = ws.watchBlocks({ onBlock: (b) => { un(); resolve(b); }, onError: reject });
+      }));
+      check(head.number > 0n && head.hash, 'block without number/hash');
+      return `block ${head.number}`;
+    });
+
+    await rec.feature(lib, 'websocket logs', async () => {
+      const got = new Promise((resolve, reject) => {
+        const un = ws.watchContractEvent({ address: contract, abi, eventName: 'Set', onLogs: (logs) => { un(); resolve(logs[0]); }, onError: reject });
+      });
+      await new Promise((r) => setTimeout(r, 200)); // let the subscription start
+      await wallet.writeContract({ address: contract, abi, functionName: 'set', args: [99n] });
+      const log = await within(10_000, 'logs', got);
+      check(log.args.value === 99n, `log value ${log.args.value}`);
+      return 'Set(99)';
+    });
+
+    await rec.feature(lib, 'websocket newPreconfirmations', async () => {
+      let hash;
+      const seen = [];
+      const got = new Promise((resolve, reject) => {
+        ws.transport.subscribe({
+          params: ['newPreconfirmations'],
+          onData: (d) => { seen.push(d.result); if (hash && d.result.transactions.includes(hash)) resolve(d.result); },
+          onError: reject,
+        }).catch(reject);
+      });
+      await new Promise((r) => setTimeout(r, 200));
+      hash = await wallet.sendTransaction({ to: addresses[0], value: 1n });
+      const p = await within(10_000, 'newPreconfirmations', got);
+      check(BigInt(p.index) > 0n, `index ${p.index}`);
+      return `block ${BigInt(p.blockNumber)} index ${BigInt(p.index)}`;
+    });
+  } finally {
+    await ws.transport.getRpcClient?.().then((c) => c.close()).catch(() => {});
+  }
+
+  await rec.feature(lib, 'node-held accounts + eth_sendTransaction + signing methods', async () => {
+    const nodeAccount = addresses[4];
+    const nodeWallet = createWalletClient({ chain, transport: http(url), account: nodeAccount });
+    const all = await nodeWallet.getAddresses();
+    check(all.map((a) => a.toLowerCase()).includes(nodeAccount.toLowerCase()), `eth_accounts ${all}`);
+    const hashes = [];
+    for (let i = 0; i < 2; i++) hashes.push(await nodeWallet.sendTransaction({ to: addresses[0], value: 1n }));
+    const rs = await Promise.all(hashes.map((hash) => client.waitForTransactionReceipt({ hash, pollingInterval: 100 })));
+    check(rs.every((r) => r.status === 'success' && r.from.toLowerCase() === nodeAccount.toLowerCase()), 'eth_sendTransaction');
+    const message = 'hello tipnode';
+    const sig = await nodeWallet.signMessage({ message });
+    check(await verifyMessage({ address: nodeAccount, message, signature: sig }), 'personal_sign signature does not verify');
+    const typed = {
+      domain: { name: 'tipnode', version: '1', chainId: 1337, verifyingContract: contract },
+      types: { Mail: [{ name: 'to', type: 'address' }, { name: 'amount', type: 'uint256' }, { name: 'note', type: 'string' }] },
+      primaryType: 'Mail',
+      message: { to: addresses[0], amount: 2n ** 200n, note: 'hi' },
+    };
+    const tsig = await nodeWallet.signTypedData(typed);
+    check(await verifyTypedData({ address: nodeAccount, signature: tsig, ...typed }), 'eth_signTypedData_v4 signature does not verify');
+    const raw = await nodeWallet.signTransaction({ to: addresses[0], value: 1n });
+    check(/^0x02/.test(raw), `eth_signTransaction ${raw.slice(0, 10)}`);
+    return 'getAddresses (eth_accounts), sendTransaction x2, signMessage, signTypedData, signTransaction';
+  });
+}
