@@ -209,7 +209,7 @@ func (s *Sequencer) loop(t Ticker) {
 }
 
 func (s *Sequencer) fail(err error) {
-	err = fmt.Errorf("%w: %v", ErrSequencer, err)
+	err = fmt.Errorf("%w: %w", ErrSequencer, err)
 	s.err.Store(&err)
 	s.log.Error().Err(err).Msg("sequencer stopped on a fault")
 }

@@ -56,6 +56,7 @@ type Server struct {
 	limited   map[string]bool // methods with their own Limiter (RegisterLimited)
 	subs      map[string]SubscribeHandler
 	mapper    func(error) *Error
+	batchCtx  func(context.Context) (context.Context, func())
 	listener  net.Listener
 	stopping  bool
 	wsConns   map[*wsConn]struct{}
@@ -64,11 +65,11 @@ type Server struct {
 
 	active tracker // ServeHTTP calls, websocket connections, running handlers
 
-	conns  *connLimits   // connection admission (MaxConns, MaxConnsPerIP, ConnReserve)
-	calls  *addrSlots    // executing calls per client address (MaxCallsPerIP)
-	output *outputBudget // server-wide queued output (MaxQueuedOutput)
-	stats  stats         // counters exported by Collector
-	timeoutWarn rateLimiter // timed-out requests' warnings (calllog.go)
+	conns       *connLimits   // connection admission (MaxConns, MaxConnsPerIP, ConnReserve)
+	calls       *addrSlots    // executing calls per client address (MaxCallsPerIP)
+	output      *outputBudget // server-wide queued output (MaxQueuedOutput)
+	stats       stats         // counters exported by Collector
+	timeoutWarn rateLimiter   // timed-out requests' warnings (calllog.go)
 }
 
 // NewServer validates cfg and returns a Server; zero fields of cfg take
@@ -169,6 +170,17 @@ func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, 
 func (s *Server) SetErrorMapper(m func(error) *Error) {
 	s.mu.Lock()
 	s.mapper = m
+	s.mu.Unlock()
+}
+
+// SetBatchScope installs fn, called once per JSON-RPC batch before any of
+// its elements runs: the elements run with the context it returns, and
+// release runs after the last element finished. The method layer uses it to
+// give every element of a batch the same consistent read. Call it before
+// serving.
+func (s *Server) SetBatchScope(fn func(ctx context.Context) (scoped context.Context, release func())) {
+	s.mu.Lock()
+	s.batchCtx = fn
 	s.mu.Unlock()
 }
 
@@ -416,6 +428,14 @@ func (s *Server) handleMessage(parent context.Context, body []byte, ss *session)
 			return s.refuse(reqs[0], ss, aerr)
 		}
 		return s.execute(ctx, reqs[0], ss, release) // execute enforces MaxResponseBytes
+	}
+	s.mu.RLock()
+	scope := s.batchCtx
+	s.mu.RUnlock()
+	if scope != nil {
+		var release func()
+		ctx, release = scope(ctx)
+		defer release()
 	}
 	parts := make([][]byte, len(reqs))
 	sem := make(chan struct{}, s.cfg.BatchParallelism)

@@ -1,6 +1,7 @@
 package eth
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"errors"
 	"fmt"
@@ -187,7 +188,66 @@ func NewAPI(cfg APIConfig, g *chain.Genesis, exec *chain.Executor, reads *pendin
 func (a *API) Executions() *rpc.Limiter { return a.execs }
 
 // open opens one consistent read (see pending.Manager.Open).
-func (a *API) open() (*pending.Read, error) { return a.reads.Open() }
+// Within a batch (BatchScope), every element gets the batch's one read.
+func (a *API) open(ctx context.Context) (*pending.Read, error) {
+	if sc, ok := ctx.Value(batchScopeKey{}).(*batchScope); ok {
+		return sc.read(a.reads)
+	}
+	return a.reads.Open()
+}
+
+// head is the canonical head a request sees (the batch's, in a batch).
+func (a *API) head(ctx context.Context) (*chain.Head, error) {
+	if _, ok := ctx.Value(batchScopeKey{}).(*batchScope); ok {
+		r, err := a.open(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer r.Close()
+		return r.Head, nil
+	}
+	return a.reads.Head(), nil
+}
+
+// batchScopeKey keys the batchScope in a batch's context.
+type batchScopeKey struct{}
+
+// batchScope is one batch's read, opened by the first element that reads
+// and shared by all (one head, one view, one pending snapshot), closed when
+// the batch is done.
+type batchScope struct {
+	once sync.Once
+	r    *pending.Read
+	err  error
+}
+
+// read returns the batch's read; closing it is a no-op (the scope closes
+// the shared one).
+func (sc *batchScope) read(m *pending.Manager) (*pending.Read, error) {
+	sc.once.Do(func() { sc.r, sc.err = m.Open() })
+	if sc.err != nil {
+		return nil, sc.err
+	}
+	return &pending.Read{Head: sc.r.Head, View: sharedView{sc.r.View}, Snapshot: sc.r.Snapshot}, nil
+}
+
+// sharedView is a batch's view handed to one element: its Close does
+// nothing (the batch closes the view).
+type sharedView struct{ store.View }
+
+func (sharedView) Close() error { return nil }
+
+// BatchScope gives a JSON-RPC batch one consistent read: every element sees
+// the same canonical head and pending snapshot (install it with
+// rpc.Server.SetBatchScope). release closes the read.
+func (a *API) BatchScope(ctx context.Context) (context.Context, func()) {
+	sc := &batchScope{}
+	return context.WithValue(ctx, batchScopeKey{}, sc), func() {
+		if sc.r != nil {
+			sc.r.Close()
+		}
+	}
+}
 
 // Executor returns the chain executor.
 func (a *API) Executor() *chain.Executor { return a.exec }
@@ -238,8 +298,8 @@ func (rc *ReadContext) Close() { rc.Read.Close() }
 // view, and for pending the snapshot verified to sit on that head's
 // chain). Tags and recent numbers resolve from the in-memory head. The
 // caller must Close it.
-func (a *API) Resolve(sel BlockSelector) (*ReadContext, error) {
-	r, err := a.open()
+func (a *API) Resolve(ctx context.Context, sel BlockSelector) (*ReadContext, error) {
+	r, err := a.open(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -121,6 +121,7 @@ func startAPI(t testing.TB, cfg APIConfig, g *chain.Genesis, mgr *pending.Manage
 	}
 	api.Register(srv)
 	srv.SetErrorMapper(api.MapError)
+	srv.SetBatchScope(api.BatchScope)
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ type accessListResult struct {
 // recipient's slots are listed. The list only grows from one run to the
 // next, so the loop ends; APIConfig.EVMTimeout bounds it.
 func (a *API) createAccessList(ctx context.Context, p rpc.Params) (any, error) {
-	req, blk, env, err := a.openCall(p, 3, false, TagPending) // like eth_estimateGas
+	req, blk, env, err := a.openCall(ctx, p, 3, false, TagPending) // like eth_estimateGas
 	if err != nil {
 		return nil, err
 	}

@@ -275,7 +275,7 @@ func (a *API) fillTransaction(ctx context.Context, args CallArgs) (types.TxData,
 	if args.GasPrice != nil && (args.MaxFeePerGas != nil || args.MaxPriorityFeePerGas != nil) {
 		return nil, invalidCall("both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified")
 	}
-	blk, err := a.Resolve(BlockSelector{Tag: TagPending})
+	blk, err := a.Resolve(ctx, BlockSelector{Tag: TagPending})
 	if err != nil {
 		return nil, err
 	}
@@ -340,7 +340,7 @@ func (a *API) fillTransaction(ctx context.Context, args CallArgs) (types.TxData,
 		args.Value = new(hexBig)
 	}
 	if args.Nonce == nil {
-		n, err := a.nonceAt(*args.From, BlockSelector{Tag: TagPending})
+		n, err := a.nonceAt(ctx, *args.From, BlockSelector{Tag: TagPending})
 		if err != nil {
 			return nil, err
 		}
@@ -391,7 +391,7 @@ func (a *API) fillTransaction(ctx context.Context, args CallArgs) (types.TxData,
 // estimateAtPending is eth_estimateGas of a filled call object at
 // "pending".
 func (a *API) estimateAtPending(ctx context.Context, args CallArgs) (uint64, error) {
-	blk, err := a.Resolve(BlockSelector{Tag: TagPending})
+	blk, err := a.Resolve(ctx, BlockSelector{Tag: TagPending})
 	if err != nil {
 		return 0, err
 	}

@@ -121,7 +121,7 @@ func (a *API) execute(ctx context.Context, env *callEnv, args CallArgs, gasCap u
 // when absent —, state overrides and, when allowed, block overrides),
 // resolves its block and prepares the state. The caller must Close the
 // returned ReadContext.
-func (a *API) openCall(p rpc.Params, maxArgs int, blockOverrides bool, def BlockTag) (*callRequest, *ReadContext, *callEnv, error) {
+func (a *API) openCall(ctx context.Context, p rpc.Params, maxArgs int, blockOverrides bool, def BlockTag) (*callRequest, *ReadContext, *callEnv, error) {
 	if err := p.AtMost(maxArgs); err != nil {
 		return nil, nil, nil, err
 	}
@@ -132,7 +132,7 @@ func (a *API) openCall(p rpc.Params, maxArgs int, blockOverrides bool, def Block
 	if req.args.MaxFeePerBlobGas != nil && len(req.args.BlobVersionedHashes) == 0 {
 		return nil, nil, nil, invalidCall(msgBlobFeeCapWithoutBlobs)
 	}
-	blk, err := a.Resolve(req.sel)
+	blk, err := a.Resolve(ctx, req.sel)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -172,7 +172,7 @@ func (a *API) callEVM(env *callEnv, msg *core.Message, cfg vm.Config) *vm.EVM {
 
 // ethCall implements eth_call(callObject, block?, stateOverrides?, blockOverrides?).
 func (a *API) ethCall(ctx context.Context, p rpc.Params) (any, error) {
-	req, blk, env, err := a.openCall(p, 4, true, TagLatest)
+	req, blk, env, err := a.openCall(ctx, p, 4, true, TagLatest)
 	if err != nil {
 		return nil, err
 	}

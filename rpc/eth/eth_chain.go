@@ -76,7 +76,11 @@ func (a *API) ethBlockNumber(ctx context.Context, p rpc.Params) (any, error) {
 	if err := p.AtMost(0); err != nil {
 		return nil, err
 	}
-	return hexutil.Uint64(a.reads.Head().Number()), nil
+	h, err := a.head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return hexutil.Uint64(h.Number()), nil
 }
 
 // chainBlock is a block loaded with the view it was read from. For the
@@ -91,8 +95,8 @@ func (c *chainBlock) Close() { c.res.Close() }
 
 // loadBlock resolves sel and loads the whole block. (nil, nil) means the node
 // does not have the block.
-func (a *API) loadBlock(sel BlockSelector) (*chainBlock, error) {
-	res, err := a.Resolve(sel)
+func (a *API) loadBlock(ctx context.Context, sel BlockSelector) (*chainBlock, error) {
+	res, err := a.Resolve(ctx, sel)
 	if errors.Is(err, errBlockNotFound) {
 		return nil, nil
 	}
@@ -151,7 +155,7 @@ func (a *API) marshalChainBlock(c *chainBlock, fullTx bool) map[string]any {
 // blockMethod builds the handler of a method whose argument 0 names a block:
 // a block selector (…ByNumber, getBlockReceipts) or, byHash, a block hash
 // (…ByHash). nargs is the most arguments it takes; fn answers it.
-func blockMethod(nargs int, byHash bool, fn func(sel BlockSelector, p rpc.Params) (any, error)) rpc.Handler {
+func blockMethod(nargs int, byHash bool, fn func(ctx context.Context, sel BlockSelector, p rpc.Params) (any, error)) rpc.Handler {
 	return func(ctx context.Context, p rpc.Params) (any, error) {
 		if err := p.AtMost(nargs); err != nil {
 			return nil, err
@@ -166,14 +170,14 @@ func blockMethod(nargs int, byHash bool, fn func(sel BlockSelector, p rpc.Params
 		} else if err := p.Decode(0, "block", &sel); err != nil {
 			return nil, err
 		}
-		return fn(sel, p)
+		return fn(ctx, sel, p)
 	}
 }
 
 // withBlock loads the block sel names and answers fn of it, or null when
 // the node does not have the block.
-func (a *API) withBlock(sel BlockSelector, fn func(c *chainBlock) (any, error)) (any, error) {
-	c, err := a.loadBlock(sel)
+func (a *API) withBlock(ctx context.Context, sel BlockSelector, fn func(c *chainBlock) (any, error)) (any, error) {
+	c, err := a.loadBlock(ctx, sel)
 	if err != nil || c == nil {
 		return nil, err
 	}
@@ -182,12 +186,12 @@ func (a *API) withBlock(sel BlockSelector, fn func(c *chainBlock) (any, error)) 
 }
 
 // blockResult: eth_getBlockBy…(block, fullTransactions).
-func (a *API) blockResult(sel BlockSelector, p rpc.Params) (any, error) {
+func (a *API) blockResult(ctx context.Context, sel BlockSelector, p rpc.Params) (any, error) {
 	var full bool
 	if err := p.Decode(1, "fullTransactions", &full); err != nil {
 		return nil, err
 	}
-	return a.withBlock(sel, func(c *chainBlock) (any, error) {
+	return a.withBlock(ctx, sel, func(c *chainBlock) (any, error) {
 		return a.marshalChainBlock(c, full), nil
 	})
 }
@@ -201,8 +205,8 @@ func decodeRequiredSelector(p rpc.Params, i int, name string) (BlockSelector, er
 	return s, nil
 }
 
-func (a *API) txCount(sel BlockSelector, _ rpc.Params) (any, error) {
-	return a.withBlock(sel, func(c *chainBlock) (any, error) {
+func (a *API) txCount(ctx context.Context, sel BlockSelector, _ rpc.Params) (any, error) {
+	return a.withBlock(ctx, sel, func(c *chainBlock) (any, error) {
 		return hexutil.Uint(len(c.Block.Transactions())), nil
 	})
 }
@@ -239,7 +243,7 @@ func (a *API) txMethod(fn func(t *foundTx) (any, error)) rpc.Handler {
 		if a.pool != nil {
 			t.Pooled = a.pool.Get(t.Hash)
 		}
-		r, err := a.open()
+		r, err := a.open(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -296,12 +300,12 @@ func (a *API) lookupTx(view store.View, h common.Hash) (*types.Block, uint64, er
 	return b, loc.Index, nil
 }
 
-func (a *API) txByIndex(sel BlockSelector, p rpc.Params) (any, error) {
+func (a *API) txByIndex(ctx context.Context, sel BlockSelector, p rpc.Params) (any, error) {
 	var idx hexutil.Uint64
 	if err := p.Decode(1, "index", &idx); err != nil {
 		return nil, err
 	}
-	return a.withBlock(sel, func(c *chainBlock) (any, error) {
+	return a.withBlock(ctx, sel, func(c *chainBlock) (any, error) {
 		txs := c.Block.Transactions()
 		if uint64(idx) >= uint64(len(txs)) {
 			return nil, nil
@@ -341,8 +345,8 @@ func (a *API) signerFor(h *types.Header) types.Signer {
 	return types.MakeSigner(a.genesis.Config, h.Number, h.Time)
 }
 
-func (a *API) blockReceipts(sel BlockSelector, _ rpc.Params) (any, error) {
-	return a.withBlock(sel, func(c *chainBlock) (any, error) {
+func (a *API) blockReceipts(ctx context.Context, sel BlockSelector, _ rpc.Params) (any, error) {
+	return a.withBlock(ctx, sel, func(c *chainBlock) (any, error) {
 		rs, err := a.receipts(c)
 		if err != nil {
 			return nil, err
@@ -360,18 +364,18 @@ func (a *API) blockReceipts(sel BlockSelector, _ rpc.Params) (any, error) {
 	})
 }
 
-func (a *API) uncleCount(sel BlockSelector, _ rpc.Params) (any, error) {
-	return a.withBlock(sel, func(c *chainBlock) (any, error) {
+func (a *API) uncleCount(ctx context.Context, sel BlockSelector, _ rpc.Params) (any, error) {
+	return a.withBlock(ctx, sel, func(c *chainBlock) (any, error) {
 		return hexutil.Uint(len(c.Block.Uncles())), nil
 	})
 }
 
-func (a *API) uncleByIndex(sel BlockSelector, p rpc.Params) (any, error) {
+func (a *API) uncleByIndex(ctx context.Context, sel BlockSelector, p rpc.Params) (any, error) {
 	var idx hexutil.Uint64
 	if err := p.Decode(1, "index", &idx); err != nil {
 		return nil, err
 	}
-	return a.withBlock(sel, func(c *chainBlock) (any, error) {
+	return a.withBlock(ctx, sel, func(c *chainBlock) (any, error) {
 		uncles := c.Block.Uncles()
 		if uint64(idx) >= uint64(len(uncles)) {
 			return nil, nil

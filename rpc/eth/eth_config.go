@@ -43,7 +43,7 @@ func (a *API) ethConfig(ctx context.Context, p rpc.Params) (any, error) {
 	if err := p.AtMost(0); err != nil {
 		return nil, err
 	}
-	head, err := a.headHeader()
+	head, err := a.headHeader(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +117,7 @@ func (a *API) ethCapabilities(ctx context.Context, p rpc.Params) (any, error) {
 	if err := p.AtMost(0); err != nil {
 		return nil, err
 	}
-	head, err := a.headHeader()
+	head, err := a.headHeader(ctx)
 	if err != nil {
 		return nil, err
 	}

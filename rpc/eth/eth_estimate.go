@@ -43,7 +43,7 @@ func (a *API) estimateGas(ctx context.Context, p rpc.Params) (any, error) {
 	// Without a block: the pending block the transaction would join (on a
 	// node without a pending layer, latest), so that a transaction calling
 	// a contract only pre-confirmed so far is estimated right.
-	req, blk, env, err := a.openCall(p, 4, true, TagPending)
+	req, blk, env, err := a.openCall(ctx, p, 4, true, TagPending)
 	if err != nil {
 		return nil, err
 	}

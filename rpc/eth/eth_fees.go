@@ -56,8 +56,8 @@ var (
 
 // latestHeader opens a read and returns its head header and view (close
 // the view: it ends the read).
-func (a *API) latestHeader() (*types.Header, store.View, error) {
-	r, err := a.open()
+func (a *API) latestHeader(ctx context.Context) (*types.Header, store.View, error) {
+	r, err := a.open(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -65,25 +65,29 @@ func (a *API) latestHeader() (*types.Header, store.View, error) {
 }
 
 // headHeader returns the head header (from memory).
-func (a *API) headHeader() (*types.Header, error) {
-	return a.reads.Head().Header(), nil
+func (a *API) headHeader(ctx context.Context) (*types.Header, error) {
+	h, err := a.head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return h.Header(), nil
 }
 
 func (a *API) ethGasPrice(ctx context.Context, p rpc.Params) (any, error) {
-	return a.suggestedFee(p, true)
+	return a.suggestedFee(ctx, p, true)
 }
 
 func (a *API) ethMaxPriorityFeePerGas(ctx context.Context, p rpc.Params) (any, error) {
-	return a.suggestedFee(p, false)
+	return a.suggestedFee(ctx, p, false)
 }
 
 // suggestedFee is the suggested tip at the head, plus the head's base fee
 // when withBaseFee (eth_gasPrice).
-func (a *API) suggestedFee(p rpc.Params, withBaseFee bool) (any, error) {
+func (a *API) suggestedFee(ctx context.Context, p rpc.Params, withBaseFee bool) (any, error) {
 	if err := p.AtMost(0); err != nil {
 		return nil, err
 	}
-	h, view, err := a.latestHeader()
+	h, view, err := a.latestHeader(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +182,7 @@ func (a *API) ethBlobBaseFee(ctx context.Context, p rpc.Params) (any, error) {
 	if err := p.AtMost(0); err != nil {
 		return nil, err
 	}
-	h, err := a.headHeader()
+	h, err := a.headHeader(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +197,7 @@ func (a *API) ethBaseFee(ctx context.Context, p rpc.Params) (any, error) {
 	if err := p.AtMost(0); err != nil {
 		return nil, err
 	}
-	h, err := a.headHeader()
+	h, err := a.headHeader(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -250,7 +254,7 @@ func (a *API) ethFeeHistory(ctx context.Context, p rpc.Params) (any, error) {
 	if sel.Tag == TagPending {
 		sel = Latest()
 	}
-	res, err := a.Resolve(sel)
+	res, err := a.Resolve(ctx, sel)
 	if err != nil {
 		return nil, err
 	}

@@ -215,7 +215,7 @@ func (a *API) ethGetLogs(ctx context.Context, p rpc.Params) (any, error) {
 
 // filterLogs runs a log query.
 func (a *API) filterLogs(ctx context.Context, f *LogFilter) ([]*types.Log, error) {
-	r, err := a.open()
+	r, err := a.open(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -385,7 +385,7 @@ func (a *API) subscribeLogs(ctx context.Context, sub *rpc.Subscription, p rpc.Pa
 		return p.ArgError(0, "filter", "blockHash is not supported in a logs subscription")
 	}
 	a.followHeads(sub.Done(), func(h *types.Header) bool {
-		r, err := a.open()
+		r, err := a.open(ctx)
 		if err != nil {
 			a.log.Warn().Err(err).Uint64("block", h.Number.Uint64()).Msg("logs subscription: opening a read")
 			return true

@@ -68,12 +68,12 @@ func accountArgs(p rpc.Params) (common.Address, BlockSelector, error) {
 
 // withAccount decodes (address, block) of the account getters and reads
 // the account through one resolved block.
-func (a *API) withAccount(p rpc.Params, fn func(blk *ReadContext, addr common.Address) (any, error)) (any, error) {
+func (a *API) withAccount(ctx context.Context, p rpc.Params, fn func(blk *ReadContext, addr common.Address) (any, error)) (any, error) {
 	addr, sel, err := accountArgs(p)
 	if err != nil {
 		return nil, err
 	}
-	blk, err := a.Resolve(sel)
+	blk, err := a.Resolve(ctx, sel)
 	if err != nil {
 		return nil, err
 	}
@@ -81,8 +81,8 @@ func (a *API) withAccount(p rpc.Params, fn func(blk *ReadContext, addr common.Ad
 	return fn(blk, addr)
 }
 
-func (a *API) getBalance(_ context.Context, p rpc.Params) (any, error) {
-	return a.withAccount(p, func(blk *ReadContext, addr common.Address) (any, error) {
+func (a *API) getBalance(ctx context.Context, p rpc.Params) (any, error) {
+	return a.withAccount(ctx, p, func(blk *ReadContext, addr common.Address) (any, error) {
 		acc, err := blk.State().Account(addr)
 		if err != nil || acc == nil {
 			return (*hexutil.Big)(new(big.Int)), err
@@ -96,22 +96,22 @@ func (a *API) getBalance(_ context.Context, p rpc.Params) (any, error) {
 // nonces from its pre-confirmed nonce): the nonce its next transaction must
 // take, as go-ethereum and anvil answer, so that a client sending several
 // transactions in a row never reuses one.
-func (a *API) getTransactionCount(_ context.Context, p rpc.Params) (any, error) {
+func (a *API) getTransactionCount(ctx context.Context, p rpc.Params) (any, error) {
 	addr, sel, err := accountArgs(p)
 	if err != nil {
 		return nil, err
 	}
-	n, err := a.nonceAt(addr, sel)
+	n, err := a.nonceAt(ctx, addr, sel)
 	return hexutil.Uint64(n), err
 }
 
 // nonceAt is addr's nonce at sel; at "pending", pool included.
-func (a *API) nonceAt(addr common.Address, sel BlockSelector) (uint64, error) {
+func (a *API) nonceAt(ctx context.Context, addr common.Address, sel BlockSelector) (uint64, error) {
 	var pooled pending.PooledNonces
 	if sel.Tag == TagPending && a.pool != nil {
 		pooled = a.pool.Nonces(addr) // before the state read (see pending.Pool.Nonces)
 	}
-	blk, err := a.Resolve(sel)
+	blk, err := a.Resolve(ctx, sel)
 	if err != nil {
 		return 0, err
 	}
@@ -127,8 +127,8 @@ func (a *API) nonceAt(addr common.Address, sel BlockSelector) (uint64, error) {
 	return pooled.Next(n), nil
 }
 
-func (a *API) getCode(_ context.Context, p rpc.Params) (any, error) {
-	return a.withAccount(p, func(blk *ReadContext, addr common.Address) (any, error) {
+func (a *API) getCode(ctx context.Context, p rpc.Params) (any, error) {
+	return a.withAccount(ctx, p, func(blk *ReadContext, addr common.Address) (any, error) {
 		st := blk.State()
 		acc, err := st.Account(addr)
 		if err != nil || acc == nil || acc.CodeHash == types.EmptyCodeHash {
@@ -139,7 +139,7 @@ func (a *API) getCode(_ context.Context, p rpc.Params) (any, error) {
 	})
 }
 
-func (a *API) getStorageAt(_ context.Context, p rpc.Params) (any, error) {
+func (a *API) getStorageAt(ctx context.Context, p rpc.Params) (any, error) {
 	if err := p.AtMost(3); err != nil {
 		return nil, err
 	}
@@ -155,7 +155,7 @@ func (a *API) getStorageAt(_ context.Context, p rpc.Params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	blk, err := a.Resolve(sel)
+	blk, err := a.Resolve(ctx, sel)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +169,7 @@ func (a *API) getStorageAt(_ context.Context, p rpc.Params) (any, error) {
 
 // getStorageValues implements eth_getStorageValues({address: [slots]}, block):
 // many slots of many accounts from one consistent view.
-func (a *API) getStorageValues(_ context.Context, p rpc.Params) (any, error) {
+func (a *API) getStorageValues(ctx context.Context, p rpc.Params) (any, error) {
 	if err := p.AtMost(2); err != nil {
 		return nil, err
 	}
@@ -201,7 +201,7 @@ func (a *API) getStorageValues(_ context.Context, p rpc.Params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	blk, err := a.Resolve(sel)
+	blk, err := a.Resolve(ctx, sel)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ package eth
 // unwound blocks are not re-sent with removed=true yet.
 
 import (
+	"context"
 	"errors"
 	"sync"
 
@@ -106,7 +107,7 @@ func (a *API) catchUp(last, h *types.Header) []*types.Header {
 		from = n - maxHeadGap
 	}
 	out := make([]*types.Header, 0, n-from+1)
-	r, err := a.open()
+	r, err := a.open(context.Background())
 	if err != nil {
 		a.log.Warn().Err(err).Msg("head subscription: catching up")
 		return append(out, h)

@@ -185,3 +185,105 @@ func TestPendingBlockRoots(t *testing.T) {
 		t.Fatalf("sealed roots %s / %s, pending showed %s / %s", sealed.TxRoot, sealed.ReceiptsRoot, pend.TxRoot, pend.ReceiptsRoot)
 	}
 }
+
+// TestBatchIsOneRead: every element of a JSON-RPC batch sees the same
+// canonical head and the same pending snapshot, even while blocks are
+// sealed under the batches (elements run concurrently): eth_blockNumber,
+// `latest` and `pending` agree (pending = latest + 1, its parent is latest),
+// and the pending balance of an account receiving one transfer per
+// pre-confirmation never goes back between batches.
+func TestBatchIsOneRead(t *testing.T) {
+	d := newDevPendingNode(t, true)
+	recipient := common.HexToAddress("0x00000000000000000000000000000000000b0b03")
+	signer := types.LatestSigner(d.g.Config)
+	nonce := uint64(0)
+	transfer := func() {
+		tx, err := types.SignNewTx(d.accs[0].Key, signer, &types.DynamicFeeTx{
+			ChainID: d.g.Config.ChainID, Nonce: nonce, GasTipCap: big.NewInt(params.GWei), GasFeeCap: big.NewInt(10 * params.GWei),
+			Gas: 21_000, To: &recipient, Value: big.NewInt(1),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.pool.Add(tx); err != nil {
+			t.Fatal(err)
+		}
+		nonce++
+		d.clock.Advance(d.seqCfg.PreconfInterval)
+		d.seq.Sync()
+	}
+	transfer()
+	const batch = `[{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]},` +
+		`{"jsonrpc":"2.0","id":2,"method":"eth_getBlockByNumber","params":["latest",false]},` +
+		`{"jsonrpc":"2.0","id":3,"method":"eth_getBlockByNumber","params":["pending",false]},` +
+		`{"jsonrpc":"2.0","id":4,"method":"eth_getBalance","params":["0x00000000000000000000000000000000000b0b03","pending"]},` +
+		`{"jsonrpc":"2.0","id":5,"method":"eth_getBalance","params":["0x00000000000000000000000000000000000b0b03","latest"]}]`
+	type block struct {
+		Number     hexU64       `json:"number"`
+		Hash       *common.Hash `json:"hash"` // null on the pending block
+		ParentHash common.Hash  `json:"parentHash"`
+	}
+	var (
+		stop    atomic.Bool
+		batches atomic.Int64
+		wg      sync.WaitGroup
+		fail    = make(chan string, 4)
+	)
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var lastPending int64 = -1
+			for !stop.Load() {
+				_, body := post(t, d.url, batch)
+				var resps []rpcResp
+				if err := json.Unmarshal(body, &resps); err != nil || len(resps) != 5 {
+					fail <- fmt.Sprintf("batch: %v %s", err, body)
+					return
+				}
+				var (
+					number       hexU64
+					latest, pend block
+					balP, balL   hexBig
+				)
+				for i, dst := range []any{&number, &latest, &pend, &balP, &balL} {
+					if resps[i].Error != nil || json.Unmarshal(resps[i].Result, dst) != nil {
+						fail <- fmt.Sprintf("element %d: %+v %s", i, resps[i].Error, resps[i].Result)
+						return
+					}
+				}
+				switch {
+				case uint64(number) != uint64(latest.Number):
+					fail <- fmt.Sprintf("eth_blockNumber %d, latest block %d in one batch", number, latest.Number)
+				case latest.Hash == nil || uint64(pend.Number) != uint64(latest.Number)+1 || pend.ParentHash != *latest.Hash:
+					fail <- fmt.Sprintf("pending block %d (parent %s) on latest %d (%v) in one batch", pend.Number, pend.ParentHash.Hex(), latest.Number, latest.Hash)
+				case balP.ToInt().Cmp(balL.ToInt()) < 0:
+					fail <- fmt.Sprintf("pending balance %v below latest %v in one batch", balP.ToInt(), balL.ToInt())
+				case balP.ToInt().Int64() < lastPending:
+					fail <- fmt.Sprintf("pending balance went back from %d to %v", lastPending, balP.ToInt())
+				default:
+					lastPending = balP.ToInt().Int64()
+					batches.Add(1)
+					continue
+				}
+				return
+			}
+		}()
+	}
+	for range 6 {
+		for start := batches.Load(); batches.Load() < start+3 && len(fail) == 0; {
+			time.Sleep(time.Millisecond)
+		}
+		transfer()
+		d.clock.Advance(d.seqCfg.BlockTime - d.seqCfg.PreconfInterval) // seal
+		d.seq.Sync()
+	}
+	stop.Store(true)
+	wg.Wait()
+	select {
+	case msg := <-fail:
+		t.Fatal(msg)
+	default:
+	}
+	t.Logf("%d consistent batches across 6 seals", batches.Load())
+}

@@ -88,7 +88,7 @@ func (a *API) simulateV1(ctx context.Context, p rpc.Params) (any, error) {
 	if err := a.checkSimulateSize(&in); err != nil {
 		return nil, err
 	}
-	blk, err := a.Resolve(sel)
+	blk, err := a.Resolve(ctx, sel)
 	if err != nil {
 		return nil, err
 	}
