@@ -4,7 +4,7 @@ BIN     := bin/tipnode
 PKGS    := ./...
 DATADIR ?=
 
-.PHONY: build test bench run vet fuzz clean
+.PHONY: build test bench run vet fuzz clean bench-geth bench-geth-quick
 
 build:
 	$(GO) build -o $(BIN) ./cmd/tipnode
@@ -32,6 +32,27 @@ fuzz:
 # Run the embedded dev chain (fresh temporary data directory unless DATADIR is set).
 run: build
 	./$(BIN) dev $(if $(DATADIR),--datadir $(DATADIR))
+
+# Side-by-side benchmark against go-ethereum (not part of `make test`; see
+# README.md). Builds go-ethereum's cmd/geth from the Go module proxy into
+# the cache once, generates a deterministic big-state chain, imports it into
+# both nodes and runs every workload against both. The full default run
+# takes about an hour on 2 cores; bench-geth-quick a few minutes.
+# Extra flags: make bench-geth BENCH_FLAGS="--workloads chainid,heavy --duration 10s"
+GETH_VERSION ?= v1.17.8
+BENCH_CACHE  ?= $(HOME)/.cache/tipnode-bench
+GETH_BIN     := $(BENCH_CACHE)/geth-$(GETH_VERSION)/geth
+BENCH_FLAGS  ?=
+
+$(GETH_BIN):
+	GOBIN=$(abspath $(dir $(GETH_BIN))) $(GO) install github.com/ethereum/go-ethereum/cmd/geth@$(GETH_VERSION)
+
+bench-geth: build $(GETH_BIN)
+	$(GO) build -o bin/benchgeth ./cmd/benchgeth
+	./bin/benchgeth --cache $(BENCH_CACHE) --geth $(GETH_BIN) --tipnode $(BIN) $(BENCH_FLAGS)
+
+bench-geth-quick:
+	$(MAKE) bench-geth BENCH_FLAGS="--quick $(BENCH_FLAGS)"
 
 clean:
 	rm -rf bin
