@@ -206,6 +206,9 @@ func writeFile(path string, fill func(io.Writer) error) (err error) {
 	if err = w.Flush(); err != nil {
 		return err
 	}
+	if err = f.Chmod(0o644); err != nil {
+		return err
+	}
 	if err = f.Close(); err != nil {
 		return err
 	}
