@@ -37,7 +37,7 @@ run: build
 # README.md). Builds go-ethereum's cmd/geth from the Go module proxy into
 # the cache once, generates a deterministic big-state chain, imports it into
 # both nodes and runs every workload against both. The full default run
-# takes about an hour on 2 cores; bench-geth-quick a few minutes.
+# takes about 30 minutes on 2 cores; bench-geth-quick about 4.
 # Extra flags: make bench-geth BENCH_FLAGS="--workloads chainid,heavy --duration 10s"
 GETH_VERSION ?= v1.17.8
 BENCH_CACHE  ?= $(HOME)/.cache/tipnode-bench

@@ -63,6 +63,7 @@ type report struct {
 	Quick     bool                 `json:"quick"`
 	Manifest  *chaingen.Manifest   `json:"chain"`
 	Load      load.Config          `json:"load"`
+	Rounds    int                  `json:"rounds"`
 	SatTime   time.Duration        `json:"saturationDuration"`
 	ClientCPU string               `json:"clientCPUs"`
 	ServerCPU string               `json:"serverCPUs"`
@@ -141,7 +142,7 @@ func run(ctx context.Context, o *options, log zerolog.Logger) error {
 		return err
 	}
 	rep := &report{
-		Started: time.Now(), Quick: o.Quick, Manifest: m, Load: o.Load, SatTime: o.SatTime,
+		Started: time.Now(), Quick: o.Quick, Manifest: m, Load: o.Load, SatTime: o.SatTime, Rounds: o.Rounds,
 		ClientCPU: o.ClientCPU, ServerCPU: o.ServerCPU, Sequencer: o.Sequencer,
 		Nodes: map[string]nodeFacts{}, Agreement: map[string]string{},
 	}
@@ -224,23 +225,39 @@ func runWorkload(ctx context.Context, o *options, w chaingen.Workload, reqs [][]
 		}
 		return j
 	}
-	minSat := 0.0
+	// Rounds alternate the nodes so that both see the same share of
+	// whatever else the machine does.
+	rounds := o.Rounds
+	orderOf := func(r int) []string {
+		if r%2 == 0 {
+			return order
+		}
+		return []string{order[1], order[0]}
+	}
 	for _, name := range order {
-		n := nodes[name]
 		if o.Warmup > 0 {
 			cfg := o.Load
 			cfg.Duration = o.Warmup
-			if _, err := load.ClosedLoop(ctx, cfg, job(n)); err != nil {
+			if _, err := load.ClosedLoop(ctx, cfg, job(nodes[name])); err != nil {
 				return nil, fmt.Errorf("%s %s warm-up: %w", w.Name, name, err)
 			}
 		}
-		cfg := o.Load
-		cfg.Duration = o.SatTime
-		res, err := load.ClosedLoop(ctx, cfg, job(n))
-		if err != nil {
-			return nil, fmt.Errorf("%s %s saturation: %w", w.Name, name, err)
+	}
+	sat := map[string][]*load.Result{}
+	for r := 0; r < rounds; r++ {
+		for _, name := range orderOf(r) {
+			cfg := o.Load
+			cfg.Duration = o.SatTime / time.Duration(rounds)
+			res, err := load.ClosedLoop(ctx, cfg, job(nodes[name]))
+			if err != nil {
+				return nil, fmt.Errorf("%s %s saturation: %w", w.Name, name, err)
+			}
+			sat[name] = append(sat[name], res)
 		}
-		s := summarize(res)
+	}
+	minSat := 0.0
+	for _, name := range order {
+		s := summarize(load.Combine(sat[name]...))
 		wr.Sat[name] = s
 		logSummary(log, w.Name, name, "saturation", s)
 		if minSat == 0 || s.RPS < minSat {
@@ -251,17 +268,24 @@ func runWorkload(ctx context.Context, o *options, w chaingen.Workload, reqs [][]
 	if wr.Rate == 0 {
 		wr.Rate = o.RateFrac * minSat
 	}
-	if wr.Rate*o.Load.Duration.Seconds() < 10 { // a rate that schedules almost nothing
-		wr.Rate = 10 / o.Load.Duration.Seconds()
+	perRound := o.Load.Duration / time.Duration(rounds)
+	if wr.Rate*perRound.Seconds() < 10 { // a rate that schedules almost nothing
+		wr.Rate = 10 / perRound.Seconds()
+	}
+	open := map[string][]*load.Result{}
+	for r := 0; r < rounds; r++ {
+		for _, name := range orderOf(r) {
+			cfg := o.Load
+			cfg.Rate, cfg.Duration = wr.Rate, perRound
+			res, err := load.OpenLoop(ctx, cfg, job(nodes[name]))
+			if err != nil {
+				return nil, fmt.Errorf("%s %s open loop: %w", w.Name, name, err)
+			}
+			open[name] = append(open[name], res)
+		}
 	}
 	for _, name := range order {
-		cfg := o.Load
-		cfg.Rate = wr.Rate
-		res, err := load.OpenLoop(ctx, cfg, job(nodes[name]))
-		if err != nil {
-			return nil, fmt.Errorf("%s %s open loop: %w", w.Name, name, err)
-		}
-		s := summarize(res)
+		s := summarize(load.Combine(open[name]...))
 		wr.Open[name] = s
 		logSummary(log, w.Name, name, fmt.Sprintf("open loop %.0f/s", wr.Rate), s)
 	}

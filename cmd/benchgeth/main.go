@@ -39,6 +39,7 @@ type options struct {
 	Load      load.Config
 	SatTime   time.Duration
 	Warmup    time.Duration
+	Rounds    int
 	Rate      float64
 	RateFrac  float64
 	Workloads string
@@ -69,7 +70,8 @@ func parseFlags(args []string) (*options, error) {
 	fs.Uint64Var(&o.Chain.Seed, "seed", def.Seed, "request sampler seed")
 	fs.DurationVar(&o.Load.Duration, "duration", ld.Duration, "open-loop measurement per workload and node")
 	fs.DurationVar(&o.SatTime, "sat-duration", 10*time.Second, "closed-loop (saturation) measurement per workload and node")
-	fs.DurationVar(&o.Warmup, "warmup", 2*time.Second, "closed-loop warm-up before each node's saturation run (not measured)")
+	fs.DurationVar(&o.Warmup, "warmup", 2*time.Second, "closed-loop warm-up of each node before a workload (not measured)")
+	fs.IntVar(&o.Rounds, "rounds", 3, "split each measurement into this many rounds, alternating the nodes (both see the same machine noise)")
 	fs.Float64Var(&o.Rate, "rate", 0, "open-loop rate (requests/s) for every workload; 0 = --rate-fraction of the slower node's saturation rate")
 	fs.Float64Var(&o.RateFrac, "rate-fraction", 0.5, "open-loop rate as a fraction of the slower node's saturation throughput (when --rate is 0)")
 	fs.IntVar(&o.Load.Connections, "connections", ld.Connections, "closed-loop connections (and websocket connections of the open loop)")
@@ -102,6 +104,7 @@ func parseFlags(args []string) (*options, error) {
 		apply("duration", func() { o.Load.Duration = 3 * time.Second })
 		apply("sat-duration", func() { o.SatTime = 2 * time.Second })
 		apply("warmup", func() { o.Warmup = 500 * time.Millisecond })
+		apply("rounds", func() { o.Rounds = 1 })
 	}
 	return o, o.Validate()
 }
@@ -125,8 +128,8 @@ func (o *options) Validate() error {
 	if err := o.Load.Validate(false); err != nil {
 		return err
 	}
-	if o.SatTime <= 0 || o.Warmup < 0 || o.Rate < 0 || o.RateFrac <= 0 || o.RateFrac > 1 {
-		return fmt.Errorf("bad --sat-duration %v, --warmup %v, --rate %v or --rate-fraction %v", o.SatTime, o.Warmup, o.Rate, o.RateFrac)
+	if o.SatTime <= 0 || o.Warmup < 0 || o.Rate < 0 || o.RateFrac <= 0 || o.RateFrac > 1 || o.Rounds < 1 || o.Rounds > 100 {
+		return fmt.Errorf("bad --sat-duration %v, --warmup %v, --rate %v, --rate-fraction %v or --rounds %d", o.SatTime, o.Warmup, o.Rate, o.RateFrac, o.Rounds)
 	}
 	if _, err := o.selected(); err != nil {
 		return err

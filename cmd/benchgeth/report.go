@@ -18,8 +18,8 @@ func printReport(out io.Writer, rep *report, workloads []chaingen.Workload) {
 	fmt.Fprintf(out, "Chain: %d genesis slots (%d tokens x %d holders + senders), %d blocks x %d txs = %d txs, %.1f Mgas, %d new holders; head %d.\n",
 		m.GenesisSlots, c.Tokens, c.HoldersPerToken(), c.Blocks, c.TxsPerBlock, m.Txs, float64(m.Gas)/1e6, m.NewHolders, m.Head)
 	fmt.Fprintf(out, "Client on CPU %s, both nodes on CPU %s. Saturation: closed loop, %d connections, %v. Latency: open loop at the rate shown "+
-		"(%v; HdrHistogram, from the intended send time). tipnode --sequencer: %v.\n",
-		rep.ClientCPU, rep.ServerCPU, rep.Load.Connections, rep.SatTime, rep.Load.Duration, rep.Sequencer)
+		"(%v; HdrHistogram, from the intended send time). Each in %d round(s), nodes alternating. tipnode --sequencer: %v.\n",
+		rep.ClientCPU, rep.ServerCPU, rep.Load.Connections, rep.SatTime, rep.Load.Duration, rep.Rounds, rep.Sequencer)
 	fmt.Fprintf(out, "CPU = server CPU time (/proc utime+stime) per answered request; batch100 counts one batch as one request. ratio = tipnode / geth.\n\n")
 
 	tw := tabwriter.NewWriter(out, 0, 0, 1, ' ', tabwriter.AlignRight|tabwriter.Debug)

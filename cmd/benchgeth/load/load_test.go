@@ -237,3 +237,24 @@ func TestHTTPClientPool(t *testing.T) {
 		t.Fatalf("%d connections opened, limit 2", n)
 	}
 }
+
+func TestCombine(t *testing.T) {
+	a, b := newRecorder(), newRecorder()
+	a.answer(time.Millisecond, nil)
+	a.answer(3*time.Millisecond, &Failure{Kind: "rpc error 1", Detail: "x"})
+	b.answer(2*time.Millisecond, nil)
+	b.fail(&Failure{Kind: "timeout", Detail: "y"})
+	ra, rb := &Result{Elapsed: time.Second, ServerCPU: 10 * time.Millisecond}, &Result{Elapsed: time.Second, ServerCPU: 20 * time.Millisecond}
+	merge(ra, []*recorder{a})
+	merge(rb, []*recorder{b})
+	c := Combine(ra, rb)
+	if c.OK != 2 || c.Failed != 2 || c.Answered != 3 || c.Elapsed != 2*time.Second || c.RPS() != 1 {
+		t.Fatalf("combined %+v", c)
+	}
+	if c.CPUPerRequest() != 10*time.Millisecond || c.Latency.TotalCount() != 3 || len(c.Failures) != 2 {
+		t.Fatalf("cpu/req %v, %d latencies, failures %v", c.CPUPerRequest(), c.Latency.TotalCount(), c.Failures)
+	}
+	if q := c.Quantile(100); q < 3*time.Millisecond || q > 3100*time.Microsecond {
+		t.Fatalf("max latency %v", q)
+	}
+}

@@ -190,3 +190,40 @@ func merge(res *Result, recs []*recorder) {
 		}
 	}
 }
+
+// Combine adds up runs measured in separate windows (rounds of the same
+// workload against the same node) into one Result: counts, windows and CPU
+// times add, histograms and failures merge.
+func Combine(rs ...*Result) *Result {
+	out := &Result{
+		Latency:  hdrhistogram.New(minLatencyMicros, maxLatencyMicros, sigFigs),
+		Queue:    hdrhistogram.New(minLatencyMicros, maxLatencyMicros, sigFigs),
+		Failures: map[string]FailureCount{},
+	}
+	for _, r := range rs {
+		out.Scheduled += r.Scheduled
+		out.OK += r.OK
+		out.Failed += r.Failed
+		out.Answered += r.Answered
+		out.Elapsed += r.Elapsed
+		out.ServerCPU += r.ServerCPU
+		out.ClientCPU += r.ClientCPU
+		out.ServerCPUsBusy += r.ServerCPUsBusy
+		out.ClientCPUsBusy += r.ClientCPUsBusy
+		if r.Latency != nil {
+			out.Latency.Merge(r.Latency)
+		}
+		if r.Queue != nil {
+			out.Queue.Merge(r.Queue)
+		}
+		for k, v := range r.Failures {
+			fc := out.Failures[k]
+			fc.Count += v.Count
+			if fc.Example == "" {
+				fc.Example = v.Example
+			}
+			out.Failures[k] = fc
+		}
+	}
+	return out
+}
