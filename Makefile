@@ -8,7 +8,7 @@ PKGS    := ./...
 DATADIR ?=
 ARGS    ?=
 
-.PHONY: build test bench run vet fuzz clean crash
+.PHONY: build test bench run vet fuzz clean crash bench-geth bench-geth-quick
 
 build:
 	$(GO) build -o $(BIN) ./cmd/tipnode
@@ -43,6 +43,27 @@ fuzz:
 # is set; more flags in ARGS).
 run: build
 	./$(BIN) dev $(if $(DATADIR),--datadir $(DATADIR)) $(ARGS)
+
+# Side-by-side benchmark against go-ethereum (not part of `make test`; see
+# README.md). Builds go-ethereum's cmd/geth from the Go module proxy into
+# the cache once, generates a deterministic big-state chain, imports it into
+# both nodes and runs every workload against both. The full default run
+# takes about 30 minutes on 2 cores; bench-geth-quick about 4.
+# Extra flags: make bench-geth BENCH_FLAGS="--workloads chainid,heavy --duration 10s"
+GETH_VERSION ?= v1.17.8
+BENCH_CACHE  ?= $(HOME)/.cache/tipnode-bench
+GETH_BIN     := $(BENCH_CACHE)/geth-$(GETH_VERSION)/geth
+BENCH_FLAGS  ?=
+
+$(GETH_BIN):
+	GOBIN=$(abspath $(dir $(GETH_BIN))) $(GO) install github.com/ethereum/go-ethereum/cmd/geth@$(GETH_VERSION)
+
+bench-geth: build $(GETH_BIN)
+	$(GO) build -o bin/benchgeth ./cmd/benchgeth
+	./bin/benchgeth --cache $(BENCH_CACHE) --geth $(GETH_BIN) --tipnode $(BIN) $(BENCH_FLAGS)
+
+bench-geth-quick:
+	$(MAKE) bench-geth BENCH_FLAGS="--quick $(BENCH_FLAGS)"
 
 clean:
 	rm -rf bin

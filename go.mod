@@ -3,6 +3,7 @@ module github.com/tipnode/tipnode
 go 1.26.8
 
 require (
+	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/cockroachdb/pebble/v2 v2.1.7
 	github.com/ethereum/go-ethereum v1.17.10
 	github.com/gorilla/websocket v1.5.3
@@ -10,6 +11,7 @@ require (
 	github.com/mattn/go-isatty v0.0.20
 	github.com/prometheus/client_golang v1.16.0
 	github.com/rs/zerolog v1.35.1
+	golang.org/x/sys v0.47.0
 )
 
 require (
@@ -72,7 +74,6 @@ require (
 	golang.org/x/crypto v0.55.0 // indirect
 	golang.org/x/exp v0.0.0-20230626212559-97b1e661b5df // indirect
 	golang.org/x/sync v0.22.0 // indirect
-	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/yaml.v2 v2.4.0 // indirect

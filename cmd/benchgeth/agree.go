@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/tipnode/tipnode/cmd/benchgeth/chaingen"
+)
+
+// Agreement verdicts.
+const (
+	agreeSame    = "same"
+	agreeSkipped = "skipped"
+	// agreeLines is how many requests of each workload are compared.
+	agreeLines = 10
+)
+
+// agree sends the first requests of a workload to both nodes (over HTTP)
+// and compares the answers, so both are known to do the same work. What
+// legitimately differs is left out: error codes (a revert is code 3 on
+// go-ethereum, -32000 on tipnode) and, for eth_simulateV1, everything but
+// the calls (tipnode's simulated blocks carry a zero state root, so their
+// hashes differ). eth_blockNumber is skipped: tipnode's sequencer seals
+// blocks.
+func agree(ctx context.Context, w chaingen.Workload, reqs [][]byte, a, b *node) string {
+	if w.Name == "blocknumber" {
+		return agreeSkipped
+	}
+	for i, req := range reqs[:min(len(reqs), agreeLines)] {
+		var got [2]string
+		for k, n := range []*node{a, b} {
+			out, err := n.call(ctx, req)
+			if err != nil {
+				return fmt.Sprintf("request %d: %s: %v", i, n.kind.name, err)
+			}
+			if got[k], err = normalize(w, out); err != nil {
+				return fmt.Sprintf("request %d: %s: %v", i, n.kind.name, err)
+			}
+		}
+		if got[0] != got[1] {
+			return fmt.Sprintf("request %d: %s %.300s | %s %.300s", i, a.kind.name, got[0], b.kind.name, got[1])
+		}
+	}
+	return agreeSame
+}
+
+type answer struct {
+	ID     json.RawMessage `json:"id"`
+	Result any             `json:"result"`
+	Error  *struct {
+		Message string `json:"message"`
+		Data    any    `json:"data"`
+	} `json:"error"`
+}
+
+// normalize reduces a response to what both nodes must agree on, as
+// canonical JSON (sorted keys).
+func normalize(w chaingen.Workload, body []byte) (string, error) {
+	dec := func(v any) error {
+		d := json.NewDecoder(bytes.NewReader(body))
+		d.UseNumber()
+		return d.Decode(v)
+	}
+	var v any
+	if w.Batch {
+		var as []answer
+		if err := dec(&as); err != nil {
+			return "", err
+		}
+		sort.Slice(as, func(i, j int) bool { return string(as[i].ID) < string(as[j].ID) })
+		out := make([]any, len(as))
+		for i, a := range as {
+			out[i] = []any{string(a.ID), a.Result, a.Error}
+		}
+		v = out
+	} else {
+		var a answer
+		if err := dec(&a); err != nil {
+			return "", err
+		}
+		v = []any{a.Result, a.Error}
+		if w.Expect == chaingen.ExpectSimulate && a.Error == nil {
+			v = simulatedCalls(a.Result)
+		}
+	}
+	out, err := json.Marshal(v)
+	return string(out), err
+}
+
+// simulatedCalls keeps, of an eth_simulateV1 result, each call's status,
+// return data, gas used and logs (address, topics, data).
+func simulatedCalls(result any) any {
+	blocks, _ := result.([]any)
+	var out []any
+	for _, b := range blocks {
+		bm, _ := b.(map[string]any)
+		calls, _ := bm["calls"].([]any)
+		for _, c := range calls {
+			cm, _ := c.(map[string]any)
+			var logs []any
+			ls, _ := cm["logs"].([]any)
+			for _, l := range ls {
+				lm, _ := l.(map[string]any)
+				logs = append(logs, []any{lm["address"], lm["topics"], lm["data"]})
+			}
+			out = append(out, []any{cm["status"], cm["returnData"], cm["gasUsed"], logs})
+		}
+	}
+	return out
+}

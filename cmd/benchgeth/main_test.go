@@ -1,0 +1,93 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/tipnode/tipnode/cmd/benchgeth/chaingen"
+)
+
+func workload(t *testing.T, name string) chaingen.Workload {
+	t.Helper()
+	for _, w := range chaingen.Workloads() {
+		if w.Name == name {
+			return w
+		}
+	}
+	t.Fatalf("no workload %s", name)
+	return chaingen.Workload{}
+}
+
+// TestNormalize: what legitimately differs between the nodes is ignored,
+// anything else is not.
+func TestNormalize(t *testing.T) {
+	for _, tc := range []struct {
+		workload string
+		a, b     string
+		same     bool
+	}{
+		{"balanceof-latest", `{"jsonrpc":"2.0","id":1,"result":"0x01"}`, `{"id":1,"jsonrpc":"2.0","result":"0x01"}`, true},
+		{"balanceof-latest", `{"jsonrpc":"2.0","id":1,"result":"0x01"}`, `{"jsonrpc":"2.0","id":1,"result":"0x02"}`, false},
+		{"revert", `{"id":1,"error":{"code":3,"message":"execution reverted: x","data":"0x08c3"}}`,
+			`{"id":1,"error":{"code":-32000,"message":"execution reverted: x","data":"0x08c3"}}`, true},
+		{"revert", `{"id":1,"error":{"code":3,"message":"execution reverted: x","data":"0x08c3"}}`,
+			`{"id":1,"error":{"code":3,"message":"execution reverted: y","data":"0x08c3"}}`, false},
+		{"simulate1", `{"id":1,"result":[{"hash":"0xaa","stateRoot":"0x11","calls":[{"status":"0x1","returnData":"0x","gasUsed":"0x5208","logs":[{"address":"0x01","topics":["0x02"],"data":"0x","blockHash":"0xaa"}]}]}]}`,
+			`{"id":1,"result":[{"hash":"0xbb","stateRoot":"0x00","calls":[{"status":"0x1","returnData":"0x","gasUsed":"0x5208","logs":[{"address":"0x01","topics":["0x02"],"data":"0x","blockHash":"0xbb"}]}]}]}`, true},
+		{"simulate1", `{"id":1,"result":[{"calls":[{"status":"0x1","returnData":"0x","gasUsed":"0x5208"}]}]}`,
+			`{"id":1,"result":[{"calls":[{"status":"0x1","returnData":"0x","gasUsed":"0x5209"}]}]}`, false},
+		{"batch100", `[{"id":2,"result":"0x2"},{"id":1,"result":"0x1"}]`, `[{"id":1,"result":"0x1"},{"id":2,"result":"0x2"}]`, true},
+		{"batch100", `[{"id":1,"result":"0x1"},{"id":2,"result":"0x2"}]`, `[{"id":1,"result":"0x1"},{"id":2,"result":"0x3"}]`, false},
+	} {
+		w := workload(t, tc.workload)
+		a, err := normalize(w, []byte(tc.a))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := normalize(w, []byte(tc.b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (a == b) != tc.same {
+			t.Errorf("%s: same=%v, want %v:\n%s\n%s", tc.workload, a == b, tc.same, a, b)
+		}
+	}
+}
+
+func TestImportElapsed(t *testing.T) {
+	geth := gethKind("geth")
+	out := []byte("INFO [..] Imported new chain segment\nImport done in 1m2.5s.\n\nObject memory: 1 MB\n")
+	if d, ok := geth.importElapsed(out); !ok || d != 62500*time.Millisecond {
+		t.Errorf("geth: %v %v", d, ok)
+	}
+	segs := []byte("INFO [11-23|03:23:33.762] Imported new chain segment               number=10 hash=48eebb..e429a2 blocks=10 txs=200 mgas=8.308 elapsed=206.461ms mgasps=40.241 age=3y3w3d\n" +
+		"INFO [11-23|03:23:40.000] Imported new chain segment               number=20 hash=48eebb..e429a2 blocks=10 txs=200 mgas=8.308 elapsed=1m2.5s mgasps=40.241 age=3y3w3d\n")
+	if d, ok := geth.blocksElapsed(segs); !ok || d != 62500*time.Millisecond+206461*time.Microsecond {
+		t.Errorf("geth blocks: %v %v", d, ok)
+	}
+	if _, ok := geth.importElapsed([]byte("Fatal: boom\n")); ok {
+		t.Error("geth: found a time in a failed import")
+	}
+	tip := tipnodeKind("tipnode", false)
+	out = []byte(`{"level":"info","message":"importing","elapsed":"9s"}` + "\n" + `{"level":"info","blocks":300,"elapsed":"1.234s","message":"import done"}` + "\n")
+	if d, ok := tip.importElapsed(out); !ok || d != 1234*time.Millisecond {
+		t.Errorf("tipnode: %v %v", d, ok)
+	}
+}
+
+func TestQuickFlags(t *testing.T) {
+	o, err := parseFlags([]string{"--quick", "--gen-only", "--blocks", "7"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := chaingen.QuickConfig()
+	if o.Chain.Slots != q.Slots || o.Chain.Blocks != 7 || o.Load.Duration != 3*time.Second {
+		t.Fatalf("quick options %+v", o)
+	}
+	if _, err := parseFlags([]string{"--gen-only", "--workloads", "nope"}); err != nil {
+		t.Fatal("--gen-only does not look at workloads; got", err)
+	}
+	if _, err := parseFlags([]string{"--geth", "/nonexistent"}); err == nil {
+		t.Fatal("missing geth binary accepted")
+	}
+}

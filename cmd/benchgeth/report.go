@@ -1,0 +1,118 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/tipnode/tipnode/cmd/benchgeth/chaingen"
+)
+
+// printReport writes the run's tables: the workloads, then the nodes.
+func printReport(out io.Writer, rep *report, workloads []chaingen.Workload) {
+	m := rep.Manifest
+	c := m.Config
+	fmt.Fprintf(out, "\n## tipnode vs go-ethereum v1.17.8 (archive, hash scheme)\n\n")
+	fmt.Fprintf(out, "Chain: %d genesis slots (%d tokens x %d holders + senders), %d blocks x %d txs = %d txs, %.1f Mgas, %d new holders; head %d.\n",
+		m.GenesisSlots, c.Tokens, c.HoldersPerToken(), c.Blocks, c.TxsPerBlock, m.Txs, float64(m.Gas)/1e6, m.NewHolders, m.Head)
+	fmt.Fprintf(out, "Client on CPU %s, both nodes on CPU %s. Saturation: closed loop, %d connections, %v. Latency: open loop at the rate shown "+
+		"(%v; HdrHistogram, from the intended send time). Each in %d round(s), nodes alternating. tipnode --sequencer: %v.\n",
+		rep.ClientCPU, rep.ServerCPU, rep.Load.Connections, rep.SatTime, rep.Load.Duration, rep.Rounds, rep.Sequencer)
+	fmt.Fprintf(out, "CPU = server CPU time (/proc utime+stime) per answered request; batch100 counts one batch as one request. ratio = tipnode / geth.\n\n")
+
+	tw := tabwriter.NewWriter(out, 0, 0, 1, ' ', tabwriter.AlignRight|tabwriter.Debug)
+	fmt.Fprintln(tw, "workload\tnode\tmax rps\tCPU µs/req\trate\tp50 ms\tp99 ms\tCPU µs/req @rate\tfailed\tnoise %\tclient lag p99 ms\t")
+	for _, w := range workloads {
+		var wr *workloadResult
+		for i := range rep.Workloads {
+			if rep.Workloads[i].Name == w.Name {
+				wr = &rep.Workloads[i]
+			}
+		}
+		if wr == nil {
+			continue
+		}
+		for _, name := range nodeOrder {
+			s, o := wr.Sat[name], wr.Open[name]
+			mark := ""
+			if s.ClientLoad > 0.9 {
+				mark = "*"
+			}
+			noise := max(s.ServerNoise, o.ServerNoise)
+			fmt.Fprintf(tw, "%s\t%s\t%.0f%s\t%.0f\t%.0f\t%.2f\t%.2f\t%.0f\t%s\t%.0f\t%.2f\t\n", w.Name, name, s.RPS, mark, micros(s.CPUPerReq), wr.Rate,
+				millis(o.P50), millis(o.P99), micros(o.CPUPerReq), failures(s, o), noise*100, millis(o.QueueP99))
+		}
+		g, t := wr.Sat["geth"], wr.Sat["tipnode"]
+		og, ot := wr.Open["geth"], wr.Open["tipnode"]
+		fmt.Fprintf(tw, "%s\tratio\t%s\t%s\t\t%s\t%s\t%s\t\t\t\t\n", w.Name, ratio(t.RPS, g.RPS), ratio(micros(t.CPUPerReq), micros(g.CPUPerReq)),
+			ratio(millis(ot.P50), millis(og.P50)), ratio(millis(ot.P99), millis(og.P99)), ratio(micros(ot.CPUPerReq), micros(og.CPUPerReq)))
+	}
+	tw.Flush()
+	fmt.Fprintln(out, "\n* the client's core was >90% busy: the rate may be client-bound (the CPU per request is still the server's).")
+	fmt.Fprintln(out, "noise %: the most CPU other processes (the idle other node included) took on the server's core during the node's two runs; with noise, max rps")
+	fmt.Fprintln(out, "  falls but CPU µs/req stays comparable. client lag: how late the open-loop client sent requests (its own queueing, part of the latency).")
+
+	fmt.Fprintf(out, "\n### Nodes\n\n")
+	tw = tabwriter.NewWriter(out, 0, 0, 1, ' ', tabwriter.AlignRight|tabwriter.Debug)
+	fmt.Fprintln(tw, "node\tinit s\timport s\timport Mgas/s\tstore MiB\tstartup s\tsettle s\tRSS at rest MiB\tidle CPU %\t")
+	for _, name := range nodeOrder {
+		f := rep.Nodes[name]
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.0f\t%.2f\t%.1f\t%.0f\t%.1f\t\n", name, f.Init.Seconds(), f.ImportOwn.Seconds(), f.ImportMgasPS,
+			float64(f.StoreBytes)/(1<<20), f.Startup.Seconds(), f.Settle.Seconds(), float64(f.RSSAtRest)/(1<<20), f.IdleCPU*100)
+	}
+	g, t := rep.Nodes["geth"], rep.Nodes["tipnode"]
+	fmt.Fprintf(tw, "ratio\t%s\t%s\t%s\t%s\t%s\t\t%s\t\t\n", ratio(t.Init.Seconds(), g.Init.Seconds()), ratio(t.ImportOwn.Seconds(), g.ImportOwn.Seconds()),
+		ratio(t.ImportMgasPS, g.ImportMgasPS), ratio(float64(t.StoreBytes), float64(g.StoreBytes)), ratio(t.Startup.Seconds(), g.Startup.Seconds()),
+		ratio(float64(t.RSSAtRest), float64(g.RSSAtRest)))
+	tw.Flush()
+	fmt.Fprintln(out, "\nimport s: as the node reports it (go-ethereum: \"Import done in\", without compaction; tipnode: \"import done\"); Mgas/s over that time.")
+	if g.ImportBlocks > 0 {
+		fmt.Fprintf(out, "go-ethereum's own block-processing reports (\"Imported new chain segment\", without its snapshot generation) add up to %.1f s: %.1f Mgas/s.\n",
+			g.ImportBlocks.Seconds(), g.BlocksMgasPS)
+	}
+	fmt.Fprintln(out, "startup: from exec to the first eth_blockNumber answer at the chain head; settle: until the node stays under 5% CPU for 2 s.")
+
+	var diff []string
+	for _, w := range workloads {
+		if v := rep.Agreement[w.Name]; v != agreeSame && v != agreeSkipped {
+			diff = append(diff, fmt.Sprintf("  %s: %s", w.Name, v))
+		}
+	}
+	if len(diff) == 0 {
+		fmt.Fprintf(out, "\nAgreement: both nodes gave the same answers to the first %d requests of every workload (blocknumber skipped).\n", agreeLines)
+	} else {
+		fmt.Fprintf(out, "\nAgreement: the nodes answered differently:\n%s\n", strings.Join(diff, "\n"))
+	}
+	var fails []string
+	for _, wr := range rep.Workloads {
+		for _, name := range nodeOrder {
+			for phase, s := range map[string]summary{"saturation": wr.Sat[name], "open loop": wr.Open[name]} {
+				for k, v := range s.Failures {
+					fails = append(fails, fmt.Sprintf("  %s %s %s: %d x %s (%s)", wr.Name, name, phase, v.Count, k, v.Example))
+				}
+			}
+		}
+	}
+	if len(fails) > 0 {
+		fmt.Fprintf(out, "\nFailures:\n%s\n", strings.Join(fails, "\n"))
+	}
+}
+
+func micros(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
+func millis(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
+
+func ratio(a, b float64) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", a/b)
+}
+
+func failures(s, o summary) string {
+	if s.Failed == 0 && o.Failed == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%d+%d", s.Failed, o.Failed)
+}
