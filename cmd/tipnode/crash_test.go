@@ -117,8 +117,9 @@ type promise struct {
 	Status            hexutil.Uint64 `json:"status"`
 }
 
-// TestCrashKeepsPreconfirmations kills a real `tipnode dev` with SIGKILL at
-// random moments while a client streams transactions and collects their
+// TestCrashKeepsPreconfirmations kills a real `tipnode dev` with SIGKILL —
+// at random moments, right after a client got a receipt, and right after a
+// seal, in turn — while a client streams transactions and collects their
 // (pre-confirmed or sealed) receipts, and restarts it on the same data
 // directory. After every restart each receipt a client was given is there
 // again with the same block number, index, gas and status (a sealed one with
@@ -144,6 +145,7 @@ func TestCrashKeepsPreconfirmations(t *testing.T) {
 		checked  int
 	)
 	iterations := crashIterations(t)
+	var modes [3]int
 	for it := 0; it < iterations; it++ {
 		p := startCrashableDev(t, bin, datadir)
 		// Every promise made before must still hold.
@@ -170,6 +172,7 @@ func TestCrashKeepsPreconfirmations(t *testing.T) {
 		}
 		// Stream transactions from both accounts until the kill.
 		ctx, cancel := context.WithCancel(context.Background())
+		receipted := make(chan struct{}, 1)
 		var wg sync.WaitGroup
 		for _, acc := range accs {
 			wg.Add(1)
@@ -201,6 +204,10 @@ func TestCrashKeepsPreconfirmations(t *testing.T) {
 							promised[hash] = *r
 							maxNonce[acc.Address] = max(maxNonce[acc.Address], nonce)
 							mu.Unlock()
+							select {
+							case receipted <- struct{}{}:
+							default:
+							}
 							break
 						}
 						time.Sleep(5 * time.Millisecond)
@@ -208,8 +215,32 @@ func TestCrashKeepsPreconfirmations(t *testing.T) {
 				}
 			}()
 		}
-		time.Sleep(time.Duration(50+rng.IntN(700)) * time.Millisecond)
-		p.kill() // SIGKILL: no shutdown path runs
+		// Kill (SIGKILL: no shutdown path runs) at a random moment, right
+		// after a client got a receipt (just after a pre-confirmation was
+		// published), or right after a seal (the head moved: within about a
+		// millisecond of the seal's write), in turn.
+		mode := it % 3
+		modes[mode]++
+		time.Sleep(time.Duration(50+rng.IntN(400)) * time.Millisecond)
+		switch mode {
+		case 1:
+			select {
+			case <-receipted:
+			case <-time.After(2 * time.Second):
+			}
+		case 2:
+			var start hexutil.Uint64
+			if rpcCall(p.url, "eth_blockNumber", &start) == nil {
+				for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); {
+					var n hexutil.Uint64
+					if rpcCall(p.url, "eth_blockNumber", &n) == nil && n > start {
+						break
+					}
+					time.Sleep(500 * time.Microsecond)
+				}
+			}
+		}
+		p.kill()
 		cancel()
 		wg.Wait()
 		if strings.Contains(p.out.String(), "panic") {
@@ -230,5 +261,6 @@ func TestCrashKeepsPreconfirmations(t *testing.T) {
 	if len(promised) == 0 {
 		t.Fatal("no transaction got a receipt: the test exercised nothing")
 	}
-	t.Logf("%d kill -9 rounds, %d receipts promised, %d promise checks after restarts, all kept", iterations, len(promised), checked)
+	t.Logf("%d kill -9 rounds (%d at random moments, %d right after a receipt, %d right after a seal), %d receipts promised, %d promise checks after restarts, all kept",
+		iterations, modes[0], modes[1], modes[2], len(promised), checked)
 }
