@@ -91,6 +91,19 @@ func (c *ManualClock) Timers() int {
 	return len(c.timers)
 }
 
+// Next returns how long until the earliest armed timer fires (ok false:
+// none is armed).
+func (c *ManualClock) Next() (d time.Duration, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, t := range c.timers {
+		if left := t.at.Sub(c.now); i == 0 || left < d {
+			d, ok = left, true
+		}
+	}
+	return d, ok
+}
+
 // Changed returns a channel closed at the next change (a timer armed,
 // stopped or fired).
 func (c *ManualClock) Changed() <-chan struct{} {

@@ -137,7 +137,7 @@ func newFollower(t testing.TB, spec []byte, cfg Config) *follower {
 func startFollower(t testing.TB, db *store.DB, g *chain.Genesis, w *chain.Writer, cfg Config) *follower {
 	t.Helper()
 	clock := NewManualClock(time.Unix(1_700_000_000, 0))
-	f, err := New(cfg, w, g, clock, NewMetrics(nil), zerolog.Nop())
+	f, err := New(cfg, w, g, clock, NewMetrics(nil), zerolog.New(zerolog.NewTestWriter(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +288,7 @@ func TestFollowReorgs(t *testing.T) {
 	}
 	cfg := testConfig(u.WS)
 	f := newFollower(t, u.Spec, cfg)
-	f.waitHead(u.hashAt(12), 0)
+	f.waitHead(u.head().Hash(), 0)
 
 	var (
 		mu     sync.Mutex
@@ -326,7 +326,10 @@ func TestFollowReorgs(t *testing.T) {
 		events = nil
 		mu.Unlock()
 		if len(reorgs) != 1 || uint64(len(reorgs[0].Removed)) != depth {
-			t.Fatalf("depth %d: %d reorg events (%v)", depth, len(reorgs), reorgs)
+			for _, ev := range reorgs {
+				t.Logf("reorg event: head %d, removed %d (from %d), added %d", ev.Head.Number(), len(ev.Removed), ev.Removed[0].Number, len(ev.Added))
+			}
+			t.Fatalf("depth %d: %d reorg events, want one removing %d blocks", depth, len(reorgs), depth)
 		}
 		ev := reorgs[0]
 		if len(ev.RemovedLogs) == 0 {

@@ -55,6 +55,7 @@ type Follower struct {
 
 	// Loop-goroutine state.
 	lastInvalid common.Hash // the last write that failed verification once
+	progressed  bool        // the session wrote a block or reached the upstream head
 	catchUp     catchUpStats
 }
 
@@ -193,12 +194,12 @@ func (f *Follower) loop(up *upstream) {
 	backoff := f.cfg.BackoffMin
 	for {
 		var err error
-		progressed := false
+		f.progressed = false
 		if up == nil {
 			up, err = dial(f.ctx, f.cfg, f.metrics)
 		}
 		if err == nil {
-			err = f.session(up, &progressed)
+			err = f.session(up)
 			up.close()
 		}
 		up = nil
@@ -209,7 +210,7 @@ func (f *Follower) loop(up *upstream) {
 			f.fail(err)
 			return
 		}
-		if progressed {
+		if f.progressed {
 			backoff = f.cfg.BackoffMin
 		}
 		f.metrics.fault(faultKind(err))
@@ -248,9 +249,9 @@ func (f *Follower) checkIdentity(up *upstream) error {
 
 // session follows the upstream over one connection until an error: it
 // syncs to the upstream head, then waits for the next one (a newHeads
-// notification on websockets, else the poll timer). progressed is set
-// once a sync completed (the backoff then starts over).
-func (f *Follower) session(up *upstream, progressed *bool) error {
+// notification on websockets, else the poll timer). Once it wrote a block
+// or reached the upstream head, the backoff starts over.
+func (f *Follower) session(up *upstream) error {
 	if err := f.checkIdentity(up); err != nil {
 		return err
 	}
@@ -282,7 +283,7 @@ func (f *Follower) session(up *upstream, progressed *bool) error {
 		if err := f.syncTo(up, target, seen); err != nil {
 			return err
 		}
-		*progressed = true
+		f.progressed = true
 		target = nil
 		t := f.clock.NewTimer(poll)
 		select {
@@ -416,7 +417,7 @@ func (f *Follower) importBlock(b *types.Block) error {
 	if err := f.w.Import([]*types.Block{b}, chain.ImportOptions{}); err != nil {
 		return f.writeError(err, b.Hash())
 	}
-	f.lastInvalid = common.Hash{}
+	f.lastInvalid, f.progressed = common.Hash{}, true
 	f.metrics.imported(f.clock.Now().Sub(start))
 	f.progress(b)
 	return nil
@@ -516,7 +517,7 @@ func (f *Follower) reorg(up *upstream, target *types.Header, head *chain.Head) e
 	if err := f.w.Reorg(a, blocks, chain.ImportOptions{}); err != nil {
 		return f.writeError(err, parent)
 	}
-	f.lastInvalid = common.Hash{}
+	f.lastInvalid, f.progressed = common.Hash{}, true
 	f.metrics.reorg(depth, len(blocks))
 	newHead := blocks[len(blocks)-1]
 	f.log.Warn().Uint64("depth", depth).Uint64("ancestor", a).

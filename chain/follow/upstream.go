@@ -43,12 +43,21 @@ func dial(ctx context.Context, cfg Config, m *Metrics) (*upstream, error) {
 
 func (u *upstream) close() { u.c.Close() }
 
-// call runs one request under the request timeout.
+// call runs one request under the request timeout and decodes its result
+// into result (a result that does not decode is ErrBadResponse).
 func (u *upstream) call(ctx context.Context, result any, method string, args ...any) error {
 	ctx, cancel := context.WithTimeout(ctx, u.cfg.RequestTimeout)
 	defer cancel()
-	if err := u.c.CallContext(ctx, result, method, args...); err != nil {
+	var raw json.RawMessage
+	if err := u.c.CallContext(ctx, &raw, method, args...); err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrUpstream, method, err)
+	}
+	if out, ok := result.(*json.RawMessage); ok {
+		*out = raw
+		return nil
+	}
+	if err := json.Unmarshal(raw, result); err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrBadResponse, method, err)
 	}
 	return nil
 }
