@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"sync/atomic"
 	"time"
 
 	"github.com/ethereum/go-ethereum/core/types"
@@ -112,6 +113,8 @@ type API struct {
 	log     zerolog.Logger
 	// gasPrice caches the suggested tip of the current head (eth_fees.go).
 	gasPrice gasPriceCache
+	// syncProgress is eth_syncing's source (tipnode.go).
+	syncProgress atomic.Pointer[func() (SyncProgress, bool)]
 }
 
 // NewAPI returns the method handlers reading through reads, with head
@@ -146,6 +149,7 @@ func (a *API) Register(s *rpc.Server) {
 		a.registerSend,       // eth_send.go
 		a.registerState,      // eth_state.go
 		a.registerSimulate,   // simulate.go
+		a.registerTipnode,    // tipnode.go
 	} {
 		register(s)
 	}
