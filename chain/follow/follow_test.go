@@ -78,7 +78,7 @@ func (u *upstreamChain) block(n int, tag byte) common.Hash {
 		case 1:
 			tx = followtest.Tx(u.t, acc, nonce, &loggerAddr, nil, 50_000, topic[:])
 		case 2:
-			tx = followtest.Tx(u.t, acc, nonce, &storeAddr, nil, 60_000, append(topic[:], common.Hash{31: byte(nonce % 5)}.Bytes()...))
+			tx = followtest.Tx(u.t, acc, nonce, &storeAddr, nil, 200_000, append(topic[:], common.Hash{31: byte(nonce % 5)}.Bytes()...))
 		}
 		nonce++
 		txs = append(txs, tx)
