@@ -38,6 +38,10 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzCallRequest -fuzztime 20s ./rpc/eth/
 	$(GO) test -run '^$$' -fuzz FuzzLogFilter -fuzztime 20s ./rpc/eth/
 	$(GO) test -run '^$$' -fuzz FuzzTypedData -fuzztime 20s ./rpc/eth/
+	$(GO) test -run '^$$' -fuzz FuzzDecodeHeader -fuzztime 20s ./chain/follow/
+	$(GO) test -run '^$$' -fuzz FuzzDecodeBlock -fuzztime 20s ./chain/follow/
+	$(GO) test -run '^$$' -fuzz FuzzDecodeRawBlock -fuzztime 20s ./chain/follow/
+	$(GO) test -run '^$$' -fuzz FuzzDecodeGenesis -fuzztime 20s ./chain/follow/
 
 # Run the embedded dev chain (fresh temporary data directory unless DATADIR
 # is set; more flags in ARGS).

@@ -46,8 +46,14 @@
 //
 // Writer (writer.go) owns every store write of a running node — block
 // import (Import, ImportRLP), blocks sealed by a local driver (Seal),
-// unwinds (UnwindTo) — serialised on its own goroutine; each block is one
-// atomic store batch. After each write it opens a store view, publishes an
+// unwinds (UnwindTo), reorgs (Reorg, reorg.go), tag moves (SetTags) —
+// serialised on its own goroutine; each block is one atomic store batch,
+// and a reorg (the unwind and the whole new branch) is one batch too: it
+// executes the new branch on the ancestor's state with the branch's diffs
+// stacked in memory (overlay.go), then commits and publishes once, so a
+// reader sees the old chain or the new one, never a mix. Its HeadEvent
+// carries the removed blocks, their logs (RemovedLogs, read before the
+// write) and the added blocks. After each write it opens a store view, publishes an
 // immutable Head (head.go: head, safe and finalized headers, the last
 // HeadWindow canonical headers and that view, shared by reference count)
 // with one atomic store, runs the calling driver's Rebase (the pending

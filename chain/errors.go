@@ -36,3 +36,7 @@ var (
 	// store afterwards to publish its head.
 	ErrWriterFault = errors.New("chain writer fault")
 )
+
+// ErrInvalidReorg: a Writer.Reorg request is malformed (no blocks, an
+// ancestor above the head); nothing was written.
+var ErrInvalidReorg = errors.New("invalid reorg")

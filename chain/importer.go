@@ -54,6 +54,18 @@ func (eb *ExecutedBlock) BlockWrite(tags ...store.Tag) *store.BlockWrite {
 // verification returns an error wrapping ErrInvalidBlock naming the block
 // and the mismatch; a failed read returns that error (not ErrInvalidBlock).
 func (e *Executor) ExecuteBlock(block *types.Block, parent *types.Header, headers HeaderSource, view store.View) (*ExecutedBlock, error) {
+	reader, err := view.StateAt(parent.Number.Uint64())
+	if err != nil {
+		return nil, err
+	}
+	return e.ExecuteBlockOn(block, parent, headers, reader)
+}
+
+// ExecuteBlockOn is ExecuteBlock on parent's post-state given as a Backend
+// (the store at the parent's height, or the parent's state stacked in
+// memory on an ancestor's, as Writer.Reorg executes a new branch). headers
+// must resolve parent's chain.
+func (e *Executor) ExecuteBlockOn(block *types.Block, parent *types.Header, headers HeaderSource, reader Backend) (*ExecutedBlock, error) {
 	num := block.NumberU64()
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w %d (%s): %s", ErrInvalidBlock, num, block.Hash().Hex(), fmt.Sprintf(format, args...))
@@ -69,10 +81,6 @@ func (e *Executor) ExecuteBlock(block *types.Block, parent *types.Header, header
 		return nil, bad("%v", err)
 	}
 	header := block.Header()
-	reader, err := view.StateAt(latest)
-	if err != nil {
-		return nil, err
-	}
 	state := NewStateDB(reader)
 	cc := &chainContext{config: e.config, engine: e.engine, headers: headers, current: parent, fail: state.setErr}
 	if err := e.engine.VerifyHeader(cc, header); err != nil {

@@ -18,11 +18,16 @@ import (
 // HeadEvent announces a new Head after a store write. Added are the blocks
 // that became canonical (ascending); Removed the blocks that left the
 // canonical chain (an unwind or reorg), newest first. Both may be empty
-// (a tag moved).
+// (a tag moved). A reorg (Writer.Reorg) is one event with both.
 type HeadEvent struct {
 	Head    *Head
 	Added   []*types.Header
 	Removed []*types.Header
+	// RemovedLogs are the logs of the removed blocks, read before they
+	// were removed: oldest block first, in log order, with their block,
+	// transaction and index fields set and Removed true (at most the
+	// newest HeadWindow removed blocks).
+	RemovedLogs []*types.Log
 }
 
 // Rebase is a driver's hook, run on the writer goroutine after a write's
@@ -223,6 +228,12 @@ func (w *Writer) do(fn func() error) error {
 // before the old head's view can close under a reader). Runs on the writer
 // goroutine.
 func (w *Writer) publish(keep uint64, added, removed []*types.Header, rebase Rebase) error {
+	return w.publishEvent(keep, &HeadEvent{Added: added, Removed: removed}, rebase)
+}
+
+// publishEvent is publish with the rest of the event (removed logs) given.
+func (w *Writer) publishEvent(keep uint64, ev *HeadEvent, rebase Rebase) error {
+	added := ev.Added
 	view, err := w.db.View()
 	if err != nil {
 		return fmt.Errorf("%w: open view after write: %v", ErrWriterFault, err)
@@ -238,7 +249,8 @@ func (w *Writer) publish(keep uint64, added, removed []*types.Header, rebase Reb
 	if rebase != nil {
 		rerr = rebase(h)
 	}
-	w.heads.Send(&HeadEvent{Head: h, Added: added, Removed: removed})
+	ev.Head = h
+	w.heads.Send(ev)
 	w.retire(old)
 	return rerr
 }
@@ -309,10 +321,14 @@ func (w *Writer) UnwindTo(number uint64, rebase Rebase) error {
 			}
 			removed = append(removed, hdr)
 		}
+		logs, err := removedLogs(h.view.v, removed)
+		if err != nil {
+			return fmt.Errorf("unwind: %w", err)
+		}
 		if err := w.db.UnwindTo(number); err != nil {
 			return fmt.Errorf("unwind to %d: %w", number, err)
 		}
-		return w.publish(number, nil, removed, rebase)
+		return w.publishEvent(number, &HeadEvent{Removed: removed, RemovedLogs: logs}, rebase)
 	})
 }
 

@@ -128,6 +128,10 @@ type Writer interface {
 	// and moves tags above number down to number. It also drops the
 	// pending journal.
 	UnwindTo(number uint64) error
+	// Reorg replaces the blocks above ancestor with blocks (a new branch
+	// on the canonical block at ancestor) in ONE batch: the unwind, the
+	// new blocks and the tag moves land together or not at all.
+	Reorg(ancestor uint64, blocks []*BlockWrite) error
 	// AppendPending durably journals the open pending block's header (when
 	// first is 0) and its pre-confirmed transactions first, first+1, ...
 	// WriteBlock drops the journal in the block's own batch.

@@ -34,7 +34,10 @@
 // # Invariants
 //
 //   - latest >= safe, latest >= finalized; every tag names a canonical block.
-//   - Block N exists iff 0 <= N <= latest; the only way down is UnwindTo.
+//   - Block N exists iff 0 <= N <= latest; the only ways down are UnwindTo
+//     and Reorg (which replaces the blocks above an ancestor with a new
+//     branch in the same single batch: readers see the old chain or the
+//     new one, never a mix).
 //   - Every state version at block N is listed in the change list of N.
 //   - Code is content addressed and never deleted.
 //   - Values returned to callers are copies; no Pebble memory escapes.

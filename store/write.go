@@ -221,7 +221,7 @@ func (db *DB) stageDiff(b *pebble.Batch, diff *StateDiff, num uint64, wipe bool)
 	if wipe && num > 0 {
 		for _, addr := range sortedKeys(diff.Wiped, compareAddr) {
 			set := diff.Storage[addr]
-			werr := db.liveSlots(addr, num-1, func(slot common.Hash) error {
+			werr := db.liveSlots(b, addr, num-1, func(slot common.Hash) error {
 				if _, ok := set[slot]; ok {
 					return nil // the diff writes this slot itself
 				}
@@ -257,10 +257,16 @@ func (db *DB) stageDiff(b *pebble.Batch, diff *StateDiff, num uint64, wipe bool)
 }
 
 // liveSlots calls fn with every slot of addr that is non-zero at height,
-// read from the committed store (the caller holds the write lock).
-func (db *DB) liveSlots(addr common.Address, height uint64, fn func(slot common.Hash) error) error {
+// read from the committed store (the caller holds the write lock), or
+// through b when it is an indexed batch (then what b stages counts too).
+func (db *DB) liveSlots(b *pebble.Batch, addr common.Address, height uint64, fn func(slot common.Hash) error) error {
 	prefix := storageAddrPrefix(addr)
-	it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	opts := &pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)}
+	newIter := db.pdb.NewIter
+	if b.Indexed() {
+		newIter = b.NewIter
+	}
+	it, err := newIter(opts)
 	if err != nil {
 		return err
 	}

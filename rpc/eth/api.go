@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -164,6 +165,8 @@ type API struct {
 	// sendMu makes eth_sendTransaction choose a nonce and pool the
 	// transaction before the next one chooses (eth_accounts.go).
 	sendMu sync.Mutex
+	// syncProgress is eth_syncing's source (tipnode.go).
+	syncProgress atomic.Pointer[func() (SyncProgress, bool)]
 }
 
 // NewAPI returns the method handlers reading through reads, with head
@@ -269,6 +272,7 @@ func (a *API) Register(s *rpc.Server) {
 		a.registerSend,       // eth_send.go
 		a.registerState,      // eth_state.go
 		a.registerSimulate,   // simulate.go
+		a.registerTipnode,    // tipnode.go
 	} {
 		register(s)
 	}

@@ -25,7 +25,8 @@
 // eth_chain.go and marshal.go (blocks, transactions, receipts in
 // go-ethereum's JSON shapes), eth_logs.go and heads.go (eth_getLogs,
 // newHeads/logs subscriptions), eth_fees.go, eth_config.go, eth_send.go,
-// eth_pending.go (pre-confirmation subscriptions), eth_accounts.go
+// eth_pending.go (pre-confirmation subscriptions), tipnode.go
+// (tipnode_genesis, debug_getRawBlock, eth_syncing's source), eth_accounts.go
 // (node-held accounts: eth_accounts, eth_sendTransaction,
 // eth_signTransaction, eth_sign, personal_sign, eth_signTypedData_v4 with
 // the keys of APIConfig.Accounts; none outside `tipnode dev`).
@@ -84,9 +85,13 @@
 // holds its slot until the EVM has stopped.
 //
 // Head events (chain.Writer's chain.Feed) never block the writer: each
-// newHeads/logs subscription's callback only records the latest head and
-// wakes the subscription's goroutine, which catches up on skipped canonical
-// blocks from the head window and the store. Pre-confirmation subscriptions
+// newHeads/logs subscription's callback only records the latest head (with
+// a reference on its view) and the events that removed blocks, and wakes
+// the subscription's goroutine, which catches up on skipped canonical
+// blocks from that view. When blocks of its chain were removed (a reorg,
+// an unwind), a logs subscription first sends their logs with
+// removed=true (carried by the event: the blocks are gone from the store),
+// then the new branch's. Pre-confirmation subscriptions
 // (eth_pending.go) are notified on the pending layer's publisher goroutine;
 // rpc.Subscription.Notify never blocks either.
 package eth

@@ -63,13 +63,12 @@ func (a *API) web3ClientVersion(ctx context.Context, p rpc.Params) (any, error) 
 	return a.cfg.ClientVersion, nil
 }
 
-// ethSyncing is always false: tipnode serves what it has imported and never
-// reports a sync in progress.
+// ethSyncing is false unless a follower catches up (see SetSyncProgress).
 func (a *API) ethSyncing(ctx context.Context, p rpc.Params) (any, error) {
 	if err := p.AtMost(0); err != nil {
 		return nil, err
 	}
-	return false, nil
+	return a.syncing(), nil
 }
 
 func (a *API) ethBlockNumber(ctx context.Context, p rpc.Params) (any, error) {

@@ -372,7 +372,9 @@ func (a *API) subscribeNewHeads(ctx context.Context, sub *rpc.Subscription, p rp
 }
 
 // subscribeLogs: eth_subscribe("logs", filter?) sends each matching log of
-// every new canonical block, one notification per log.
+// every new canonical block, one notification per log. When blocks leave
+// the canonical chain (a reorg, an unwind), their matching logs are sent
+// again with removed=true, oldest first, before the new blocks' logs.
 func (a *API) subscribeLogs(ctx context.Context, sub *rpc.Subscription, p rpc.Params) error {
 	if err := p.AtMost(1); err != nil {
 		return err
@@ -384,14 +386,7 @@ func (a *API) subscribeLogs(ctx context.Context, sub *rpc.Subscription, p rpc.Pa
 	if f.BlockHash != nil {
 		return p.ArgError(0, "filter", "blockHash is not supported in a logs subscription")
 	}
-	a.followHeads(sub.Done(), func(h *types.Header) bool {
-		r, err := a.open(ctx)
-		if err != nil {
-			a.log.Warn().Err(err).Uint64("block", h.Number.Uint64()).Msg("logs subscription: opening a read")
-			return true
-		}
-		defer r.Close()
-		view := r.View
+	a.followChain(sub.Done(), func(h *types.Header, view store.View) bool {
 		logs, err := a.blockLogs(view, h.Number.Uint64(), h.Hash(), &f, nil)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			var e *rpc.Error
@@ -401,6 +396,13 @@ func (a *API) subscribeLogs(ctx context.Context, sub *rpc.Subscription, p rpc.Pa
 		}
 		for _, l := range logs {
 			if sub.Notify(l) != nil {
+				return false
+			}
+		}
+		return true
+	}, func(removed []*types.Log) bool {
+		for _, l := range removed {
+			if f.matches(l) && sub.Notify(l) != nil {
 				return false
 			}
 		}

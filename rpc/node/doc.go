@@ -1,10 +1,11 @@
 // Package node assembles a tipnode from its parts, in one place for the CLI
 // and for tests: the store's single writer (chain.Writer), the pending
 // Manager that opens every read, the transaction pool, the optional
-// embedded sequencer (a driver of the pending Builder), the Ethereum API
-// (rpc/eth) and the JSON-RPC server (rpc). Config is data only: the dev
-// accounts' keys of `tipnode dev` come in as Config.DevKeys (none on
-// `run`), like every other setting.
+// embedded sequencer (a driver of the pending Builder) or follower of an
+// upstream node (chain/follow; one of the two writes the chain), the
+// Ethereum API (rpc/eth) and the JSON-RPC server (rpc). Config is data
+// only: the dev accounts' keys of `tipnode dev` come in as Config.DevKeys
+// (none on `run`), like every other setting.
 //
 // # Wiring and events
 //
@@ -17,10 +18,20 @@
 // # Lifecycle
 //
 // New builds everything and starts nothing. Start starts the writer, then
-// the sequencer (its first snapshot is published before Start returns),
-// then the server. Stop reverses it: server (in-flight requests finish),
-// sequencer (a pending block with pre-confirmed transactions is sealed),
-// writer. The caller owns the store and closes it after Stop.
+// the sequencer (its first snapshot is published before Start returns) or
+// the follower (the upstream's chain id and genesis are checked before
+// Start returns: a mismatch fails Start; an unreachable upstream does not,
+// the follower retries), then the server. Stop reverses it: server
+// (in-flight requests finish), sequencer (a pending block with
+// pre-confirmed transactions is sealed) or follower, writer. The caller
+// owns the store and closes it after Stop.
+//
+// A follower that stops on a fatal error (a reorg too deep, a divergence)
+// does not stop the node: it keeps serving the chain it has (Wait does not
+// return; Follower.Err and the tipnode_follow_stopped metric say why).
+// Without a driver the pending layer is the head: the Manager follows the
+// writer's head events, reorgs included. The follower's metrics are
+// registered on the node's registry; eth_syncing reports its catch-up.
 //
 // # Full disk and read-only stores
 //

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto/kzg4844"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -14,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/chain"
+	"github.com/tipnode/tipnode/chain/follow"
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/rpc/eth"
@@ -44,6 +46,10 @@ type Config struct {
 	// instead of waiting for the setup (seconds). Default false; the CLI
 	// sets it for chains that schedule Cancun.
 	PreloadKZG bool
+	// Follow, when non-nil, follows an upstream node's chain into the
+	// store with these settings (chain/follow). Default nil. Exclusive
+	// with Sequencer: one of them writes the chain.
+	Follow *follow.Config
 	// Metrics serves Prometheus metrics on /metrics of the RPC listener.
 	// Default false.
 	Metrics bool
@@ -80,6 +86,14 @@ func (c Config) Validate() error {
 			return err
 		}
 	}
+	if c.Follow != nil {
+		if c.Sequencer != nil {
+			return fmt.Errorf("%w: a node follows an upstream or runs the sequencer, not both", ErrConfig)
+		}
+		if err := c.Follow.WithDefaults().Validate(); err != nil {
+			return err
+		}
+	}
 	if c.StopTimeout <= 0 {
 		return fmt.Errorf("%w: stop timeout must be > 0", ErrConfig)
 	}
@@ -99,6 +113,7 @@ type Node struct {
 	Pending   *pending.Manager
 	Pool      *pending.Pool
 	Sequencer *pending.Sequencer // nil without Config.Sequencer
+	Follower  *follow.Follower   // nil without Config.Follow
 	API       *eth.API
 	Server    *rpc.Server
 	// Registry holds the node's metrics (nil without Config.Metrics).
@@ -109,12 +124,27 @@ type Node struct {
 	log zerolog.Logger
 }
 
+// Option varies New beyond Config (behaviour, not data: tests' clocks).
+type Option func(*options)
+
+type options struct {
+	followClock follow.Clock
+}
+
+// WithFollowClock drives the follower's polling, backoff and progress
+// with c (tests pass a follow.ManualClock). Default: the wall clock.
+func WithFollowClock(c follow.Clock) Option { return func(o *options) { o.followClock = c } }
+
 // New assembles a node on db (which holds g's genesis). clock drives the
 // pool and the sequencer (nil: the wall clock; tests pass a
 // pending.ManualClock).
-func New(cfg Config, db *store.DB, g *chain.Genesis, clock pending.Clock, log zerolog.Logger) (*Node, error) {
+func New(cfg Config, db *store.DB, g *chain.Genesis, clock pending.Clock, log zerolog.Logger, opts ...Option) (*Node, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	var o options
+	for _, opt := range opts {
+		opt(&o)
 	}
 	if clock == nil {
 		clock = pending.SystemClock{}
@@ -168,11 +198,29 @@ func New(cfg Config, db *store.DB, g *chain.Genesis, clock pending.Clock, log ze
 			return nil, err
 		}
 	}
+	if cfg.Follow != nil {
+		var fm *follow.Metrics
+		if n.Registry != nil {
+			fm = follow.NewMetrics(n.Registry)
+		}
+		if n.Follower, err = follow.New(*cfg.Follow, w, g, o.followClock, fm, log); err != nil {
+			w.Stop()
+			return nil, err
+		}
+		f := n.Follower
+		n.API.SetSyncProgress(func() (eth.SyncProgress, bool) {
+			s := f.Status()
+			return eth.SyncProgress{StartingBlock: hexutil.Uint64(s.StartingBlock), CurrentBlock: hexutil.Uint64(s.CurrentBlock),
+				HighestBlock: hexutil.Uint64(s.HighestBlock)}, s.Syncing
+		})
+	}
 	return n, nil
 }
 
 // Start starts the writer, the sequencer (which publishes its first
-// snapshot before returning) and then the RPC server.
+// snapshot before returning) or the follower (which checks the upstream's
+// chain id and genesis before returning, then follows in the background),
+// and then the RPC server.
 func (n *Node) Start() error {
 	if n.cfg.PreloadKZG {
 		go kzg4844.BlobToCommitment(new(kzg4844.Blob)) // the first use loads the setup
@@ -184,10 +232,19 @@ func (n *Node) Start() error {
 			return err
 		}
 	}
+	if n.Follower != nil {
+		if err := n.Follower.Start(); err != nil {
+			n.Writer.Stop()
+			return err
+		}
+	}
 	if err := n.Server.Start(); err != nil {
 		var err2 error
 		if n.Sequencer != nil {
 			err2 = n.Sequencer.Stop()
+		}
+		if n.Follower != nil {
+			n.Follower.Stop()
 		}
 		n.Writer.Stop()
 		return errors.Join(err, err2)
@@ -226,13 +283,17 @@ func (n *Node) WritesStopped() error { return n.db.DiskFull() }
 // Stop shuts down in order: the RPC server stops accepting and finishes
 // in-flight requests, then the sequencer stops (sealing a pending block
 // that holds pre-confirmed transactions, in one atomic write through the
-// writer), then the writer. The caller closes the store afterwards.
+// writer) or the follower (its write in progress finishes), then the
+// writer. The caller closes the store afterwards.
 func (n *Node) Stop() error {
 	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.StopTimeout)
 	defer cancel()
 	err := n.Server.Stop(ctx)
 	if n.Sequencer != nil {
 		err = errors.Join(err, n.Sequencer.Stop())
+	}
+	if n.Follower != nil {
+		n.Follower.Stop()
 	}
 	n.Writer.Stop()
 	return err

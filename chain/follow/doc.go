@@ -1,0 +1,78 @@
+// Package follow makes a node follow the canonical chain of an upstream
+// Ethereum JSON-RPC node (go-ethereum, another tipnode, any node serving
+// the standard eth_ methods): catch-up from the store's head, live heads,
+// reorgs, the upstream's safe and finalized tags. Every block is verified
+// and executed by the same importer as `tipnode import`
+// (chain.Executor.ExecuteBlock) and written through the node's single
+// chain.Writer, so readers and subscribers see followed blocks exactly as
+// they see imported or sealed ones. It imports chain and store only (never
+// pending or rpc): the pending layer follows the writer's head events by
+// itself.
+//
+// # Model
+//
+// A Follower runs sessions, one upstream connection each (go-ethereum's
+// RPC client over http(s) or ws(s)). A session checks the upstream's chain
+// id and block 0 against the store's (a mismatch stops following), then
+// repeatedly syncs to the upstream's head and waits for the next one: a
+// newHeads notification on websockets (with a slow poll as a safety net),
+// a poll of eth_getBlockByNumber("latest") every PollInterval on http.
+//
+// Sync to a target head T, with our head H:
+//
+//   - T is above H: catch-up. Blocks H+1..T are fetched in JSON-RPC
+//     batches of FetchBatch, FetchParallel batches in flight (bounded
+//     memory), delivered in order and imported one by one, each one atomic
+//     write with its own Head. Raw blocks (debug_getRawBlock) are asked for
+//     first; when the upstream refuses them (and JSON works) the session
+//     uses eth_getBlockByNumber with full transactions (uncles fetched with
+//     eth_getUncleByBlockHashAndIndex). If block H+1 does not build on H,
+//     it is a reorg.
+//   - T is at or below H and is our block at its height: nothing to do (an
+//     upstream that rewound is not followed down; we wait for it to build).
+//   - Otherwise, a reorg: the common ancestor is found by comparing the
+//     upstream's headers with ours walking down from min(H, T), at most
+//     MaxReorg blocks below H (deeper: ErrReorgTooDeep) and never across
+//     our finalized block (ErrReorgBelowFinalized); both stop following
+//     with an error naming both heads. The upstream's branch above the
+//     ancestor (up to FetchBatch blocks above H) is fetched and handed to
+//     chain.Writer.Reorg, which verifies and executes it on the ancestor's
+//     state in memory and commits the unwind and the branch in ONE store
+//     batch with ONE head event (readers see the old chain or the new one,
+//     never a mix; logs subscribers get the removed logs, then the new
+//     blocks). Then catch-up continues to T.
+//
+// After each batch and at the head, the upstream's safe and finalized
+// blocks become ours when we hold them canonically (chain.Writer.SetTags).
+//
+// What is verified: every header's fields hash to the hash the upstream
+// announced; every transaction to its announced hash; parent linkage;
+// header rules; transactions, uncles and withdrawals roots; re-execution:
+// gas used, receipts root, logs bloom, blob gas, requests hash. What is
+// not: state roots (tipnode keeps flat state and no trie), so an upstream
+// lying about a state root is not detected; proof-of-work seals; the
+// beacon chain's consensus (the upstream's choice of head is trusted).
+//
+// # Faults
+//
+// Transient (ErrUpstream, ErrBadResponse, ErrUnknownBlock, failed store
+// writes): the session ends, nothing more is written, a warning names the
+// error, tipnode_follow_upstream_errors_total counts it, and the follower
+// reconnects after a backoff that starts at BackoffMin, doubles up to
+// BackoffMax and starts over after a successful sync. A block that fails
+// verification is fetched again once (after the backoff); failing again
+// it is a divergence (ErrDivergence, naming the block and the mismatching
+// field): following stops. Fatal errors (see isFatal) stop following and
+// set tipnode_follow_stopped; the node keeps serving the chain it has.
+// Nothing is ever half-written: each block, and each reorg, is one batch,
+// so a kill -9 at any moment leaves the store at a block (or reorg)
+// boundary and a restart resumes from the store's head.
+//
+// # Concurrency
+//
+// One goroutine runs the sessions; catch-up fetches run on helper
+// goroutines that only hand blocks over. Writes go through chain.Writer
+// (its goroutine). Status, Err and Done are safe for concurrent use.
+// Start/Stop; the Clock (polling, backoff, progress) is injectable and
+// tests drive a ManualClock.
+package follow

@@ -1,0 +1,269 @@
+package follow
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/tipnode/tipnode/chain"
+	"github.com/tipnode/tipnode/chain/follow/followtest"
+)
+
+// proxy sits between the follower and a go-ethereum upstream (HTTP) and
+// misbehaves on demand.
+type proxy struct {
+	*httptest.Server
+	target string
+	mode   atomic.Value // string: "pass", "down", "garbage", "unknown", "tamper"
+	tamper atomic.Uint64
+}
+
+func newProxy(t *testing.T, target string) *proxy {
+	p := &proxy{target: target}
+	p.mode.Store("pass")
+	p.Server = httptest.NewServer(http.HandlerFunc(p.serve))
+	t.Cleanup(p.Close)
+	return p
+}
+
+func (p *proxy) set(mode string) { p.mode.Store(mode) }
+
+func (p *proxy) serve(w http.ResponseWriter, r *http.Request) {
+	mode := p.mode.Load().(string)
+	if mode == "down" { // the upstream is gone: the connection drops
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			conn.Close()
+		}
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	if mode == "garbage" { // well-formed JSON-RPC, nonsense results
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(garbage(body))
+		return
+	}
+	resp, err := http.Post(p.target, "application/json", bytes.NewReader(body))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	if mode == "unknown" || mode == "tamper" {
+		out = p.rewrite(mode, out)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(out)
+}
+
+// garbage answers every request of body with a result that is no block,
+// header or number.
+func garbage(body []byte) []byte {
+	var reqs []struct {
+		ID json.RawMessage `json:"id"`
+	}
+	batch := len(body) > 0 && body[0] == '['
+	if batch {
+		json.Unmarshal(body, &reqs)
+	} else {
+		reqs = make([]struct {
+			ID json.RawMessage `json:"id"`
+		}, 1)
+		json.Unmarshal(body, &reqs[0])
+	}
+	var out []json.RawMessage
+	for _, r := range reqs {
+		out = append(out, json.RawMessage(`{"jsonrpc":"2.0","id":`+string(r.ID)+`,"result":{"number":"0xzz","hash":[1,2]}}`))
+	}
+	if batch {
+		b, _ := json.Marshal(out)
+		return b
+	}
+	return out[0]
+}
+
+// rewrite changes block answers: "unknown" answers null for every block
+// asked by number (not tags), "tamper" changes gasUsed of block
+// p.tamper and re-hashes its header (a self-consistent header whose
+// execution does not match).
+func (p *proxy) rewrite(mode string, out []byte) []byte {
+	var msgs []map[string]json.RawMessage
+	batch := len(out) > 0 && out[0] == '['
+	if batch {
+		if json.Unmarshal(out, &msgs) != nil {
+			return out
+		}
+	} else {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(out, &m) != nil {
+			return out
+		}
+		msgs = append(msgs, m)
+	}
+	for _, m := range msgs {
+		res := m["result"]
+		var fields map[string]json.RawMessage
+		if len(res) == 0 || res[0] != '{' || json.Unmarshal(res, &fields) != nil || fields["transactions"] == nil {
+			continue
+		}
+		var h types.Header
+		if json.Unmarshal(res, &h) != nil {
+			continue
+		}
+		switch {
+		case mode == "unknown" && h.Number.Uint64() > 0:
+			m["result"] = json.RawMessage("null")
+		case mode == "tamper" && h.Number.Uint64() == p.tamper.Load():
+			h.GasUsed++
+			fields["gasUsed"], _ = json.Marshal(hexutil.Uint64(h.GasUsed))
+			fields["hash"], _ = json.Marshal(h.Hash())
+			m["result"], _ = json.Marshal(fields)
+		}
+	}
+	if batch {
+		out, _ = json.Marshal(msgs)
+	} else {
+		out, _ = json.Marshal(msgs[0])
+	}
+	return out
+}
+
+// nextTimer waits until the follower arms a timer (a poll or a backoff)
+// and returns its duration.
+func (f *follower) nextTimer() time.Duration {
+	f.t.Helper()
+	timeout := time.After(time.Minute)
+	for {
+		changed := f.clock.Changed()
+		if d, ok := f.clock.Next(); ok {
+			return d
+		}
+		select {
+		case <-changed:
+		case <-f.Done():
+			f.t.Fatalf("following stopped: %v", f.Err())
+		case <-timeout:
+			f.t.Fatal("the follower armed no timer")
+		}
+	}
+}
+
+// waitIdle waits until our head is want and the follower waits for its
+// next poll (the sync, tags included, is over).
+func (f *follower) waitIdle(want common.Hash, cfg Config) {
+	f.t.Helper()
+	f.waitHead(want, cfg.BackoffMin)
+	for f.nextTimer() != cfg.PollInterval {
+		f.clock.Advance(cfg.BackoffMin)
+	}
+}
+
+func (f *follower) faults(kind string) float64 {
+	return testutil.ToFloat64(f.metrics.errors.WithLabelValues(kind))
+}
+
+// TestFollowFaults drives a follower (http, manual clock) through an
+// upstream that goes down, answers garbage, forgets blocks and finally
+// serves a tampered block: each transient fault is counted, leaves the
+// store untouched and is retried after a backoff that doubles up to its
+// cap and starts over after a success; the tampered block, failing
+// verification twice, stops following with a divergence naming the block
+// and the field, with nothing of it written and reads still served.
+func TestFollowFaults(t *testing.T) {
+	u := startUpstream(t, followtest.Options{NoDebug: true})
+	for range 6 {
+		u.block(2, 'a')
+	}
+	px := newProxy(t, u.HTTP)
+	cfg := testConfig(px.URL)
+	cfg.PollInterval, cfg.BackoffMin, cfg.BackoffMax = time.Second, 100*time.Millisecond, 400*time.Millisecond
+	f := newFollower(t, u.Spec, cfg)
+	f.waitHead(u.head().Hash(), cfg.PollInterval)
+	if d := f.nextTimer(); d != cfg.PollInterval {
+		t.Fatalf("idle follower waits %v, want the poll interval", d)
+	}
+	stable := f.w.Head().Hash()
+
+	// Each fault: the next poll fails, the store stays, the backoff
+	// doubles up to its cap.
+	for _, tc := range []struct {
+		mode, kind string
+	}{{"down", "request"}, {"garbage", "response"}, {"unknown", "unknown_block"}} {
+		t.Run(tc.mode, func(t *testing.T) {
+			u.block(1, 'b')
+			px.set(tc.mode)
+			base := f.faults(tc.kind)
+			f.clock.Advance(f.nextTimer()) // the poll
+			for i, want := range []time.Duration{100, 200, 400, 400} {
+				if d := f.nextTimer(); d != want*time.Millisecond {
+					t.Fatalf("backoff %d: %v, want %v", i, d, want*time.Millisecond)
+				}
+				if got := f.faults(tc.kind) - base; got != float64(i+1) {
+					t.Fatalf("after fault %d: %v %s faults counted", i+1, got, tc.kind)
+				}
+				if f.w.Head().Hash() != stable {
+					t.Fatal("the store changed during an upstream fault")
+				}
+				f.clock.Advance(want * time.Millisecond)
+			}
+			px.set("pass")
+			f.waitIdle(u.head().Hash(), cfg)
+			stable = f.w.Head().Hash()
+			// A success resets the backoff: the next fault waits the minimum.
+			px.set("down")
+			u.block(1, 'b')
+			f.clock.Advance(f.nextTimer())
+			if d := f.nextTimer(); d != cfg.BackoffMin {
+				t.Fatalf("backoff after a success: %v, want %v", d, cfg.BackoffMin)
+			}
+			px.set("pass")
+			f.waitIdle(u.head().Hash(), cfg)
+			stable = f.w.Head().Hash()
+		})
+	}
+	if r := testutil.ToFloat64(f.metrics.reconnects); r < 12 {
+		t.Fatalf("%v reconnects counted", r)
+	}
+
+	t.Run("divergence", func(t *testing.T) {
+		head := f.w.Head().Number()
+		bad := u.block(3, 'c')
+		px.tamper.Store(head + 1)
+		px.set("tamper")
+		f.waitDone(f.nextTimer())
+		err := f.Err()
+		if !errors.Is(err, ErrDivergence) || !errors.Is(err, chain.ErrInvalidBlock) ||
+			!strings.Contains(err.Error(), "gas used") || !strings.Contains(err.Error(), big.NewInt(int64(head+1)).String()) {
+			t.Fatalf("error %v: want a divergence naming block %d and the gas used", err, head+1)
+		}
+		if f.faults("verification") != 1 {
+			t.Fatalf("%v verification faults before the divergence, want 1 (one refetch)", f.faults("verification"))
+		}
+		if h := f.w.Head(); h.Number() != head || h.Hash() == bad {
+			t.Fatalf("head %d after the divergence, want %d", h.Number(), head)
+		}
+		if testutil.ToFloat64(f.metrics.stopped) != 1 {
+			t.Fatal("tipnode_follow_stopped not set")
+		}
+		if _, view, err := f.w.OpenHead(); err != nil {
+			t.Fatalf("reads after the divergence: %v", err)
+		} else {
+			view.Close()
+		}
+		t.Logf("following stopped: %v", err)
+	})
+}

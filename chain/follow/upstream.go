@@ -1,0 +1,278 @@
+package follow
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"sync/atomic"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
+	gethrpc "github.com/ethereum/go-ethereum/rpc"
+)
+
+// wsMessageLimit bounds one websocket message from the upstream (a batch of
+// blocks with their transactions).
+const wsMessageLimit = 256 << 20
+
+// upstream is one connection to the upstream node (go-ethereum's RPC
+// client, http or websocket). Every call is bounded by the request timeout
+// and returns an error wrapping ErrUpstream, ErrBadResponse or
+// ErrUnknownBlock.
+type upstream struct {
+	c       *gethrpc.Client
+	cfg     Config
+	metrics *Metrics
+	noRaw   atomic.Bool // the upstream refused debug_getRawBlock: JSON only
+}
+
+func dial(ctx context.Context, cfg Config, m *Metrics) (*upstream, error) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.RequestTimeout)
+	defer cancel()
+	c, err := gethrpc.DialOptions(ctx, cfg.URL, gethrpc.WithWebsocketMessageSizeLimit(wsMessageLimit))
+	if err != nil {
+		return nil, fmt.Errorf("%w: dial %s: %v", ErrUpstream, cfg.URL, err)
+	}
+	u := &upstream{c: c, cfg: cfg, metrics: m}
+	u.noRaw.Store(cfg.JSONBlocks)
+	return u, nil
+}
+
+func (u *upstream) close() { u.c.Close() }
+
+// call runs one request under the request timeout and decodes its result
+// into result (a result that does not decode is ErrBadResponse).
+func (u *upstream) call(ctx context.Context, result any, method string, args ...any) error {
+	ctx, cancel := context.WithTimeout(ctx, u.cfg.RequestTimeout)
+	defer cancel()
+	var raw json.RawMessage
+	if err := u.c.CallContext(ctx, &raw, method, args...); err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrUpstream, method, err)
+	}
+	if out, ok := result.(*json.RawMessage); ok {
+		*out = raw
+		return nil
+	}
+	if err := json.Unmarshal(raw, result); err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrBadResponse, method, err)
+	}
+	return nil
+}
+
+// batch runs elems as one JSON-RPC batch under the request timeout. A
+// transport failure is returned; per-element errors stay in the elements.
+func (u *upstream) batch(ctx context.Context, elems []gethrpc.BatchElem) error {
+	ctx, cancel := context.WithTimeout(ctx, u.cfg.RequestTimeout)
+	defer cancel()
+	if err := u.c.BatchCallContext(ctx, elems); err != nil {
+		return fmt.Errorf("%w: batch of %d %s: %v", ErrUpstream, len(elems), elems[0].Method, err)
+	}
+	return nil
+}
+
+// chainID asks eth_chainId.
+func (u *upstream) chainID(ctx context.Context) (*big.Int, error) {
+	var id hexutil.Big
+	if err := u.call(ctx, &id, "eth_chainId"); err != nil {
+		return nil, err
+	}
+	return (*big.Int)(&id), nil
+}
+
+// header returns the header at a number or tag ("latest", "safe",
+// "finalized").
+func (u *upstream) header(ctx context.Context, at string) (*types.Header, error) {
+	var raw json.RawMessage
+	if err := u.call(ctx, &raw, "eth_getBlockByNumber", at, false); err != nil {
+		return nil, err
+	}
+	h, err := decodeHeader(raw)
+	if err != nil {
+		return nil, fmt.Errorf("header %s: %w", at, err)
+	}
+	return h, nil
+}
+
+// headers returns the headers of blocks from..to in one batch.
+func (u *upstream) headers(ctx context.Context, from, to uint64) ([]*types.Header, error) {
+	elems := make([]gethrpc.BatchElem, 0, to-from+1)
+	for n := from; n <= to; n++ {
+		elems = append(elems, gethrpc.BatchElem{Method: "eth_getBlockByNumber", Args: []any{hexutil.Uint64(n), false}, Result: new(json.RawMessage)})
+	}
+	if err := u.batch(ctx, elems); err != nil {
+		return nil, err
+	}
+	out := make([]*types.Header, len(elems))
+	for i, e := range elems {
+		n := from + uint64(i)
+		if e.Error != nil {
+			return nil, fmt.Errorf("%w: header %d: %v", ErrUpstream, n, e.Error)
+		}
+		h, err := decodeHeader(*e.Result.(*json.RawMessage))
+		if err == nil && h.Number.Uint64() != n {
+			err = fmt.Errorf("%w: asked for header %d, got %d", ErrBadResponse, n, h.Number)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("header %d: %w", n, err)
+		}
+		out[i] = h
+	}
+	return out, nil
+}
+
+// tags returns the upstream's safe and finalized headers (nil when the
+// upstream has none, as before the merge).
+func (u *upstream) tags(ctx context.Context) (safe, finalized *types.Header, err error) {
+	elems := []gethrpc.BatchElem{
+		{Method: "eth_getBlockByNumber", Args: []any{"safe", false}, Result: new(json.RawMessage)},
+		{Method: "eth_getBlockByNumber", Args: []any{"finalized", false}, Result: new(json.RawMessage)},
+	}
+	if err := u.batch(ctx, elems); err != nil {
+		return nil, nil, err
+	}
+	out := make([]*types.Header, 2)
+	for i, e := range elems {
+		if e.Error != nil {
+			continue // "safe block not found" and the like
+		}
+		h, err := decodeHeader(*e.Result.(*json.RawMessage))
+		if errors.Is(err, ErrUnknownBlock) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s header: %w", e.Args[0], err)
+		}
+		out[i] = h
+	}
+	return out[0], out[1], nil
+}
+
+// blocks returns blocks from..to (ascending) in one batch: raw blocks when
+// the upstream serves debug_getRawBlock, else JSON blocks with full
+// transactions (and a second batch for uncle headers, if any). When the
+// raw method answers a JSON-RPC error and JSON then works, the upstream
+// does not serve raw blocks: JSON from then on.
+func (u *upstream) blocks(ctx context.Context, from, to uint64) ([]*types.Block, error) {
+	if u.noRaw.Load() {
+		return u.jsonBlocks(ctx, from, to)
+	}
+	blocks, refused, err := u.rawBlocks(ctx, from, to)
+	if !refused {
+		return blocks, err
+	}
+	blocks, jerr := u.jsonBlocks(ctx, from, to)
+	if jerr != nil {
+		return nil, errors.Join(err, jerr)
+	}
+	u.noRaw.Store(true)
+	return blocks, nil
+}
+
+// rawBlocks fetches debug_getRawBlock for from..to. refused reports that
+// an element was answered with a JSON-RPC error (err says which).
+func (u *upstream) rawBlocks(ctx context.Context, from, to uint64) (blocks []*types.Block, refused bool, err error) {
+	elems := make([]gethrpc.BatchElem, 0, to-from+1)
+	for n := from; n <= to; n++ {
+		elems = append(elems, gethrpc.BatchElem{Method: "debug_getRawBlock", Args: []any{hexutil.Uint64(n)}, Result: new(json.RawMessage)})
+	}
+	if err := u.batch(ctx, elems); err != nil {
+		return nil, false, err
+	}
+	blocks = make([]*types.Block, len(elems))
+	for i, e := range elems {
+		n := from + uint64(i)
+		if e.Error != nil {
+			var rpcErr gethrpc.Error
+			return nil, errors.As(e.Error, &rpcErr), fmt.Errorf("%w: raw block %d: %v", ErrUpstream, n, e.Error)
+		}
+		b, err := decodeRawBlock(*e.Result.(*json.RawMessage))
+		if err == nil && b.NumberU64() != n {
+			err = fmt.Errorf("%w: asked for block %d, got %d", ErrBadResponse, n, b.NumberU64())
+		}
+		if err != nil {
+			return nil, false, fmt.Errorf("block %d: %w", n, err)
+		}
+		blocks[i] = b
+	}
+	u.metrics.fetch("raw", len(blocks))
+	return blocks, false, nil
+}
+
+func (u *upstream) jsonBlocks(ctx context.Context, from, to uint64) ([]*types.Block, error) {
+	elems := make([]gethrpc.BatchElem, 0, to-from+1)
+	for n := from; n <= to; n++ {
+		elems = append(elems, gethrpc.BatchElem{Method: "eth_getBlockByNumber", Args: []any{hexutil.Uint64(n), true}, Result: new(json.RawMessage)})
+	}
+	if err := u.batch(ctx, elems); err != nil {
+		return nil, err
+	}
+	type part struct {
+		h      *types.Header
+		body   *types.Body
+		uncles []common.Hash
+	}
+	parts := make([]part, len(elems))
+	var uncleElems []gethrpc.BatchElem
+	for i, e := range elems {
+		n := from + uint64(i)
+		if e.Error != nil {
+			return nil, fmt.Errorf("%w: block %d: %v", ErrUpstream, n, e.Error)
+		}
+		h, body, uncles, err := decodeBlock(*e.Result.(*json.RawMessage))
+		if err == nil && h.Number.Uint64() != n {
+			err = fmt.Errorf("%w: asked for block %d, got %d", ErrBadResponse, n, h.Number)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("block %d: %w", n, err)
+		}
+		parts[i] = part{h, body, uncles}
+		for j := range uncles {
+			uncleElems = append(uncleElems, gethrpc.BatchElem{Method: "eth_getUncleByBlockHashAndIndex",
+				Args: []any{h.Hash(), hexutil.Uint64(j)}, Result: new(json.RawMessage)})
+		}
+	}
+	if len(uncleElems) > 0 {
+		if err := u.batch(ctx, uncleElems); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]*types.Block, len(parts))
+	next := 0
+	for i, p := range parts {
+		uncles := make([]*types.Header, len(p.uncles))
+		for j := range uncles {
+			e := uncleElems[next]
+			next++
+			if e.Error != nil {
+				return nil, fmt.Errorf("%w: uncle %d of block %d: %v", ErrUpstream, j, p.h.Number, e.Error)
+			}
+			uh, err := decodeHeader(*e.Result.(*json.RawMessage))
+			if err != nil {
+				return nil, fmt.Errorf("uncle %d of block %d: %w", j, p.h.Number, err)
+			}
+			uncles[j] = uh
+		}
+		b, err := assembleBlock(p.h, p.body, p.uncles, uncles)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = b
+	}
+	u.metrics.fetch("json", len(out))
+	return out, nil
+}
+
+// subscribeHeads subscribes to newHeads (websocket only); notifications
+// arrive undecoded on ch.
+func (u *upstream) subscribeHeads(ctx context.Context, ch chan<- json.RawMessage) (*gethrpc.ClientSubscription, error) {
+	ctx, cancel := context.WithTimeout(ctx, u.cfg.RequestTimeout)
+	defer cancel()
+	sub, err := u.c.EthSubscribe(ctx, ch, "newHeads")
+	if err != nil {
+		return nil, fmt.Errorf("%w: subscribe newHeads: %v", ErrUpstream, err)
+	}
+	return sub, nil
+}

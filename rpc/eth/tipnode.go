@@ -1,0 +1,77 @@
+package eth
+
+// tipnode's own methods and the sync status source.
+//
+// tipnode_genesis answers the genesis spec the node was initialised with
+// (go-ethereum's genesis JSON, as stored): a follower initialises its
+// store from it (tipnode init --genesis-from URL). debug_getRawBlock
+// answers a canonical block's RLP, as go-ethereum does: followers of a
+// tipnode fetch raw blocks (cheaper to encode and decode than JSON).
+// eth_syncing reports the progress given by SetSyncProgress (the
+// follower's catch-up), false without one.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/rlp"
+
+	"github.com/tipnode/tipnode/rpc"
+)
+
+// registerTipnode installs tipnode_genesis and debug_getRawBlock.
+func (a *API) registerTipnode(s *rpc.Server) {
+	s.Register("tipnode_genesis", a.tipnodeGenesis)
+	s.Register("debug_getRawBlock", blockMethod(1, false, a.rawBlock))
+}
+
+func (a *API) tipnodeGenesis(ctx context.Context, p rpc.Params) (any, error) {
+	if err := p.AtMost(0); err != nil {
+		return nil, err
+	}
+	if !json.Valid(a.genesis.Spec) {
+		return nil, errors.New("the stored genesis spec is not JSON")
+	}
+	return json.RawMessage(a.genesis.Spec), nil
+}
+
+// rawBlock: debug_getRawBlock(block): the RLP of a canonical block (null
+// when the node does not have it; the pending block has no raw form).
+func (a *API) rawBlock(ctx context.Context, sel BlockSelector, p rpc.Params) (any, error) {
+	if sel.Tag == TagPending {
+		return nil, rpc.ArgError(0, "block", "the pending block has no raw encoding")
+	}
+	return a.withBlock(ctx, sel, func(c *chainBlock) (any, error) {
+		enc, err := rlp.EncodeToBytes(c.Block)
+		if err != nil {
+			return nil, err
+		}
+		return hexutil.Bytes(enc), nil
+	})
+}
+
+// SyncProgress is what eth_syncing answers while the node catches up.
+type SyncProgress struct {
+	StartingBlock hexutil.Uint64 `json:"startingBlock"`
+	CurrentBlock  hexutil.Uint64 `json:"currentBlock"`
+	HighestBlock  hexutil.Uint64 `json:"highestBlock"`
+}
+
+// SetSyncProgress installs the source of eth_syncing: fn returns the
+// progress and whether the node is catching up (the follower's status).
+// Without one, or when fn says no, eth_syncing answers false.
+func (a *API) SetSyncProgress(fn func() (SyncProgress, bool)) {
+	a.syncProgress.Store(&fn)
+}
+
+// syncing is eth_syncing's answer: the progress, or false.
+func (a *API) syncing() any {
+	if fn := a.syncProgress.Load(); fn != nil {
+		if p, ok := (*fn)(); ok {
+			return p
+		}
+	}
+	return false
+}
