@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/chain"
+	"github.com/tipnode/tipnode/chain/follow"
 	"github.com/tipnode/tipnode/migrations"
 	"github.com/tipnode/tipnode/store"
 )
@@ -58,7 +59,7 @@ func loadChain(db *store.DB) (*chain.Genesis, error) {
 	defer view.Close()
 	spec, err := view.GenesisSpec()
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, errors.New("the data directory is not initialised: run 'tipnode init --datadir DIR --genesis FILE' first")
+		return nil, errors.New("the data directory is not initialised: run 'tipnode init --datadir DIR --genesis FILE' (or --genesis-from URL) first")
 	}
 	if err != nil {
 		return nil, err
@@ -69,30 +70,39 @@ func loadChain(db *store.DB) (*chain.Genesis, error) {
 func runInit(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("init", flag.ContinueOnError)
 	var (
-		sf      StoreFlags
-		lc      LogConfig
-		genesis string
+		sf          StoreFlags
+		lc          LogConfig
+		genesis     string
+		genesisFrom string
 	)
 	sf.register(fs)
 	lc.register(fs)
-	fs.StringVar(&genesis, "genesis", "", "genesis JSON file in go-ethereum's format (required)")
+	fs.StringVar(&genesis, "genesis", "", "genesis JSON file in go-ethereum's format")
+	fs.StringVar(&genesisFrom, "genesis-from", "", "fetch the genesis from a tipnode upstream at this JSON-RPC URL (tipnode_genesis)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if err := lc.Validate(); err != nil {
 		return err
 	}
-	if genesis == "" || sf.DataDir == "" {
-		return errors.New("--datadir and --genesis are required")
+	if (genesis == "") == (genesisFrom == "") || sf.DataDir == "" {
+		return errors.New("--datadir and one of --genesis or --genesis-from are required")
 	}
 	log := lc.logger(os.Stderr)
-	spec, err := os.ReadFile(genesis)
-	if err != nil {
-		return err
-	}
-	g, err := chain.ParseGenesis(spec)
-	if err != nil {
-		return fmt.Errorf("%s: %w", genesis, err)
+	var g *chain.Genesis
+	if genesisFrom != "" {
+		var err error
+		if g, err = follow.FetchGenesis(ctx, genesisFrom, 30*time.Second); err != nil {
+			return fmt.Errorf("--genesis-from %s: %w", genesisFrom, err)
+		}
+	} else {
+		spec, err := os.ReadFile(genesis)
+		if err != nil {
+			return err
+		}
+		if g, err = chain.ParseGenesis(spec); err != nil {
+			return fmt.Errorf("%s: %w", genesis, err)
+		}
 	}
 	db, err := openStore(sf.config(), log)
 	if err != nil {
