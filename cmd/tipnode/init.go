@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/chain"
+	"github.com/tipnode/tipnode/chain/follow"
 	"github.com/tipnode/tipnode/migrations"
 	"github.com/tipnode/tipnode/store"
 )
@@ -91,30 +92,39 @@ func runInit(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs := flag.NewFlagSet("init", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		sf      StoreFlags
-		lc      LogConfig
-		genesis string
+		sf          StoreFlags
+		lc          LogConfig
+		genesis     string
+		genesisFrom string
 	)
 	sf.register(fs, datadirRequired)
 	lc.register(fs)
-	fs.StringVar(&genesis, "genesis", "", "genesis JSON file in go-ethereum's format (required)")
+	fs.StringVar(&genesis, "genesis", "", "genesis JSON file in go-ethereum's format")
+	fs.StringVar(&genesisFrom, "genesis-from", "", "fetch the genesis from a tipnode upstream at this JSON-RPC URL (tipnode_genesis)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if err := lc.Validate(); err != nil {
 		return err
 	}
-	if genesis == "" || sf.DataDir == "" {
-		return errors.New("--datadir and --genesis are required")
+	if (genesis == "") == (genesisFrom == "") || sf.DataDir == "" {
+		return errors.New("--datadir and one of --genesis or --genesis-from are required")
 	}
 	log := lc.logger(stderr)
-	spec, err := os.ReadFile(genesis)
-	if err != nil {
-		return err
-	}
-	g, err := chain.ParseGenesis(spec)
-	if err != nil {
-		return fmt.Errorf("%s: %w", genesis, err)
+	var g *chain.Genesis
+	if genesisFrom != "" {
+		var err error
+		if g, err = follow.FetchGenesis(ctx, genesisFrom, 30*time.Second); err != nil {
+			return fmt.Errorf("--genesis-from %s: %w", genesisFrom, err)
+		}
+	} else {
+		spec, err := os.ReadFile(genesis)
+		if err != nil {
+			return err
+		}
+		if g, err = chain.ParseGenesis(spec); err != nil {
+			return fmt.Errorf("%s: %w", genesis, err)
+		}
 	}
 	db, err := openStore(sf.config(), log)
 	if err != nil {

@@ -1,8 +1,8 @@
 // Command tipnode runs the tipnode Ethereum JSON-RPC node.
 //
-//	tipnode init   --datadir DIR --genesis FILE
+//	tipnode init   --datadir DIR --genesis FILE | --genesis-from URL
 //	tipnode import --datadir DIR FILE.rlp...
-//	tipnode run    --datadir DIR [--http.addr ADDR] [--sequencer] ...
+//	tipnode run    --datadir DIR [--http.addr ADDR] [--sequencer | --follow.rpc URL] ...
 //	tipnode dev    [--datadir DIR] ...
 //
 // Flags become Config structs (validated once) handed to the packages; the
@@ -33,7 +33,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"init", "initialise a data directory from a genesis file", runInit},
+		{"init", "initialise a data directory from a genesis file or a tipnode upstream", runInit},
 		{"import", "import blocks from RLP chain files", runImport},
 		{"run", "serve JSON-RPC from a data directory", runRun},
 		{"dev", "run a fresh dev chain with an embedded sequencer", runDev},

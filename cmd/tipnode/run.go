@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/chain"
+	"github.com/tipnode/tipnode/chain/follow"
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/devnet"
 	"github.com/tipnode/tipnode/rpc"
@@ -58,6 +59,12 @@ type NodeFlags struct {
 	EVMWait           time.Duration
 
 	preloadKZG bool // set by serveUntilDone, not a flag
+	// Follow mode (run only).
+	FollowRPC      string
+	FollowMaxReorg uint64
+	FollowPoll     time.Duration
+	FollowBatch    int
+	FollowParallel int
 }
 
 func (f *NodeFlags) register(fs *flag.FlagSet, dev bool) {
@@ -66,6 +73,12 @@ func (f *NodeFlags) register(fs *flag.FlagSet, dev bool) {
 	fs.StringVar(&f.HTTPAddr, "http.addr", rpc.DefaultAddr, "JSON-RPC listen address (HTTP and websocket)")
 	if !dev {
 		fs.BoolVar(&f.Sequencer, "sequencer", false, "run the embedded sequencer on top of the store (pre-confirmations and block sealing)")
+		fc := follow.DefaultConfig()
+		fs.StringVar(&f.FollowRPC, "follow.rpc", "", "follow the chain of this upstream JSON-RPC node (http(s):// polled, ws(s):// subscribed)")
+		fs.Uint64Var(&f.FollowMaxReorg, "follow.maxreorg", fc.MaxReorg, "follow: deepest reorg followed (blocks); a deeper one stops following")
+		fs.DurationVar(&f.FollowPoll, "follow.poll", fc.PollInterval, "follow: upstream head polling interval (http; ws polls 4x slower as a safety net)")
+		fs.IntVar(&f.FollowBatch, "follow.batch", fc.FetchBatch, "follow: blocks per upstream request during catch-up")
+		fs.IntVar(&f.FollowParallel, "follow.parallel", fc.FetchParallel, "follow: upstream requests in flight during catch-up")
 	}
 	fs.DurationVar(&f.PreconfInterval, "preconf.interval", seq.PreconfInterval, "sequencer: pre-confirmation interval")
 	fs.DurationVar(&f.BlockTime, "block.time", seq.BlockTime, "sequencer: block time (a multiple of --preconf.interval)")
@@ -132,6 +145,18 @@ func (f *NodeFlags) nodeConfig() (node.Config, error) {
 			return cfg, err
 		}
 		cfg.Sequencer = &seq
+	}
+	if f.FollowRPC != "" {
+		if f.Sequencer {
+			return cfg, errors.New("--follow.rpc and --sequencer exclude each other: the chain is written by the upstream or by the sequencer")
+		}
+		fc := follow.DefaultConfig()
+		fc.URL, fc.MaxReorg, fc.PollInterval = f.FollowRPC, f.FollowMaxReorg, f.FollowPoll
+		fc.FetchBatch, fc.FetchParallel = f.FollowBatch, f.FollowParallel
+		if err := fc.Validate(); err != nil {
+			return cfg, err
+		}
+		cfg.Follow = &fc
 	}
 	return cfg, cfg.Validate()
 }
