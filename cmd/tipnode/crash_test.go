@@ -43,7 +43,7 @@ func crashIterations(t *testing.T) int {
 type devProcess struct {
 	cmd *exec.Cmd
 	url string
-	out bytes.Buffer
+	out lockedWriter // the process writes it while the test reads it
 }
 
 func startCrashableDev(t *testing.T, bin, datadir string) *devProcess {

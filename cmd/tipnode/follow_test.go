@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"math/big"
 	"os/exec"
 	"path/filepath"
@@ -20,7 +19,7 @@ import (
 // process is a tipnode process.
 type process struct {
 	cmd *exec.Cmd
-	out bytes.Buffer
+	out lockedWriter // the process writes it while the test reads it
 }
 
 func startProcess(t *testing.T, bin string, args ...string) *process {
