@@ -173,13 +173,13 @@ func headState(t *testing.T) (*state.StateDB, *types.Header) {
 func TestBlocksCreateHolders(t *testing.T) {
 	st, _ := headState(t)
 	c := tinyConfig()
-	news := c.NewHolders()
+	news := NewHolders(c)
 	if len(news) == 0 {
 		t.Fatal("no new holders planned")
 	}
 	for n := 1; n <= c.Blocks; n++ {
 		for j := 0; j < c.TxsPerBlock; j++ {
-			p := c.Plan(n, j)
+			p := Plan(c, n, j)
 			switch p.Kind {
 			case TokenToNew:
 				if got := st.GetState(TokenAddress(p.Token), BalanceSlot(p.To)).Big(); got.Cmp(p.Amount) != 0 {

@@ -54,7 +54,7 @@ func Generate(c Config, dir string, log zerolog.Logger) (*Manifest, error) {
 		return nil, err
 	}
 	start := time.Now()
-	genesis := c.Genesis()
+	genesis := BuildGenesis(c)
 	slots := 0
 	for _, a := range genesis.Alloc {
 		slots += len(a.Storage)
@@ -72,11 +72,11 @@ func Generate(c Config, dir string, log zerolog.Logger) (*Manifest, error) {
 	spec = nil
 	log.Info().Int("slots", slots).Str("elapsed", time.Since(start).Round(time.Millisecond).String()).Msg("genesis written")
 
-	blocks, err := c.generateBlocks(genesis, log)
+	blocks, err := generateBlocks(c, genesis, log)
 	if err != nil {
 		return nil, err
 	}
-	m := &Manifest{Config: c, GenesisSlots: slots, GenesisHash: blocks[0].ParentHash(), NewHolders: len(c.NewHolders())}
+	m := &Manifest{Config: c, GenesisSlots: slots, GenesisHash: blocks[0].ParentHash(), NewHolders: len(NewHolders(c))}
 	if err := writeFile(filepath.Join(dir, ChainFile), func(w io.Writer) error {
 		for _, b := range blocks {
 			m.Txs += len(b.Transactions())
@@ -101,7 +101,7 @@ func Generate(c Config, dir string, log zerolog.Logger) (*Manifest, error) {
 // generateBlocks runs go-ethereum's chain maker over the plan. A planned
 // transaction that fails makes the chain maker panic; that is turned into
 // an error.
-func (c Config) generateBlocks(genesis *core.Genesis, log zerolog.Logger) (blocks []*types.Block, err error) {
+func generateBlocks(c Config, genesis *core.Genesis, log zerolog.Logger) (blocks []*types.Block, err error) {
 	type sender struct {
 		key  *ecdsa.PrivateKey
 		addr common.Address
@@ -124,7 +124,7 @@ func (c Config) generateBlocks(genesis *core.Genesis, log zerolog.Logger) (block
 		n := i + 1
 		signer := b.Signer()
 		for j := 0; j < c.TxsPerBlock; j++ {
-			p := c.Plan(n, j)
+			p := Plan(c, n, j)
 			k := keys[p.Sender]
 			tx := &types.DynamicFeeTx{
 				ChainID:   big.NewInt(ChainID),

@@ -79,10 +79,10 @@ func ChainConfig() *params.ChainConfig {
 	}
 }
 
-// Genesis builds the genesis: the system contracts, the tokens with
-// Slots/Tokens holders each (plus the senders), the multicall and the
+// BuildGenesis builds the genesis of c: the system contracts, the tokens
+// with Slots/Tokens holders each (plus the senders), the multicall and the
 // funded senders.
-func (c Config) Genesis() *core.Genesis {
+func BuildGenesis(c Config) *core.Genesis {
 	alloc := types.GenesisAlloc{
 		params.BeaconRootsAddress:        {Nonce: 1, Code: params.BeaconRootsCode, Balance: common.Big0},
 		params.HistoryStorageAddress:     {Nonce: 1, Code: params.HistoryStorageCode, Balance: common.Big0},

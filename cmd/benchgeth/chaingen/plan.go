@@ -31,7 +31,7 @@ type PlannedTx struct {
 // Plan returns transaction j (0-based) of block number n (1-based). Every
 // tenth transaction is an ether transfer to a new account; of the others,
 // even positions go to a new holder, odd ones to a genesis holder.
-func (c Config) Plan(n, j int) PlannedTx {
+func Plan(c Config, n, j int) PlannedTx {
 	p := PlannedTx{Sender: ((n-1)*c.TxsPerBlock + j) % c.Senders, Token: (n + j) % c.Tokens}
 	switch {
 	case j%10 == 9:
@@ -54,12 +54,12 @@ type NewHolderRef struct {
 	Block  int
 }
 
-// NewHolders lists every holder the blocks create, in block order.
-func (c Config) NewHolders() []NewHolderRef {
+// NewHolders lists every holder the blocks of c create, in block order.
+func NewHolders(c Config) []NewHolderRef {
 	var out []NewHolderRef
 	for n := 1; n <= c.Blocks; n++ {
 		for j := 0; j < c.TxsPerBlock; j++ {
-			if p := c.Plan(n, j); p.Kind == TokenToNew {
+			if p := Plan(c, n, j); p.Kind == TokenToNew {
 				out = append(out, NewHolderRef{Token: p.Token, Holder: p.To, Block: n})
 			}
 		}

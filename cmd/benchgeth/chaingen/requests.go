@@ -237,7 +237,7 @@ func WriteRequests(c Config, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	newHolders := c.NewHolders()
+	newHolders := NewHolders(c)
 	for _, w := range Workloads() {
 		h := fnv.New64a()
 		h.Write([]byte(w.Name))
