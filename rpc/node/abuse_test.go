@@ -302,16 +302,20 @@ func TestAbuse(t *testing.T) {
 					continue
 				}
 				counts.nonReading.Add(1)
+				dropped := func() uint64 {
+					st := n.Server.Stats()
+					return st.Disconnects["slow_consumer"] + st.Disconnects["output_limit"]
+				}
+				before := dropped()
 				for i := 0; i < 60 && ctx.Err() == nil; i++ {
 					if c.WriteMessage(websocket.TextMessage, batch) != nil {
 						break
 					}
 				}
-				// Never read: the server drops the connection once its
-				// queue passes the bound; come back after a while.
-				select {
-				case <-ctx.Done():
-				case <-time.After(2 * time.Second):
+				// Never read: the server drops a connection once its queue
+				// passes the bound; then come back.
+				for ctx.Err() == nil && dropped() == before {
+					time.Sleep(20 * time.Millisecond)
 				}
 				c.Close()
 			}
