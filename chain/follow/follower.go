@@ -12,6 +12,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/params"
 	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/chain"
@@ -36,6 +37,7 @@ type Status struct {
 type Follower struct {
 	cfg     Config
 	w       *chain.Writer
+	config  *params.ChainConfig
 	genesis common.Hash
 	chainID *big.Int
 	clock   Clock
@@ -79,7 +81,7 @@ func New(cfg Config, w *chain.Writer, g *chain.Genesis, clock Clock, metrics *Me
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &Follower{
-		cfg: cfg, w: w, genesis: g.Block.Hash(), chainID: g.Config.ChainID, clock: clock, metrics: metrics,
+		cfg: cfg, w: w, config: g.Config, genesis: g.Block.Hash(), chainID: g.Config.ChainID, clock: clock, metrics: metrics,
 		log: log.With().Str("component", "follow").Str("upstream", cfg.URL).Logger(),
 		ctx: ctx, cancel: cancel, done: make(chan struct{}),
 	}
@@ -584,6 +586,9 @@ func (f *Follower) fetchRange(up *upstream, from, to uint64) (<-chan chunk, cont
 			}
 			go func() {
 				bs, err := up.blocks(ctx, start, end)
+				if err == nil {
+					f.recoverSenders(bs)
+				}
 				fut <- chunk{bs, err}
 			}()
 			if end == to {
@@ -612,6 +617,20 @@ func (f *Follower) fetchRange(up *upstream, from, to uint64) (<-chan chunk, cont
 		}
 	}()
 	return out, cancel
+}
+
+// recoverSenders recovers the sender of every transaction of blocks (on
+// the fetching goroutine, in parallel with the import of earlier blocks):
+// go-ethereum caches it in the transaction, so execution does not pay the
+// signature recovery. An invalid signature is left for the importer to
+// refuse.
+func (f *Follower) recoverSenders(blocks []*types.Block) {
+	for _, b := range blocks {
+		signer := types.MakeSigner(f.config, b.Number(), b.Time())
+		for _, tx := range b.Transactions() {
+			types.Sender(signer, tx)
+		}
+	}
 }
 
 // beginCatchUp marks a catch-up from our head at start to highest.
