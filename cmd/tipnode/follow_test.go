@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,7 +21,26 @@ import (
 // process is a tipnode process.
 type process struct {
 	cmd *exec.Cmd
-	out bytes.Buffer
+	out syncBuffer
+}
+
+// syncBuffer is a bytes.Buffer the process's output is copied into while
+// the test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func startProcess(t *testing.T, bin string, args ...string) *process {
