@@ -340,11 +340,11 @@ func (f *Follower) syncTo(up *upstream, target *types.Header, seen time.Time) er
 				f.metrics.lag(tn, tn, target.Time, target.Time)
 				return f.followTags(up)
 			}
-			err = f.reorg(up, target, head)
+			err = f.reorg(up, target)
 		} else {
 			err = f.catchUpTo(up, head, target, seen)
 			if errors.Is(err, errReorg) {
-				err = f.reorg(up, target, head)
+				err = f.reorg(up, target)
 			}
 		}
 		if errors.Is(err, errMoved) {
@@ -443,7 +443,7 @@ func (f *Follower) writeError(err error, last common.Hash) error {
 // down from the lower of the two heads, at most MaxReorg blocks below ours
 // and never below our finalized block), fetches the upstream's branch and
 // switches to it in one write.
-func (f *Follower) reorg(up *upstream, target *types.Header, head *chain.Head) error {
+func (f *Follower) reorg(up *upstream, target *types.Header) error {
 	h, view, err := f.w.OpenHead()
 	if err != nil {
 		return err
