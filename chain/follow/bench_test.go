@@ -136,6 +136,7 @@ func benchChain(b *testing.B) *benchUpstream {
 		if up.rlp, benchSetup = os.ReadFile(filepath.Join(dir, "chain.rlp")); benchSetup != nil {
 			return
 		}
+		os.RemoveAll(dir)
 		for s := rlp.NewStream(bytes.NewReader(up.rlp), 0); ; {
 			blk := new(types.Block)
 			if s.Decode(blk) != nil {
