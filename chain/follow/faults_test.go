@@ -267,3 +267,30 @@ func TestFollowFaults(t *testing.T) {
 		t.Logf("following stopped: %v", err)
 	})
 }
+
+// TestFollowStartsWithUpstreamDown: an upstream that cannot be reached at
+// start is not an error; the follower retries with backoff and follows
+// once it answers.
+func TestFollowStartsWithUpstreamDown(t *testing.T) {
+	u := startUpstream(t, followtest.Options{NoDebug: true})
+	for range 3 {
+		u.block(2, 'a')
+	}
+	px := newProxy(t, u.HTTP)
+	px.set("down")
+	cfg := testConfig(px.URL)
+	cfg.BackoffMin, cfg.BackoffMax = 100*time.Millisecond, 400*time.Millisecond
+	f := newFollower(t, u.Spec, cfg) // Start succeeded
+	for _, want := range []time.Duration{100, 200, 400} {
+		if d := f.nextTimer(); d != want*time.Millisecond {
+			t.Fatalf("backoff %v, want %v", d, want*time.Millisecond)
+		}
+		f.clock.Advance(want * time.Millisecond)
+	}
+	if f.w.Head().Number() != 0 || f.faults("request") < 3 {
+		t.Fatalf("head %d, %v request faults while the upstream was down", f.w.Head().Number(), f.faults("request"))
+	}
+	px.set("pass")
+	f.waitHead(u.head().Hash(), 100*time.Millisecond)
+	f.checkSameChain(u)
+}

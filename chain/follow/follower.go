@@ -12,6 +12,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/params"
 	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/chain"
@@ -36,6 +37,7 @@ type Status struct {
 type Follower struct {
 	cfg     Config
 	w       *chain.Writer
+	config  *params.ChainConfig
 	genesis common.Hash
 	chainID *big.Int
 	clock   Clock
@@ -79,7 +81,7 @@ func New(cfg Config, w *chain.Writer, g *chain.Genesis, clock Clock, metrics *Me
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &Follower{
-		cfg: cfg, w: w, genesis: g.Block.Hash(), chainID: g.Config.ChainID, clock: clock, metrics: metrics,
+		cfg: cfg, w: w, config: g.Config, genesis: g.Block.Hash(), chainID: g.Config.ChainID, clock: clock, metrics: metrics,
 		log: log.With().Str("component", "follow").Str("upstream", cfg.URL).Logger(),
 		ctx: ctx, cancel: cancel, done: make(chan struct{}),
 	}
@@ -338,11 +340,11 @@ func (f *Follower) syncTo(up *upstream, target *types.Header, seen time.Time) er
 				f.metrics.lag(tn, tn, target.Time, target.Time)
 				return f.followTags(up)
 			}
-			err = f.reorg(up, target, head)
+			err = f.reorg(up, target)
 		} else {
 			err = f.catchUpTo(up, head, target, seen)
 			if errors.Is(err, errReorg) {
-				err = f.reorg(up, target, head)
+				err = f.reorg(up, target)
 			}
 		}
 		if errors.Is(err, errMoved) {
@@ -441,7 +443,7 @@ func (f *Follower) writeError(err error, last common.Hash) error {
 // down from the lower of the two heads, at most MaxReorg blocks below ours
 // and never below our finalized block), fetches the upstream's branch and
 // switches to it in one write.
-func (f *Follower) reorg(up *upstream, target *types.Header, head *chain.Head) error {
+func (f *Follower) reorg(up *upstream, target *types.Header) error {
 	h, view, err := f.w.OpenHead()
 	if err != nil {
 		return err
@@ -584,6 +586,9 @@ func (f *Follower) fetchRange(up *upstream, from, to uint64) (<-chan chunk, cont
 			}
 			go func() {
 				bs, err := up.blocks(ctx, start, end)
+				if err == nil {
+					f.recoverSenders(bs)
+				}
 				fut <- chunk{bs, err}
 			}()
 			if end == to {
@@ -612,6 +617,20 @@ func (f *Follower) fetchRange(up *upstream, from, to uint64) (<-chan chunk, cont
 		}
 	}()
 	return out, cancel
+}
+
+// recoverSenders recovers the sender of every transaction of blocks (on
+// the fetching goroutine, in parallel with the import of earlier blocks):
+// go-ethereum caches it in the transaction, so execution does not pay the
+// signature recovery. An invalid signature is left for the importer to
+// refuse.
+func (f *Follower) recoverSenders(blocks []*types.Block) {
+	for _, b := range blocks {
+		signer := types.MakeSigner(f.config, b.Number(), b.Time())
+		for _, tx := range b.Transactions() {
+			types.Sender(signer, tx)
+		}
+	}
 }
 
 // beginCatchUp marks a catch-up from our head at start to highest.

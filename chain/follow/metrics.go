@@ -26,20 +26,14 @@ type Metrics struct {
 // NewMetrics creates the instruments and registers them on reg (nil: not
 // registered).
 func NewMetrics(reg prometheus.Registerer) *Metrics {
-	opts := func(name, help string) (string, string, string, string) {
-		return "tipnode", "follow", name, help
-	}
 	gauge := func(name, help string) prometheus.Gauge {
-		ns, sub, n, h := opts(name, help)
-		return prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: n, Help: h})
+		return prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "tipnode", Subsystem: "follow", Name: name, Help: help})
 	}
 	counter := func(name, help string) prometheus.Counter {
-		ns, sub, n, h := opts(name, help)
-		return prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: n, Help: h})
+		return prometheus.NewCounter(prometheus.CounterOpts{Namespace: "tipnode", Subsystem: "follow", Name: name, Help: help})
 	}
 	hist := func(name, help string, buckets []float64) prometheus.Histogram {
-		ns, sub, n, h := opts(name, help)
-		return prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: n, Help: h, Buckets: buckets})
+		return prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "tipnode", Subsystem: "follow", Name: name, Help: help, Buckets: buckets})
 	}
 	m := &Metrics{
 		upstreamHead: gauge("upstream_head", "Number of the upstream's latest head as last seen."),

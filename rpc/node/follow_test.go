@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/big"
 	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
 	"sync"
@@ -277,6 +278,10 @@ func TestFollowGethOracle(t *testing.T) {
 	addrs, slots := oracleChain(t, g, 12) // before the follower starts: catch-up
 	f := startFollowNode(t, geth.Spec, geth.HTTP, func(c *follow.Config) { c.FetchBatch, c.FetchParallel = 3, 2 })
 	f.waitHead(g.head().Hash())
+	var syncing any
+	if err := rpcCall(f.url, "eth_syncing", &syncing); err != nil || syncing != false {
+		t.Fatalf("eth_syncing after the catch-up: %v, %v", syncing, err)
+	}
 	more, moreSlots := oracleChain(t, g, 6) // live
 	f.waitHead(g.head().Hash())
 	addrs = append(addrs, more...)
@@ -634,4 +639,56 @@ func rpcCall(url, method string, result any, params ...any) error {
 		return fmt.Errorf("%s: %s", method, r.Error)
 	}
 	return json.Unmarshal(r.Result, result)
+}
+
+// TestFollowEthSyncing: while the follower catches up, eth_syncing reports
+// the starting, current and highest blocks; once caught up, false. (A
+// proxy holds the upstream's block bodies back until released.)
+func TestFollowEthSyncing(t *testing.T) {
+	geth := followtest.StartGeth(t, followtest.Options{Alloc: followtest.Fund(), NoDebug: true})
+	g := &gethChain{Geth: geth, t: t, nonces: make(map[int]uint64)}
+	oracleChain(t, g, 4)
+	release := make(chan struct{})
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if bytes.Contains(body, []byte(`,true]`)) { // a block with its transactions
+			<-release
+		}
+		resp, err := http.Post(geth.HTTP, "application/json", bytes.NewReader(body))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		w.Header().Set("Content-Type", "application/json")
+		io.Copy(w, resp.Body)
+	}))
+	defer proxy.Close()
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+	head := g.head()
+	f := startFollowNode(t, geth.Spec, proxy.URL, nil)
+	want := fmt.Sprintf(`{"startingBlock":"0x0","currentBlock":"0x0","highestBlock":"%s"}`, hexutil.Uint64(head.Number.Uint64()))
+	deadline := time.Now().Add(time.Minute)
+	for {
+		res := rpcBatch(t, f.url, [][]any{{"eth_syncing"}})
+		if jsonSame(res[0], json.RawMessage(want)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("eth_syncing during the catch-up: %s, want %s", res[0], want)
+		}
+		time.Sleep(5 * time.Millisecond) // the follower's goroutine reaches the catch-up on its own
+	}
+	close(release)
+	f.waitHead(head.Hash())
+	var syncing any
+	if err := rpcCall(f.url, "eth_syncing", &syncing); err != nil || syncing != false {
+		t.Fatalf("eth_syncing once caught up: %v, %v", syncing, err)
+	}
 }
