@@ -1,0 +1,66 @@
+package stream
+
+import (
+	"github.com/ethereum/go-ethereum/beacon/engine"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
+)
+
+// Payload is one pre-confirmation message in the flashblocks
+// FlashblocksPayloadV1 JSON shape: snake_case keys, quantities as 0x-hex
+// strings except Index and Metadata.BlockNumber, which are JSON numbers.
+//
+// Index 0 opens a block and carries Base (the block's execution context)
+// and no transactions of its own beyond what Diff lists (normally none);
+// every later index carries only Diff, with the transactions that message
+// pre-confirms and the block's cumulative totals after them.
+type Payload struct {
+	// PayloadID identifies the block being built; constant for all the
+	// messages of one block.
+	PayloadID engine.PayloadID `json:"payload_id"`
+	// Index is the message's position within the block (0 opens it).
+	Index uint64 `json:"index"`
+	// Base is the block's context; present on index 0 only.
+	Base *Base `json:"base,omitempty"`
+	// Diff is what this message adds, with cumulative totals.
+	Diff Diff `json:"diff"`
+	// Metadata carries the block number. Producers may add other keys
+	// (receipts, balances); they are ignored, never trusted.
+	Metadata Metadata `json:"metadata"`
+}
+
+// Base is the execution context of a block, sent once with index 0.
+type Base struct {
+	ParentBeaconBlockRoot common.Hash    `json:"parent_beacon_block_root"`
+	ParentHash            common.Hash    `json:"parent_hash"`
+	FeeRecipient          common.Address `json:"fee_recipient"`
+	PrevRandao            common.Hash    `json:"prev_randao"`
+	BlockNumber           hexutil.Uint64 `json:"block_number"`
+	GasLimit              hexutil.Uint64 `json:"gas_limit"`
+	Timestamp             hexutil.Uint64 `json:"timestamp"`
+	ExtraData             hexutil.Bytes  `json:"extra_data"`
+	BaseFeePerGas         *hexutil.Big   `json:"base_fee_per_gas"`
+}
+
+// Diff is what one message adds to its block: the new transactions
+// (EIP-2718 encoded, blob transactions without their sidecar) and the
+// block's cumulative gas used, receipts root, logs bloom and blob gas used
+// after them. StateRoot and BlockHash are zero (the block is not sealed);
+// Withdrawals is always empty.
+type Diff struct {
+	StateRoot       common.Hash         `json:"state_root"`
+	ReceiptsRoot    common.Hash         `json:"receipts_root"`
+	LogsBloom       types.Bloom         `json:"logs_bloom"`
+	GasUsed         hexutil.Uint64      `json:"gas_used"`
+	BlockHash       common.Hash         `json:"block_hash"`
+	Transactions    []hexutil.Bytes     `json:"transactions"`
+	Withdrawals     []*types.Withdrawal `json:"withdrawals"`
+	WithdrawalsRoot common.Hash         `json:"withdrawals_root"`
+	BlobGasUsed     *hexutil.Uint64     `json:"blob_gas_used,omitempty"`
+}
+
+// Metadata is the message's metadata; only the block number is read.
+type Metadata struct {
+	BlockNumber uint64 `json:"block_number"`
+}
