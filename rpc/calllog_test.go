@@ -52,7 +52,7 @@ func (s *syncBuffer) lines(t *testing.T, msg string) []map[string]any {
 // are logged.
 func TestCallLog(t *testing.T) {
 	var logs syncBuffer
-	s, err := NewServer(Config{Addr: "127.0.0.1:0", RequestTimeout: 50 * time.Millisecond}, zerolog.New(&logs).Level(zerolog.DebugLevel))
+	s, err := NewServer(Config{Addr: "127.0.0.1:0", RequestTimeout: 50 * time.Millisecond, MaxRequestBytes: 4096}, zerolog.New(&logs).Level(zerolog.DebugLevel))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,6 +89,7 @@ func TestCallLog(t *testing.T) {
 	clock.Unlock()
 	call("stuck", "[]")
 	postCT(t, url, "text/plain", `{}`)
+	post(t, url, `{"jsonrpc":"2.0","id":1,"method":"ok","params":["`+strings.Repeat("a", 5000)+`"]}`)
 	if resp, err := http.Get(url); err == nil {
 		resp.Body.Close()
 	}
@@ -115,6 +116,9 @@ func TestCallLog(t *testing.T) {
 	}
 	if r := logs.lines(t, "rpc request refused: content type"); len(r) != 1 || r[0]["contentType"] != "text/plain" {
 		t.Fatalf("content-type refusal logged as %v", r)
+	}
+	if r := logs.lines(t, "rpc request refused: body too large"); len(r) != 1 || r[0]["limit"] != float64(4096) {
+		t.Fatalf("body-too-large refusal logged as %v", r)
 	}
 	if r := logs.lines(t, "rpc request refused: method"); len(r) != 1 || r[0]["httpMethod"] != "GET" {
 		t.Fatalf("GET refusal logged as %v", r)

@@ -167,8 +167,8 @@
 //
 // Every call is logged at debug level with transport, remote address,
 // method, duration (with its unit), error code (0 = success) and a failed
-// call's error message; HTTP-level refusals (method, content type) at
-// debug too. Timed-out requests are also warned about, at most once per 10
+// call's error message; HTTP-level refusals (method, content type, body
+// too large or not received in time, unreadable body) at debug too. Timed-out requests are also warned about, at most once per 10
 // s with the count of those not reported in between (calllog.go). Bodies
 // are never logged. Handler faults (-32603) are logged at warn, panics at
 // error with stack.

@@ -58,6 +58,7 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 	}
 	limit := s.cfg.MaxRequestBytes
 	tooLarge := func() {
+		s.log.Debug().Str("remote", r.RemoteAddr).Int64("limit", limit).Int64("contentLength", r.ContentLength).Msg("rpc request refused: body too large")
 		w.Header().Set("Connection", "close")
 		writeHTTPError(w, http.StatusRequestEntityTooLarge, ErrLimit("request body too large (limit %d bytes)", limit))
 	}
@@ -75,11 +76,13 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			// A client trickling its body (slowloris): ReadTimeout passed.
 			s.stats.bodyTimeouts.Add(1)
+			s.log.Debug().Str("remote", r.RemoteAddr).Stringer("readTimeout", s.cfg.ReadTimeout).Msg("rpc request refused: body not received in time")
 			w.Header().Set("Connection", "close")
 			writeHTTPError(w, http.StatusRequestTimeout, &Error{Code: CodeTimeout,
 				Message: fmt.Sprintf("request not received within %s", s.cfg.ReadTimeout)})
 			return
 		}
+		s.log.Debug().Str("remote", r.RemoteAddr).Err(err).Msg("rpc request refused: reading body")
 		writeHTTPError(w, http.StatusBadRequest, ErrInvalidRequest("reading body: "+err.Error()))
 		return
 	}
