@@ -115,7 +115,7 @@ type Forwarder struct {
 	cmu    sync.Mutex
 	client *gethrpc.Client
 
-	mu     sync.Mutex
+	mu       sync.Mutex
 	byHash   map[common.Hash]*forwarded
 	bySender map[common.Address]map[common.Hash]*forwarded
 	order    []common.Hash // forwarding order, for MaxTracked and expiry
