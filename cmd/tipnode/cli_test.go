@@ -223,3 +223,64 @@ func duplicateKey(line string) string {
 	}
 	return ""
 }
+
+// The flags of follow mode, forwarding and the stream are combined into a
+// node.Config or refused with a message naming the flags.
+func TestNodeFlagCombinations(t *testing.T) {
+	cases := []struct {
+		name    string
+		dev     bool
+		set     func(f *NodeFlags)
+		wantErr string
+		check   func(t *testing.T, f NodeFlags)
+	}{
+		{name: "dev streams by default", dev: true, set: func(f *NodeFlags) { f.Sequencer = true },
+			check: func(t *testing.T, f NodeFlags) {
+				cfg, err := f.nodeConfig()
+				if err != nil || cfg.Stream == nil {
+					t.Fatalf("stream %v, err %v", cfg.Stream, err)
+				}
+			}},
+		{name: "run does not stream by default", set: func(f *NodeFlags) { f.Sequencer = true },
+			check: func(t *testing.T, f NodeFlags) {
+				if cfg, err := f.nodeConfig(); err != nil || cfg.Stream != nil {
+					t.Fatalf("stream %v, err %v", cfg.Stream, err)
+				}
+			}},
+		{name: "stream without a driver", set: func(f *NodeFlags) { f.Stream = true }, wantErr: "--stream needs --sequencer or --follow.rpc"},
+		{name: "txforward without follow", set: func(f *NodeFlags) { f.FollowTxForward = "http://127.0.0.1:1" }, wantErr: "--follow.txforward needs --follow.rpc"},
+		{name: "follow and sequencer", set: func(f *NodeFlags) { f.FollowRPC, f.Sequencer = "ws://127.0.0.1:1", true }, wantErr: "exclude each other"},
+		{name: "follow forwards to its upstream by default", set: func(f *NodeFlags) { f.FollowRPC = "ws://127.0.0.1:1" },
+			check: func(t *testing.T, f NodeFlags) {
+				cfg, err := f.nodeConfig()
+				if err != nil || cfg.TxForward == nil || cfg.TxForward.URL != "ws://127.0.0.1:1" {
+					t.Fatalf("forward %+v, err %v", cfg.TxForward, err)
+				}
+			}},
+		{name: "txforward none pools locally", set: func(f *NodeFlags) { f.FollowRPC, f.FollowTxForward = "ws://127.0.0.1:1", "none" },
+			check: func(t *testing.T, f NodeFlags) {
+				if cfg, err := f.nodeConfig(); err != nil || cfg.TxForward != nil {
+					t.Fatalf("forward %+v, err %v", cfg.TxForward, err)
+				}
+			}},
+		{name: "txforward bad url", set: func(f *NodeFlags) { f.FollowRPC, f.FollowTxForward = "ws://127.0.0.1:1", "ftp://x" }, wantErr: "--follow.txforward"},
+		{name: "stream queue negative", set: func(f *NodeFlags) { f.Sequencer, f.Stream, f.StreamQueue = true, true, -1 }, wantErr: "--stream"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var f NodeFlags
+			fs := newFlagSet()
+			f.register(fs, tc.dev)
+			f.HTTPAddr = "127.0.0.1:0"
+			tc.set(&f)
+			if tc.check != nil {
+				tc.check(t, f)
+				return
+			}
+			_, err := f.nodeConfig()
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("err %v, want one containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
