@@ -29,7 +29,12 @@ type seqNode struct {
 
 func startSeqNode(t *testing.T, db *store.DB, g *chain.Genesis, w *chain.Writer, clock *ManualClock) *seqNode {
 	t.Helper()
-	n := &seqNode{w: w, clock: clock, cfg: DefaultConfig()}
+	return startSeqNodeCfg(t, g, w, clock, DefaultConfig())
+}
+
+func startSeqNodeCfg(t *testing.T, g *chain.Genesis, w *chain.Writer, clock *ManualClock, cfg Config) *seqNode {
+	t.Helper()
+	n := &seqNode{w: w, clock: clock, cfg: cfg}
 	n.mgr = NewManager(w, g.Config, n.cfg.HeaderParams(), clock, nil)
 	var err error
 	if n.pool, err = NewPool(DefaultPoolConfig(), g.Config, n.mgr, clock, nil, zerolog.Nop()); err != nil {
