@@ -428,6 +428,18 @@ func (w *Writer) JournalPending(header *types.Header, first int, txs []*types.Tr
 	})
 }
 
+// JournalPendingEntries is JournalPending with the dev chain's state
+// overrides (see store.AppendPendingEntries).
+func (w *Writer) JournalPendingEntries(a store.PendingAppend) error {
+	return w.do(func() error {
+		if a.Header.ParentHash != w.head.Load().Hash() {
+			return fmt.Errorf("%w: pending block %d has parent %s, head is %s", ErrNotOnHead,
+				a.Header.Number, a.Header.ParentHash.Hex(), w.head.Load().Hash().Hex())
+		}
+		return w.db.AppendPendingEntries(a)
+	})
+}
+
 // PendingJournal returns the journaled pending block (nil: none) for a
 // driver to rebuild after a restart.
 func (w *Writer) PendingJournal() (*store.PendingJournal, error) {

@@ -5,9 +5,12 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core"
+	"github.com/ethereum/go-ethereum/core/tracing"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/core/vm"
 	"github.com/ethereum/go-ethereum/trie"
+	"github.com/holiman/uint256"
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/store"
@@ -37,10 +40,21 @@ type Builder struct {
 	receipts []*types.Receipt
 	bloom    types.Bloom
 	snap     *Snapshot // the last cut
+	// dirty: Override changed the state since the last cut.
+	dirty bool
+	// impersonation: Add executes transactions carrying the marker
+	// signature of Impersonate as their impersonated sender (dev chain).
+	impersonation bool
 }
 
 // NewBuilder returns a builder executing with exec.
 func NewBuilder(exec *chain.Executor) *Builder { return &Builder{exec: exec} }
+
+// AllowImpersonation makes Add execute transactions carrying the marker
+// signature of Impersonate (tipnode dev's impersonated accounts) as sent by
+// the address the marker names. Only the dev chain's sequencer sets it:
+// such blocks are not valid on any other node.
+func (b *Builder) AllowImpersonation() { b.impersonation = true }
 
 // Open starts a pending block on head with the header template tmpl
 // (number head+1, parent hash head's hash; timestamp, fee recipient,
@@ -66,7 +80,7 @@ func (b *Builder) Open(head *chain.Head, view store.View, tmpl *types.Header, no
 	}
 	b.Close()
 	b.view, b.anchor, b.base, b.state, b.proc = view, parent, tmpl, state, proc
-	b.txs, b.receipts, b.bloom = nil, nil, types.Bloom{}
+	b.txs, b.receipts, b.bloom, b.dirty = nil, nil, types.Bloom{}, false
 	b.snap = &Snapshot{
 		head:       head,
 		anchor:     parent,
@@ -112,7 +126,15 @@ func (b *Builder) Nonce(addr common.Address) (uint64, error) {
 // changes nothing (the driver may go on with others); an error wrapping
 // chain.ErrStateRead means the block can no longer be trusted.
 func (b *Builder) Add(tx *types.Transaction) (*types.Receipt, error) {
-	r, err := b.proc.ApplyTransaction(tx)
+	var (
+		r   *types.Receipt
+		err error
+	)
+	if _, ok := ImpersonatedSender(tx); ok && b.impersonation {
+		r, err = b.addImpersonated(tx)
+	} else {
+		r, err = b.proc.ApplyTransaction(tx)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -122,6 +144,51 @@ func (b *Builder) Add(tx *types.Transaction) (*types.Receipt, error) {
 		b.bloom[i] |= r.Bloom[i]
 	}
 	return r, nil
+}
+
+// addImpersonated executes a transaction with the marker signature as its
+// impersonated sender: the message comes from go-ethereum's
+// TransactionToMessage with DevSigner, and runs like any transaction
+// (nonce, fees, funds and gas checked).
+func (b *Builder) addImpersonated(tx *types.Transaction) (*types.Receipt, error) {
+	if tx.Type() == types.BlobTxType {
+		return nil, fmt.Errorf("%w: tx %s: blob transactions cannot be impersonated", chain.ErrTxInvalid, tx.Hash())
+	}
+	signer := DevSigner(types.MakeSigner(b.exec.Config(), b.base.Number, b.base.Time))
+	msg, err := core.TransactionToMessage(tx, signer, b.base.BaseFee)
+	if err != nil {
+		return nil, fmt.Errorf("%w: tx %s: %v", chain.ErrTxInvalid, tx.Hash(), err)
+	}
+	r, _, err := b.proc.ApplyMessage(tx, msg)
+	return r, err
+}
+
+// Override applies a dev-chain state change (tipnode dev's
+// anvil_setBalance & co.) to the open block's state after the transactions
+// added so far, as if a transaction had made it: the next Cut publishes it
+// and Seal writes it with the block's state diff. o.At is not used (the
+// driver records the position). Empty accounts are removed as after any
+// transaction (EIP-161).
+func (b *Builder) Override(o store.PendingOverride) error {
+	switch o.Kind {
+	case store.OverrideBalance:
+		v, overflow := uint256.FromBig(o.Balance)
+		if o.Balance == nil || o.Balance.Sign() < 0 || overflow {
+			return fmt.Errorf("%w: balance %v out of range", ErrOverride, o.Balance)
+		}
+		b.state.SetBalance(o.Address, v)
+	case store.OverrideNonce:
+		b.state.SetNonce(o.Address, o.Nonce, tracing.NonceChangeUnspecified)
+	case store.OverrideCode:
+		b.state.SetCode(o.Address, common.CopyBytes(o.Code), tracing.CodeChangeUnspecified)
+	case store.OverrideStorage:
+		b.state.SetState(o.Address, o.Slot, o.Value)
+	default:
+		return fmt.Errorf("%w: unknown kind %d", ErrOverride, o.Kind)
+	}
+	b.state.Finalise(b.exec.Config().Rules(b.base.Number, b.base.Difficulty.Sign() == 0, b.base.Time))
+	b.dirty = true
+	return b.state.Error()
 }
 
 // Apply executes txs in order. It stops at the first transaction that
@@ -143,9 +210,10 @@ func (b *Builder) Apply(txs []*types.Transaction, now time.Time) (*Snapshot, err
 // nil when no transaction was added since.
 func (b *Builder) Cut(now time.Time) *Snapshot {
 	first := len(b.snap.txs)
-	if len(b.txs) == first {
+	if len(b.txs) == first && !b.dirty {
 		return nil
 	}
+	b.dirty = false
 	txIdx := make(map[common.Hash]int, len(b.txs)-first)
 	for i := first; i < len(b.txs); i++ {
 		txIdx[b.txs[i].Hash()] = i

@@ -83,6 +83,23 @@
 //     (keccak256("tipnode beacon root" ‖ parent hash)); there is no beacon
 //     chain.
 //
+// # Dev chain (dev.go, impersonate.go)
+//
+// With Config.Dev (tipnode dev only) the Sequencer takes dev requests on
+// its loop goroutine, between ticks: state overrides (Builder.Override:
+// applied after the block's transactions so far and finalised like a
+// transaction, published at once, journaled as store.PendingOverride
+// entries beside the transactions and replayed in order by recovery),
+// impersonated transactions (a marker signature naming the sender,
+// executed by a Builder with AllowImpersonation through go-ethereum's
+// TransactionToMessage with DevSigner; journaled as transactions, so they
+// survive a crash too), sealing on demand, a clock offset with re-timing
+// of the open block (rebuilt under the new header with its transactions
+// and overrides replayed, journaled afresh), and snapshots (in memory)
+// whose Revert unwinds through chain.Writer.UnwindTo, clears the pool and
+// rebuilds the snapshot's pending block. Blocks with impersonated
+// transactions are not valid elsewhere (the sender does not recover).
+//
 // # Pool
 //
 // Pool validates transactions against the pending state (or latest, when

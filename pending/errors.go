@@ -69,6 +69,12 @@ var (
 	// ErrJournal: the journaled pending block could not be rebuilt after a
 	// restart (its transactions no longer execute on its parent).
 	ErrJournal = errors.New("pending journal does not replay")
+	// ErrOverride: a dev-chain state override is invalid (Builder.Override).
+	ErrOverride = errors.New("invalid state override")
+	// ErrDev: a dev-chain method (Sequencer's dev.go) cannot do what it
+	// was asked (a timestamp not after the latest block, an impersonated
+	// transaction that cannot be executed...); the message says why.
+	ErrDev = errors.New("dev chain")
 	// ErrStopped: the sequencer is not running.
 	ErrStopped = errors.New("sequencer stopped")
 )

@@ -29,7 +29,12 @@ type seqNode struct {
 
 func startSeqNode(t *testing.T, db *store.DB, g *chain.Genesis, w *chain.Writer, clock *ManualClock, published ...*[]*Snapshot) *seqNode {
 	t.Helper()
-	n := &seqNode{w: w, clock: clock, cfg: DefaultConfig()}
+	return startSeqNodeCfg(t, g, w, clock, DefaultConfig(), published...)
+}
+
+func startSeqNodeCfg(t *testing.T, g *chain.Genesis, w *chain.Writer, clock *ManualClock, cfg Config, published ...*[]*Snapshot) *seqNode {
+	t.Helper()
+	n := &seqNode{w: w, clock: clock, cfg: cfg}
 	n.mgr = NewManager(w, g.Config, n.cfg.HeaderParams(), clock, nil)
 	for _, p := range published { // record every publication from Start on
 		n.mgr.SubscribePreconfirmations(func(s *Snapshot) { *p = append(*p, s) })

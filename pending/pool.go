@@ -570,3 +570,16 @@ func rejectReason(err error) string {
 	}
 	return "other"
 }
+
+// Clear drops every pooled transaction (the dev chain's evm_revert) and
+// returns how many there were.
+func (p *Pool) Clear() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	all := make([]*poolTx, 0, len(p.all))
+	for _, ptx := range p.all {
+		all = append(all, ptx)
+	}
+	p.removeLocked(all...)
+	return len(all)
+}

@@ -36,6 +36,12 @@ type Config struct {
 	// Extra is the header extra-data of sealed blocks (at most 32 bytes).
 	// Default "tipnode".
 	Extra []byte
+	// Dev enables the dev chain's controls (dev.go: state overrides,
+	// impersonated transactions, mining on demand, time offsets,
+	// snapshots) and lets the Builder execute impersonated transactions.
+	// Only `tipnode dev` sets it: its blocks may hold transactions no
+	// other node accepts. Default false.
+	Dev bool
 }
 
 // DefaultConfig returns the documented defaults.
@@ -66,7 +72,8 @@ type Writer interface {
 	Head() *chain.Head
 	OpenHead() (*chain.Head, store.View, error)
 	Seal(bw *store.BlockWrite, rebase chain.Rebase) error
-	JournalPending(header *types.Header, first int, txs []*types.Transaction) error
+	UnwindTo(number uint64, rebase chain.Rebase) error
+	JournalPendingEntries(a store.PendingAppend) error
 	PendingJournal() (*store.PendingJournal, error)
 	DropPendingJournal() error
 }
@@ -95,6 +102,16 @@ type Sequencer struct {
 	done      chan struct{}
 	syncc     chan chan struct{}
 	err       atomic.Pointer[error]
+
+	// Owned by the loop goroutine (and the writer's, running openBlock in
+	// a seal's Rebase while the loop waits).
+	journaled    bool                    // the open block's header is journaled
+	journaledOvs int                     // overrides of the open block journaled
+	ovs          []store.PendingOverride // the open block's dev overrides, in order
+	offset       time.Duration           // dev clock offset (dev.go)
+	snaps        []devSnapshot           // dev snapshots, oldest first
+	nextSnap     uint64
+	devc         chan devReq
 }
 
 // HeaderParams returns the header choices of cfg (for NewManager).
@@ -114,8 +131,13 @@ func New(cfg Config, w Writer, exec *chain.Executor, pool *Pool, mgr *Manager, c
 	if clock == nil {
 		clock = SystemClock{}
 	}
+	b := NewBuilder(exec)
+	if cfg.Dev {
+		b.AllowImpersonation()
+	}
 	return &Sequencer{
-		cfg: cfg, w: w, b: NewBuilder(exec), pool: pool, mgr: mgr, clock: clock, metrics: metrics,
+		cfg: cfg, w: w, b: b, pool: pool, mgr: mgr, clock: clock, metrics: metrics,
+		devc:     make(chan devReq),
 		log:      log.With().Str("component", "sequencer").Logger(),
 		perBlock: int(cfg.BlockTime / cfg.PreconfInterval),
 		quit:     make(chan struct{}),
@@ -178,12 +200,12 @@ func (s *Sequencer) Sync() {
 func (s *Sequencer) loop(t Ticker) {
 	defer close(s.done)
 	defer t.Stop()
-	defer s.b.Close()
+	defer func() { s.b.Close() }() // dev.go may replace the builder
 	ticks := 0
 	for {
 		select {
 		case <-s.quit:
-			if s.b.Len() > 0 {
+			if s.b.Len() > 0 || len(s.ovs) > 0 {
 				if err := s.seal(false); err != nil {
 					s.fail(err)
 				}
@@ -192,6 +214,13 @@ func (s *Sequencer) loop(t Ticker) {
 			return
 		case c := <-s.syncc:
 			close(c)
+		case r := <-s.devc:
+			err, fatal := r.fn()
+			r.done <- err
+			if err != nil && fatal {
+				s.fail(err)
+				return
+			}
 		case <-t.C():
 			ticks++
 			if err := s.preconfirm(); err != nil {
@@ -247,15 +276,19 @@ func (s *Sequencer) recoverOrOpen() error {
 	// Index 0 first, as for every block: stream subscribers see the block
 	// open before its transactions.
 	s.mgr.Publish(open)
-	snap, err := s.b.Apply(j.Txs, now)
-	if err != nil {
+	if err := replay(s.b, j.Txs, j.Overrides); err != nil {
 		return fmt.Errorf("%w: replaying journaled pending block %d: %v", ErrJournal, j.Header.Number, err)
 	}
+	snap := s.b.Cut(now)
 	if snap == nil {
 		snap = s.b.snap
 	}
-	s.mgr.Publish(snap)
-	s.log.Info().Uint64("block", j.Header.Number.Uint64()).Int("txs", len(j.Txs)).Msg("recovered pre-confirmed transactions from the journal")
+	s.ovs = j.Overrides
+	s.journaled, s.journaledOvs = true, len(j.Overrides)
+	if snap != open {
+		s.mgr.Publish(snap)
+	}
+	s.log.Info().Uint64("block", j.Header.Number.Uint64()).Int("txs", len(j.Txs)).Int("overrides", len(j.Overrides)).Msg("recovered pre-confirmed transactions from the journal")
 	return nil
 }
 
@@ -273,11 +306,12 @@ func (s *Sequencer) openBlock(head *chain.Head) error {
 		return fmt.Errorf("%w: head moved to %d while opening a block on %d", chain.ErrNotOnHead, h.Number(), head.Number())
 	}
 	now := s.clock.Now()
-	snap, err := s.b.Open(head, view, NextHeader(s.b.exec.Config(), head.Header(), now, s.cfg.HeaderParams()), now)
+	snap, err := s.b.Open(head, view, NextHeader(s.b.exec.Config(), head.Header(), s.now(), s.cfg.HeaderParams()), now)
 	if err != nil {
 		view.Close()
 		return err
 	}
+	s.ovs, s.journaled, s.journaledOvs = nil, false, 0
 	s.mgr.Publish(snap)
 	return nil
 }
@@ -396,7 +430,7 @@ func (s *Sequencer) preconfirm() error {
 	now := s.clock.Now()
 	snap := s.b.Cut(now)
 	// A pre-confirmation is a promise: durable before anyone can read it.
-	if err := s.w.JournalPending(s.b.Header(), snap.newFrom, snap.NewTransactions()); err != nil {
+	if err := s.journal(snap.newFrom, snap.NewTransactions(), s.ovs[s.journaledOvs:]); err != nil {
 		return fmt.Errorf("journal pre-confirmation %d of block %d: %w", snap.index, snap.header.Number, err)
 	}
 	s.mgr.Publish(snap) // readable from here on; subscribers notified

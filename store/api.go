@@ -136,6 +136,9 @@ type Writer interface {
 	// first is 0) and its pre-confirmed transactions first, first+1, ...
 	// WriteBlock drops the journal in the block's own batch.
 	AppendPending(header *types.Header, first int, txs []*types.Transaction) error
+	// AppendPendingEntries is AppendPending with the dev chain's state
+	// overrides (see DB.AppendPendingEntries).
+	AppendPendingEntries(a PendingAppend) error
 	// ReadPending returns the pending journal (nil: none).
 	ReadPending() (*PendingJournal, error)
 	// ClearPending drops the pending journal.

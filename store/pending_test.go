@@ -1,9 +1,12 @@
 package store
 
 import (
+	"bytes"
 	"errors"
+	"math/big"
 	"testing"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 )
 
@@ -82,4 +85,63 @@ func TestPendingJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("after ClearPending", nil, nil)
+}
+
+// TestPendingJournalOverrides: dev-chain overrides are journaled with their
+// positions beside the transactions, read back in order, and dropped by a
+// fresh journal and by the block's write.
+func TestPendingJournalOverrides(t *testing.T) {
+	db := openTest(t)
+	c := newTestChain(t, db, diffOf(nil, nil))
+	next, _ := c.makeBlock(2, 7)
+	txs := next.Transactions()
+	hdr := next.Header()
+	ovs := []PendingOverride{
+		{At: 0, Kind: OverrideBalance, Address: common.Address{1}, Balance: big.NewInt(5)},
+		{At: 1, Kind: OverrideStorage, Address: common.Address{2}, Slot: common.Hash{3}, Value: common.Hash{4}},
+		{At: 2, Kind: OverrideCode, Address: common.Address{5}, Code: []byte{0x60, 0x00}},
+	}
+	if err := db.AppendPendingEntries(PendingAppend{Header: hdr, Fresh: true, Overrides: ovs[:1]}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.AppendPendingEntries(PendingAppend{Header: hdr, FirstTx: 0, Txs: txs[:1], FirstOverride: 1, Overrides: ovs[1:2]}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.AppendPendingEntries(PendingAppend{Header: hdr, FirstTx: 1, Txs: txs[1:], FirstOverride: 2, Overrides: ovs[2:]}); err != nil {
+		t.Fatal(err)
+	}
+	j, err := db.ReadPending()
+	if err != nil || j == nil {
+		t.Fatalf("journal %v, %v", j, err)
+	}
+	if len(j.Txs) != 2 || len(j.Overrides) != 3 {
+		t.Fatalf("journal holds %d txs, %d overrides; want 2, 3", len(j.Txs), len(j.Overrides))
+	}
+	for i, o := range j.Overrides {
+		w := ovs[i]
+		if o.At != w.At || o.Kind != w.Kind || o.Address != w.Address || o.Slot != w.Slot || o.Value != w.Value ||
+			!bytes.Equal(o.Code, w.Code) || (w.Balance != nil && o.Balance.Cmp(w.Balance) != 0) {
+			t.Fatalf("override %d = %+v, want %+v", i, o, w)
+		}
+	}
+	// A fresh journal of the same block (rebuilt) drops the old entries.
+	if err := db.AppendPendingEntries(PendingAppend{Header: hdr, Fresh: true, Txs: txs[:1]}); err != nil {
+		t.Fatal(err)
+	}
+	if j, err = db.ReadPending(); err != nil || len(j.Txs) != 1 || len(j.Overrides) != 0 {
+		t.Fatalf("fresh journal: %+v, %v", j, err)
+	}
+	// An override past the journaled transactions is corruption.
+	if err := db.AppendPendingEntries(PendingAppend{Header: hdr, FirstTx: 1, Overrides: []PendingOverride{{At: 5, Kind: OverrideNonce}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ReadPending(); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("override after the last transaction: %v, want ErrCorrupt", err)
+	}
+	if err := db.ClearPending(); err != nil {
+		t.Fatal(err)
+	}
+	if j, err := db.ReadPending(); err != nil || j != nil {
+		t.Fatalf("cleared: %v, %v", j, err)
+	}
 }

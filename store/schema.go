@@ -33,6 +33,7 @@ const (
 	prefixMigration  byte = 'M' // 'M' + format version BE8          -> progress cursor of an unfinished migration to that version
 	prefixPendingHdr byte = 'P' // 'P' + num BE8                     -> RLP(types.Header): header of the open pending block num (at most one; gone when num is written)
 	prefixPendingTx  byte = 'Q' // 'Q' + num BE8 + index BE8         -> tx.MarshalBinary(): pre-confirmed transaction index of pending block num
+	prefixPendingOvr byte = 'O' // 'O' + num BE8 + seq BE8           -> RLP(PendingOverride): dev-chain state change seq of pending block num (tipnode dev only)
 )
 
 // Meta keys ('m' + name).
@@ -74,6 +75,10 @@ func bodyKey(num uint64, hash common.Hash) []byte     { return numHashKey(prefix
 func receiptsKey(num uint64, hash common.Hash) []byte { return numHashKey(prefixReceipts, num, hash) }
 
 func pendingHdrKey(num uint64) []byte { return append([]byte{prefixPendingHdr}, be8(num)...) }
+
+func pendingOvrKey(num, seq uint64) []byte {
+	return append(append([]byte{prefixPendingOvr}, be8(num)...), be8(seq)...)
+}
 func pendingTxKey(num, index uint64) []byte {
 	return append(append([]byte{prefixPendingTx}, be8(num)...), be8(index)...)
 }

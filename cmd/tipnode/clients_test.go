@@ -117,8 +117,8 @@ func TestClientLibraries(t *testing.T) {
 				n++
 			}
 		}
-		if n < 9 {
-			t.Errorf("%s reported %d features, want at least 9", lib, n)
+		if n < 10 {
+			t.Errorf("%s reported %d features, want at least 10", lib, n)
 		}
 	}
 }

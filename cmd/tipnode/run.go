@@ -27,8 +27,11 @@ import (
 
 // NodeFlags are the serving settings shared by `run` and `dev`.
 type NodeFlags struct {
-	HTTPAddr        string
-	Sequencer       bool
+	HTTPAddr  string
+	Sequencer bool
+	// Dev (not a flag: set by `tipnode dev`) serves the dev chain's
+	// anvil_* / hardhat_* / evm_* methods (pending.Config.Dev).
+	Dev             bool
 	PreconfInterval time.Duration
 	BlockTime       time.Duration
 	GasLimit        uint64
@@ -122,7 +125,7 @@ func (f *NodeFlags) register(fs *flag.FlagSet, dev bool) {
 
 func (f *NodeFlags) sequencerConfig() (pending.Config, error) {
 	c := pending.DefaultConfig()
-	c.PreconfInterval, c.BlockTime, c.GasLimit = f.PreconfInterval, f.BlockTime, f.GasLimit
+	c.PreconfInterval, c.BlockTime, c.GasLimit, c.Dev = f.PreconfInterval, f.BlockTime, f.GasLimit, f.Dev
 	if !common.IsHexAddress(f.Coinbase) {
 		return c, fmt.Errorf("--coinbase %q is not an address", f.Coinbase)
 	}
@@ -305,7 +308,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if accounts < 1 || accounts > 1000 {
 		return fmt.Errorf("--accounts %d: want 1..1000", accounts)
 	}
-	nf.Sequencer = true
+	nf.Sequencer, nf.Dev = true, true
 	log := lc.logger(stderr)
 	if sf.DataDir == "" {
 		dir, err := os.MkdirTemp("", "tipnode-dev-")

@@ -165,6 +165,10 @@ type API struct {
 	// sendMu makes eth_sendTransaction choose a nonce and pool the
 	// transaction before the next one chooses (eth_accounts.go).
 	sendMu sync.Mutex
+	// dev and imp are the dev chain's control and impersonated accounts
+	// (dev.go); nil unless RegisterDev was called.
+	dev DevChain
+	imp *impersonation
 	// syncProgress is eth_syncing's source (tipnode.go).
 	syncProgress atomic.Pointer[func() (SyncProgress, bool)]
 }

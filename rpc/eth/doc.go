@@ -29,7 +29,11 @@
 // (tipnode_genesis, debug_getRawBlock, eth_syncing's source), eth_accounts.go
 // (node-held accounts: eth_accounts, eth_sendTransaction,
 // eth_signTransaction, eth_sign, personal_sign, eth_signTypedData_v4 with
-// the keys of APIConfig.Accounts; none outside `tipnode dev`).
+// the keys of APIConfig.Accounts; none outside `tipnode dev`), dev.go (the
+// dev chain's anvil_* / hardhat_* / evm_* methods, installed by RegisterDev
+// on `tipnode dev` only, served by the sequencer's dev controls; an
+// impersonated sender's eth_sendTransaction goes there too). Impersonated
+// transactions show their sender through txSender (marshal.go).
 //
 // Pool visibility: a transaction is in the pool when Add returns, and it
 // leaves the pool only after the snapshot holding it was published. So

@@ -202,6 +202,9 @@ func (a *API) ethSendTransaction(ctx context.Context, p rpc.Params) (any, error)
 	// the next send chooses its own.
 	a.sendMu.Lock()
 	defer a.sendMu.Unlock()
+	if hash, handled, err := a.sendImpersonated(ctx, p); handled {
+		return hash, err
+	}
 	tx, err := a.signTransaction(ctx, p)
 	if err != nil {
 		return nil, err

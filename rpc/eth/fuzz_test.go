@@ -122,3 +122,26 @@ func FuzzTypedData(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDevNum: the dev methods' number decoder never panics, accepts only
+// non-negative integers of at most 78 digits (or 64 hex digits), and what
+// it accepts equals the number its hex re-encoding decodes to.
+func FuzzDevNum(f *testing.F) {
+	for _, s := range []string{`"0x0"`, `"0x1"`, `"0xde0b6b3a7640000"`, `1000`, `"1000"`, `-1`, `"-1"`, `"0x"`, `"0xzz"`, `1.5`, `1e3`, `null`, `true`, `""`,
+		`"0x` + "f" + `ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var n devNum
+		if err := json.Unmarshal(data, &n); err != nil {
+			return
+		}
+		if n.Sign() < 0 || n.BitLen() > 260 {
+			t.Fatalf("accepted %s as %v", data, &n.Int)
+		}
+		var back devNum
+		if err := json.Unmarshal([]byte(`"0x`+n.Text(16)+`"`), &back); err != nil || back.Cmp(&n.Int) != 0 {
+			t.Fatalf("%v does not round-trip through hex: %v, %v", &n.Int, &back.Int, err)
+		}
+	})
+}

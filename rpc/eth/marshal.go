@@ -12,6 +12,7 @@ import (
 	"github.com/ethereum/go-ethereum/consensus/misc/eip4844"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/params"
+	"github.com/tipnode/tipnode/pending"
 )
 
 // marshalHeader encodes a header: the base fields always, fork fields only
@@ -171,7 +172,7 @@ func newRPCTransaction(tx *types.Transaction, loc *txLocation, baseFee *big.Int,
 	} else {
 		signer = types.LatestSigner(config)
 	}
-	from, _ := types.Sender(signer, tx)
+	from := txSender(signer, tx)
 	v, r, s := tx.RawSignatureValues()
 	out := &rpcTransaction{
 		From:     from,
@@ -227,6 +228,17 @@ func newRPCTransaction(tx *types.Transaction, loc *txLocation, baseFee *big.Int,
 	return out
 }
 
+// txSender is the sender of tx: the impersonated sender of a dev chain's
+// impersonated transaction (pending.ImpersonatedSender), else recovered
+// from the signature (zero if it does not recover).
+func txSender(signer types.Signer, tx *types.Transaction) common.Address {
+	if from, ok := pending.ImpersonatedSender(tx); ok {
+		return from
+	}
+	from, _ := types.Sender(signer, tx)
+	return from
+}
+
 // effectivePrice is min(tip + baseFee, feeCap).
 func effectivePrice(tx *types.Transaction, baseFee *big.Int) *big.Int {
 	p := new(big.Int).Add(tx.GasTipCap(), baseFee)
@@ -239,7 +251,7 @@ func effectivePrice(tx *types.Transaction, baseFee *big.Int) *big.Int {
 // marshalReceipt encodes a receipt whose derived fields are set (see
 // deriveReceipts). tx is its transaction, signer recovers the sender.
 func marshalReceipt(r *types.Receipt, tx *types.Transaction, signer types.Signer) map[string]any {
-	from, _ := types.Sender(signer, tx)
+	from := txSender(signer, tx)
 	var number uint64
 	if r.BlockNumber != nil {
 		number = r.BlockNumber.Uint64()

@@ -57,6 +57,8 @@ type envOptions struct {
 	// keys are the node-held accounts: nil = the ten dev accounts (as
 	// `tipnode dev`), empty = none (as `tipnode run`).
 	keys []*ecdsa.PrivateKey
+	// dev serves the dev chain's methods (as `tipnode dev`).
+	dev bool
 }
 
 func newEnvWith(t *testing.T, opts envOptions) *env {
@@ -82,7 +84,7 @@ func newEnvWith(t *testing.T, opts envOptions) *env {
 			keys = append(keys, a.Key)
 		}
 	}
-	n := startSequencerNode(t, db, g, clock, opts.pool, keys)
+	n := startSequencerNodeCfg(t, db, g, clock, opts.pool, keys, opts.dev)
 	mgr, pool, seq, api, srv := n.Pending, n.Pool, n.Sequencer, n.API, n.Server
 	return &env{t: t, db: db, g: g, clock: clock, mgr: mgr, pool: pool, seq: seq, api: api,
 		url: "http://" + srv.Addr().String(), accs: accs, signer: types.LatestSigner(g.Config),
@@ -94,11 +96,17 @@ func newEnvWith(t *testing.T, opts envOptions) *env {
 // (no writer may run on it), stopped at the end of the test.
 func startSequencerNode(t *testing.T, db *store.DB, g *chain.Genesis, clock pending.Clock, pool pending.PoolConfig, keys []*ecdsa.PrivateKey) *node.Node {
 	t.Helper()
+	return startSequencerNodeCfg(t, db, g, clock, pool, keys, false)
+}
+
+func startSequencerNodeCfg(t *testing.T, db *store.DB, g *chain.Genesis, clock pending.Clock, pool pending.PoolConfig, keys []*ecdsa.PrivateKey, dev bool) *node.Node {
+	t.Helper()
 	cfg := node.DefaultConfig()
 	cfg.Server.Addr = "127.0.0.1:0"
 	cfg.Pool = pool
 	cfg.DevKeys = keys
 	seqCfg := pending.DefaultConfig()
+	seqCfg.Dev = dev
 	cfg.Sequencer = &seqCfg
 	n, err := node.New(cfg, db, g, clock, zerolog.New(io.Discard))
 	if err != nil {

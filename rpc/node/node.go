@@ -244,6 +244,9 @@ func New(cfg Config, db *store.DB, g *chain.Genesis, clock pending.Clock, log ze
 			w.Stop()
 			return nil, err
 		}
+		if cfg.Sequencer.Dev {
+			n.API.RegisterDev(n.Server, n.Sequencer)
+		}
 	}
 	if cfg.Follow != nil {
 		var fm *follow.Metrics

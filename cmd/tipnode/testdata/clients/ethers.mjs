@@ -2,7 +2,7 @@
 
 import {
   JsonRpcProvider, WebSocketProvider, Wallet, ContractFactory, Contract, SocketSubscriber,
-  isCallException, verifyMessage, verifyTypedData, Transaction,
+  isCallException, verifyMessage, verifyTypedData, Transaction, JsonRpcSigner, toQuantity, parseEther, zeroPadValue,
 } from 'ethers';
 import { keys, addresses, counter, ZERO_HASH, beforeSeal, check, poll, sealed, within } from './common.mjs';
 
@@ -170,6 +170,42 @@ export async function run({ url, wsUrl, rec }) {
     const raw = await signer.signTransaction({ to: addresses[0], value: 1 });
     check(Transaction.from(raw).from === addresses[5], 'eth_signTransaction');
     return 'getSigner (eth_accounts), sendTransaction x2, signMessage, signTypedData, signTransaction';
+  });
+  await rec.feature(lib, 'dev methods (provider.send; impersonation with JsonRpcSigner)', async () => {
+    const who = '0x00000000000000000000000000000000000A0003';
+    const n0 = await provider.getBlockNumber();
+    const id = await provider.send('evm_snapshot', []);
+    check(/^0x[0-9a-f]+$/.test(id), `evm_snapshot id ${id}`);
+    await provider.send('hardhat_setBalance', [who, toQuantity(parseEther('3'))]);
+    check(await provider.getBalance(who, 'pending') === parseEther('3'), 'hardhat_setBalance not on pending at once');
+    await provider.send('anvil_setNonce', [who, '0x9']);
+    check(await provider.getTransactionCount(who, 'pending') === 9, 'anvil_setNonce');
+    await provider.send('hardhat_setCode', [who, '0x602a60005260206000f3']);
+    check(await provider.getCode(who, 'pending') === '0x602a60005260206000f3', 'hardhat_setCode');
+    const v = zeroPadValue('0x2a', 32);
+    check(await provider.send('anvil_setStorageAt', [who, '0x0', v]) === true, 'anvil_setStorageAt result');
+    check(await provider.getStorage(who, 0, 'pending') === v, 'anvil_setStorageAt');
+    await provider.send('anvil_mine', ['0x2']);
+    check(await provider.getBlockNumber() >= n0 + 2, 'anvil_mine');
+    check(await provider.getBalance(who, 'latest') === parseEther('3'), 'balance not on latest after the seal');
+    const t0 = (await provider.getBlock('latest')).timestamp;
+    await provider.send('evm_setNextBlockTimestamp', [t0 + 500]);
+    await provider.send('evm_mine', []);
+    check((await provider.getBlock('latest')).timestamp >= t0 + 500, 'evm_setNextBlockTimestamp + evm_mine');
+    const total = await provider.send('evm_increaseTime', [60]);
+    check(typeof total === 'number' && total >= 60, `evm_increaseTime total ${total}`);
+    const whale = '0x00000000000000000000000000000000000B0003';
+    await provider.send('anvil_setBalance', [whale, toQuantity(parseEther('1'))]);
+    await provider.send('hardhat_impersonateAccount', [whale]);
+    const signer = new JsonRpcSigner(provider, whale);
+    const tx = await signer.sendTransaction({ to: addresses[0], value: 1n });
+    const r = await preconfirmed(tx.hash);
+    check(r.status === 1 && r.from.toLowerCase() === whale.toLowerCase(), `impersonated receipt from ${r.from}`);
+    await provider.send('hardhat_stopImpersonatingAccount', [whale]);
+    check(await provider.send('evm_revert', [id]) === true, 'evm_revert');
+    check(await provider.getBalance(who, 'pending') === 0n, 'evm_revert: balance');
+    check(await provider.send('evm_revert', [id]) === false, 'evm_revert of a used id is not false');
+    return 'hardhat_setBalance, anvil_setNonce, hardhat_setCode, anvil_setStorageAt, anvil_mine, evm_setNextBlockTimestamp, evm_mine, evm_increaseTime, hardhat_impersonateAccount + JsonRpcSigner.sendTransaction, evm_snapshot/evm_revert';
   });
   provider.destroy();
 }

@@ -1,7 +1,7 @@
 // viem against tipnode dev.
 
 import {
-  createPublicClient, createWalletClient, defineChain, http, webSocket, parseEther, parseEventLogs,
+  createPublicClient, createWalletClient, createTestClient, defineChain, http, webSocket, parseEther, parseEventLogs,
   BaseError, ContractFunctionRevertedError, TransactionReceiptNotFoundError, verifyMessage, verifyTypedData,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
@@ -200,4 +200,53 @@ export async function run({ url, wsUrl, rec }) {
     check(/^0x02/.test(raw), `eth_signTransaction ${raw.slice(0, 10)}`);
     return 'getAddresses (eth_accounts), sendTransaction x2, signMessage, signTypedData, signTransaction';
   });
+
+  // The dev chain's methods through viem's test actions, in both modes
+  // (anvil_* and hardhat_* names; evm_* in both).
+  for (const mode of ['anvil', 'hardhat']) {
+    await rec.feature(lib, `dev methods (test client, mode ${mode})`, async () => {
+      const test = createTestClient({ chain, mode, transport: http(url) });
+      const who = mode === 'anvil' ? '0x00000000000000000000000000000000000a0001' : '0x00000000000000000000000000000000000a0002';
+      // The node also seals every 2 s on its own: block numbers and
+      // timestamps are checked as lower bounds.
+      const n0 = await client.getBlockNumber({ cacheTime: 0 });
+      const id = await test.snapshot();
+      await test.setBalance({ address: who, value: parseEther('5') });
+      check(await client.getBalance({ address: who, blockTag: 'pending' }) === parseEther('5'), 'setBalance not on pending at once');
+      await test.setNonce({ address: who, nonce: 7 });
+      check(await client.getTransactionCount({ address: who, blockTag: 'pending' }) === 7, 'setNonce');
+      await test.setCode({ address: who, bytecode: '0x602a60005260206000f3' });
+      check(await client.getCode({ address: who, blockTag: 'pending' }) === '0x602a60005260206000f3', 'setCode');
+      const slotValue = '0x' + '00'.repeat(31) + '2a';
+      await test.setStorageAt({ address: who, index: 1, value: slotValue });
+      check(await client.getStorageAt({ address: who, slot: '0x1', blockTag: 'pending' }) === slotValue, 'setStorageAt');
+      await test.mine({ blocks: 2 });
+      check(await client.getBlockNumber({ cacheTime: 0 }) >= n0 + 2n, 'mine 2 blocks');
+      check(await client.getBalance({ address: who }) === parseEther('5'), 'setBalance not on latest after the seal');
+      const latest = await client.getBlock();
+      await test.setNextBlockTimestamp({ timestamp: latest.timestamp + 1000n });
+      await test.mine({ blocks: 1 });
+      check((await client.getBlock()).timestamp >= latest.timestamp + 1000n, 'setNextBlockTimestamp + mine');
+      await test.increaseTime({ seconds: 3600 });
+      check((await client.getBlock({ blockTag: 'pending' })).timestamp >= latest.timestamp + 4600n, 'increaseTime');
+      // Impersonation: a wallet client with a JSON-RPC account sends from
+      // an address whose key nobody has.
+      const whale = mode === 'anvil' ? '0x00000000000000000000000000000000000b0001' : '0x00000000000000000000000000000000000b0002';
+      await test.setBalance({ address: whale, value: parseEther('1') });
+      await test.impersonateAccount({ address: whale });
+      const wallet = createWalletClient({ chain, transport: http(url), account: whale });
+      const hash = await wallet.sendTransaction({ to: addresses[0], value: 1n });
+      const r = await client.waitForTransactionReceipt({ hash, pollingInterval: 100 });
+      check(r.status === 'success' && r.from.toLowerCase() === whale, `impersonated receipt ${show(r.from)}`);
+      await test.stopImpersonatingAccount({ address: whale });
+      let refused = false;
+      try { await wallet.sendTransaction({ to: addresses[0], value: 1n }); } catch { refused = true; }
+      check(refused, 'send after stopImpersonatingAccount was accepted');
+      await test.revert({ id });
+      const n1 = await client.getBlockNumber({ cacheTime: 0 });
+      check(n1 >= n0 && n1 <= n0 + 1n, `revert: block number ${n1}, snapshot at ${n0}`);
+      check(await client.getBalance({ address: who, blockTag: 'pending' }) === 0n, 'revert: balance');
+      return 'setBalance, setNonce, setCode, setStorageAt (pending at once, latest after mine), mine, setNextBlockTimestamp, increaseTime, impersonateAccount + sendTransaction, stopImpersonatingAccount, snapshot/revert';
+    });
+  }
 }

@@ -201,4 +201,37 @@ export async function run({ url, wsUrl, rec }) {
     check(signed.raw && signed.tx, `eth_signTransaction ${show(signed).slice(0, 80)}`);
     return 'eth.getAccounts, eth.sendTransaction x2, eth.sign, eth.signTypedData, eth.signTransaction';
   });
+
+  await rec.feature(lib, 'dev methods (requestManager.send; impersonated eth.sendTransaction)', async () => {
+    const send = (method, params = []) => web3.requestManager.send({ method, params });
+    const who = '0x00000000000000000000000000000000000a0004';
+    const n0 = await web3.eth.getBlockNumber();
+    const id = await send('evm_snapshot');
+    await send('anvil_setBalance', [who, '0x' + (7n * 10n ** 18n).toString(16)]);
+    check(await web3.eth.getBalance(who, 'pending') === 7n * 10n ** 18n, 'anvil_setBalance not on pending at once');
+    await send('hardhat_setNonce', [who, '0x3']);
+    check(await web3.eth.getTransactionCount(who, 'pending') === 3n, 'hardhat_setNonce');
+    await send('anvil_setCode', [who, '0x602a60005260206000f3']);
+    check(await web3.eth.getCode(who, 'pending') === '0x602a60005260206000f3', 'anvil_setCode');
+    const v = '0x' + '00'.repeat(31) + '2a';
+    check(await send('hardhat_setStorageAt', [who, '0x5', v]) === true, 'hardhat_setStorageAt result');
+    check(await web3.eth.getStorageAt(who, 5, 'pending') === v, 'hardhat_setStorageAt');
+    await send('hardhat_mine', ['0x2', '0x10']);
+    check(await web3.eth.getBlockNumber() >= n0 + 2n, 'hardhat_mine');
+    check(await web3.eth.getBalance(who, 'latest') === 7n * 10n ** 18n, 'balance not on latest after the seal');
+    const t0 = (await web3.eth.getBlock('latest')).timestamp;
+    await send('evm_mine', ['0x' + (t0 + 700n).toString(16)]);
+    check((await web3.eth.getBlock('latest')).timestamp >= t0 + 700n, 'evm_mine timestamp');
+    const total = await send('evm_increaseTime', ['0x3c']);
+    check(total >= 60, `evm_increaseTime total ${total}`);
+    const whale = '0x00000000000000000000000000000000000b0004';
+    await send('anvil_setBalance', [whale, '0xde0b6b3a7640000']);
+    await send('anvil_impersonateAccount', [whale]);
+    const r = await web3.eth.sendTransaction({ from: whale, to: addresses[0], value: 1, gas: 21000 });
+    check(r.status === 1n && r.from.toLowerCase() === whale, `impersonated receipt ${show(r).slice(0, 120)}`);
+    await send('anvil_stopImpersonatingAccount', [whale]);
+    check(await send('evm_revert', [id]) === true, 'evm_revert');
+    check(await web3.eth.getBalance(who, 'pending') === 0n, 'evm_revert: balance');
+    return 'anvil_setBalance, hardhat_setNonce, anvil_setCode, hardhat_setStorageAt, hardhat_mine, evm_mine(timestamp), evm_increaseTime, anvil_impersonateAccount + eth.sendTransaction, evm_snapshot/evm_revert';
+  });
 }
