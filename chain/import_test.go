@@ -402,6 +402,7 @@ func runReorg(t *testing.T, config *params.ChainConfig, engine consensus.Engine)
 	}
 	checkCanonicalChain(t, openView(t, db), chainA)
 	checkStateAgainstGeth(t, openView(t, db), gdb, chainA)
+	cachedA := warmStateCache(t, openView(t, db))
 
 	if err := im.UnwindTo(ancestor, nil); err != nil {
 		t.Fatal(err)
@@ -419,6 +420,7 @@ func runReorg(t *testing.T, config *params.ChainConfig, engine consensus.Engine)
 	checkCanonicalChain(t, view, chainB)
 	checkGone(t, view, branchA, chainB[len(chainB)-1].NumberU64())
 	checkStateAgainstGeth(t, view, gdb, chainB)
+	checkPointReadsAgainstGeth(t, view, gdb, chainB[len(chainB)-1].Header(), cachedA)
 	// What A changed and B did not is back to B's state (the geth oracle
 	// above covers it; these say the scenario's intent).
 	r := stateAt(t, view, uint64(len(chainB)-1))

@@ -90,6 +90,7 @@ func runReorgOneStep(t *testing.T, config *params.ChainConfig, engine consensus.
 	}
 	headA := chainA[len(chainA)-1].Hash()
 	headC := chainC[len(chainC)-1].Hash()
+	cachedA := warmStateCache(t, openView(t, db)) // A's state in the state cache
 
 	// A tampered branch (C's fourth block with a wrong receipts root) is
 	// refused: nothing written, no event, still on A.
@@ -164,6 +165,7 @@ func runReorgOneStep(t *testing.T, config *params.ChainConfig, engine consensus.
 	checkCanonicalChain(t, view, chainC)
 	checkGone(t, view, branchA, uint64(len(chainC)-1))
 	checkStateAgainstGeth(t, view, gdb, chainC)
+	checkPointReadsAgainstGeth(t, view, gdb, chainC[len(chainC)-1].Header(), cachedA)
 	if h := w.Head(); h.Hash() != headC || h.Safe().Hash() != headC {
 		t.Fatalf("head %d safe %d after the reorg", h.Number(), h.Safe().Number)
 	}

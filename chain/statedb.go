@@ -46,7 +46,9 @@ type object struct {
 	// was destroyed earlier in this block, or re-created after that).
 	wiped bool
 
-	storage   map[common.Hash]common.Hash // current values of slots read or written
+	// The slot maps are allocated on first insert (a read-only call touches
+	// only originSt): nil maps read as empty.
+	storage   map[common.Hash]common.Hash // current values of slots written (others read as committed)
 	originSt  map[common.Hash]common.Hash // backend values of slots read (cache)
 	txStart   map[common.Hash]common.Hash // values at tx start of slots written in this tx
 	written   map[common.Hash]struct{}    // slots written since the block started
@@ -57,21 +59,29 @@ type object struct {
 }
 
 func newObject(addr common.Address, origin *store.Account) *object {
-	o := &object{
-		addr:      addr,
-		origin:    origin,
-		storage:   make(map[common.Hash]common.Hash),
-		originSt:  make(map[common.Hash]common.Hash),
-		txStart:   make(map[common.Hash]common.Hash),
-		written:   make(map[common.Hash]struct{}),
-		writtenAt: make(map[common.Hash]struct{}),
-	}
+	o := &object{addr: addr, origin: origin}
 	if origin != nil {
 		o.data = store.Account{Nonce: origin.Nonce, Balance: new(uint256.Int).Set(origin.Balance), CodeHash: origin.CodeHash}
 	} else {
 		o.data = store.Account{Balance: new(uint256.Int), CodeHash: types.EmptyCodeHash}
 	}
 	return o
+}
+
+// writable allocates the maps a slot write fills.
+func (o *object) writable() {
+	if o.storage == nil {
+		o.storage = make(map[common.Hash]common.Hash)
+	}
+	if o.txStart == nil {
+		o.txStart = make(map[common.Hash]common.Hash)
+	}
+	if o.written == nil {
+		o.written = make(map[common.Hash]struct{})
+	}
+	if o.writtenAt == nil {
+		o.writtenAt = make(map[common.Hash]struct{})
+	}
 }
 
 func (o *object) empty() bool {
@@ -354,17 +364,20 @@ func (s *StateDB) committed(o *object, slot common.Hash) common.Hash {
 	if err != nil {
 		s.setErr(fmt.Errorf("read slot %s of %s: %w", slot, o.addr, err))
 	}
+	if o.originSt == nil {
+		o.originSt = make(map[common.Hash]common.Hash)
+	}
 	o.originSt[slot] = v
 	return v
 }
 
+// current is the slot's value now: written in this block view, else
+// committed.
 func (s *StateDB) current(o *object, slot common.Hash) common.Hash {
 	if v, ok := o.storage[slot]; ok {
 		return v
 	}
-	v := s.committed(o, slot)
-	o.storage[slot] = v
-	return v
+	return s.committed(o, slot)
 }
 
 func (s *StateDB) GetState(addr common.Address, slot common.Hash) common.Hash {
@@ -395,6 +408,7 @@ func (s *StateDB) SetState(addr common.Address, slot, value common.Hash) common.
 	if prev == value {
 		return prev
 	}
+	o.writable()
 	_, hadStart := o.txStart[slot]
 	if !hadStart {
 		o.txStart[slot] = prev
@@ -412,9 +426,8 @@ func (s *StateDB) ReplaceStorage(addr common.Address, slots map[common.Hash]comm
 	o := s.getOrNewObject(addr)
 	// Override-only path: not journaled, applied between transactions.
 	o.wiped = true
-	o.originSt = make(map[common.Hash]common.Hash)
-	o.storage = make(map[common.Hash]common.Hash)
-	o.txStart = make(map[common.Hash]common.Hash)
+	o.originSt, o.storage, o.txStart = nil, nil, nil
+	o.writable()
 	s.wipedBlock[addr] = struct{}{}
 	s.wipedDiff[addr] = struct{}{}
 	s.touchedBlock[addr] = struct{}{}
@@ -532,25 +545,34 @@ func (s *StateDB) AccessList() map[common.Address]map[common.Hash]struct{} { ret
 // go-ethereum's StateDB does at the start of every transaction.
 func (s *StateDB) Prepare(rules params.Rules, sender, coinbase common.Address, dst *common.Address, precompiles []common.Address, list types.AccessList) {
 	if rules.IsEIP2929 {
-		s.accessAdr = make(map[common.Address]map[common.Hash]struct{})
-		s.AddAddressToAccessList(sender)
+		// A fresh list, not journaled (as go-ethereum's): nothing can revert
+		// to before Prepare within the transaction.
+		al := make(map[common.Address]map[common.Hash]struct{}, len(precompiles)+len(list)+3)
+		al[sender] = nil
 		if dst != nil {
-			s.AddAddressToAccessList(*dst)
+			al[*dst] = nil
 		}
 		for _, p := range precompiles {
-			s.AddAddressToAccessList(p)
+			al[p] = nil
 		}
 		for _, el := range list {
-			s.AddAddressToAccessList(el.Address)
-			for _, key := range el.StorageKeys {
-				s.AddSlotToAccessList(el.Address, key)
+			slots := al[el.Address]
+			if slots == nil && len(el.StorageKeys) > 0 {
+				slots = make(map[common.Hash]struct{}, len(el.StorageKeys))
 			}
+			for _, key := range el.StorageKeys {
+				slots[key] = struct{}{}
+			}
+			al[el.Address] = slots
 		}
 		if rules.IsShanghai {
-			s.AddAddressToAccessList(coinbase)
+			al[coinbase] = nil
 		}
+		s.accessAdr = al
 	}
-	s.transient = make(map[common.Address]map[common.Hash]common.Hash)
+	if len(s.transient) > 0 {
+		s.transient = make(map[common.Address]map[common.Hash]common.Hash)
+	}
 }
 
 // --- logs -----------------------------------------------------------------
@@ -627,10 +649,7 @@ func (s *StateDB) Finalise(rules params.Rules) *bal.ConstructionBlockAccessList 
 				s.wipedDiff[addr] = struct{}{}
 			}
 			o.wiped = true
-			o.storage = make(map[common.Hash]common.Hash)
-			o.originSt = make(map[common.Hash]common.Hash)
-			o.written = make(map[common.Hash]struct{})
-			o.writtenAt = make(map[common.Hash]struct{})
+			o.storage, o.originSt, o.written, o.writtenAt = nil, nil, nil, nil
 		}
 		o.selfDestructed = false
 		o.newContract = false

@@ -68,9 +68,11 @@ func parseRequest(raw json.RawMessage) *request {
 	if len(raw) == 0 || raw[0] != '{' {
 		return &request{err: ErrInvalidRequest("not a JSON object")}
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return &request{err: ErrInvalidRequest(err.Error())}
+	m, ok := scanMembers(raw)
+	if !ok { // escaped member names: let encoding/json unescape them
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return &request{err: ErrInvalidRequest(err.Error())}
+		}
 	}
 	r := &request{}
 	if id, ok := m["id"]; ok {
@@ -88,11 +90,16 @@ func parseRequest(raw json.RawMessage) *request {
 	}
 	v, ok := m["jsonrpc"]
 	var version string
-	if !ok || json.Unmarshal(v, &version) != nil || version != "2.0" {
+	if !ok || (string(v) != `"2.0"` && (json.Unmarshal(v, &version) != nil || version != "2.0")) {
 		return fail(ErrInvalidRequest(`"jsonrpc" must be "2.0"`))
 	}
 	mv, ok := m["method"]
-	if !ok || len(mv) == 0 || mv[0] != '"' || json.Unmarshal(mv, &r.method) != nil {
+	if !ok || len(mv) == 0 || mv[0] != '"' {
+		return fail(ErrInvalidRequest(`"method" must be a string`))
+	}
+	if plain := mv[1 : len(mv)-1]; bytes.IndexByte(plain, '\\') < 0 {
+		r.method = string(plain)
+	} else if json.Unmarshal(mv, &r.method) != nil {
 		return fail(ErrInvalidRequest(`"method" must be a string`))
 	}
 	if r.method == "" {
@@ -102,9 +109,7 @@ func parseRequest(raw json.RawMessage) *request {
 		switch p[0] {
 		case 'n': // null
 		case '[':
-			if err := json.Unmarshal(p, &r.params); err != nil {
-				return fail(ErrInvalidRequest("params: " + err.Error()))
-			}
+			r.params = splitArray(p)
 		case '{':
 			r.objParams = true
 		default:
@@ -195,4 +200,119 @@ func joinBatch(parts [][]byte) []byte {
 		b = append(b, p...)
 	}
 	return append(b, ']')
+}
+
+// The scanners below walk JSON that is already known to be valid (the
+// message passed json.Valid, or is an element of a batch that
+// json.Unmarshal accepted): they only find where values start and end, so
+// the envelope is read in one pass instead of encoding/json's validate-then-
+// decode passes at every level. Values are sub-slices of the message, as
+// json.RawMessage from encoding/json would hold (without surrounding
+// whitespace).
+
+// scanMembers returns the members of a valid JSON object (later duplicates
+// win, as with encoding/json). ok is false when a member name holds an
+// escape or a non-ASCII byte (encoding/json unescapes names and replaces
+// invalid UTF-8), which the caller leaves to encoding/json.
+func scanMembers(obj []byte) (m map[string]json.RawMessage, ok bool) {
+	m = make(map[string]json.RawMessage, 4)
+	i := skipSpace(obj, 1)
+	for i < len(obj) && obj[i] == '"' {
+		end := skipString(obj, i)
+		name := obj[i+1 : end-1]
+		if !plainName(name) {
+			return nil, false
+		}
+		i = skipSpace(obj, skipSpace(obj, end)+1) // past ':'
+		vend := skipValue(obj, i)
+		m[string(name)] = obj[i:vend:vend]
+		i = skipSpace(obj, vend)
+		if i < len(obj) && obj[i] == ',' {
+			i = skipSpace(obj, i+1)
+		}
+	}
+	return m, true
+}
+
+// splitArray returns the elements of a valid JSON array (never nil).
+func splitArray(arr []byte) []json.RawMessage {
+	out := make([]json.RawMessage, 0, 4)
+	i := skipSpace(arr, 1)
+	for i < len(arr) && arr[i] != ']' {
+		end := skipValue(arr, i)
+		out = append(out, arr[i:end:end])
+		i = skipSpace(arr, end)
+		if i < len(arr) && arr[i] == ',' {
+			i = skipSpace(arr, i+1)
+		}
+	}
+	return out
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index past the string starting at b[i] == '"'.
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); {
+		j := bytes.IndexByte(b[i:], '"')
+		if j < 0 {
+			return len(b)
+		}
+		i += j
+		// An odd run of backslashes before the quote escapes it.
+		n := 0
+		for k := i - 1; b[k] == '\\'; k-- {
+			n++
+		}
+		i++
+		if n%2 == 0 {
+			return i
+		}
+	}
+	return len(b)
+}
+
+// skipValue returns the index past the value starting at b[i].
+func skipValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return len(b)
+	default: // number, true, false, null
+		for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\t' && b[i] != '\n' && b[i] != '\r' {
+			i++
+		}
+		return i
+	}
+}
+
+// plainName reports whether a member name is ASCII without escapes.
+func plainName(name []byte) bool {
+	for _, c := range name {
+		if c == '\\' || c >= 0x80 {
+			return false
+		}
+	}
+	return true
 }

@@ -23,6 +23,10 @@ type Params struct {
 	// it (an eth_subscribe kind's handler sees params[1:], and its
 	// argument 0 is the request's argument 1).
 	base int
+	// valid: every raw value comes from a message the server validated
+	// (codec.go), so decoders that implement json.Unmarshaler are called
+	// directly, without encoding/json's second validation pass.
+	valid bool
 }
 
 // NewParams builds Params from raw JSON values (for tests and for methods
@@ -62,7 +66,7 @@ func (p Params) Rest(i int) Params {
 	if i < 0 {
 		i = 0
 	}
-	return Params{raw: p.raw[i:], base: p.base + i}
+	return Params{raw: p.raw[i:], base: p.base + i, valid: p.valid}
 }
 
 // Present reports whether argument i was sent and is not JSON null.
@@ -87,7 +91,7 @@ func (p Params) Decode(i int, name string, dst any) error {
 	if !p.Present(i) {
 		return p.Missing(i, name)
 	}
-	return decodeArg(p.raw[i], p.base+i, name, dst)
+	return decodeArg(p.raw[i], p.base+i, name, dst, p.valid)
 }
 
 // Missing is the error of a required argument i (called name) that is
@@ -108,11 +112,19 @@ func (p Params) DecodeOptional(i int, name string, dst any) (present bool, err e
 	if !p.Present(i) {
 		return false, nil
 	}
-	return true, decodeArg(p.raw[i], p.base+i, name, dst)
+	return true, decodeArg(p.raw[i], p.base+i, name, dst, p.valid)
 }
 
-func decodeArg(raw json.RawMessage, i int, name string, dst any) error {
-	if err := json.Unmarshal(raw, dst); err != nil {
+func decodeArg(raw json.RawMessage, i int, name string, dst any, valid bool) error {
+	var err error
+	if u, ok := dst.(json.Unmarshaler); ok && valid {
+		// raw is an element of a validated message: encoding/json would
+		// validate it again and call the decoder with the same bytes.
+		err = u.UnmarshalJSON(raw)
+	} else {
+		err = json.Unmarshal(raw, dst)
+	}
+	if err != nil {
 		var e *Error
 		if errors.As(err, &e) { // a decoder chose its own error: keep code, prefix position.
 			return &Error{Code: e.Code, Message: fmt.Sprintf("invalid argument %d (%s): %s", i, name, e.Message), Data: e.Data}

@@ -575,9 +575,9 @@ func (s *Server) call(ctx context.Context, r *request, ss *session, release func
 			return nil, ErrInvalidParams("invalid params: params must be an array")
 		}
 		if r.method == MethodSubscribe {
-			return ss.ws.subscribe(ctx, Params{raw: r.params}, ss)
+			return ss.ws.subscribe(ctx, Params{raw: r.params, valid: true}, ss)
 		}
-		return ss.ws.unsubscribe(Params{raw: r.params})
+		return ss.ws.unsubscribe(Params{raw: r.params, valid: true})
 	}
 	h, _, mapper := s.lookup(r.method)
 	if h == nil {
@@ -607,7 +607,7 @@ func (s *Server) call(ctx context.Context, r *request, ss *session, release func
 			}
 			done <- o
 		}()
-		res, err := h(ctx, Params{raw: r.params})
+		res, err := h(ctx, Params{raw: r.params, valid: true})
 		if err != nil {
 			o.err = toError(err, mapper)
 			if o.err.Code == CodeInternal {

@@ -42,6 +42,12 @@ type Config struct {
 	// nothing, not even the directory. Default false (a new store is
 	// created).
 	MustExist bool
+	// StateCacheBytes bounds the in-memory state cache (accounts, slots and
+	// code in front of Pebble, see "State cache" in doc.go). 0 disables it.
+	// Default DefaultStateCacheBytes (256 MiB), set by DefaultConfig. The
+	// memory is taken as entries arrive, not at open; below 32 MiB the
+	// cache still uses up to 32 MiB (its 512 buckets of one 64 KiB chunk).
+	StateCacheBytes int64
 	// FS is the filesystem Pebble uses. Default nil: the operating
 	// system's. Tests pass an in-memory, crashable one (vfs.NewCrashableMem)
 	// to check what survives a crash.
@@ -56,9 +62,12 @@ const (
 	// compactions (memtables of DefaultMemtableBytes, compaction outputs)
 	// once writes stop.
 	DefaultMinFreeBytes uint64 = 512 << 20
-	minCacheBytes       int64  = 1 << 20
-	minMemtableBytes    uint64 = 1 << 20
-	maxMemtableBytes    uint64 = 4 << 30 // Pebble's limit
+	// DefaultStateCacheBytes holds the hot state of a busy chain (a slot
+	// entry is about 70 bytes: some 3 million slots).
+	DefaultStateCacheBytes int64  = 256 << 20
+	minCacheBytes          int64  = 1 << 20
+	minMemtableBytes       uint64 = 1 << 20
+	maxMemtableBytes       uint64 = 4 << 30 // Pebble's limit
 	// memtablesInFlight is Pebble's MemTableStopWritesThreshold: at most this
 	// many memtables exist (and are reserved in the block cache) at once.
 	memtablesInFlight = 4
@@ -73,6 +82,8 @@ func DefaultConfig(dir string) Config {
 		MemtableBytes: DefaultMemtableBytes,
 		SyncWrites:    true,
 		MinFreeBytes:  DefaultMinFreeBytes,
+
+		StateCacheBytes: DefaultStateCacheBytes,
 	}
 }
 
@@ -97,6 +108,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: Dir is required", ErrInvalidConfig)
 	case c.CacheBytes < minCacheBytes:
 		return fmt.Errorf("%w: CacheBytes %d below minimum %d", ErrInvalidConfig, c.CacheBytes, minCacheBytes)
+	case c.StateCacheBytes < 0:
+		return fmt.Errorf("%w: StateCacheBytes %d is negative (0 disables the cache)", ErrInvalidConfig, c.StateCacheBytes)
 	case c.MemtableBytes < minMemtableBytes || c.MemtableBytes >= maxMemtableBytes:
 		return fmt.Errorf("%w: MemtableBytes %d outside [%d, %d)", ErrInvalidConfig, c.MemtableBytes, minMemtableBytes, maxMemtableBytes)
 	case uint64(c.CacheBytes) < memtablesInFlight*c.MemtableBytes:

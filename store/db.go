@@ -42,6 +42,9 @@ type DB struct {
 	// headers caches decoded headers by hash (see headercache.go).
 	headers headerCache
 
+	// state caches accounts, slots and code (statecache.go).
+	state *stateCache
+
 	// guard refuses writes when free space is low (Config.MinFreeBytes).
 	guard *diskGuard
 }
@@ -156,6 +159,11 @@ func Open(cfg Config, log zerolog.Logger) (*DB, error) {
 		return nil, errors.Join(fmt.Errorf("open store at %s: %w", cfg.Dir, err), pdb.Close())
 	}
 	db.schema.Store(uint64(v))
+	epoch, latest, err := db.readCachePosition()
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("open store at %s: %w", cfg.Dir, err), pdb.Close())
+	}
+	db.state = newStateCache(cfg.StateCacheBytes, epoch, latest)
 	if v != FormatNone && v < FormatCurrent {
 		log.Warn().Uint64("stored", uint64(v)).Uint64("binary", uint64(FormatCurrent)).Msg("store format outdated; migrations required")
 	}
@@ -194,6 +202,7 @@ func (db *DB) Close() error {
 		db.views = nil
 	}
 	errs = append(errs, db.pdb.Close())
+	db.state.close()
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("close store: %w", err)
 	}
@@ -252,6 +261,28 @@ func (db *DB) FormatVersion() (FormatVersion, error) {
 	}
 	defer db.mu.RUnlock()
 	return FormatVersion(db.schema.Load()), nil
+}
+
+// readCachePosition reads the chain epoch and the latest block (0 without
+// a chain) that the state cache starts at.
+func (db *DB) readCachePosition() (epoch, latest uint64, err error) {
+	if epoch, err = readEpoch(db.pdb); err != nil {
+		return 0, 0, err
+	}
+	latest, err = readTag(db.pdb, TagLatest)
+	if isNotFound(err) {
+		return epoch, 0, nil
+	}
+	return epoch, latest, err
+}
+
+// readEpoch reads the chain epoch (keyChainEpoch; 0 when absent).
+func readEpoch(r reader) (uint64, error) {
+	val, found, err := getCopy(r, keyChainEpoch)
+	if err != nil || !found {
+		return 0, err
+	}
+	return decodeBE8(val, "chain epoch")
 }
 
 // readFormatVersion reads the recorded format version from disk.

@@ -77,6 +77,44 @@
 // visible in it. Views must be closed; DB.Close closes leftovers. Writes are
 // serialised by a mutex (one writer at a time); each is one atomic batch.
 //
+// # State cache
+//
+// A bounded in-memory cache (statecache.go, Config.StateCacheBytes, default
+// 256 MiB, 0 disables; VictoriaMetrics/fastcache, off the Go heap) sits in
+// front of the point reads of accounts, slots and code. It holds at most
+// one entry per entity: the newest value the store knows, tagged with the
+// chain epoch and the block of its version (from). Code is cached by hash,
+// valid forever.
+//
+// The chain epoch (keyChainEpoch) is a counter bumped in the batch of every
+// UnwindTo and Reorg, so a View reads its epoch from its own snapshot. The
+// cache keeps its position (epoch, applied, busy): applied is the latest
+// block whose versions it holds.
+//
+// Invariant: an entry (epoch e, from f, value x) of entity E, while the
+// cache is at epoch e with applied A, means E has no version in (f, A] on
+// the chain of epoch e, so x is E's value at every height in [f, A]. It is
+// kept by the two ways in:
+//
+//   - The writer (WriteBlock, under the write lock): busy before the batch
+//     commits; after it, every state version of the block (including the
+//     zero versions of a wipe) is written through as (e, N, value); then
+//     applied = N, not busy. UnwindTo and Reorg commit a new epoch, then
+//     empty the cache and set (e+1, new latest).
+//   - A reader (a View at (e, L)) that read E at height L from Pebble fills
+//     (e, version found, value) only if the cache is at (e, L) and not busy,
+//     checked under the key's stripe lock, which the writer's write-through
+//     of the same key also takes; so a fill is either overwritten by the
+//     next block's version of E or refused.
+//
+// A View at (e, L) uses an entry only when the cache is at epoch e with
+// applied >= L (otherwise it reads Pebble, e.g. between a commit and its
+// write-through) and the entry has epoch e and from <= the height read. A
+// miss, an eviction or a disabled cache only cost a Pebble seek. Readers
+// never wait for the writer: the stripe lock is held for one fastcache Set.
+// Past-height reads use the cache when the entry's from is at or below the
+// height, and never fill it. Raw batches (migrations) empty it.
+//
 // # Format versions
 //
 // FormatVersion numbers the on-disk format (format.go): one named constant

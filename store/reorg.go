@@ -81,7 +81,7 @@ func (db *DB) Reorg(ancestor uint64, blocks []*BlockWrite) error {
 		if err != nil {
 			break
 		}
-		if err = db.stageBlock(b, w, true); err != nil {
+		if err = db.stageBlock(b, w, true, nil); err != nil {
 			err = fmt.Errorf("block %d: %w", w.Block.NumberU64(), err)
 		}
 	}
@@ -103,12 +103,19 @@ func (db *DB) Reorg(ancestor uint64, blocks []*BlockWrite) error {
 			err = errors.Join(err, b.Set(tagKey(tag), be8(w.Block.NumberU64()), nil))
 		}
 	}
+	var epoch uint64
+	if err == nil {
+		epoch, err = db.stageEpochBump(b)
+	}
 	if err != nil {
 		return fail(errors.Join(err, b.Close()))
 	}
+	db.state.beginWrite()
 	if err := db.commit(b, fmt.Sprintf("reorg %d..%d -> %d..%d", ancestor+1, latest, ancestor+1, last.NumberU64())); err != nil {
+		db.state.abortWrite()
 		return err
 	}
+	db.state.reset(epoch, last.NumberU64())
 	if latest > ancestor {
 		db.log.Info().Uint64("ancestor", ancestor).Uint64("removed", latest-ancestor).Int("added", len(blocks)).
 			Str("head", last.Hash().Hex()).Msg("reorg")

@@ -41,6 +41,7 @@ var (
 	keySchemaVersion = []byte("mschema-version") // -> FormatVersion of the data, BE8 (absent = FormatNone)
 	keyGenesisSpec   = []byte("mgenesis-spec")   // -> opaque genesis spec bytes (genesis JSON) stored by WriteGenesis
 	keyChainConfig   = []byte("mchain-config")   // -> opaque chain config bytes (JSON) stored by WriteGenesis; absent in stores initialised before it existed
+	keyChainEpoch    = []byte("mchain-epoch")    // -> BE8 counter of unwinds and reorgs (absent = 0), bumped in their batch; keys the state cache (statecache.go)
 )
 
 // Fixed key lengths and the length of the entity part of versioned keys.

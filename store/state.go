@@ -20,12 +20,10 @@ var _ StateReader = (*stateReader)(nil)
 // Account returns the account at the reader's height, nil if absent or
 // deleted.
 func (s *stateReader) Account(addr common.Address) (*Account, error) {
-	val, found, err := s.seekVersion(accountKey(addr, s.height))
+	key := accountKey(addr, s.height)
+	val, err := s.read(key, accountEntityLen, absentAccount)
 	if err != nil {
 		return nil, fmt.Errorf("account %s at %d: %w", addr, s.height, err)
-	}
-	if !found {
-		return nil, nil
 	}
 	acc, err := decodeAccount(val)
 	if err != nil {
@@ -36,35 +34,74 @@ func (s *stateReader) Account(addr common.Address) (*Account, error) {
 
 // Storage returns the slot value at the reader's height (zero if never set).
 func (s *stateReader) Storage(addr common.Address, slot common.Hash) (common.Hash, error) {
-	val, found, err := s.seekVersion(storageKey(addr, slot, s.height))
-	if err == nil && found {
-		var h common.Hash
-		if h, err = decodeValue(val); err == nil {
-			return h, nil
-		}
+	val, err := s.read(storageKey(addr, slot, s.height), storageEntityLen, nil)
+	var h common.Hash
+	if err == nil {
+		h, err = decodeValue(val)
 	}
 	if err != nil {
 		return common.Hash{}, fmt.Errorf("storage %s/%s at %d: %w", addr, slot, s.height, err)
 	}
-	return common.Hash{}, nil
+	return h, nil
+}
+
+// absentAccount is the stored form of an absent account (as deleted).
+var absentAccount = []byte{deletedMarker}
+
+// read returns the stored value of the versioned key at the reader's
+// height (absent when the entity has no version there): from the state
+// cache when it holds it for this view and height, else from Pebble (one
+// seek), filling the cache when the read is at the view's latest block.
+// The returned value must not be modified.
+func (s *stateReader) read(key []byte, entityLen int, absent []byte) ([]byte, error) {
+	c, entity := s.v.db.state, key[:entityLen]
+	if val, ok := c.get(entity, s.v.epoch, s.v.latest, s.height); ok {
+		if err := s.v.enter(); err != nil { // a closed view answers nothing
+			return nil, err
+		}
+		s.v.exit()
+		return val, nil
+	}
+	val, found, err := s.seekVersion(key)
+	if err != nil {
+		return nil, err
+	}
+	var from uint64
+	if found {
+		from = val.version
+	}
+	v := val.value
+	if !found {
+		v = absent
+	}
+	if s.height == s.v.latest {
+		c.fill(entity, s.v.epoch, s.v.latest, from, v)
+	}
+	return v, nil
+}
+
+// version is a stored value and the block of its version key.
+type version struct {
+	value   []byte
+	version uint64
 }
 
 // seekVersion implements the ordering contract: one SeekPrefixGE to
 // entity+^height lands on the newest version <= height of that entity, or
 // leaves the iterator invalid when the entity has none. The value is copied.
-func (s *stateReader) seekVersion(key []byte) (val []byte, found bool, err error) {
+func (s *stateReader) seekVersion(key []byte) (val version, found bool, err error) {
 	if err := s.v.enter(); err != nil {
-		return nil, false, err
+		return version{}, false, err
 	}
 	defer s.v.exit()
 	it, err := s.v.snap.NewIter(nil)
 	if err != nil {
-		return nil, false, err
+		return version{}, false, err
 	}
 	if it.SeekPrefixGE(key) {
 		var v []byte
 		if v, err = it.ValueAndErr(); err == nil {
-			val, found = append([]byte{}, v...), true
+			val, found = version{value: append([]byte{}, v...), version: keyVersion(it.Key())}, true
 		}
 	}
 	return val, found, errors.Join(err, it.Error(), it.Close())
@@ -76,9 +113,16 @@ func (s *stateReader) Code(hash common.Hash) ([]byte, error) {
 	if hash == types.EmptyCodeHash || hash == (common.Hash{}) {
 		return nil, nil
 	}
-	val, _, err := s.v.get(codeKey(hash))
+	key := codeKey(hash)
+	if val, ok := s.v.db.state.code(key); ok {
+		return val, nil
+	}
+	val, found, err := s.v.get(key)
 	if err != nil {
 		return nil, fmt.Errorf("code %s: %w", hash, err)
+	}
+	if found {
+		s.v.db.state.fillCode(key, val)
 	}
 	return val, nil
 }

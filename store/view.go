@@ -23,6 +23,9 @@ type view struct {
 	// store without genesis (then every height is ErrNotFound).
 	latest   uint64
 	hasChain bool
+	// epoch is the chain epoch of the snapshot (keyChainEpoch): with latest
+	// it is the view's position for the state cache.
+	epoch uint64
 
 	guard closeGuard // in-flight reads vs Close
 }
@@ -45,6 +48,9 @@ func (db *DB) View() (View, error) {
 	case err == nil:
 		v.latest, v.hasChain = latest, true
 	case !isNotFound(err):
+		return nil, fmt.Errorf("open view: %w", errors.Join(err, v.snap.Close()))
+	}
+	if v.epoch, err = readEpoch(v.snap); err != nil {
 		return nil, fmt.Errorf("open view: %w", errors.Join(err, v.snap.Close()))
 	}
 	db.vmu.Lock()

@@ -91,7 +91,7 @@ func (db *DB) WriteGenesis(w *BlockWrite, spec, config []byte) error {
 		return fmt.Errorf("write genesis: %w", err)
 	}
 	b := db.pdb.NewBatch()
-	err = db.stageBlock(b, w, false)
+	err = db.stageBlock(b, w, false, nil)
 	if err == nil {
 		for _, tag := range []Tag{TagLatest, TagSafe, TagFinalized} {
 			err = errors.Join(err, b.Set(tagKey(tag), be8(0), nil))
@@ -147,7 +147,8 @@ func (db *DB) WriteBlock(w *BlockWrite) error {
 			ErrNotContiguous, w.Block.ParentHash(), latest, common.BytesToHash(latestHash)))
 	}
 	b := db.pdb.NewBatch()
-	err = db.stageBlock(b, w, true)
+	sw := new(stateWrites)
+	err = db.stageBlock(b, w, true, sw)
 	if err == nil {
 		// The block supersedes any pending journal (its own pending block,
 		// now sealed, or one of a branch this block replaces).
@@ -162,13 +163,22 @@ func (db *DB) WriteBlock(w *BlockWrite) error {
 	if err != nil {
 		return fail(errors.Join(err, b.Close()))
 	}
-	return db.commit(b, fmt.Sprintf("block %d %s", num, hash))
+	// The state cache takes no fill from readers from here until it has
+	// the block's versions (doc.go, "State cache").
+	db.state.beginWrite()
+	if err := db.commit(b, fmt.Sprintf("block %d %s", num, hash)); err != nil {
+		db.state.abortWrite()
+		return err
+	}
+	db.state.applyBlock(num, sw)
+	return nil
 }
 
 // stageBlock adds the block data, its lookups and its state diff to b.
 // wipe enables the storage wipe of StateDiff.Wiped (read at the parent
 // height); it is false for the genesis, which has no parent state.
-func (db *DB) stageBlock(b *pebble.Batch, w *BlockWrite, wipe bool) error {
+// The block's state versions are collected in sw when it is not nil.
+func (db *DB) stageBlock(b *pebble.Batch, w *BlockWrite, wipe bool, sw *stateWrites) error {
 	block := w.Block
 	num, hash := block.NumberU64(), block.Hash()
 	txs := block.Transactions()
@@ -205,14 +215,15 @@ func (db *DB) stageBlock(b *pebble.Batch, w *BlockWrite, wipe bool) error {
 	if err != nil {
 		return err
 	}
-	return db.stageDiff(b, w.Diff, num, wipe)
+	return db.stageDiff(b, w.Diff, num, wipe, sw)
 }
 
 // stageDiff adds the state versions of diff at block num, the change list of
 // the block and new code to b. Apply order follows StateDiff: wipe, accounts,
 // storage. Entities are written in sorted order so batches are
-// deterministic.
-func (db *DB) stageDiff(b *pebble.Batch, diff *StateDiff, num uint64, wipe bool) error {
+// deterministic. Every staged state version (entity key and stored value)
+// and new code is also added to sw (when not nil).
+func (db *DB) stageDiff(b *pebble.Batch, diff *StateDiff, num uint64, wipe bool, sw *stateWrites) error {
 	if diff == nil {
 		diff = NewStateDiff()
 	}
@@ -226,6 +237,7 @@ func (db *DB) stageDiff(b *pebble.Batch, diff *StateDiff, num uint64, wipe bool)
 					return nil // the diff writes this slot itself
 				}
 				cl.slots = append(cl.slots, slotRef{addr, slot})
+				sw.add(storageEntity(addr, slot), nil)
 				return b.Set(storageKey(addr, slot, num), nil, nil)
 			})
 			if werr != nil {
@@ -239,17 +251,22 @@ func (db *DB) stageDiff(b *pebble.Batch, diff *StateDiff, num uint64, wipe bool)
 			val = encodeAccount(acc)
 		}
 		cl.accounts = append(cl.accounts, addr)
-		err = errors.Join(err, b.Set(accountKey(addr, num), val, nil))
+		key := accountKey(addr, num)
+		sw.add(key[:accountEntityLen], val)
+		err = errors.Join(err, b.Set(key, val, nil))
 	}
 	for _, addr := range sortedKeys(diff.Storage, compareAddr) {
 		slots := diff.Storage[addr]
 		for _, slot := range sortedKeys(slots, compareHash) {
 			cl.slots = append(cl.slots, slotRef{addr, slot})
-			err = errors.Join(err, b.Set(storageKey(addr, slot, num), trimValue(slots[slot]), nil))
+			key, val := storageKey(addr, slot, num), trimValue(slots[slot])
+			sw.add(key[:storageEntityLen], val)
+			err = errors.Join(err, b.Set(key, val, nil))
 		}
 	}
 	for hash, code := range diff.Codes {
 		if hash != types.EmptyCodeHash {
+			sw.addCode(codeKey(hash), code)
 			err = errors.Join(err, b.Set(codeKey(hash), code, nil))
 		}
 	}
@@ -351,11 +368,30 @@ func (db *DB) UnwindTo(number uint64) error {
 			return fail(errors.Join(err, b.Close()))
 		}
 	}
+	epoch, err := db.stageEpochBump(b)
+	if err != nil {
+		return fail(errors.Join(err, b.Close()))
+	}
+	db.state.beginWrite()
 	if err := db.commit(b, fmt.Sprintf("unwind %d..%d", number+1, latest)); err != nil {
+		db.state.abortWrite()
 		return err
 	}
+	db.state.reset(epoch, number)
 	db.log.Info().Uint64("from", latest).Uint64("to", number).Msg("unwound")
 	return nil
+}
+
+// stageEpochBump adds to b the next chain epoch (keyChainEpoch): every
+// batch that removes blocks (UnwindTo, Reorg) moves to a new epoch, so state
+// cached for the old branch is never used by views of the new one.
+func (db *DB) stageEpochBump(b *pebble.Batch) (uint64, error) {
+	epoch, err := readEpoch(db.pdb)
+	if err != nil {
+		return 0, err
+	}
+	epoch++
+	return epoch, b.Set(keyChainEpoch, be8(epoch), nil)
 }
 
 // stageUnwindBlock adds to b the deletion of everything block n wrote.

@@ -21,15 +21,19 @@ import (
 type StoreFlags struct {
 	DataDir    string
 	CacheMiB   int
+	StateMiB   int
 	MinFreeMiB uint64
 	ReadOnly   bool // run --readonly
 }
 
-// register adds --datadir (described by datadirUsage) and --cache.
+// register adds --datadir (described by datadirUsage), --cache and
+// --cache.state.
 func (f *StoreFlags) register(fs *flag.FlagSet, datadirUsage string) {
 	def := store.DefaultConfig("")
 	fs.StringVar(&f.DataDir, "datadir", "", datadirUsage)
 	fs.IntVar(&f.CacheMiB, "cache", int(def.CacheBytes>>20), "Pebble block cache size in MiB")
+	fs.IntVar(&f.StateMiB, "cache.state", int(def.StateCacheBytes>>20),
+		"in-memory cache of hot state (accounts, storage slots, code) in front of the store, in MiB (0 = off)")
 	fs.Uint64Var(&f.MinFreeMiB, "datadir.minfreedisk", def.MinFreeBytes>>20,
 		"minimum free disk space in MiB: below it store writes (sealing, importing) stop cleanly and reads go on (0 = no guard)")
 }
@@ -40,6 +44,7 @@ const datadirRequired = "data directory (required)"
 func (f *StoreFlags) config() store.Config {
 	cfg := store.DefaultConfig(f.DataDir)
 	cfg.CacheBytes = int64(f.CacheMiB) << 20
+	cfg.StateCacheBytes = int64(f.StateMiB) << 20
 	cfg.MinFreeBytes = f.MinFreeMiB << 20
 	cfg.ReadOnly = f.ReadOnly
 	return cfg

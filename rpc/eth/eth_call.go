@@ -99,6 +99,7 @@ func (a *API) execute(ctx context.Context, env *callEnv, args CallArgs, gasCap u
 		return nil, err
 	}
 	evm := a.callEVM(env, msg, cfg)
+	defer evm.Release() // its stack arena goes back to go-ethereum's pool
 
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.EVMTimeout)
 	defer cancel()

@@ -1,0 +1,203 @@
+//go:build unix
+
+package eth
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/accounts/abi"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/tipnode/tipnode/chain/chaintest"
+	"github.com/tipnode/tipnode/pending/devnet"
+)
+
+// The read-path benchmarks run the hot requests of the go-ethereum
+// side-by-side benchmark (cmd/benchgeth) through the full HTTP stack on a
+// small genesis holding the same contracts: the benchmark's ERC-20
+// (BenchToken, balances at keccak(pad(holder) ++ pad(0))) with
+// readHolders holders and its Multicall. The runtime bytecode is read from
+// cmd/benchgeth/chaingen/contracts (checked in there with its source).
+
+const readHolders = 1000
+
+var (
+	readToken     = common.HexToAddress("0x7e57000000000000000000000000000000000001")
+	readMulticall = common.HexToAddress("0xca11000000000000000000000000000000000001")
+)
+
+// readHolder is the address of holder i of the benchmark token.
+func readHolder(i int) common.Address {
+	return common.BytesToAddress(crypto.Keccak256([]byte(fmt.Sprintf("holder-%d", i)))[12:])
+}
+
+// balanceSlot is the storage slot of holder's balance in BenchToken.
+func balanceSlot(holder common.Address) common.Hash {
+	return crypto.Keccak256Hash(common.LeftPadBytes(holder[:], 32), make([]byte, 32))
+}
+
+// benchContract reads a checked-in runtime bytecode and ABI.
+func benchContract(b *testing.B, name string) ([]byte, abi.ABI) {
+	b.Helper()
+	dir := filepath.Join("..", "..", "cmd", "benchgeth", "chaingen", "contracts")
+	code, err := os.ReadFile(filepath.Join(dir, name+".bin-runtime"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	abiJSON, err := os.ReadFile(filepath.Join(dir, name+".abi.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	a, err := abi.JSON(strings.NewReader(string(abiJSON)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return common.FromHex(strings.TrimSpace(string(code))), a
+}
+
+// readPathNode starts a node on a dev genesis holding the benchmark token
+// and multicall; it returns a keep-alive client, the URL and the ABIs.
+func readPathNode(b *testing.B) (*http.Client, string, abi.ABI, abi.ABI) {
+	b.Helper()
+	tokenCode, tokenABI := benchContract(b, "BenchToken")
+	mcCode, mcABI := benchContract(b, "Multicall")
+	spec, err := devnet.Genesis(devnet.GenesisConfig{ChainID: 1337})
+	if err != nil {
+		b.Fatal(err)
+	}
+	g := new(core.Genesis)
+	if err := json.Unmarshal(spec, g); err != nil {
+		b.Fatal(err)
+	}
+	storage := make(map[common.Hash]common.Hash, readHolders+1)
+	for i := 0; i < readHolders; i++ {
+		storage[balanceSlot(readHolder(i))] = common.BigToHash(big.NewInt(int64(1e6 + i)))
+	}
+	storage[common.Hash{31: 1}] = common.BigToHash(big.NewInt(1e12))
+	g.Alloc[readToken] = types.Account{Code: tokenCode, Storage: storage, Balance: common.Big0, Nonce: 1}
+	g.Alloc[readMulticall] = types.Account{Code: mcCode, Balance: common.Big0, Nonce: 1}
+	if spec, err = json.Marshal(g); err != nil {
+		b.Fatal(err)
+	}
+	db, gen, w := chaintest.InitStore(b, spec)
+	w.Stop() // startNode starts its own writer
+	_, url := startNode(b, db, gen, nil)
+	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	return client, url, tokenABI, mcABI
+}
+
+// runRequest is benchRequest on a given node.
+func runRequest(b *testing.B, client *http.Client, url, body string) {
+	b.Helper()
+	first, err := postRaw(client, url, body)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var r struct {
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(first, &r); err != nil || r.Error != nil || len(r.Result) == 0 {
+		b.Fatalf("bad response %s: %v", first, err)
+	}
+	b.ReportAllocs()
+	cpu0 := processCPU(b)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := postRaw(client, url, body); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	// CPU time of the whole process (client and server) per request: on a
+	// shared machine it is steadier than the wall time.
+	b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+// processCPU is the user+system CPU time of this process in nanoseconds.
+func processCPU(b *testing.B) int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+func callBody(to common.Address, data []byte, block string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"eth_call","params":[{"to":"%s","input":"%s"},"%s"]}`,
+		to.Hex(), hexutil.Encode(data), block)
+}
+
+func mustPack(b *testing.B, a abi.ABI, method string, args ...any) []byte {
+	b.Helper()
+	data, err := a.Pack(method, args...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return data
+}
+
+// BenchmarkHTTPChainID: the HTTP + JSON floor.
+func BenchmarkHTTPChainID(b *testing.B) {
+	client, url, _, _ := readPathNode(b)
+	runRequest(b, client, url, `{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}`)
+}
+
+// BenchmarkHTTPGetStorageAtHot: one token balance slot at latest.
+func BenchmarkHTTPGetStorageAtHot(b *testing.B) {
+	client, url, _, _ := readPathNode(b)
+	runRequest(b, client, url, fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"eth_getStorageAt","params":["%s","%s","latest"]}`,
+		readToken.Hex(), balanceSlot(readHolder(7)).Hex()))
+}
+
+// BenchmarkHTTPBalanceOfLatest / Pending: eth_call balanceOf.
+func BenchmarkHTTPBalanceOfLatest(b *testing.B) {
+	client, url, token, _ := readPathNode(b)
+	runRequest(b, client, url, callBody(readToken, mustPack(b, token, "balanceOf", readHolder(7)), "latest"))
+}
+
+func BenchmarkHTTPBalanceOfPending(b *testing.B) {
+	client, url, token, _ := readPathNode(b)
+	runRequest(b, client, url, callBody(readToken, mustPack(b, token, "balanceOf", readHolder(7)), "pending"))
+}
+
+// BenchmarkHTTPMulticall50: Multicall.aggregate of 50 balanceOf calls (50
+// STATICCALLs, 50 SLOADs of distinct slots).
+func BenchmarkHTTPMulticall50(b *testing.B) {
+	client, url, token, mc := readPathNode(b)
+	type call struct {
+		Target common.Address
+		Data   []byte
+	}
+	calls := make([]call, 50)
+	for i := range calls {
+		calls[i] = call{Target: readToken, Data: mustPack(b, token, "balanceOf", readHolder(i*13))}
+	}
+	runRequest(b, client, url, callBody(readMulticall, mustPack(b, mc, "aggregate", calls), "latest"))
+}
+
+// BenchmarkHTTPHeavy: the EVM-heavy view (50 SLOADs, 150 mulDivs).
+func BenchmarkHTTPHeavy(b *testing.B) {
+	client, url, token, _ := readPathNode(b)
+	holders := make([]common.Address, 50)
+	for i := range holders {
+		holders[i] = readHolder(i * 7)
+	}
+	runRequest(b, client, url, callBody(readToken, mustPack(b, token, "heavy", holders), "latest"))
+}
