@@ -334,4 +334,3 @@ func BenchmarkDecode(b *testing.B) {
 		})
 	}
 }
-
