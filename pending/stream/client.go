@@ -330,8 +330,7 @@ func (c *Client) serve(conn *websocket.Conn) (healthy bool, messages int, err er
 			messages++
 			lastMessage = f.received
 			c.sink.Payload(f.p, f.received)
-		case <-ticker.C():
-			now := c.clock.Now()
+		case now := <-ticker.C(): // the tick's time: a manual clock may have moved on
 			if pingOutstanding && lastPong.Load() >= pingSent.UnixNano() {
 				pingOutstanding, healthy = false, true
 			}
