@@ -27,10 +27,13 @@ type seqNode struct {
 	cfg   Config
 }
 
-func startSeqNode(t *testing.T, db *store.DB, g *chain.Genesis, w *chain.Writer, clock *ManualClock) *seqNode {
+func startSeqNode(t *testing.T, db *store.DB, g *chain.Genesis, w *chain.Writer, clock *ManualClock, published ...*[]*Snapshot) *seqNode {
 	t.Helper()
 	n := &seqNode{w: w, clock: clock, cfg: DefaultConfig()}
 	n.mgr = NewManager(w, g.Config, n.cfg.HeaderParams(), clock, nil)
+	for _, p := range published { // record every publication from Start on
+		n.mgr.SubscribePreconfirmations(func(s *Snapshot) { *p = append(*p, s) })
+	}
 	var err error
 	if n.pool, err = NewPool(DefaultPoolConfig(), g.Config, n.mgr, clock, nil, zerolog.Nop()); err != nil {
 		t.Fatal(err)
@@ -103,7 +106,8 @@ func TestPreconfirmationsSurviveCrash(t *testing.T) {
 	t.Cleanup(func() { _ = n1.seq.Stop() })
 
 	w2 := chaintest.StartWriter(t, db, g)
-	n2 := startSeqNode(t, db, g, w2, NewManualClock(clock.Now().Add(time.Hour)))
+	var published []*Snapshot
+	n2 := startSeqNode(t, db, g, w2, NewManualClock(clock.Now().Add(time.Hour)), &published)
 	t.Cleanup(func() {
 		if err := n2.seq.Stop(); err != nil {
 			t.Error(err)
@@ -123,6 +127,12 @@ func TestPreconfirmationsSurviveCrash(t *testing.T) {
 			got.TransactionIndex != r.TransactionIndex || got.Bloom != r.Bloom || got.TxHash != r.TxHash {
 			t.Fatalf("receipt %d differs: %+v vs %+v", i, got, r)
 		}
+	}
+	// The recovered block opens with index 0 (no transactions), as every
+	// block does, then the replay publishes index 1 with all of them.
+	if len(published) != 2 || published[0].Index() != 0 || len(published[0].Transactions()) != 0 ||
+		published[1].Index() != 1 || len(published[1].NewTransactions()) != 3 || published[1] != after {
+		t.Fatalf("recovery published %d snapshots, want index 0 then index 1 with 3 transactions", len(published))
 	}
 	// The rebuilt block is sealed with those transactions, and the journal
 	// goes with it.

@@ -228,84 +228,14 @@ func (p *Pool) validate(tx *types.Transaction) (*poolTx, error) {
 	if known {
 		return nil, fmt.Errorf("%w: %s", ErrAlreadyKnown, hash.Hex())
 	}
-	limit := p.cfg.MaxTxSize
-	if tx.Type() == types.BlobTxType {
-		limit = p.cfg.MaxBlobTxSize
-	}
-	if size := tx.Size(); size > limit {
-		return nil, fmt.Errorf("%w: transaction size %d, limit %d", ErrOversized, size, limit)
-	}
-	if tx.Type() != types.LegacyTxType || tx.Protected() {
-		if tx.ChainId().Cmp(p.chain.ChainID) != 0 {
-			return nil, fmt.Errorf("%w: have %d, want %d", ErrChainID, tx.ChainId(), p.chain.ChainID)
-		}
-	}
-	from, err := types.Sender(p.signer, tx)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidSender, err)
-	}
-	if tx.GasFeeCap().BitLen() > 256 || tx.GasTipCap().BitLen() > 256 {
-		return nil, fmt.Errorf("%w: fee values exceed 256 bits", ErrFeeCapTooLow)
-	}
-	if tx.GasFeeCap().Cmp(tx.GasTipCap()) < 0 {
-		return nil, fmt.Errorf("%w: tip %s, fee cap %s", ErrTipAboveFeeCap, tx.GasTipCap(), tx.GasFeeCap())
-	}
-
 	header, state, release, err := p.mgr.State()
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	rules := p.chain.Rules(header.Number, true, header.Time)
-	switch tx.Type() {
-	case types.AccessListTxType:
-		if !rules.IsBerlin {
-			return nil, fmt.Errorf("%w: access-list transactions need Berlin", ErrTxTypeNotSupported)
-		}
-	case types.DynamicFeeTxType:
-		if !rules.IsLondon {
-			return nil, fmt.Errorf("%w: dynamic-fee transactions need London", ErrTxTypeNotSupported)
-		}
-	case types.BlobTxType:
-		if !rules.IsCancun {
-			return nil, fmt.Errorf("%w: blob transactions need Cancun", ErrTxTypeNotSupported)
-		}
-	case types.SetCodeTxType:
-		if !rules.IsPrague {
-			return nil, fmt.Errorf("%w: set-code transactions need Prague", ErrTxTypeNotSupported)
-		}
-		if len(tx.SetCodeAuthorizations()) == 0 {
-			return nil, fmt.Errorf("%w: set-code transaction without authorizations", ErrTxTypeNotSupported)
-		}
-	}
-	if tx.Gas() > header.GasLimit {
-		return nil, fmt.Errorf("%w: gas %d, block gas limit %d", ErrGasLimit, tx.Gas(), header.GasLimit)
-	}
-	if rules.IsOsaka && tx.Gas() > params.MaxTxGas {
-		return nil, fmt.Errorf("%w: gas %d above the per-transaction cap %d (EIP-7825)", ErrGasLimit, tx.Gas(), params.MaxTxGas)
-	}
-	if tx.To() == nil && rules.IsShanghai && len(tx.Data()) > params.MaxInitCodeSize {
-		return nil, fmt.Errorf("%w: init code of %d bytes, limit %d", ErrOversized, len(tx.Data()), params.MaxInitCodeSize)
-	}
-	value, _ := uint256.FromBig(tx.Value())
-	intrinsic, err := core.IntrinsicGas(tx.Data(), tx.AccessList(), tx.SetCodeAuthorizations(), from, tx.To(), value, rules)
+	from, rules, err := p.check(tx, header)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrIntrinsicGas, err)
-	}
-	if tx.Gas() < intrinsic {
-		return nil, fmt.Errorf("%w: gas %d, minimum needed %d", ErrIntrinsicGas, tx.Gas(), intrinsic)
-	}
-	if rules.IsPrague {
-		floor, err := core.FloorDataGas(rules, from, tx.To(), value, tx.Data(), tx.AccessList())
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrIntrinsicGas, err)
-		}
-		if tx.Gas() < floor {
-			return nil, fmt.Errorf("%w: gas %d, calldata floor %d (EIP-7623)", ErrIntrinsicGas, tx.Gas(), floor)
-		}
-	}
-	if header.BaseFee != nil && tx.GasFeeCap().Cmp(header.BaseFee) < 0 {
-		return nil, fmt.Errorf("%w: max fee per gas %s, base fee of pending block %d is %s", ErrFeeCapTooLow, tx.GasFeeCap(), header.Number, header.BaseFee)
+		return nil, err
 	}
 	acc, err := state.Account(from)
 	if err != nil {
@@ -332,6 +262,102 @@ func (p *Pool) validate(tx *types.Transaction) (*poolTx, error) {
 		}
 	}
 	return &poolTx{tx: tx, sender: from}, nil
+}
+
+// Check applies the checks that need no account state to tx against the
+// pending block's header (or the next block's, without a snapshot): size,
+// chain id, signature (it returns the sender), fee fields, transaction type
+// active on the fork, gas against the block and per-transaction limits,
+// init code size, intrinsic gas and the EIP-7623 floor, fee cap against the
+// base fee. A node that forwards transactions to a sequencer checks them
+// with it. Refusals wrap the sentinels of errors.go, as Add's.
+func (p *Pool) Check(tx *types.Transaction) (common.Address, error) {
+	header, _, release, err := p.mgr.State()
+	if err != nil {
+		return common.Address{}, err
+	}
+	defer release()
+	from, _, err := p.check(tx, header)
+	return from, err
+}
+
+// check is Check against header.
+func (p *Pool) check(tx *types.Transaction, header *types.Header) (common.Address, params.Rules, error) {
+	var from common.Address
+	rules := p.chain.Rules(header.Number, true, header.Time)
+	limit := p.cfg.MaxTxSize
+	if tx.Type() == types.BlobTxType {
+		limit = p.cfg.MaxBlobTxSize
+	}
+	if size := tx.Size(); size > limit {
+		return from, rules, fmt.Errorf("%w: transaction size %d, limit %d", ErrOversized, size, limit)
+	}
+	if tx.Type() != types.LegacyTxType || tx.Protected() {
+		if tx.ChainId().Cmp(p.chain.ChainID) != 0 {
+			return from, rules, fmt.Errorf("%w: have %d, want %d", ErrChainID, tx.ChainId(), p.chain.ChainID)
+		}
+	}
+	from, err := types.Sender(p.signer, tx)
+	if err != nil {
+		return from, rules, fmt.Errorf("%w: %v", ErrInvalidSender, err)
+	}
+	if tx.GasFeeCap().BitLen() > 256 || tx.GasTipCap().BitLen() > 256 {
+		return from, rules, fmt.Errorf("%w: fee values exceed 256 bits", ErrFeeCapTooLow)
+	}
+	if tx.GasFeeCap().Cmp(tx.GasTipCap()) < 0 {
+		return from, rules, fmt.Errorf("%w: tip %s, fee cap %s", ErrTipAboveFeeCap, tx.GasTipCap(), tx.GasFeeCap())
+	}
+	switch tx.Type() {
+	case types.AccessListTxType:
+		if !rules.IsBerlin {
+			return from, rules, fmt.Errorf("%w: access-list transactions need Berlin", ErrTxTypeNotSupported)
+		}
+	case types.DynamicFeeTxType:
+		if !rules.IsLondon {
+			return from, rules, fmt.Errorf("%w: dynamic-fee transactions need London", ErrTxTypeNotSupported)
+		}
+	case types.BlobTxType:
+		if !rules.IsCancun {
+			return from, rules, fmt.Errorf("%w: blob transactions need Cancun", ErrTxTypeNotSupported)
+		}
+	case types.SetCodeTxType:
+		if !rules.IsPrague {
+			return from, rules, fmt.Errorf("%w: set-code transactions need Prague", ErrTxTypeNotSupported)
+		}
+		if len(tx.SetCodeAuthorizations()) == 0 {
+			return from, rules, fmt.Errorf("%w: set-code transaction without authorizations", ErrTxTypeNotSupported)
+		}
+	}
+	if tx.Gas() > header.GasLimit {
+		return from, rules, fmt.Errorf("%w: gas %d, block gas limit %d", ErrGasLimit, tx.Gas(), header.GasLimit)
+	}
+	if rules.IsOsaka && tx.Gas() > params.MaxTxGas {
+		return from, rules, fmt.Errorf("%w: gas %d above the per-transaction cap %d (EIP-7825)", ErrGasLimit, tx.Gas(), params.MaxTxGas)
+	}
+	if tx.To() == nil && rules.IsShanghai && len(tx.Data()) > params.MaxInitCodeSize {
+		return from, rules, fmt.Errorf("%w: init code of %d bytes, limit %d", ErrOversized, len(tx.Data()), params.MaxInitCodeSize)
+	}
+	value, _ := uint256.FromBig(tx.Value())
+	intrinsic, err := core.IntrinsicGas(tx.Data(), tx.AccessList(), tx.SetCodeAuthorizations(), from, tx.To(), value, rules)
+	if err != nil {
+		return from, rules, fmt.Errorf("%w: %v", ErrIntrinsicGas, err)
+	}
+	if tx.Gas() < intrinsic {
+		return from, rules, fmt.Errorf("%w: gas %d, minimum needed %d", ErrIntrinsicGas, tx.Gas(), intrinsic)
+	}
+	if rules.IsPrague {
+		floor, err := core.FloorDataGas(rules, from, tx.To(), value, tx.Data(), tx.AccessList())
+		if err != nil {
+			return from, rules, fmt.Errorf("%w: %v", ErrIntrinsicGas, err)
+		}
+		if tx.Gas() < floor {
+			return from, rules, fmt.Errorf("%w: gas %d, calldata floor %d (EIP-7623)", ErrIntrinsicGas, tx.Gas(), floor)
+		}
+	}
+	if header.BaseFee != nil && tx.GasFeeCap().Cmp(header.BaseFee) < 0 {
+		return from, rules, fmt.Errorf("%w: max fee per gas %s, base fee of pending block %d is %s", ErrFeeCapTooLow, tx.GasFeeCap(), header.Number, header.BaseFee)
+	}
+	return from, rules, nil
 }
 
 // validateBlobs checks a blob transaction in its network form against the

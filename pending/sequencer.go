@@ -239,10 +239,14 @@ func (s *Sequencer) recoverOrOpen() error {
 		return err
 	}
 	now := s.clock.Now()
-	if _, err := s.b.Open(head, view, j.Header, now); err != nil {
+	open, err := s.b.Open(head, view, j.Header, now)
+	if err != nil {
 		view.Close()
 		return fmt.Errorf("reopen journaled pending block %d: %w", j.Header.Number, err)
 	}
+	// Index 0 first, as for every block: stream subscribers see the block
+	// open before its transactions.
+	s.mgr.Publish(open)
 	snap, err := s.b.Apply(j.Txs, now)
 	if err != nil {
 		return fmt.Errorf("%w: replaying journaled pending block %d: %v", ErrJournal, j.Header.Number, err)

@@ -61,6 +61,10 @@
 // 415 with a -32600 body: a web page can POST those cross-origin without a
 // CORS preflight); responses are application/json. A request with
 // "Upgrade: websocket" starts a websocket session on the same path.
+// HandleStream mounts a long-lived handler (a websocket feed of its own,
+// as the node's /preconfirmations): its request context is cancelled when
+// Stop begins, Stop waits for it to return, and its connections count
+// against the listener's connection limits.
 //
 // Websocket: every text message is a request or batch, answered with one
 // message. eth_subscribe / eth_unsubscribe are implemented here, only on

@@ -65,6 +65,9 @@ type Server struct {
 
 	active tracker // ServeHTTP calls, websocket connections, running handlers
 
+	stopCtx    context.Context // cancelled when Stop begins (HandleStream handlers)
+	stopCancel context.CancelFunc
+
 	conns       *connLimits   // connection admission (MaxConns, MaxConnsPerIP, ConnReserve)
 	calls       *addrSlots    // executing calls per client address (MaxCallsPerIP)
 	output      *outputBudget // server-wide queued output (MaxQueuedOutput)
@@ -92,6 +95,7 @@ func NewServer(cfg Config, log zerolog.Logger) (*Server, error) {
 		calls:    &addrSlots{max: cfg.MaxCallsPerIP, m: make(map[string]*addrSem)},
 		output:   &outputBudget{limit: cfg.MaxQueuedOutput},
 	}
+	s.stopCtx, s.stopCancel = context.WithCancel(context.Background())
 	s.mux.Handle("/", http.HandlerFunc(s.serveRPC))
 	s.http = &http.Server{
 		Handler:           s,
@@ -160,6 +164,21 @@ func (s *Server) RegisterSubscription(kind string, h SubscribeHandler) {
 // a mounted pattern is served as JSON-RPC. Mounted handlers are not subject
 // to the JSON-RPC method/content-type checks.
 func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
+
+// HandleStream mounts a long-lived handler (a websocket feed that hijacks
+// its connection) as Handle does. Its request context is also cancelled
+// when Stop begins, so it can close its connection (1001) and return: Stop
+// waits for it like any request. Its connections count against the
+// listener's limits (MaxConns, MaxConnsPerIP, ConnReserve) until closed.
+func (s *Server) HandleStream(pattern string, h http.Handler) {
+	s.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		stop := context.AfterFunc(s.stopCtx, cancel)
+		defer stop()
+		h.ServeHTTP(w, r.WithContext(ctx))
+	}))
+}
 
 // SetErrorMapper installs a function that maps handler errors which are not
 // already an *Error to an *Error (return nil to fall through). The full
@@ -258,6 +277,7 @@ func (s *Server) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	already := s.stopping
 	s.stopping = true
+	s.stopCancel()
 	conns := make([]*wsConn, 0, len(s.wsConns))
 	for c := range s.wsConns {
 		conns = append(conns, c)

@@ -18,6 +18,7 @@ import (
 	"github.com/tipnode/tipnode/chain/follow"
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/devnet"
+	"github.com/tipnode/tipnode/pending/stream"
 	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/rpc/eth"
 	"github.com/tipnode/tipnode/rpc/node"
@@ -60,11 +61,17 @@ type NodeFlags struct {
 
 	preloadKZG bool // set by serveUntilDone, not a flag
 	// Follow mode (run only).
-	FollowRPC      string
-	FollowMaxReorg uint64
-	FollowPoll     time.Duration
-	FollowBatch    int
-	FollowParallel int
+	FollowRPC       string
+	FollowMaxReorg  uint64
+	FollowPoll      time.Duration
+	FollowBatch     int
+	FollowParallel  int
+	FollowTxForward string // follow: sequencer URL transactions are forwarded to ("" = --follow.rpc, "none" = pool locally)
+
+	// The pre-confirmation stream (/preconfirmations).
+	Stream        bool
+	StreamQueue   int
+	StreamMaxSubs int
 }
 
 func (f *NodeFlags) register(fs *flag.FlagSet, dev bool) {
@@ -79,7 +86,12 @@ func (f *NodeFlags) register(fs *flag.FlagSet, dev bool) {
 		fs.DurationVar(&f.FollowPoll, "follow.poll", fc.PollInterval, "follow: upstream head polling interval (http; ws polls 4x slower as a safety net)")
 		fs.IntVar(&f.FollowBatch, "follow.batch", fc.FetchBatch, "follow: blocks per upstream request during catch-up")
 		fs.IntVar(&f.FollowParallel, "follow.parallel", fc.FetchParallel, "follow: upstream requests in flight during catch-up")
+		fs.StringVar(&f.FollowTxForward, "follow.txforward", "", "follow: forward eth_sendRawTransaction to this sequencer URL (http(s):// or ws(s)://; default the --follow.rpc URL; \"none\" = keep them in the local pool)")
 	}
+	sc := stream.DefaultPublisherConfig()
+	fs.BoolVar(&f.Stream, "stream", dev, "serve the pre-confirmation stream on ws://HTTP.ADDR/preconfirmations (with --sequencer, or on a replica)")
+	fs.IntVar(&f.StreamQueue, "stream.queue", sc.SendQueue, "stream: messages that may wait for one subscriber; a slower one is dropped (close 1008)")
+	fs.IntVar(&f.StreamMaxSubs, "stream.maxsubscribers", sc.MaxSubscribers, "stream: most subscribers at once (HTTP 503 beyond)")
 	fs.DurationVar(&f.PreconfInterval, "preconf.interval", seq.PreconfInterval, "sequencer: pre-confirmation interval")
 	fs.DurationVar(&f.BlockTime, "block.time", seq.BlockTime, "sequencer: block time (a multiple of --preconf.interval)")
 	fs.Uint64Var(&f.GasLimit, "gaslimit", 0, "sequencer: desired block gas limit (0 = keep the parent's)")
@@ -157,6 +169,30 @@ func (f *NodeFlags) nodeConfig() (node.Config, error) {
 			return cfg, err
 		}
 		cfg.Follow = &fc
+		if fwd := f.FollowTxForward; fwd != "none" && !f.ReadOnly {
+			if fwd == "" {
+				fwd = f.FollowRPC
+			}
+			tf := eth.DefaultForwardConfig()
+			tf.URL = fwd
+			if err := tf.Validate(); err != nil {
+				return cfg, fmt.Errorf("--follow.txforward: %w", err)
+			}
+			cfg.TxForward = &tf
+		}
+	} else if f.FollowTxForward != "" {
+		return cfg, errors.New("--follow.txforward needs --follow.rpc (a sequencer pools its transactions itself)")
+	}
+	if f.Stream && !f.Sequencer && f.FollowRPC == "" {
+		return cfg, errors.New("--stream needs --sequencer or --follow.rpc: without a pre-confirming driver there is nothing to stream")
+	}
+	if f.Stream {
+		sc := stream.DefaultPublisherConfig()
+		sc.SendQueue, sc.MaxSubscribers = f.StreamQueue, f.StreamMaxSubs
+		if err := sc.Validate(); err != nil {
+			return cfg, fmt.Errorf("--stream: %w", err)
+		}
+		cfg.Stream = &sc
 	}
 	return cfg, cfg.Validate()
 }

@@ -313,9 +313,9 @@ func (c *Client) serve(conn *websocket.Conn) (healthy bool, messages int, err er
 		<-readerDone
 	}()
 
+	lastMessage := c.clock.Now() // before the ticker: its first tick is later
 	ticker := c.clock.NewTicker(c.cfg.PingInterval)
 	defer ticker.Stop()
-	lastMessage := c.clock.Now()
 	var pingSent time.Time
 	pingOutstanding := false
 	for {

@@ -84,13 +84,16 @@ func testConfig(url string) ClientConfig {
 	return cfg
 }
 
-func startClient(t *testing.T, cfg ClientConfig, clock pending.Clock) (*Client, *testSink, *ClientMetrics) {
+func startClient(t *testing.T, cfg ClientConfig, clock pending.Clock, setup ...func(*Client)) (*Client, *testSink, *ClientMetrics) {
 	t.Helper()
 	sink := newTestSink()
 	m := NewClientMetrics(nil)
 	c, err := NewClient(cfg, sink, clock, m, zerolog.New(zerolog.NewTestWriter(t)))
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, f := range setup {
+		f(c)
 	}
 	c.Start()
 	t.Cleanup(c.Stop)
@@ -219,9 +222,8 @@ func TestClientIdle(t *testing.T) {
 	clock := newRecClock()
 	cfg := testConfig(srv.URL)
 	cfg.IdleTimeout = 4 * cfg.PingInterval
-	c, sink, _ := startClient(t, cfg, clock)
 	pongs := make(chan struct{}, 16)
-	c.onPong = func() { pongs <- struct{}{} } // set before the first ping is sent
+	_, sink, _ := startClient(t, cfg, clock, func(c *Client) { c.onPong = func() { pongs <- struct{}{} } })
 	conn := recv(t, srv.Accepted, "connection")
 	clock.waitTicker(t, cfg.PingInterval)
 	for i := 0; i < 4; i++ {

@@ -60,8 +60,8 @@ func testPayload(t testing.TB, index uint64) *Payload {
 	return p
 }
 
-// message is a valid message as a generic JSON tree, for tests to mutate.
-func message(t testing.TB, index uint64) map[string]any {
+// msgTree is a valid message as a generic JSON tree, for tests to mutate.
+func msgTree(t testing.TB, index uint64) map[string]any {
 	t.Helper()
 	enc := encode(t, testPayload(t, index))
 	var tree map[string]any
@@ -95,7 +95,7 @@ func compress(t testing.TB, data []byte) []byte {
 
 // edit returns a copy of a message tree with f applied.
 func edit(t testing.TB, index uint64, f func(m map[string]any)) []byte {
-	m := message(t, index)
+	m := msgTree(t, index)
 	f(m)
 	return encode(t, m)
 }
@@ -104,8 +104,8 @@ func sub(m map[string]any, key string) map[string]any { return m[key].(map[strin
 
 func TestDecode(t *testing.T) {
 	txs, _ := testTxs(t)
-	text0 := encode(t, message(t, 0))
-	text3 := encode(t, message(t, 3))
+	text0 := encode(t, msgTree(t, 0))
+	text3 := encode(t, msgTree(t, 3))
 	tests := []struct {
 		name  string
 		mt    int
@@ -177,7 +177,7 @@ func TestDecode(t *testing.T) {
 		{"index 2^64", websocket.TextMessage, []byte(strings.Replace(string(text3), `"index":3`, `"index":18446744073709551616`, 1)), ErrBadIndex, 0},
 		{"block_number as string", websocket.TextMessage, edit(t, 1, func(m map[string]any) { sub(m, "metadata")["block_number"] = "0x7" }), ErrMalformed, 0},
 
-		{"base on index 1", websocket.TextMessage, edit(t, 1, func(m map[string]any) { m["base"] = sub(message(t, 0), "base") }), ErrInconsistent, 0},
+		{"base on index 1", websocket.TextMessage, edit(t, 1, func(m map[string]any) { m["base"] = sub(msgTree(t, 0), "base") }), ErrInconsistent, 0},
 		{"block numbers differ", websocket.TextMessage, edit(t, 0, func(m map[string]any) { sub(m, "metadata")["block_number"] = 8 }), ErrInconsistent, 0},
 		{"withdrawals", websocket.TextMessage, edit(t, 1, func(m map[string]any) {
 			sub(m, "diff")["withdrawals"] = []any{map[string]any{"index": "0x0", "validatorIndex": "0x0", "address": "0x0000000000000000000000000000000000000001", "amount": "0x1"}}
@@ -248,7 +248,7 @@ func TestDecodeRoundTrip(t *testing.T) {
 }
 
 func TestDecodeLimit(t *testing.T) {
-	data := encode(t, message(t, 0))
+	data := encode(t, msgTree(t, 0))
 	if _, err := DecodeLimit(websocket.TextMessage, data, len(data)); err != nil {
 		t.Fatalf("at the limit: %v", err)
 	}
@@ -296,7 +296,7 @@ func TestTxs(t *testing.T) {
 func BenchmarkDecode(b *testing.B) {
 	for _, n := range []int{1, 100, 1000} {
 		_, raw := testTxs(b)
-		m := message(b, 1)
+		m := msgTree(b, 1)
 		txs := make([]hexutil.Bytes, n)
 		for i := range txs {
 			txs[i] = raw[i%2]

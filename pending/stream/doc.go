@@ -6,6 +6,36 @@
 //
 // It imports pending and chain; nothing in pending imports it.
 //
+// # Encoding (encode.go)
+//
+// Encode maps one published *pending.Snapshot to one Payload: index 0
+// carries Base (the pending header's context); every message carries a
+// Diff with only the snapshot's NewTransactions (EIP-2718, blob
+// transactions without sidecar) and the block's cumulative gas used, blob
+// gas used, logs bloom and receipts root (DeriveSha over all the block's
+// receipts so far), zero state root and block hash, no withdrawals. The
+// payload id is derived from Base alone (PayloadIDOf documents the
+// formula), so a replica re-publishing a block it validated produces the
+// sequencer's ids.
+//
+// # Publisher (publisher.go)
+//
+// The Publisher subscribes to a Manager (any driver: the Sequencer, or a
+// replica's stream follower). The Manager's callback only appends the
+// snapshot to a queue (bounded by MaxBacklog): the driver never waits for
+// encoding or for subscribers. One goroutine encodes each snapshot once
+// (JSON bytes shared by all subscribers) and, under one mutex, appends it
+// to the open block's messages (from index 0) and offers it to every
+// subscriber's bounded channel without blocking. A new subscriber is
+// registered under the same mutex with the open block's messages already
+// in its channel, so it sees index 0..k and then every live message: no
+// gap, no duplicate. A subscriber whose channel is full is removed there
+// and its connection goroutine sends close 1008 "slow subscriber: …"
+// (queued messages are not sent). Each connection has one writer (the
+// ServeHTTP goroutine: messages, pings, the close frame) and one reader
+// (pongs, the client's close). A snapshot that does not continue the open
+// block (a gap, a block whose index 0 was not seen) is not streamed; the
+// stream resumes at the next index 0.
 // # Decoding (decode.go)
 //
 // Decode turns one websocket frame into a *Payload: text frames hold JSON,

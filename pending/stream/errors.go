@@ -2,10 +2,19 @@ package stream
 
 import "errors"
 
-// Sentinel errors of the stream package (decoder and client side). Errors
-// returned wrap one of these (errors.Is) with the detail: the field, the
-// value, the limit.
+// Sentinel errors of the stream package. Errors returned wrap one of these
+// (errors.Is) with the detail: the field, the value, the limit.
 var (
+	// Publisher side.
+
+	// ErrEncode: a snapshot could not be encoded into a message (a
+	// transaction that does not marshal).
+	ErrEncode = errors.New("stream: cannot encode pre-confirmation")
+	// ErrConfig: an invalid publisher configuration.
+	ErrConfig = errors.New("stream: invalid configuration")
+
+	// Client side.
+
 	// ErrClientConfig: ClientConfig.Validate failed.
 	ErrClientConfig = errors.New("stream: invalid client configuration")
 

@@ -14,7 +14,7 @@ import (
 // invariants and survives a re-encode/decode round trip unchanged.
 func FuzzDecode(f *testing.F) {
 	for _, index := range []uint64{0, 1, 5} {
-		data := encode(f, message(f, index))
+		data := encode(f, msgTree(f, index))
 		f.Add(data)
 		f.Add(compress(f, data))
 	}

@@ -27,6 +27,12 @@ var (
 	ErrTxFeeTooHigh = errors.New("tx fee exceeds the configured cap")
 	// ErrTxRejected wraps the pool's refusal.
 	ErrTxRejected = errors.New("transaction rejected")
+	// ErrForward: a follower could not reach the sequencer it forwards
+	// transactions to (-32000 naming it; a refusal BY the sequencer is
+	// passed through with its own code instead).
+	ErrForward = errors.New("cannot forward the transaction to the sequencer")
+	// ErrForwardConfig: an invalid ForwardConfig.
+	ErrForwardConfig = errors.New("invalid transaction forwarding configuration")
 
 	// Node-held accounts (eth_accounts.go), mapped to -32000.
 

@@ -33,6 +33,19 @@
 // writer's head events, reorgs included. The follower's metrics are
 // registered on the node's registry; eth_syncing reports its catch-up.
 //
+// # Pre-confirmation stream and transaction forwarding
+//
+// With Config.Stream the node serves /preconfirmations through
+// HandleStream: a stream.Publisher subscribed to the Manager before any
+// driver starts (so the stream opens at an index 0), whatever drives the
+// Manager (the sequencer; a replica's stream follower). Its subscribers
+// count against the server's connection limits and are closed with 1001
+// when the server stops. With Config.TxForward (a follower)
+// eth_sendRawTransaction goes to an eth.Forwarder instead of the pool: the
+// pool's stateless checks (pending.Pool.Check), then the raw bytes to the
+// sequencer; accepted transactions count in the pending nonce until a
+// published snapshot or an imported block holds them.
+//
 // # Full disk and read-only stores
 //
 // The store's free-space guard (store.Config.MinFreeBytes) refuses a write

@@ -17,6 +17,7 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/follow"
 	"github.com/tipnode/tipnode/pending"
+	"github.com/tipnode/tipnode/pending/stream"
 	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/rpc/eth"
 	"github.com/tipnode/tipnode/store"
@@ -50,6 +51,18 @@ type Config struct {
 	// store with these settings (chain/follow). Default nil. Exclusive
 	// with Sequencer: one of them writes the chain.
 	Follow *follow.Config
+	// Stream, when non-nil, serves the pre-confirmation stream at
+	// /preconfirmations on the RPC listener (ws://HOST:PORT/preconfirmations)
+	// with these settings (pending/stream; zero fields take its defaults):
+	// every snapshot the node's Manager publishes, whoever drives it (the
+	// sequencer, or a replica's stream follower re-publishing what it
+	// validated). Default nil (off).
+	Stream *stream.PublisherConfig
+	// TxForward, when non-nil, makes eth_sendRawTransaction check the
+	// transaction locally (no account state) and forward it to the
+	// sequencer at TxForward.URL instead of pooling it (eth.Forwarder).
+	// Default nil. Exclusive with Sequencer.
+	TxForward *eth.ForwardConfig
 	// Metrics serves Prometheus metrics on /metrics of the RPC listener.
 	// Default false.
 	Metrics bool
@@ -94,6 +107,19 @@ func (c Config) Validate() error {
 			return err
 		}
 	}
+	if c.Stream != nil {
+		if err := c.Stream.WithDefaults().Validate(); err != nil {
+			return err
+		}
+	}
+	if c.TxForward != nil {
+		if c.Sequencer != nil {
+			return fmt.Errorf("%w: a node runs the sequencer or forwards transactions to one, not both", ErrConfig)
+		}
+		if err := c.TxForward.WithDefaults().Validate(); err != nil {
+			return err
+		}
+	}
 	if c.StopTimeout <= 0 {
 		return fmt.Errorf("%w: stop timeout must be > 0", ErrConfig)
 	}
@@ -114,6 +140,8 @@ type Node struct {
 	Pool      *pending.Pool
 	Sequencer *pending.Sequencer // nil without Config.Sequencer
 	Follower  *follow.Follower   // nil without Config.Follow
+	Stream    *stream.Publisher  // nil without Config.Stream
+	Forwarder *eth.Forwarder     // nil without Config.TxForward
 	API       *eth.API
 	Server    *rpc.Server
 	// Registry holds the node's metrics (nil without Config.Metrics).
@@ -176,6 +204,14 @@ func New(cfg Config, db *store.DB, g *chain.Genesis, clock pending.Clock, log ze
 	if !cfg.ReadOnly {
 		pool = n.Pool
 	}
+	if cfg.TxForward != nil && !cfg.ReadOnly {
+		if n.Forwarder, err = eth.NewForwarder(*cfg.TxForward, n.Pool, clock.Now, log); err != nil {
+			w.Stop()
+			return nil, err
+		}
+		n.Forwarder.Follow(n.Pending, w)
+		pool = n.Forwarder
+	}
 	apiCfg.Accounts = cfg.DevKeys
 	if n.API, err = eth.NewAPI(apiCfg, g, exec, n.Pending, w, pool, log); err != nil {
 		w.Stop()
@@ -191,6 +227,17 @@ func New(cfg Config, db *store.DB, g *chain.Genesis, clock pending.Clock, log ze
 	if n.Registry != nil {
 		n.Registry.MustRegister(n.Server.Collector(), n.API.Executions().Collector("evm"), storeCollector{db})
 		n.Server.Handle("GET /metrics", promhttp.HandlerFor(n.Registry, promhttp.HandlerOpts{}))
+	}
+	if cfg.Stream != nil {
+		var sm *stream.Metrics
+		if n.Registry != nil {
+			sm = stream.NewPublisherMetrics(n.Registry)
+		}
+		if n.Stream, err = stream.NewPublisher(*cfg.Stream, n.Pending, clock, sm, log); err != nil {
+			w.Stop()
+			return nil, err
+		}
+		n.Server.HandleStream("GET /preconfirmations", n.Stream)
 	}
 	if cfg.Sequencer != nil {
 		if n.Sequencer, err = pending.New(*cfg.Sequencer, w, exec, n.Pool, n.Pending, clock, metrics, log); err != nil {
@@ -226,14 +273,19 @@ func (n *Node) Start() error {
 		go kzg4844.BlobToCommitment(new(kzg4844.Blob)) // the first use loads the setup
 	}
 	n.Writer.Start()
+	if n.Stream != nil {
+		n.Stream.Start() // before any driver publishes: the stream starts at an index 0
+	}
 	if n.Sequencer != nil {
 		if err := n.Sequencer.Start(); err != nil {
+			n.stopStream()
 			n.Writer.Stop()
 			return err
 		}
 	}
 	if n.Follower != nil {
 		if err := n.Follower.Start(); err != nil {
+			n.stopStream()
 			n.Writer.Stop()
 			return err
 		}
@@ -246,6 +298,7 @@ func (n *Node) Start() error {
 		if n.Follower != nil {
 			n.Follower.Stop()
 		}
+		n.stopStream()
 		n.Writer.Stop()
 		return errors.Join(err, err2)
 	}
@@ -281,7 +334,7 @@ func (n *Node) Wait(ctx context.Context) error {
 func (n *Node) WritesStopped() error { return n.db.DiskFull() }
 
 // Stop shuts down in order: the RPC server stops accepting and finishes
-// in-flight requests, then the sequencer stops (sealing a pending block
+// in-flight requests (stream subscribers are closed with 1001), then the sequencer stops (sealing a pending block
 // that holds pre-confirmed transactions, in one atomic write through the
 // writer) or the follower (its write in progress finishes), then the
 // writer. The caller closes the store afterwards.
@@ -295,6 +348,17 @@ func (n *Node) Stop() error {
 	if n.Follower != nil {
 		n.Follower.Stop()
 	}
+	n.stopStream()
+	if n.Forwarder != nil {
+		n.Forwarder.Close()
+	}
 	n.Writer.Stop()
 	return err
+}
+
+// stopStream stops the stream publisher, if any.
+func (n *Node) stopStream() {
+	if n.Stream != nil {
+		n.Stream.Stop()
+	}
 }
