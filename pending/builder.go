@@ -28,7 +28,7 @@ import (
 type Builder struct {
 	exec *chain.Executor
 
-	view     store.View // the anchor head's view; released by the next Open / Close
+	view     store.View    // the anchor head's view; released by the next Open / Close
 	base     *types.Header // the driver's header template
 	state    *chain.StateDB
 	proc     *chain.BlockProcessor
