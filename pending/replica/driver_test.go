@@ -17,14 +17,14 @@ import (
 // pair is a sequencer and a replica of the same dev chain, with the
 // accounts and contracts the checks read.
 type pair struct {
-	t         *testing.T
+	t         testing.TB
 	s         *seqSide
 	r         *repSide
 	addrs     []common.Address
 	ctx, burn common.Address
 }
 
-func newPair(t *testing.T, cfg Config) *pair {
+func newPair(t testing.TB, cfg Config) *pair {
 	t.Helper()
 	accs, err := devnet.Accounts(devnet.Mnemonic, 3)
 	if err != nil {
@@ -301,6 +301,18 @@ func TestReplicaRefusesDivergence(t *testing.T) {
 	r.importFrom(s, 4)
 	p.deliver(open5)
 	p.deliver(p.preconf())
+
+	// A reorg on the replica's chain (block 4 unwound): block 5 no longer
+	// sits on the canonical chain; never served, the window is dropped.
+	if err := r.w.UnwindTo(3, nil); err != nil {
+		t.Fatal(err)
+	}
+	r.d.Sync()
+	p.notServed("block 5 after its parent was unwound")
+	if counter(t, r.metrics.resets, "reorg") != 1 {
+		t.Fatal("reorg not counted")
+	}
+	r.importFrom(s, 4)
 
 	// A message for a block already canonical, and one beyond the window.
 	old := *open5[0].p
