@@ -65,6 +65,8 @@ type NodeFlags struct {
 	FollowPoll     time.Duration
 	FollowBatch    int
 	FollowParallel int
+	FollowPreconf  string        // --follow.preconf: the sequencer's stream (a read replica)
+	FollowMaxAge   time.Duration // --follow.preconf.maxage
 }
 
 func (f *NodeFlags) register(fs *flag.FlagSet, dev bool) {
@@ -79,6 +81,9 @@ func (f *NodeFlags) register(fs *flag.FlagSet, dev bool) {
 		fs.DurationVar(&f.FollowPoll, "follow.poll", fc.PollInterval, "follow: upstream head polling interval (http; ws polls 4x slower as a safety net)")
 		fs.IntVar(&f.FollowBatch, "follow.batch", fc.FetchBatch, "follow: blocks per upstream request during catch-up")
 		fs.IntVar(&f.FollowParallel, "follow.parallel", fc.FetchParallel, "follow: upstream requests in flight during catch-up")
+		pc := node.DefaultPreconfConfig()
+		fs.StringVar(&f.FollowPreconf, "follow.preconf", "", "follow: the sequencer's pre-confirmation stream (ws(s)://HOST:PORT/preconfirmations); pending replays it (a read replica)")
+		fs.DurationVar(&f.FollowMaxAge, "follow.preconf.maxage", pc.Replica.MaxAge, "follow: stream silent longer than this: pending answers the canonical head until the next message")
 	}
 	fs.DurationVar(&f.PreconfInterval, "preconf.interval", seq.PreconfInterval, "sequencer: pre-confirmation interval")
 	fs.DurationVar(&f.BlockTime, "block.time", seq.BlockTime, "sequencer: block time (a multiple of --preconf.interval)")
@@ -157,6 +162,14 @@ func (f *NodeFlags) nodeConfig() (node.Config, error) {
 			return cfg, err
 		}
 		cfg.Follow = &fc
+	}
+	if f.FollowPreconf != "" {
+		if f.FollowRPC == "" {
+			return cfg, errors.New("--follow.preconf needs --follow.rpc: a replica gets its canonical blocks from the upstream")
+		}
+		pc := node.DefaultPreconfConfig()
+		pc.Client.URL, pc.Replica.MaxAge = f.FollowPreconf, f.FollowMaxAge
+		cfg.Preconf = &pc
 	}
 	return cfg, cfg.Validate()
 }

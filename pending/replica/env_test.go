@@ -65,6 +65,7 @@ func toPayload(s *pending.Snapshot) *stream.Payload {
 			ExtraData: h.Extra, BaseFeePerGas: (*hexutil.Big)(h.BaseFee),
 		}
 	}
+	p.Diff.Transactions = []hexutil.Bytes{}
 	for _, tx := range s.NewTransactions() {
 		b, err := tx.MarshalBinary()
 		if err != nil {

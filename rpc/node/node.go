@@ -17,6 +17,8 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/follow"
 	"github.com/tipnode/tipnode/pending"
+	"github.com/tipnode/tipnode/pending/replica"
+	"github.com/tipnode/tipnode/pending/stream"
 	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/rpc/eth"
 	"github.com/tipnode/tipnode/store"
@@ -50,6 +52,11 @@ type Config struct {
 	// store with these settings (chain/follow). Default nil. Exclusive
 	// with Sequencer: one of them writes the chain.
 	Follow *follow.Config
+	// Preconf, when non-nil, follows a sequencer's pre-confirmation
+	// stream (a read replica: `pending` replays the sequencer's pending
+	// blocks). Requires Follow (canonical blocks come from the upstream).
+	// Default nil.
+	Preconf *PreconfConfig
 	// Metrics serves Prometheus metrics on /metrics of the RPC listener.
 	// Default false.
 	Metrics bool
@@ -60,6 +67,19 @@ type Config struct {
 	ReadOnly bool
 	// StopTimeout bounds the graceful stop of the RPC server. Default 15 s.
 	StopTimeout time.Duration
+}
+
+// PreconfConfig is a replica's pre-confirmation stream: the websocket
+// client (URL, ping, idle timeout, backoff) and the driver that replays
+// the messages (max age, window).
+type PreconfConfig struct {
+	Client  stream.ClientConfig
+	Replica replica.Config
+}
+
+// DefaultPreconfConfig returns the documented defaults (URL unset).
+func DefaultPreconfConfig() PreconfConfig {
+	return PreconfConfig{Client: stream.DefaultClientConfig(), Replica: replica.DefaultConfig()}
 }
 
 // DefaultConfig returns the documented defaults (no sequencer, no
@@ -94,6 +114,17 @@ func (c Config) Validate() error {
 			return err
 		}
 	}
+	if c.Preconf != nil {
+		if c.Follow == nil {
+			return fmt.Errorf("%w: following a pre-confirmation stream needs an upstream to follow (Follow)", ErrConfig)
+		}
+		if err := c.Preconf.Client.Validate(); err != nil {
+			return err
+		}
+		if err := c.Preconf.Replica.Validate(); err != nil {
+			return err
+		}
+	}
 	if c.StopTimeout <= 0 {
 		return fmt.Errorf("%w: stop timeout must be > 0", ErrConfig)
 	}
@@ -114,6 +145,8 @@ type Node struct {
 	Pool      *pending.Pool
 	Sequencer *pending.Sequencer // nil without Config.Sequencer
 	Follower  *follow.Follower   // nil without Config.Follow
+	Replica   *replica.Driver    // nil without Config.Preconf
+	Stream    *stream.Client     // nil without Config.Preconf
 	API       *eth.API
 	Server    *rpc.Server
 	// Registry holds the node's metrics (nil without Config.Metrics).
@@ -214,13 +247,29 @@ func New(cfg Config, db *store.DB, g *chain.Genesis, clock pending.Clock, log ze
 				HighestBlock: hexutil.Uint64(s.HighestBlock)}, s.Syncing
 		})
 	}
+	if cfg.Preconf != nil {
+		var rm *replica.Metrics
+		var cm *stream.ClientMetrics
+		if n.Registry != nil {
+			rm, cm = replica.NewMetrics(n.Registry), stream.NewClientMetrics(n.Registry)
+		}
+		if n.Replica, err = replica.New(cfg.Preconf.Replica, w, exec, n.Pending, clock, rm, log); err != nil {
+			w.Stop()
+			return nil, err
+		}
+		if n.Stream, err = stream.NewClient(cfg.Preconf.Client, n.Replica, clock, cm, log); err != nil {
+			w.Stop()
+			return nil, err
+		}
+	}
 	return n, nil
 }
 
 // Start starts the writer, the sequencer (which publishes its first
 // snapshot before returning) or the follower (which checks the upstream's
-// chain id and genesis before returning, then follows in the background),
-// and then the RPC server.
+// chain id and genesis before returning, then follows in the background)
+// with, on a replica, the pre-confirmation driver and its stream client
+// (they run on the node's pending clock), and then the RPC server.
 func (n *Node) Start() error {
 	if n.cfg.PreloadKZG {
 		go kzg4844.BlobToCommitment(new(kzg4844.Blob)) // the first use loads the setup
@@ -238,11 +287,16 @@ func (n *Node) Start() error {
 			return err
 		}
 	}
+	if n.Replica != nil {
+		n.Replica.Start()
+		n.Stream.Start()
+	}
 	if err := n.Server.Start(); err != nil {
 		var err2 error
 		if n.Sequencer != nil {
 			err2 = n.Sequencer.Stop()
 		}
+		n.stopReplica()
 		if n.Follower != nil {
 			n.Follower.Stop()
 		}
@@ -283,7 +337,8 @@ func (n *Node) WritesStopped() error { return n.db.DiskFull() }
 // Stop shuts down in order: the RPC server stops accepting and finishes
 // in-flight requests, then the sequencer stops (sealing a pending block
 // that holds pre-confirmed transactions, in one atomic write through the
-// writer) or the follower (its write in progress finishes), then the
+// writer) or the stream client, the replica driver and the follower (its
+// write in progress finishes), then the
 // writer. The caller closes the store afterwards.
 func (n *Node) Stop() error {
 	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.StopTimeout)
@@ -292,9 +347,19 @@ func (n *Node) Stop() error {
 	if n.Sequencer != nil {
 		err = errors.Join(err, n.Sequencer.Stop())
 	}
+	n.stopReplica()
 	if n.Follower != nil {
 		n.Follower.Stop()
 	}
 	n.Writer.Stop()
 	return err
+}
+
+// stopReplica stops the stream client (no more messages) and then the
+// driver.
+func (n *Node) stopReplica() {
+	if n.Replica != nil {
+		n.Stream.Stop()
+		n.Replica.Stop()
+	}
 }
