@@ -184,6 +184,16 @@ func TestReplicasE2E(t *testing.T) {
 	// 1. Transfers through the replicas (forwarded to the sequencer): the
 	// time each takes to show on a replica's pending after it shows on
 	// the sequencer's.
+	// Warm-up: a replica that just started serves the canonical head
+	// until the stream's next index 0 (it joined mid-block, possibly
+	// before its follower had the parent); wait until both serve a
+	// pre-confirmed block (no hash).
+	for _, r := range replicas {
+		until(r.name+" serving a pre-confirmed pending block", func() bool {
+			b, err := getPending(r.url)
+			return err == nil && b.Hash == nil
+		})
+	}
 	var lat []time.Duration
 	for i := range 12 {
 		via := replicas[i%2]
@@ -211,6 +221,7 @@ func TestReplicasE2E(t *testing.T) {
 			}
 		}
 	}
+	t.Logf("latencies in sending order (replica 1, replica 2, ...): %v", lat)
 	slices.Sort(lat)
 	t.Logf("transfer visible on the sequencer's pending -> on a replica's pending (%d samples, polled every ms): p50 %s, max %s (pre-confirmation interval %s)",
 		len(lat), lat[len(lat)/2], lat[len(lat)-1], interval)
