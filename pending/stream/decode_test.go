@@ -83,7 +83,7 @@ func encode(t testing.TB, v any) []byte {
 func compress(t testing.TB, data []byte) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	w := brotli.NewWriterLevel(&buf, brotli.DefaultCompression)
+	w := brotli.NewWriterLevel(&buf, brotli.BestSpeed)
 	if _, err := w.Write(data); err != nil {
 		t.Fatal(err)
 	}
