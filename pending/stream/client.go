@@ -197,7 +197,7 @@ func (c *Client) run() {
 			err = fmt.Errorf("%w: %v", ErrDial, err)
 			c.metrics.disconnect(err)
 			if ok, suppressed := c.logs.allow(c.clock.Now()); ok {
-				c.log.Warn().Err(err).Int("attempt", attempts).Dur("retry_in", backoff).Int("lines_suppressed", suppressed).
+				c.log.Warn().Err(err).Int("attempt", attempts).Stringer("retry_in", backoff).Int("lines_suppressed", suppressed).
 					Msg("pre-confirmation stream: cannot connect; pending answers the canonical head until it is back")
 			}
 			if !down && !everConnected {
@@ -212,7 +212,7 @@ func (c *Client) run() {
 			if ok, suppressed := c.logs.allow(now); ok {
 				ev := c.log.Info().Int("attempts", attempts).Int("lines_suppressed", suppressed)
 				if !downSince.IsZero() {
-					ev = ev.Dur("down_for", now.Sub(downSince))
+					ev = ev.Stringer("down_for", now.Sub(downSince).Round(time.Millisecond))
 				}
 				ev.Msg("pre-confirmation stream connected")
 			}
@@ -224,7 +224,7 @@ func (c *Client) run() {
 			c.metrics.disconnect(err)
 			downSince = c.clock.Now()
 			if ok, suppressed := c.logs.allow(downSince); ok {
-				c.log.Warn().Err(err).Dur("connected_for", downSince.Sub(now)).Int("messages", messages).Int("lines_suppressed", suppressed).
+				c.log.Warn().Err(err).Stringer("connected_for", downSince.Sub(now).Round(time.Millisecond)).Int("messages", messages).Int("lines_suppressed", suppressed).
 					Msg("pre-confirmation stream lost; pending answers the canonical head until it is back")
 			}
 			c.sink.Down(err)
