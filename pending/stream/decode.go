@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"sync"
 
 	"github.com/andybalholm/brotli"
 	"github.com/ethereum/go-ethereum/beacon/engine"
@@ -105,10 +106,17 @@ func looksLikeJSON(data []byte) bool {
 	return false
 }
 
+// brotliReaders recycles decoders: a fresh one costs ~50 KB of state.
+var brotliReaders = sync.Pool{New: func() any { return brotli.NewReader(nil) }}
+
 // unbrotli decompresses data, refusing output beyond limit bytes.
 func unbrotli(data []byte, limit int) ([]byte, error) {
-	r := io.LimitReader(brotli.NewReader(bytes.NewReader(data)), int64(limit)+1)
-	out, err := io.ReadAll(r)
+	br := brotliReaders.Get().(*brotli.Reader)
+	defer brotliReaders.Put(br)
+	if err := br.Reset(bytes.NewReader(data)); err != nil {
+		return nil, fmt.Errorf("%w: brotli: %v", ErrMalformed, err)
+	}
+	out, err := io.ReadAll(io.LimitReader(br, int64(limit)+1))
 	if err != nil {
 		return nil, fmt.Errorf("%w: binary frame is neither JSON nor brotli: %v", ErrMalformed, err)
 	}
