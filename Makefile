@@ -44,6 +44,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeBlock -fuzztime 20s ./chain/follow/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeRawBlock -fuzztime 20s ./chain/follow/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeGenesis -fuzztime 20s ./chain/follow/
+	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 20s ./pending/stream/
 
 # Run the embedded dev chain (fresh temporary data directory unless DATADIR
 # is set; more flags in ARGS).

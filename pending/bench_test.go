@@ -159,7 +159,7 @@ func BenchmarkPreconfirm100Txs(b *testing.B) {
 			bl.state.SetState(contract, common.BigToHash(big.NewInt(int64(i))), common.Hash{1})
 		}
 		bl.state.Finalise(g.Config.Rules(bl.base.Number, true, bl.base.Time))
-		bl.snap = &Snapshot{head: bl.snap.head, anchor: bl.anchor, anchorHash: bl.snap.anchorHash, header: bl.pendingHeader(), layers: pushLayer(bl.snap.layers, bl.state.TakeDiff(), nil)}
+		bl.snap = &Snapshot{head: bl.snap.head, anchor: bl.snap.anchor, anchorHash: bl.snap.anchorHash, header: bl.pendingHeader(), layers: pushLayer(bl.snap.layers, bl.state.TakeDiff(), nil)}
 	}
 	touch()
 	signer := types.LatestSigner(g.Config)

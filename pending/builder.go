@@ -31,9 +31,9 @@ import (
 type Builder struct {
 	exec *chain.Executor
 
-	view     store.View // the anchor head's view; released by the next Open / Close
-	anchor   *types.Header
+	view     store.View    // the anchor head's view; released by the next Open / Close
 	base     *types.Header // the driver's header template
+	parent   *types.Header // the open block's parent (canonical or pending)
 	state    *chain.StateDB
 	proc     *chain.BlockProcessor
 	txs      []*types.Transaction
@@ -69,27 +69,95 @@ func (b *Builder) Open(head *chain.Head, view store.View, tmpl *types.Header, no
 		return nil, fmt.Errorf("%w: header %d (parent %s) does not extend head %d %s", ErrHeader,
 			tmpl.Number, tmpl.ParentHash.Hex(), parent.Number, head.Hash().Hex())
 	}
-	reader, err := view.StateAt(parent.Number.Uint64())
+	return b.open(head, view, nil, parent, head.Hash(), parent, chain.ViewHeaders{Head: head, View: view}, tmpl, now)
+}
+
+// OpenOn starts a pending block on a pending parent: parent is the final
+// snapshot of the block before tmpl (Finish), whose chain of pending
+// parents bottoms out on a canonical anchor in view (head's store view,
+// which the builder keeps until the next Open or Close). The new block's
+// state is the parent's layers over the anchor's state; its BLOCKHASH
+// context resolves the pending ancestors' sealed headers, then the
+// canonical chain.
+func (b *Builder) OpenOn(head *chain.Head, view store.View, parent *Snapshot, tmpl *types.Header, now time.Time) (*Snapshot, error) {
+	if !parent.Final() || tmpl.ParentHash != parent.hash || tmpl.Number.Uint64() != parent.Number()+1 {
+		return nil, fmt.Errorf("%w: header %d (parent %s) does not extend pending block %d %s", ErrHeader,
+			tmpl.Number, tmpl.ParentHash.Hex(), parent.Number(), parent.hash.Hex())
+	}
+	headers := pendingHeaders{snap: parent, canon: chain.ViewHeaders{Head: head, View: view}}
+	return b.open(head, view, parent, parent.anchor, parent.anchorHash, parent.header, headers, tmpl, now)
+}
+
+func (b *Builder) open(head *chain.Head, view store.View, parentSnap *Snapshot, anchor *types.Header, anchorHash common.Hash,
+	parent *types.Header, headers chain.HeaderSource, tmpl *types.Header, now time.Time) (*Snapshot, error) {
+	reader, err := view.StateAt(anchor.Number.Uint64())
 	if err != nil {
 		return nil, fmt.Errorf("open block %d: %w", tmpl.Number, err)
 	}
-	state := chain.NewStateDB(reader)
-	proc := b.exec.NewBlockProcessor(tmpl, parent, common.Hash{}, state, chain.ViewHeaders{Head: head, View: view}, vm.Config{})
+	var backend chain.Backend = reader
+	if parentSnap != nil {
+		backend = parentSnap.State(reader)
+	}
+	state := chain.NewStateDB(backend)
+	proc := b.exec.NewBlockProcessor(tmpl, parent, common.Hash{}, state, headers, vm.Config{})
 	if err := state.Error(); err != nil {
 		return nil, fmt.Errorf("open block %d: %w", tmpl.Number, err)
 	}
 	b.Close()
-	b.view, b.anchor, b.base, b.state, b.proc = view, parent, tmpl, state, proc
+	b.view, b.base, b.parent, b.state, b.proc = view, tmpl, parent, state, proc
 	b.txs, b.receipts, b.bloom, b.dirty = nil, nil, types.Bloom{}, false
 	b.snap = &Snapshot{
 		head:       head,
-		anchor:     parent,
-		anchorHash: head.Hash(),
+		anchor:     anchor,
+		anchorHash: anchorHash,
+		parent:     parentSnap,
 		header:     b.pendingHeader(),
 		layers:     pushLayer(nil, state.TakeDiff(), nil), // pre-execution system calls
 		created:    now,
 	}
 	return b.snap, nil
+}
+
+// Rebase re-anchors the open block on head without re-executing anything
+// when head's block is one of its pending ancestors (Snapshot.Rebased):
+// the next snapshots sit on head, and the returned one is the current
+// snapshot re-anchored (nil, false when head is not an ancestor). The
+// builder keeps reading through its view: the state it reads there is the
+// same.
+func (b *Builder) Rebase(head *chain.Head) (*Snapshot, bool) {
+	if b.snap == nil {
+		return nil, false
+	}
+	s, ok := b.snap.Rebased(head)
+	if ok {
+		b.snap = s
+	}
+	return s, ok
+}
+
+// Current is the open block's latest snapshot (nil when none is open).
+func (b *Builder) Current() *Snapshot { return b.snap }
+
+// Finish seals the open block in memory (Seal: post-block system calls,
+// header totals) and returns its final snapshot: the sealed header and
+// hash, every transaction, and a last layer with the post-block state, so
+// that the next block can open on it (OpenOn). Nothing is written. The
+// block stays open until the next Open.
+func (b *Builder) Finish(now time.Time) (*Snapshot, *Sealed, error) {
+	b.Cut(now)
+	sealed, err := b.Seal()
+	if err != nil {
+		return nil, nil, err
+	}
+	n := len(b.txs)
+	s := *b.snap
+	s.header = sealed.Block.Header()
+	s.hash = sealed.Block.Hash()
+	s.layers = pushLayer(b.snap.layers, b.state.TakeDiff(), nil)
+	s.txs, s.receipts, s.newFrom = b.txs[:n:n], b.receipts[:n:n], n
+	s.created = now
+	b.snap = &s
+	return b.snap, sealed, nil
 }
 
 // Close releases the store view of the open block (if any).
@@ -100,6 +168,10 @@ func (b *Builder) Close() {
 	}
 	b.proc, b.state = nil, nil
 }
+
+// Parent is the open block's parent header: the canonical head for Open,
+// the pending parent's for OpenOn (nil when none is open).
+func (b *Builder) Parent() *types.Header { return b.parent }
 
 // Header is the open block's header template (nil when none is open).
 func (b *Builder) Header() *types.Header { return b.base }
@@ -221,8 +293,9 @@ func (b *Builder) Cut(now time.Time) *Snapshot {
 	n := len(b.txs)
 	b.snap = &Snapshot{
 		head:       b.snap.head,
-		anchor:     b.anchor,
+		anchor:     b.snap.anchor,
 		anchorHash: b.snap.anchorHash,
+		parent:     b.snap.parent,
 		header:     b.pendingHeader(),
 		index:      b.snap.index + 1,
 		layers:     pushLayer(b.snap.layers, b.state.TakeDiff(), txIdx),

@@ -167,7 +167,7 @@ func (s *Sequencer) Mine(ctx context.Context, n uint64, interval uint64) (uint64
 				return fmt.Errorf("%w: mined %d of %d blocks: %v", ErrDev, mined, n, err), false
 			}
 			if mined > 0 && interval > 0 {
-				parent := s.b.anchor
+				parent := s.b.Parent()
 				if err, fatal := s.retime(time.Unix(int64(parent.Time+interval), 0)); err != nil {
 					return err, fatal
 				}
@@ -207,7 +207,7 @@ func (s *Sequencer) SetNextBlockTimestamp(ts uint64) error {
 }
 
 func (s *Sequencer) setNextTimestamp(ts uint64) (error, bool) {
-	if parent := s.b.anchor; ts <= parent.Time {
+	if parent := s.b.Parent(); ts <= parent.Time {
 		return fmt.Errorf("%w: timestamp %d is not after the latest block's (%d, block %d)", ErrDev, ts, parent.Time, parent.Number), false
 	}
 	t := time.Unix(int64(ts), 0)
@@ -226,7 +226,7 @@ func (s *Sequencer) MineAt(ctx context.Context, ts uint64) error {
 
 // retime rebuilds the open block with the header NextHeader gives at t.
 func (s *Sequencer) retime(t time.Time) (error, bool) {
-	tmpl := NextHeader(s.b.exec.Config(), s.b.anchor, t, s.cfg.HeaderParams())
+	tmpl := NextHeader(s.b.exec.Config(), s.b.Parent(), t, s.cfg.HeaderParams())
 	if tmpl.Time == s.b.Header().Time {
 		return nil, false
 	}

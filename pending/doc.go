@@ -7,12 +7,22 @@
 //
 // A Snapshot is the pending block as of one pre-confirmation: the anchor
 // (the canonical block it sits on, with its hash), the pending header
-// (Number = anchor+1, its own timestamp, base fee, coinbase, prev-randao,
-// gas limit), the pre-confirmed transactions and receipts, and a list of
-// copy-on-write diff layers (newest first) over the store's state at the
-// anchor. Reads go newest layer -> older layers -> store (overlay.go);
-// within a layer a wipe hides older storage, then the layer's own slots
-// apply.
+// (its own number, timestamp, base fee, coinbase, prev-randao, gas limit),
+// the pre-confirmed transactions and receipts, and a list of copy-on-write
+// diff layers (newest first) over the store's state at the anchor. Reads
+// go newest layer -> older layers -> store (overlay.go); within a layer a
+// wipe hides older storage, then the layer's own slots apply.
+//
+// A pending block may also sit on a pending parent (a stream follower,
+// pending/replica, keeps a window of blocks ahead of the canonical chain):
+// its Parent is then the parent block's final snapshot (Builder.Finish:
+// the block sealed in memory, with its sealed header and hash and a last
+// layer holding the post-block system calls), the parent's layers lie
+// under its own, and its anchor is the canonical block the chain of
+// pending parents bottoms out on. Its BLOCKHASH context resolves the
+// parents' sealed headers first (Read.PendingHeaders). Snapshot.Rebased
+// re-anchors such a chain on a canonical block that is one of its pending
+// parents (same number and hash) without re-executing anything.
 //
 // A new snapshot adds one layer (the StateDB.TakeDiff of the interval) in
 // front of the previous snapshot's layers and shares all of them; older
@@ -25,13 +35,15 @@
 // # Producers: Builder and drivers
 //
 // The Builder (builder.go) has no policy: a driver opens a block on a
-// canonical chain.Head with the header it chose (NextHeader is the
+// canonical chain.Head (Open) or on a pending parent (OpenOn) with the
+// header it chose (NextHeader is the
 // sequencer's policy: timestamps, coinbase, gas-limit target, derived
 // beacon root), adds transactions with the shared chain.Executor (the same
 // one block import uses), cuts snapshots and hands them to
 // Manager.Publish, and seals the block into one store.BlockWrite that it
-// hands to chain.Writer.Seal. The Sequencer is the driver that picks
-// transactions from the Pool; a follower of a pre-confirmation stream is
+// hands to chain.Writer.Seal (or, for a follower, finishes it in memory:
+// Finish). The Sequencer is the driver that picks transactions from the
+// Pool; the follower of a pre-confirmation stream (pending/replica) is
 // another driver of the same Builder.
 //
 // # Reads: Manager.Open
@@ -39,11 +51,17 @@
 // Every read of the node (rpc's block selectors, the pool's validation)
 // goes through Manager.Open: it loads the current snapshot, then the
 // canonical Head with its shared store view (chain.Writer.OpenHead), and
-// keeps the snapshot only if its anchor hash is canonical in that head. A
-// stale snapshot (its anchor unwound or replaced by a reorg) is never
-// served on top of the wrong block: the read serves the head and
-// tipnode_pending_stale_snapshot_reads_total counts it. Errors are
-// returned, never turned into "not found".
+// keeps the snapshot only if it is servable on that head: the pending
+// block is above the head (pending is never older than latest: a
+// snapshot the head reached is superseded) and its chain of pending
+// parents meets the canonical chain at the head or below with the same
+// hash. A stale snapshot (its chain unwound or replaced by a reorg) is
+// never served on top of the wrong block: the read serves the head and
+// tipnode_pending_stale_snapshots_total counts it (a superseded one is not
+// counted). The same rule moves the pair on head events and guards
+// Publish. Manager.Withdraw stops serving the current snapshot (a stream
+// follower whose stream is down or stale). Errors are returned, never
+// turned into "not found".
 //
 // # Concurrency and invariants
 //

@@ -70,8 +70,8 @@ func NewManager(heads Heads, config *params.ChainConfig, next HeaderParams, cloc
 }
 
 // onHead moves the state to a new head (unless a driver's Publish in the
-// writer's Rebase already did), keeping the snapshot only while its anchor
-// is canonical on the new head.
+// writer's Rebase already did), keeping the snapshot only while it is
+// servable on the new head (onWindow).
 func (m *Manager) onHead(ev *chain.HeadEvent) {
 	for {
 		old := m.cur.Load()
@@ -79,12 +79,14 @@ func (m *Manager) onHead(ev *chain.HeadEvent) {
 			return
 		}
 		snap := old.snap
-		dropped := snap != nil && !anchoredInWindow(ev.Head, snap)
-		if dropped {
-			snap = nil // its anchor left the canonical chain: never serve it
+		at := servedOn
+		if snap != nil {
+			if at = onWindow(ev.Head, snap); at != servedOn {
+				snap = nil // its chain left the canonical chain, or the head reached it: never serve it
+			}
 		}
 		if m.cur.CompareAndSwap(old, &state{head: ev.Head, snap: snap}) {
-			if dropped {
+			if at == offChain {
 				m.metrics.stale()
 			}
 			return
@@ -92,11 +94,28 @@ func (m *Manager) onHead(ev *chain.HeadEvent) {
 	}
 }
 
-// anchoredInWindow reports whether snap's anchor is canonical in head (it
-// must be within the head's window; an anchor older than that is not kept).
-func anchoredInWindow(head *chain.Head, snap *Snapshot) bool {
-	_, hash, ok := head.Recent(snap.anchor.Number.Uint64())
-	return ok && hash == snap.anchorHash
+// onWindow reports whether snap is servable on head, resolving canonical
+// hashes from the head's in-memory window only (an ancestry meeting the
+// chain below the window is not kept): the pending block is above the head
+// and its chain of parents meets the canonical chain with the same hash.
+func onWindow(head *chain.Head, snap *Snapshot) placement {
+	at, _ := snap.onChain(head.Number(), func(n uint64) (common.Hash, bool, error) {
+		_, hash, ok := head.Recent(n)
+		return hash, ok, nil
+	})
+	return at
+}
+
+// Withdraw stops serving the current snapshot: reads serve the canonical
+// head until the next Publish (a stream follower whose stream is down or
+// stale). Subscribers are not notified.
+func (m *Manager) Withdraw() {
+	for {
+		old := m.cur.Load()
+		if old.snap == nil || m.cur.CompareAndSwap(old, &state{head: old.head}) {
+			return
+		}
+	}
 }
 
 // Current returns the current snapshot, or nil when no driver publishes or
@@ -119,18 +138,21 @@ func (m *Manager) SnapshotAge() float64 {
 // on, in one atomic step, and then notifies subscribers: the only way a
 // snapshot becomes current. Drivers call it from one goroutine at a time
 // (theirs, or the writer's during their Rebase). A snapshot built on a head
-// older than the current one is published only if its anchor is still
-// canonical on the current head (else it is dropped and counted stale).
+// older than the current one is published with the current head, and only
+// if it is servable there (onWindow: above the head, on its chain); else
+// it is dropped and counted stale.
 func (m *Manager) Publish(s *Snapshot) {
 	for {
 		old := m.cur.Load()
 		next := &state{head: s.head, snap: s}
 		if old.head.Seq() > s.head.Seq() {
 			next.head = old.head
-			if !anchoredInWindow(old.head, s) {
+		}
+		if at := onWindow(next.head, s); at != servedOn {
+			if at == offChain {
 				m.metrics.stale()
-				return
 			}
+			return
 		}
 		if m.cur.CompareAndSwap(old, next) {
 			break
@@ -167,8 +189,17 @@ func (r *Read) Close() { r.View.Close() }
 // the view).
 func (r *Read) Headers() chain.HeaderSource { return chain.ViewHeaders{Head: r.Head, View: r.View} }
 
-// PendingState is the pre-confirmed state: the snapshot's layers over its
-// anchor's state in the view. Only valid with a Snapshot.
+// PendingHeaders resolves the headers of the pending block's ancestors:
+// its pending parents' sealed headers (a block built ahead of the canonical
+// chain), then the canonical ones. Use it for the pending block's BLOCKHASH
+// context; only valid with a Snapshot.
+func (r *Read) PendingHeaders() chain.HeaderSource {
+	return pendingHeaders{snap: r.Snapshot, canon: r.Headers()}
+}
+
+// PendingState is the pre-confirmed state: the snapshot's layers (and its
+// pending parents') over its anchor's state in the view. Only valid with a
+// Snapshot.
 func (r *Read) PendingState() (chain.Backend, error) {
 	base, err := r.View.StateAt(r.Snapshot.anchor.Number.Uint64())
 	if err != nil {
@@ -179,9 +210,11 @@ func (r *Read) PendingState() (chain.Backend, error) {
 
 // Open opens a read: one atomic load of the (head, snapshot) pair, then a
 // reference on the head's store view, which holds exactly that chain. The
-// snapshot's anchor is verified against the head by hash once more (a
-// snapshot is never served on top of the wrong block; a stale one is
-// dropped from the read and counted). Never waits for the writer.
+// snapshot is verified against the head once more (servable: above the
+// head, its chain of pending parents meeting the canonical chain by hash;
+// a snapshot is never served on top of the wrong block nor below the head;
+// a stale one is dropped from the read and counted). Never waits for the
+// writer.
 func (m *Manager) Open() (*Read, error) {
 	for {
 		st := m.cur.Load()
@@ -200,41 +233,35 @@ func (m *Manager) Open() (*Read, error) {
 		}
 		r := &Read{Head: st.head, View: view, Snapshot: st.snap}
 		if st.snap != nil {
-			ok, err := anchored(st.head, view, st.snap)
+			at, err := servable(st.head, view, st.snap)
 			if err != nil {
 				view.Close()
 				return nil, err
 			}
-			if !ok {
+			if at != servedOn {
 				r.Snapshot = nil
-				m.metrics.stale()
+				if at == offChain {
+					m.metrics.stale()
+				}
 			}
 		}
 		return r, nil
 	}
 }
 
-// anchored reports whether snap's anchor is canonical in head's chain (the
-// window, else the head's view).
-func anchored(head *chain.Head, view store.View, snap *Snapshot) (bool, error) {
-	n := snap.anchor.Number.Uint64()
-	if n > head.Number() {
-		return false, nil
-	}
-	var hash common.Hash
-	if _, h, ok := head.Recent(n); ok {
-		hash = h
-	} else {
+// servable reports whether snap may be served on head's chain (the window,
+// else the head's view): see Snapshot.onChain.
+func servable(head *chain.Head, view store.View, snap *Snapshot) (placement, error) {
+	return snap.onChain(head.Number(), func(n uint64) (common.Hash, bool, error) {
+		if _, h, ok := head.Recent(n); ok {
+			return h, true, nil
+		}
 		h, err := view.CanonicalHash(n)
 		if errors.Is(err, store.ErrNotFound) {
-			return false, nil
+			return common.Hash{}, false, nil
 		}
-		if err != nil {
-			return false, err
-		}
-		hash = h
-	}
-	return hash == snap.anchorHash, nil
+		return h, err == nil, err
+	})
 }
 
 // State opens the state the pool validates against: the pending snapshot

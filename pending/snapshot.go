@@ -9,18 +9,24 @@ import (
 	"github.com/tipnode/tipnode/chain"
 )
 
-// Snapshot is one immutable pre-confirmed state: the anchor (the latest
-// canonical block the diffs sit on), the pending block's header (the
-// execution context of `pending`), the copy-on-write diff layers written by
-// the pre-confirmed transactions, and those transactions with their
-// receipts. A Snapshot never changes after it is published; readers load the
+// Snapshot is one immutable pre-confirmed state: the anchor (the canonical
+// block the diffs sit on), the pending block's header (the execution
+// context of `pending`), the copy-on-write diff layers written by the
+// pre-confirmed transactions, and those transactions with their receipts.
+// A pending block may sit on a pending parent (a stream follower's window
+// of blocks ahead of the canonical chain): Parent is then the parent's
+// final (sealed in memory) snapshot, whose state lies under this block's
+// layers, and Anchor is the canonical block the chain of pending parents
+// bottoms out on. A Snapshot never changes after it is published; readers load the
 // current one once per request and use it throughout.
 //
 // Snapshots are built by a Builder and made current by Manager.Publish.
 type Snapshot struct {
-	head       *chain.Head // the canonical head it was built on (its anchor)
+	head       *chain.Head // the canonical head it was built on (or rebased on)
 	anchor     *types.Header
 	anchorHash common.Hash
+	parent     *Snapshot   // the pending parent's final snapshot; nil: the parent is the anchor
+	hash       common.Hash // final snapshots (Builder.Finish): the sealed block's hash
 	header     *types.Header
 	index      uint64
 	layers     *layer // newest first; shared with older snapshots
@@ -30,7 +36,8 @@ type Snapshot struct {
 	created    time.Time // when it was published (sequencer clock)
 }
 
-// Anchor is the canonical block the snapshot sits on (store height).
+// Anchor is the canonical block the snapshot's chain of pending parents
+// bottoms out on (the snapshot's own parent when Parent is nil).
 func (s *Snapshot) Anchor() *types.Header { return s.anchor }
 
 // Header is the pending block's header: Number = anchor+1, its timestamp,
@@ -82,11 +89,120 @@ func (s *Snapshot) Depth() int {
 // AnchorHash is the anchor's hash.
 func (s *Snapshot) AnchorHash() common.Hash { return s.anchorHash }
 
-// State returns the pending state: the diff layers (newest first) over base,
-// which must be the store's state of the anchor (Manager.Open verifies the
-// anchor is canonical; Read.PendingState does this pairing).
+// Parent is the final snapshot of the pending parent block, nil when the
+// block sits directly on its canonical anchor.
+func (s *Snapshot) Parent() *Snapshot { return s.parent }
+
+// Number is the pending block's number.
+func (s *Snapshot) Number() uint64 { return s.header.Number.Uint64() }
+
+// Final reports whether the snapshot is a finished block's (Builder.Finish):
+// its Header is the sealed header, Hash its hash, and its layers include the
+// post-block system calls.
+func (s *Snapshot) Final() bool { return s.hash != (common.Hash{}) }
+
+// Hash is the sealed block's hash of a final snapshot (zero otherwise).
+func (s *Snapshot) Hash() common.Hash { return s.hash }
+
+// State returns the pending state: the diff layers (newest first) over the
+// pending parents' layers over base, which must be the store's state of
+// the anchor (Manager.Open verifies the chain is canonical up to the head;
+// Read.PendingState does this pairing).
 func (s *Snapshot) State(base chain.Backend) chain.Backend {
+	if s.parent != nil {
+		base = s.parent.State(base)
+	}
 	return &overlay{layers: s.layers, base: base}
+}
+
+// Rebased returns s re-anchored on head without re-executing anything, when
+// one of s's pending ancestors is exactly head's block (same number and
+// hash: the canonical block is the block s was built on, so its state is
+// the one under s's layers): the ancestors up to head are cut off, the
+// anchor becomes head. ok is false when head is not in s's chain of
+// pending parents.
+func (s *Snapshot) Rebased(head *chain.Head) (rebased *Snapshot, ok bool) {
+	num := s.Number()
+	if num <= head.Number() {
+		return nil, false
+	}
+	cp := *s
+	cp.head = head
+	if num-1 == head.Number() {
+		if s.header.ParentHash != head.Hash() {
+			return nil, false
+		}
+		cp.parent, cp.anchor, cp.anchorHash = nil, head.Header(), head.Hash()
+		return &cp, true
+	}
+	if s.parent == nil {
+		return nil, false
+	}
+	p, ok := s.parent.Rebased(head)
+	if !ok {
+		return nil, false
+	}
+	cp.parent, cp.anchor, cp.anchorHash = p, p.anchor, p.anchorHash
+	return &cp, true
+}
+
+// placement is where a snapshot stands against a canonical chain.
+type placement int
+
+const (
+	servedOn   placement = iota // above the head, on its chain: servable
+	superseded                  // the head reached its number: pending is never older than latest
+	offChain                    // its ancestry left the canonical chain (stale)
+)
+
+// onChain places s on a canonical chain whose head is number head and
+// whose canonical hash at n is hashAt(n): s is servable when the pending
+// block is above the head and its ancestry meets the canonical chain at
+// the head or below with the same hash (checking the highest such ancestor
+// suffices: hashes chain). ok false from hashAt means "unknown": off chain.
+func (s *Snapshot) onChain(head uint64, hashAt func(n uint64) (common.Hash, bool, error)) (placement, error) {
+	if s.Number() <= head {
+		return superseded, nil
+	}
+	for cur := s; ; cur = cur.parent {
+		n, want := cur.Number()-1, cur.header.ParentHash
+		if n <= head {
+			got, ok, err := hashAt(n)
+			if err != nil || !ok || got != want {
+				return offChain, err
+			}
+			return servedOn, nil
+		}
+		if cur.parent == nil {
+			return offChain, nil // its anchor is above the head (the head went back)
+		}
+	}
+}
+
+// pendingHeaders resolves the sealed headers of a snapshot's pending
+// ancestors (by their hash and number) before the canonical source: the
+// BLOCKHASH context of a block built ahead of the canonical chain.
+type pendingHeaders struct {
+	snap  *Snapshot // its parents are searched (final snapshots)
+	canon chain.HeaderSource
+}
+
+func (p pendingHeaders) HeaderByHash(hash common.Hash) (*types.Header, error) {
+	for a := p.snap; a != nil; a = a.parent {
+		if a.hash == hash && a.Final() {
+			return a.header, nil
+		}
+	}
+	return p.canon.HeaderByHash(hash)
+}
+
+func (p pendingHeaders) HeaderByNumber(number uint64) (*types.Header, error) {
+	for a := p.snap; a != nil; a = a.parent {
+		if a.Final() && a.Number() == number {
+			return a.header, nil
+		}
+	}
+	return p.canon.HeaderByNumber(number)
 }
 
 // Transaction finds a pre-confirmed transaction by hash.

@@ -242,3 +242,42 @@ func TestFollowFlags(t *testing.T) {
 		t.Fatal("following by default")
 	}
 }
+
+// TestFollowPreconfFlags: --follow.preconf and --follow.preconf.maxage
+// become the node's Preconf config; the stream needs --follow.rpc and a
+// ws(s) URL; the max age must be positive.
+func TestFollowPreconfFlags(t *testing.T) {
+	parse := func(args ...string) (NodeFlags, error) {
+		var nf NodeFlags
+		fs := newFlagSet()
+		nf.register(fs, false)
+		return nf, fs.Parse(args)
+	}
+	nf, err := parse("--follow.rpc", "http://seq:8545", "--follow.preconf", "ws://seq:8545/preconfirmations", "--follow.preconf.maxage", "3s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := nf.nodeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := cfg.Preconf; p == nil || p.Client.URL != "ws://seq:8545/preconfirmations" || p.Replica.MaxAge != 3*time.Second || p.Replica.Window != 5 {
+		t.Fatalf("preconf config %+v", cfg.Preconf)
+	}
+	if nf, _ := parse("--follow.rpc", "http://seq:8545"); nf.FollowMaxAge != 2*time.Second {
+		t.Fatalf("default max age %s, want 2s", nf.FollowMaxAge)
+	}
+	for _, args := range [][]string{
+		{"--follow.preconf", "ws://seq:8545/preconfirmations"},
+		{"--follow.rpc", "http://seq:8545", "--follow.preconf", "http://seq:8545/preconfirmations"},
+		{"--follow.rpc", "http://seq:8545", "--follow.preconf", "ws://seq:8545/preconfirmations", "--follow.preconf.maxage", "0s"},
+	} {
+		nf, err := parse(args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := nf.nodeConfig(); err == nil {
+			t.Fatalf("%v accepted", args)
+		}
+	}
+}

@@ -69,7 +69,9 @@ type NodeFlags struct {
 	FollowPoll      time.Duration
 	FollowBatch     int
 	FollowParallel  int
-	FollowTxForward string // follow: sequencer URL transactions are forwarded to ("" = --follow.rpc, "none" = pool locally)
+	FollowTxForward string        // follow: sequencer URL transactions are forwarded to ("" = --follow.rpc, "none" = pool locally)
+	FollowPreconf   string        // --follow.preconf: the sequencer's stream (a read replica)
+	FollowMaxAge    time.Duration // --follow.preconf.maxage
 
 	// The pre-confirmation stream (/preconfirmations).
 	Stream        bool
@@ -90,6 +92,9 @@ func (f *NodeFlags) register(fs *flag.FlagSet, dev bool) {
 		fs.IntVar(&f.FollowBatch, "follow.batch", fc.FetchBatch, "follow: blocks per upstream request during catch-up")
 		fs.IntVar(&f.FollowParallel, "follow.parallel", fc.FetchParallel, "follow: upstream requests in flight during catch-up")
 		fs.StringVar(&f.FollowTxForward, "follow.txforward", "", "follow: forward eth_sendRawTransaction to this sequencer URL (http(s):// or ws(s)://; default the --follow.rpc URL; \"none\" = keep them in the local pool)")
+		pc := node.DefaultPreconfConfig()
+		fs.StringVar(&f.FollowPreconf, "follow.preconf", "", "follow: the sequencer's pre-confirmation stream (ws(s)://HOST:PORT/preconfirmations); pending replays it (a read replica)")
+		fs.DurationVar(&f.FollowMaxAge, "follow.preconf.maxage", pc.Replica.MaxAge, "follow: stream silent longer than this: pending answers the canonical head until the next message")
 	}
 	sc := stream.DefaultPublisherConfig()
 	fs.BoolVar(&f.Stream, "stream", dev, "serve the pre-confirmation stream on ws://HTTP.ADDR/preconfirmations (with --sequencer, or on a replica)")
@@ -196,6 +201,14 @@ func (f *NodeFlags) nodeConfig() (node.Config, error) {
 			return cfg, fmt.Errorf("--stream: %w", err)
 		}
 		cfg.Stream = &sc
+	}
+	if f.FollowPreconf != "" {
+		if f.FollowRPC == "" {
+			return cfg, errors.New("--follow.preconf needs --follow.rpc: a replica gets its canonical blocks from the upstream")
+		}
+		pc := node.DefaultPreconfConfig()
+		pc.Client.URL, pc.Replica.MaxAge = f.FollowPreconf, f.FollowMaxAge
+		cfg.Preconf = &pc
 	}
 	return cfg, cfg.Validate()
 }

@@ -359,7 +359,7 @@ func (a *API) resolve(r *pending.Read, sel BlockSelector) (*ReadContext, error) 
 				if err != nil {
 					return nil, err
 				}
-				return &ReadContext{Read: r, View: view, Header: r.Snapshot.Header(), Pending: r.Snapshot, Headers: headers, state: st}, nil
+				return &ReadContext{Read: r, View: view, Header: r.Snapshot.Header(), Pending: r.Snapshot, Headers: r.PendingHeaders(), state: st}, nil
 			}
 			return a.atHeader(r, headers, r.Head.Header())
 		case TagEarliest:

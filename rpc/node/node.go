@@ -17,6 +17,7 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/follow"
 	"github.com/tipnode/tipnode/pending"
+	"github.com/tipnode/tipnode/pending/replica"
 	"github.com/tipnode/tipnode/pending/stream"
 	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/rpc/eth"
@@ -63,6 +64,11 @@ type Config struct {
 	// sequencer at TxForward.URL instead of pooling it (eth.Forwarder).
 	// Default nil. Exclusive with Sequencer.
 	TxForward *eth.ForwardConfig
+	// Preconf, when non-nil, follows a sequencer's pre-confirmation
+	// stream (a read replica: `pending` replays the sequencer's pending
+	// blocks). Requires Follow (canonical blocks come from the upstream).
+	// Default nil.
+	Preconf *PreconfConfig
 	// Metrics serves Prometheus metrics on /metrics of the RPC listener.
 	// Default false.
 	Metrics bool
@@ -73,6 +79,19 @@ type Config struct {
 	ReadOnly bool
 	// StopTimeout bounds the graceful stop of the RPC server. Default 15 s.
 	StopTimeout time.Duration
+}
+
+// PreconfConfig is a replica's pre-confirmation stream: the websocket
+// client (URL, ping, idle timeout, backoff) and the driver that replays
+// the messages (max age, window).
+type PreconfConfig struct {
+	Client  stream.ClientConfig
+	Replica replica.Config
+}
+
+// DefaultPreconfConfig returns the documented defaults (URL unset).
+func DefaultPreconfConfig() PreconfConfig {
+	return PreconfConfig{Client: stream.DefaultClientConfig(), Replica: replica.DefaultConfig()}
 }
 
 // DefaultConfig returns the documented defaults (no sequencer, no
@@ -120,6 +139,17 @@ func (c Config) Validate() error {
 			return err
 		}
 	}
+	if c.Preconf != nil {
+		if c.Follow == nil {
+			return fmt.Errorf("%w: following a pre-confirmation stream needs an upstream to follow (Follow)", ErrConfig)
+		}
+		if err := c.Preconf.Client.Validate(); err != nil {
+			return err
+		}
+		if err := c.Preconf.Replica.Validate(); err != nil {
+			return err
+		}
+	}
 	if c.StopTimeout <= 0 {
 		return fmt.Errorf("%w: stop timeout must be > 0", ErrConfig)
 	}
@@ -134,16 +164,18 @@ func (c Config) Validate() error {
 // Ethereum API and the JSON-RPC server. New wires them; Start starts them
 // in dependency order and Stop stops them in reverse.
 type Node struct {
-	Genesis   *chain.Genesis
-	Writer    *chain.Writer
-	Pending   *pending.Manager
-	Pool      *pending.Pool
-	Sequencer *pending.Sequencer // nil without Config.Sequencer
-	Follower  *follow.Follower   // nil without Config.Follow
-	Stream    *stream.Publisher  // nil without Config.Stream
-	Forwarder *eth.Forwarder     // nil without Config.TxForward
-	API       *eth.API
-	Server    *rpc.Server
+	Genesis      *chain.Genesis
+	Writer       *chain.Writer
+	Pending      *pending.Manager
+	Pool         *pending.Pool
+	Sequencer    *pending.Sequencer // nil without Config.Sequencer
+	Follower     *follow.Follower   // nil without Config.Follow
+	Stream       *stream.Publisher  // nil without Config.Stream
+	Forwarder    *eth.Forwarder     // nil without Config.TxForward
+	Replica      *replica.Driver    // nil without Config.Preconf
+	StreamClient *stream.Client     // nil without Config.Preconf
+	API          *eth.API
+	Server       *rpc.Server
 	// Registry holds the node's metrics (nil without Config.Metrics).
 	Registry *prometheus.Registry
 
@@ -264,13 +296,29 @@ func New(cfg Config, db *store.DB, g *chain.Genesis, clock pending.Clock, log ze
 				HighestBlock: hexutil.Uint64(s.HighestBlock)}, s.Syncing
 		})
 	}
+	if cfg.Preconf != nil {
+		var rm *replica.Metrics
+		var cm *stream.ClientMetrics
+		if n.Registry != nil {
+			rm, cm = replica.NewMetrics(n.Registry), stream.NewClientMetrics(n.Registry)
+		}
+		if n.Replica, err = replica.New(cfg.Preconf.Replica, w, exec, n.Pending, clock, rm, log); err != nil {
+			w.Stop()
+			return nil, err
+		}
+		if n.StreamClient, err = stream.NewClient(cfg.Preconf.Client, n.Replica, clock, cm, log); err != nil {
+			w.Stop()
+			return nil, err
+		}
+	}
 	return n, nil
 }
 
 // Start starts the writer, the sequencer (which publishes its first
 // snapshot before returning) or the follower (which checks the upstream's
-// chain id and genesis before returning, then follows in the background),
-// and then the RPC server.
+// chain id and genesis before returning, then follows in the background)
+// with, on a replica, the pre-confirmation driver and its stream client
+// (they run on the node's pending clock), and then the RPC server.
 func (n *Node) Start() error {
 	if n.cfg.PreloadKZG {
 		go kzg4844.BlobToCommitment(new(kzg4844.Blob)) // the first use loads the setup
@@ -293,11 +341,16 @@ func (n *Node) Start() error {
 			return err
 		}
 	}
+	if n.Replica != nil {
+		n.Replica.Start()
+		n.StreamClient.Start()
+	}
 	if err := n.Server.Start(); err != nil {
 		var err2 error
 		if n.Sequencer != nil {
 			err2 = n.Sequencer.Stop()
 		}
+		n.stopReplica()
 		if n.Follower != nil {
 			n.Follower.Stop()
 		}
@@ -339,7 +392,8 @@ func (n *Node) WritesStopped() error { return n.db.DiskFull() }
 // Stop shuts down in order: the RPC server stops accepting and finishes
 // in-flight requests (stream subscribers are closed with 1001), then the sequencer stops (sealing a pending block
 // that holds pre-confirmed transactions, in one atomic write through the
-// writer) or the follower (its write in progress finishes), then the
+// writer) or the stream client, the replica driver and the follower (its
+// write in progress finishes), then the
 // writer. The caller closes the store afterwards.
 func (n *Node) Stop() error {
 	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.StopTimeout)
@@ -348,6 +402,7 @@ func (n *Node) Stop() error {
 	if n.Sequencer != nil {
 		err = errors.Join(err, n.Sequencer.Stop())
 	}
+	n.stopReplica()
 	if n.Follower != nil {
 		n.Follower.Stop()
 	}
@@ -363,5 +418,14 @@ func (n *Node) Stop() error {
 func (n *Node) stopStream() {
 	if n.Stream != nil {
 		n.Stream.Stop()
+	}
+}
+
+// stopReplica stops the stream client (no more messages) and then the
+// driver.
+func (n *Node) stopReplica() {
+	if n.Replica != nil {
+		n.StreamClient.Stop()
+		n.Replica.Stop()
 	}
 }

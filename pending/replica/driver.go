@@ -1,0 +1,569 @@
+package replica
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/ethereum/go-ethereum/beacon/engine"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/trie"
+	"github.com/rs/zerolog"
+
+	"github.com/tipnode/tipnode/chain"
+	"github.com/tipnode/tipnode/pending"
+	"github.com/tipnode/tipnode/pending/stream"
+	"github.com/tipnode/tipnode/store"
+)
+
+// Writer is what the driver needs of the node's store writer
+// (*chain.Writer): the canonical head, its store view, and head events.
+type Writer interface {
+	Head() *chain.Head
+	OpenHead() (*chain.Head, store.View, error)
+	SubscribeHeads(fn func(*chain.HeadEvent)) (unsubscribe func())
+}
+
+// Driver follows a pre-confirmation stream: a driver of a pending.Builder
+// that replays what a sequencer published, verifies it, and publishes the
+// snapshots through the node's pending.Manager. It is the stream client's
+// Sink (Payload, Down); the canonical chain arrives through the Writer's
+// head events (the chain follower imports it). One goroutine (Start) owns
+// the builder and the window; Payload, Down and head events hand it work.
+type Driver struct {
+	cfg     Config
+	exec    *chain.Executor
+	w       Writer
+	mgr     *pending.Manager
+	clock   pending.Clock
+	metrics *Metrics
+	log     zerolog.Logger
+
+	in        chan event
+	headc     chan struct{}
+	quit      chan struct{}
+	done      chan struct{}
+	startOnce sync.Once
+	stopOnce  sync.Once
+	unsub     func()
+
+	// Owned by the loop.
+	b     *pending.Builder
+	win   []*entry // ascending, consecutive numbers; only the last may be open
+	head  *chain.Head
+	last  time.Time // clock time of the last message
+	down  bool      // no stream (yet, or Down was called)
+	stale bool      // no message for MaxAge
+}
+
+// entry is one pending block of the window: what the stream said about it
+// (kept so that it can be rebuilt on another parent) and the snapshot the
+// driver built (nil: not built yet, its parent is not known).
+type entry struct {
+	number       uint64
+	id           engine.PayloadID
+	base         *stream.Base
+	index        uint64
+	txs          []*types.Transaction
+	gasUsed      uint64
+	receiptsRoot common.Hash
+	snap         *pending.Snapshot
+	closed       bool // the next block opened: final
+}
+
+type event struct {
+	p        *stream.Payload
+	received time.Time
+	down     error
+	sync     chan struct{}
+}
+
+// New returns a driver publishing into mgr, building with exec on the
+// chain w holds. clock drives the staleness check (nil: the wall clock);
+// metrics may be nil. Call Start.
+func New(cfg Config, w Writer, exec *chain.Executor, mgr *pending.Manager, clock pending.Clock, metrics *Metrics, log zerolog.Logger) (*Driver, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if clock == nil {
+		clock = pending.SystemClock{}
+	}
+	return &Driver{
+		cfg: cfg, exec: exec, w: w, mgr: mgr, clock: clock, metrics: metrics,
+		log: log.With().Str("component", "replica").Logger(),
+		in:  make(chan event, cfg.Queue), headc: make(chan struct{}, 1),
+		quit: make(chan struct{}), done: make(chan struct{}),
+		b: pending.NewBuilder(exec), down: true,
+	}, nil
+}
+
+// Start subscribes to head events and starts the loop.
+func (d *Driver) Start() {
+	d.startOnce.Do(func() {
+		d.unsub = d.w.SubscribeHeads(func(*chain.HeadEvent) {
+			select {
+			case d.headc <- struct{}{}:
+			default:
+			}
+		})
+		d.metrics.fallingBack(true)
+		t := d.clock.NewTicker(max(d.cfg.MaxAge/4, time.Millisecond))
+		go d.loop(t)
+	})
+}
+
+// Stop ends the loop and releases the builder.
+func (d *Driver) Stop() {
+	d.stopOnce.Do(func() { close(d.quit) })
+	d.startOnce.Do(func() { close(d.done) })
+	<-d.done
+	if d.unsub != nil {
+		d.unsub()
+	}
+}
+
+// Payload hands a decoded message to the driver (stream.Sink). It blocks
+// while Config.Queue messages wait, and returns at once after Stop.
+func (d *Driver) Payload(p *stream.Payload, received time.Time) {
+	d.send(event{p: p, received: received})
+}
+
+// Down tells the driver the stream was lost or went stale (stream.Sink):
+// the window is dropped and pending answers the canonical head until the
+// next block opens.
+func (d *Driver) Down(err error) {
+	if err == nil {
+		err = errors.New("stream down")
+	}
+	d.send(event{down: err})
+}
+
+// Sync waits until every message handed over before the call is handled
+// (tests).
+func (d *Driver) Sync() {
+	c := make(chan struct{})
+	d.send(event{sync: c})
+	select {
+	case <-c:
+	case <-d.done:
+	}
+}
+
+func (d *Driver) send(ev event) {
+	select {
+	case d.in <- ev:
+	case <-d.done:
+	}
+}
+
+func (d *Driver) loop(t pending.Ticker) {
+	defer close(d.done)
+	defer t.Stop()
+	defer d.b.Close()
+	for {
+		select {
+		case <-d.quit:
+			return
+		case ev := <-d.in:
+			d.syncHead()
+			switch {
+			case ev.sync != nil:
+				close(ev.sync)
+			case ev.down != nil:
+				d.onDown(ev.down)
+			default:
+				d.onPayload(ev.p, ev.received)
+			}
+		case <-d.headc:
+			d.syncHead()
+		case <-t.C():
+			d.syncHead()
+			d.checkAge()
+		}
+	}
+}
+
+func (d *Driver) serving() bool { return !d.down && !d.stale }
+
+func (d *Driver) top() *entry {
+	if len(d.win) == 0 {
+		return nil
+	}
+	return d.win[len(d.win)-1]
+}
+
+func (d *Driver) seqState() seqState {
+	st := seqState{head: d.head.Number(), window: uint64(d.cfg.Window)}
+	if e := d.top(); e != nil && !e.closed {
+		st.open, st.number, st.index, st.id = true, e.number, e.index, e.id
+	}
+	return st
+}
+
+func (d *Driver) onDown(err error) {
+	if !d.down {
+		d.log.Warn().Err(err).Msg("pre-confirmation stream down: pending answers the canonical head")
+	}
+	d.down = true
+	d.metrics.fallingBack(true)
+	d.dropAll("down")
+}
+
+// checkAge falls back to the canonical head when no message came for
+// MaxAge.
+func (d *Driver) checkAge() {
+	if d.down || d.stale || d.last.IsZero() || d.clock.Now().Sub(d.last) <= d.cfg.MaxAge {
+		return
+	}
+	d.stale = true
+	d.metrics.fallingBack(true)
+	d.mgr.Withdraw()
+	d.log.Warn().Stringer("silent", d.clock.Now().Sub(d.last)).Msg("pre-confirmation stream stale: pending answers the canonical head")
+}
+
+func (d *Driver) onPayload(p *stream.Payload, received time.Time) {
+	d.last = d.clock.Now()
+	if !d.serving() {
+		d.down, d.stale = false, false
+		d.metrics.fallingBack(false)
+	}
+	v := classify(d.seqState(), p)
+	d.metrics.message(v)
+	switch v {
+	case vDuplicate:
+		return
+	case vNotStarted, vBeyondWindow, vCanonical, vClosed:
+		d.log.Debug().Uint64("block", p.Metadata.BlockNumber).Uint64("index", p.Index).Uint64("head", d.head.Number()).
+			Stringer("verdict", v).Msg("pre-confirmation dropped")
+		return
+	case vGap, vLowerIndex, vMalformed:
+		d.log.Warn().Uint64("block", p.Metadata.BlockNumber).Uint64("index", p.Index).Stringer("verdict", v).
+			Msg("pre-confirmation out of sequence: dropping the pending block, waiting for the next block")
+		d.dropTop(v.String())
+		return
+	case vRestart:
+		d.dropTop(v.String())
+		d.openBlock(p, received)
+	case vNextBlock:
+		d.openBlock(p, received)
+	case vAppend:
+		d.appendTo(p, received)
+	}
+}
+
+func decodeTxs(raw []hexutil.Bytes) ([]*types.Transaction, error) {
+	txs := make([]*types.Transaction, len(raw))
+	for i, b := range raw {
+		tx := new(types.Transaction)
+		if err := tx.UnmarshalBinary(b); err != nil {
+			return nil, fmt.Errorf("%w: transaction %d: %v", ErrExecution, i, err)
+		}
+		txs[i] = tx
+	}
+	return txs, nil
+}
+
+// openBlock opens the block p's index 0 announces: on the window's top
+// block when it is its parent (finished here and checked against the
+// announced parent hash), else on the canonical head when that is its
+// parent, else it waits, unbuilt, for its parent to become canonical.
+func (d *Driver) openBlock(p *stream.Payload, received time.Time) {
+	n := p.Metadata.BlockNumber
+	txs, err := decodeTxs(p.Diff.Transactions)
+	if err != nil {
+		d.log.Warn().Err(err).Uint64("block", n).Msg("dropping a pending block")
+		d.metrics.reset("execution")
+		return
+	}
+	e := &entry{number: n, id: p.PayloadID, base: p.Base, txs: txs, gasUsed: uint64(p.Diff.GasUsed), receiptsRoot: p.Diff.ReceiptsRoot}
+	d.metrics.streamLag(received.Sub(time.Unix(int64(p.Base.Timestamp), 0)))
+	parent := d.top()
+	if parent != nil && parent.number != n-1 {
+		d.dropAll("disconnected")
+		parent = nil
+	}
+	var parentSnap *pending.Snapshot
+	if parent != nil {
+		parent.closed = true
+		if parent.snap != nil {
+			final, err := parent.snap, error(nil)
+			if !final.Final() {
+				final, _, err = d.b.Finish(d.clock.Now())
+			}
+			switch {
+			case err != nil:
+				d.log.Error().Err(err).Uint64("block", parent.number).Msg("finishing a pending block failed")
+				d.dropAll("execution")
+			case final.Hash() != p.Base.ParentHash:
+				d.metrics.mismatch("parent_hash")
+				d.log.Error().Uint64("block", parent.number).Str("built", final.Hash().Hex()).Str("announced", p.Base.ParentHash.Hex()).
+					Msg("pending block sealed to another hash than the sequencer's: dropping the window")
+				d.dropAll("parent_hash")
+			default:
+				parent.snap, parentSnap = final, final
+			}
+		}
+	}
+	d.win = append(d.win, e)
+	d.metrics.window(len(d.win))
+	t0 := time.Now()
+	h, view, err := d.w.OpenHead()
+	if err != nil {
+		d.log.Error().Err(err).Msg("open head")
+		d.dropTop("execution")
+		return
+	}
+	var snap *pending.Snapshot
+	switch {
+	case parentSnap != nil:
+		snap, err = d.b.OpenOn(h, view, parentSnap, headerFrom(d.exec.Config(), parentSnap.Header(), p.Base), d.clock.Now())
+	case len(d.win) == 1 && h.Number() == n-1 && h.Hash() == p.Base.ParentHash:
+		snap, err = d.b.Open(h, view, headerFrom(d.exec.Config(), h.Header(), p.Base), d.clock.Now())
+	default:
+		view.Close()
+		d.log.Debug().Uint64("block", n).Uint64("head", h.Number()).Msg("pending block waits for its parent")
+		return
+	}
+	if err != nil {
+		view.Close()
+		d.log.Error().Err(err).Uint64("block", n).Msg("opening a pending block failed")
+		d.dropTop("execution")
+		return
+	}
+	e.snap = snap
+	d.execute(e, txs, received, t0)
+}
+
+// appendTo adds p's transactions to the open block.
+func (d *Driver) appendTo(p *stream.Payload, received time.Time) {
+	e := d.top()
+	txs, err := decodeTxs(p.Diff.Transactions)
+	if err != nil {
+		d.log.Warn().Err(err).Uint64("block", e.number).Uint64("index", p.Index).Msg("dropping the pending block")
+		d.dropTop("execution")
+		return
+	}
+	e.index, e.txs = p.Index, append(e.txs, txs...)
+	e.gasUsed, e.receiptsRoot = uint64(p.Diff.GasUsed), p.Diff.ReceiptsRoot
+	d.metrics.streamLag(received.Sub(time.Unix(int64(e.base.Timestamp), 0)))
+	if e.snap == nil {
+		return // recorded; executed when its parent is known
+	}
+	d.execute(e, txs, received, time.Now())
+}
+
+// execute runs txs (only the message's new ones) on the open block, checks
+// the cumulative totals against e's and publishes the snapshot; on any
+// disagreement the block is dropped and nothing is published.
+func (d *Driver) execute(e *entry, txs []*types.Transaction, received, t0 time.Time) {
+	snap, err := d.apply(e, txs)
+	d.metrics.executed(time.Since(t0))
+	if err != nil {
+		d.log.Error().Err(err).Uint64("block", e.number).Uint64("index", e.index).Msg("dropping the pending block")
+		if errors.Is(err, ErrMismatch) {
+			d.dropTop("mismatch")
+		} else {
+			d.dropTop("execution")
+		}
+		return
+	}
+	e.snap = snap
+	if d.serving() {
+		d.mgr.Publish(snap)
+		d.metrics.published(time.Since(received))
+	}
+}
+
+// apply adds txs to the builder's open block and verifies the totals
+// against the stream's (e.gasUsed, e.receiptsRoot).
+func (d *Driver) apply(e *entry, txs []*types.Transaction) (*pending.Snapshot, error) {
+	for _, tx := range txs {
+		if _, err := d.b.Add(tx); err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrExecution, tx.Hash().Hex(), err)
+		}
+	}
+	snap := d.b.Cut(d.clock.Now())
+	if snap == nil {
+		snap = d.b.Current()
+	}
+	if got := snap.Header().GasUsed; got != e.gasUsed {
+		d.metrics.mismatch("gas_used")
+		return nil, fmt.Errorf("%w: block %d index %d: gas used %d, the sequencer's %d", ErrMismatch, e.number, e.index, got, e.gasUsed)
+	}
+	if got := types.DeriveSha(types.Receipts(snap.Receipts()), trie.NewStackTrie(nil)); got != e.receiptsRoot {
+		d.metrics.mismatch("receipts_root")
+		return nil, fmt.Errorf("%w: block %d index %d: receipts root %s, the sequencer's %s", ErrMismatch, e.number, e.index, got.Hex(), e.receiptsRoot.Hex())
+	}
+	return snap, nil
+}
+
+// dropTop drops the window's newest block (the one being received).
+func (d *Driver) dropTop(cause string) {
+	if len(d.win) == 0 {
+		return
+	}
+	d.win = d.win[:len(d.win)-1]
+	d.b.Close()
+	d.mgr.Withdraw()
+	d.metrics.reset(cause)
+	d.metrics.window(len(d.win))
+}
+
+// dropAll drops the whole window.
+func (d *Driver) dropAll(cause string) {
+	if len(d.win) == 0 {
+		return
+	}
+	d.win = nil
+	d.b.Close()
+	d.mgr.Withdraw()
+	d.metrics.reset(cause)
+	d.metrics.window(0)
+}
+
+// syncHead brings the window onto the writer's current head: blocks the
+// head reached leave the window; a pending block sitting on the new head
+// (and the ones above it) is rebased without re-executing when the head
+// is the very block it was built on, else rebuilt on the head (its
+// transactions re-executed and verified again); a block announced on
+// another parent than the new head, or a reorg, drops the window.
+func (d *Driver) syncHead() {
+	h := d.w.Head()
+	if h == d.head {
+		return
+	}
+	old := d.head
+	d.head = h
+	if old == nil || len(d.win) == 0 {
+		return
+	}
+	if _, hash, ok := h.Recent(old.Number()); !ok || hash != old.Hash() {
+		d.dropAll("reorg")
+		return
+	}
+	i := 0
+	for i < len(d.win) && d.win[i].number <= h.Number() {
+		i++
+	}
+	if i > 0 {
+		if i == len(d.win) {
+			d.b.Close() // the block it held is canonical now
+		}
+		d.win = d.win[i:]
+		d.metrics.window(len(d.win))
+	}
+	if len(d.win) == 0 || d.win[0].number != h.Number()+1 {
+		return
+	}
+	if d.win[0].base.ParentHash != h.Hash() {
+		d.log.Warn().Uint64("block", h.Number()).Str("canonical", h.Hash().Hex()).Str("announced", d.win[0].base.ParentHash.Hex()).
+			Msg("canonical block differs from the pending blocks' parent: dropping the window")
+		d.dropAll("canonical_differs")
+		return
+	}
+	if i == 0 && d.win[0].snap != nil {
+		return // already built on this head
+	}
+	if d.rebase(h) {
+		d.metrics.rebase("rebased")
+	} else {
+		d.rebuild(h)
+	}
+	if t := d.top(); t != nil && t.snap != nil && d.serving() {
+		d.mgr.Publish(t.snap)
+	}
+}
+
+// rebase re-anchors every built block of the window on h without
+// re-executing (h is the block the first one was built on).
+func (d *Driver) rebase(h *chain.Head) bool {
+	for _, e := range d.win {
+		if e.snap == nil {
+			return false
+		}
+	}
+	snaps := make([]*pending.Snapshot, len(d.win))
+	for i, e := range d.win {
+		var ok bool
+		if i == len(d.win)-1 && !e.closed {
+			snaps[i], ok = d.b.Rebase(h)
+		} else {
+			snaps[i], ok = e.snap.Rebased(h)
+		}
+		if !ok {
+			return false
+		}
+	}
+	for i, e := range d.win {
+		e.snap = snaps[i]
+	}
+	return true
+}
+
+// rebuild re-executes the window's blocks on h, each verified against the
+// stream's totals and the next one's announced parent hash; what does not
+// verify is dropped with everything above it.
+func (d *Driver) rebuild(h *chain.Head) {
+	t0 := time.Now()
+	var parent *pending.Snapshot
+	for i, e := range d.win {
+		now := d.clock.Now()
+		hh, view, err := d.w.OpenHead()
+		if err != nil {
+			d.truncate(i, "execution", err)
+			return
+		}
+		var snap *pending.Snapshot
+		if parent == nil {
+			snap, err = d.b.Open(hh, view, headerFrom(d.exec.Config(), h.Header(), e.base), now)
+		} else {
+			snap, err = d.b.OpenOn(hh, view, parent, headerFrom(d.exec.Config(), parent.Header(), e.base), now)
+		}
+		if err != nil {
+			view.Close()
+			d.truncate(i, "execution", err)
+			return
+		}
+		e.snap = snap
+		if snap, err = d.apply(e, e.txs); err != nil {
+			cause := "execution"
+			if errors.Is(err, ErrMismatch) {
+				cause = "mismatch"
+			}
+			d.truncate(i, cause, err)
+			return
+		}
+		e.snap = snap
+		if !e.closed {
+			break
+		}
+		final, _, err := d.b.Finish(now)
+		if err == nil && i+1 < len(d.win) && final.Hash() != d.win[i+1].base.ParentHash {
+			d.metrics.mismatch("parent_hash")
+			err = fmt.Errorf("%w: block %d sealed to %s, announced %s", ErrMismatch, e.number, final.Hash().Hex(), d.win[i+1].base.ParentHash.Hex())
+			e.snap = final
+			d.truncate(i+1, "parent_hash", err)
+			return
+		}
+		if err != nil {
+			d.truncate(i, "execution", err)
+			return
+		}
+		e.snap, parent = final, final
+	}
+	d.metrics.rebase("rebuilt")
+	d.metrics.executed(time.Since(t0))
+}
+
+// truncate drops the window from position i on.
+func (d *Driver) truncate(i int, cause string, err error) {
+	d.log.Error().Err(err).Uint64("block", d.win[i].number).Msg("rebuilding pending blocks failed: dropping them")
+	d.win = d.win[:i]
+	d.b.Close()
+	d.mgr.Withdraw()
+	d.metrics.reset(cause)
+	d.metrics.window(len(d.win))
+}

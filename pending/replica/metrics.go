@@ -1,0 +1,131 @@
+package replica
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the driver's Prometheus instruments. A nil *Metrics records
+// nothing.
+type Metrics struct {
+	messages   *prometheus.CounterVec
+	resets     *prometheus.CounterVec
+	mismatches *prometheus.CounterVec
+	rebases    *prometheus.CounterVec
+	depth      prometheus.Gauge
+	exec       prometheus.Histogram
+	readable   prometheus.Histogram
+	lag        prometheus.Gauge
+	fallback   prometheus.Gauge
+}
+
+// latencyBuckets span 50 µs .. ~3.3 s.
+var latencyBuckets = prometheus.ExponentialBuckets(50e-6, 2, 17)
+
+// NewMetrics creates the instruments and registers them on reg (nil: not
+// registered).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		messages: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "tipnode", Subsystem: "replica", Name: "messages_total",
+			Help: "Pre-confirmation messages received, by what the sequence validator made of them (append, next_block, restart, duplicate, gap, lower_index, not_started, beyond_window, canonical, closed, malformed).",
+		}, []string{"verdict"}),
+		resets: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "tipnode", Subsystem: "replica", Name: "resets_total",
+			Help: "Pending blocks dropped, by cause (gap, lower_index, malformed, restart, mismatch, execution, parent_hash, reorg, canonical_differs, down).",
+		}, []string{"cause"}),
+		mismatches: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "tipnode", Subsystem: "replica", Name: "mismatches_total",
+			Help: "Messages whose re-execution disagreed with the sequencer's totals, by field (gas_used, receipts_root, parent_hash).",
+		}, []string{"field"}),
+		rebases: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "tipnode", Subsystem: "replica", Name: "rebases_total",
+			Help: "Pending blocks moved onto a new canonical block: rebased (without re-executing) or rebuilt (re-executed).",
+		}, []string{"kind"}),
+		depth: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: "tipnode", Subsystem: "replica", Name: "window_depth",
+			Help: "Pending blocks held ahead of the canonical head.",
+		}),
+		exec: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: "tipnode", Subsystem: "replica", Name: "message_execution_seconds",
+			Help:    "Time to execute one message's new transactions and verify its totals.",
+			Buckets: latencyBuckets,
+		}),
+		readable: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: "tipnode", Subsystem: "replica", Name: "received_to_readable_seconds",
+			Help:    "Time from a message's arrival to the publication of the snapshot holding its state.",
+			Buckets: latencyBuckets,
+		}),
+		lag: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: "tipnode", Subsystem: "replica", Name: "stream_lag_seconds",
+			Help: "Arrival time of the last message minus its block's timestamp.",
+		}),
+		fallback: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: "tipnode", Subsystem: "replica", Name: "fallback",
+			Help: "1 while pending answers the canonical head because the stream is down or stale (no message for MaxAge), else 0.",
+		}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.messages, m.resets, m.mismatches, m.rebases, m.depth, m.exec, m.readable, m.lag, m.fallback)
+	}
+	return m
+}
+
+func (m *Metrics) message(v verdict) {
+	if m != nil {
+		m.messages.WithLabelValues(v.String()).Inc()
+	}
+}
+
+func (m *Metrics) reset(cause string) {
+	if m != nil {
+		m.resets.WithLabelValues(cause).Inc()
+	}
+}
+
+func (m *Metrics) mismatch(field string) {
+	if m != nil {
+		m.mismatches.WithLabelValues(field).Inc()
+	}
+}
+
+func (m *Metrics) rebase(kind string) {
+	if m != nil {
+		m.rebases.WithLabelValues(kind).Inc()
+	}
+}
+
+func (m *Metrics) window(n int) {
+	if m != nil {
+		m.depth.Set(float64(n))
+	}
+}
+
+func (m *Metrics) executed(d time.Duration) {
+	if m != nil {
+		m.exec.Observe(d.Seconds())
+	}
+}
+
+func (m *Metrics) published(d time.Duration) {
+	if m != nil {
+		m.readable.Observe(d.Seconds())
+	}
+}
+
+func (m *Metrics) streamLag(d time.Duration) {
+	if m != nil {
+		m.lag.Set(d.Seconds())
+	}
+}
+
+func (m *Metrics) fallingBack(on bool) {
+	if m != nil {
+		v := 0.0
+		if on {
+			v = 1
+		}
+		m.fallback.Set(v)
+	}
+}
