@@ -15,6 +15,7 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/rlp"
+	gojson "github.com/goccy/go-json"
 )
 
 // isNull reports whether a JSON result is absent or null.
@@ -63,7 +64,7 @@ func decodeBlock(raw json.RawMessage) (*types.Header, *types.Body, []common.Hash
 		return nil, nil, nil, ErrUnknownBlock
 	}
 	var members map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &members); err != nil {
+	if err := gojson.Unmarshal(raw, &members); err != nil {
 		return nil, nil, nil, fmt.Errorf("%w: block: %v", ErrBadResponse, err)
 	}
 	txs, uncles, withdrawals := members["transactions"], members["uncles"], members["withdrawals"]
@@ -80,7 +81,7 @@ func decodeBlock(raw json.RawMessage) (*types.Header, *types.Body, []common.Hash
 		return nil, nil, nil, fmt.Errorf("%w: block %d %s: %v", ErrBadResponse, h.Number, what, err)
 	}
 	var rawTxs []json.RawMessage
-	if err := json.Unmarshal(txs, &rawTxs); err != nil || rawTxs == nil {
+	if err := gojson.Unmarshal(txs, &rawTxs); err != nil || rawTxs == nil {
 		if err == nil {
 			err = fmt.Errorf("missing")
 		}

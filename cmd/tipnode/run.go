@@ -65,6 +65,7 @@ type NodeFlags struct {
 	FollowPoll     time.Duration
 	FollowBatch    int
 	FollowParallel int
+	FollowNoGzip   bool
 }
 
 func (f *NodeFlags) register(fs *flag.FlagSet, dev bool) {
@@ -79,6 +80,7 @@ func (f *NodeFlags) register(fs *flag.FlagSet, dev bool) {
 		fs.DurationVar(&f.FollowPoll, "follow.poll", fc.PollInterval, "follow: upstream head polling interval (http; ws polls 4x slower as a safety net)")
 		fs.IntVar(&f.FollowBatch, "follow.batch", fc.FetchBatch, "follow: blocks per upstream request during catch-up")
 		fs.IntVar(&f.FollowParallel, "follow.parallel", fc.FetchParallel, "follow: upstream requests in flight during catch-up")
+		fs.BoolVar(&f.FollowNoGzip, "follow.nogzip", false, "follow: ask an http(s) upstream for uncompressed answers (less CPU on loopback or a fast LAN, more bytes)")
 	}
 	fs.DurationVar(&f.PreconfInterval, "preconf.interval", seq.PreconfInterval, "sequencer: pre-confirmation interval")
 	fs.DurationVar(&f.BlockTime, "block.time", seq.BlockTime, "sequencer: block time (a multiple of --preconf.interval)")
@@ -152,7 +154,7 @@ func (f *NodeFlags) nodeConfig() (node.Config, error) {
 		}
 		fc := follow.DefaultConfig()
 		fc.URL, fc.MaxReorg, fc.PollInterval = f.FollowRPC, f.FollowMaxReorg, f.FollowPoll
-		fc.FetchBatch, fc.FetchParallel = f.FollowBatch, f.FollowParallel
+		fc.FetchBatch, fc.FetchParallel, fc.NoGzip = f.FollowBatch, f.FollowParallel, f.FollowNoGzip
 		if err := fc.Validate(); err != nil {
 			return cfg, err
 		}
