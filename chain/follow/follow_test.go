@@ -457,3 +457,109 @@ func TestFollowRefusesOtherGenesis(t *testing.T) {
 		t.Fatalf("Start: %v, want ErrGenesisMismatch naming our genesis", err)
 	}
 }
+
+// TestFollowUpstreamRewind: the upstream's head goes back to one of our
+// blocks (go-ethereum's Fork without new blocks: its canonical chain is
+// now shorter than ours). That is a reorg to a shorter chain: we unwind to
+// its head in one step (one head event with the removed blocks and their
+// logs, removed: true; a concurrent reader never sees a mixed chain), then
+// follow its new blocks. A rewind deeper than MaxReorg stops following
+// and keeps our chain.
+func TestFollowUpstreamRewind(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		back     uint64
+		maxReorg uint64
+		want     error
+	}{
+		{"within max", 3, 64, nil},
+		{"deeper than max", 5, 4, ErrReorgTooDeep},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u := startUpstream(t, followtest.Options{})
+			for range 12 {
+				u.block(3, 'a')
+			}
+			cfg := testConfig(u.HTTP)
+			cfg.MaxReorg = tc.maxReorg
+			f := newFollower(t, u.Spec, cfg)
+			ourHead := u.head()
+			f.waitHead(ourHead.Hash(), cfg.PollInterval)
+
+			var (
+				mu     sync.Mutex
+				events []*chain.HeadEvent
+			)
+			defer f.w.SubscribeHeads(func(ev *chain.HeadEvent) {
+				mu.Lock()
+				events = append(events, ev)
+				mu.Unlock()
+			})()
+			stop := make(chan struct{})
+			readerErr := make(chan error, 1)
+			go func() { readerErr <- readLinked(f.w, stop) }()
+
+			top := ourHead.Number.Uint64()
+			removed := make(map[common.Hash]bool)
+			for n := top - tc.back + 1; n <= top; n++ {
+				removed[u.hashAt(n)] = true
+			}
+			u.fork(top - tc.back)
+			back := u.hashAt(top - tc.back)
+			if h := u.head(); h.Hash() != back {
+				t.Fatalf("the upstream's head after Fork is %d, want %d", h.Number, top-tc.back)
+			}
+			if tc.want != nil {
+				f.waitDone(cfg.PollInterval)
+				close(stop)
+				if err := f.Err(); !errors.Is(err, tc.want) || !strings.Contains(err.Error(), ourHead.Hash().Hex()) || !strings.Contains(err.Error(), back.Hex()) {
+					t.Fatalf("error %v: want %v naming both heads", err, tc.want)
+				}
+				if h := f.w.Head(); h.Hash() != ourHead.Hash() {
+					t.Fatalf("head moved to %d after the refused rewind", h.Number())
+				}
+				if err := <-readerErr; err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			f.waitHead(back, cfg.PollInterval)
+			mu.Lock()
+			var evs []*chain.HeadEvent // events that change the chain (not tag moves)
+			for _, ev := range events {
+				if len(ev.Removed) > 0 || len(ev.Added) > 0 {
+					evs = append(evs, ev)
+				}
+			}
+			events = nil
+			mu.Unlock()
+			if len(evs) != 1 || uint64(len(evs[0].Removed)) != tc.back || len(evs[0].Added) != 0 {
+				t.Fatalf("%d head events changing the chain, want one removing %d blocks and adding none", len(evs), tc.back)
+			}
+			if len(evs[0].RemovedLogs) == 0 {
+				t.Fatal("no removed logs")
+			}
+			for _, l := range evs[0].RemovedLogs {
+				if !l.Removed || !removed[l.BlockHash] {
+					t.Fatalf("removed log of block %d %s", l.BlockNumber, l.BlockHash.Hex())
+				}
+			}
+			for _, h := range evs[0].Removed {
+				if !removed[h.Hash()] {
+					t.Fatalf("removed block %d is not one the upstream dropped", h.Number)
+				}
+			}
+			// The upstream builds again: we follow its new branch.
+			var last common.Hash
+			for range 2 {
+				last = u.block(2, 'r')
+			}
+			f.waitHead(last, cfg.PollInterval)
+			f.checkSameChain(u)
+			close(stop)
+			if err := <-readerErr; err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
