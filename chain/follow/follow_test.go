@@ -125,7 +125,7 @@ type follower struct {
 	db    *store.DB
 	w     *chain.Writer
 	g     *chain.Genesis
-	clock *ManualClock
+	clock *chain.ManualClock
 }
 
 func newFollower(t testing.TB, spec []byte, cfg Config) *follower {
@@ -136,7 +136,7 @@ func newFollower(t testing.TB, spec []byte, cfg Config) *follower {
 
 func startFollower(t testing.TB, db *store.DB, g *chain.Genesis, w *chain.Writer, cfg Config) *follower {
 	t.Helper()
-	clock := NewManualClock(time.Unix(1_700_000_000, 0))
+	clock := chain.NewManualClock(time.Unix(1_700_000_000, 0))
 	f, err := New(cfg, w, g, clock, NewMetrics(nil), zerolog.New(zerolog.NewTestWriter(t)))
 	if err != nil {
 		t.Fatal(err)
@@ -448,7 +448,7 @@ func TestFollowRefusesOtherGenesis(t *testing.T) {
 	}
 	db, g, w := chaintest.InitStore(t, spec)
 	_ = db
-	f, err := New(testConfig(u.HTTP), w, g, NewManualClock(time.Now()), nil, zerolog.Nop())
+	f, err := New(testConfig(u.HTTP), w, g, chain.NewManualClock(time.Now()), nil, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
