@@ -290,18 +290,7 @@ func TestFollowReorgs(t *testing.T) {
 	f := newFollower(t, u.Spec, cfg)
 	f.waitHead(u.head().Hash(), 0)
 
-	var (
-		mu     sync.Mutex
-		events []*chain.HeadEvent
-	)
-	defer f.w.SubscribeHeads(func(ev *chain.HeadEvent) {
-		mu.Lock()
-		events = append(events, ev)
-		mu.Unlock()
-	})()
-	stop := make(chan struct{})
-	readerErr := make(chan error, 1)
-	go func() { readerErr <- readLinked(f.w, stop) }()
+	watch := watchChain(t, f.w)
 
 	for _, depth := range []uint64{1, 10} {
 		head := f.w.Head().Number()
@@ -316,39 +305,83 @@ func TestFollowReorgs(t *testing.T) {
 		}
 		f.waitHead(last, 0)
 		f.checkSameChain(u)
-		mu.Lock()
 		var reorgs []*chain.HeadEvent
-		for _, ev := range events {
+		for _, ev := range watch.take() {
 			if len(ev.Removed) > 0 {
 				reorgs = append(reorgs, ev)
 			}
 		}
-		events = nil
-		mu.Unlock()
 		if len(reorgs) != 1 || uint64(len(reorgs[0].Removed)) != depth {
 			for _, ev := range reorgs {
 				t.Logf("reorg event: head %d, removed %d (from %d), added %d", ev.Head.Number(), len(ev.Removed), ev.Removed[0].Number, len(ev.Added))
 			}
 			t.Fatalf("depth %d: %d reorg events, want one removing %d blocks", depth, len(reorgs), depth)
 		}
-		ev := reorgs[0]
-		if len(ev.RemovedLogs) == 0 {
-			t.Fatalf("depth %d: no removed logs", depth)
-		}
-		for _, l := range ev.RemovedLogs {
-			if !l.Removed || !removed[l.BlockHash] {
-				t.Fatalf("depth %d: removed log of block %d %s", depth, l.BlockNumber, l.BlockHash.Hex())
-			}
-		}
-		for _, h := range ev.Removed {
-			if !removed[h.Hash()] {
-				t.Fatalf("depth %d: removed block %d is not the upstream's old one", depth, h.Number)
-			}
+		checkRemoved(t, reorgs[0], removed)
+	}
+	if err := watch.close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// chainWatch records the writer's head events while a concurrent reader
+// (readLinked) checks that no read sees a mixed chain.
+type chainWatch struct {
+	mu        sync.Mutex
+	events    []*chain.HeadEvent
+	stop      chan struct{}
+	readerErr chan error
+}
+
+func watchChain(t *testing.T, w *chain.Writer) *chainWatch {
+	c := &chainWatch{stop: make(chan struct{}), readerErr: make(chan error, 1)}
+	t.Cleanup(w.SubscribeHeads(func(ev *chain.HeadEvent) {
+		c.mu.Lock()
+		c.events = append(c.events, ev)
+		c.mu.Unlock()
+	}))
+	go func() { c.readerErr <- readLinked(w, c.stop) }()
+	t.Cleanup(func() { c.close() })
+	return c
+}
+
+// take returns the events recorded since the last take.
+func (c *chainWatch) take() []*chain.HeadEvent {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	evs := c.events
+	c.events = nil
+	return evs
+}
+
+// close stops the reader and returns what it found (the first time; then
+// nil).
+func (c *chainWatch) close() error {
+	select {
+	case <-c.stop:
+		return nil
+	default:
+	}
+	close(c.stop)
+	return <-c.readerErr
+}
+
+// checkRemoved: the reorg event ev removed only blocks of removed and sent
+// their logs, marked removed.
+func checkRemoved(t *testing.T, ev *chain.HeadEvent, removed map[common.Hash]bool) {
+	t.Helper()
+	if len(ev.RemovedLogs) == 0 {
+		t.Fatal("no removed logs")
+	}
+	for _, l := range ev.RemovedLogs {
+		if !l.Removed || !removed[l.BlockHash] {
+			t.Fatalf("removed log of block %d %s", l.BlockNumber, l.BlockHash.Hex())
 		}
 	}
-	close(stop)
-	if err := <-readerErr; err != nil {
-		t.Fatal(err)
+	for _, h := range ev.Removed {
+		if !removed[h.Hash()] {
+			t.Fatalf("removed block %d is not one the upstream dropped", h.Number)
+		}
 	}
 }
 
@@ -486,18 +519,7 @@ func TestFollowUpstreamRewind(t *testing.T) {
 			ourHead := u.head()
 			f.waitHead(ourHead.Hash(), cfg.PollInterval)
 
-			var (
-				mu     sync.Mutex
-				events []*chain.HeadEvent
-			)
-			defer f.w.SubscribeHeads(func(ev *chain.HeadEvent) {
-				mu.Lock()
-				events = append(events, ev)
-				mu.Unlock()
-			})()
-			stop := make(chan struct{})
-			readerErr := make(chan error, 1)
-			go func() { readerErr <- readLinked(f.w, stop) }()
+			watch := watchChain(t, f.w)
 
 			top := ourHead.Number.Uint64()
 			removed := make(map[common.Hash]bool)
@@ -511,44 +533,28 @@ func TestFollowUpstreamRewind(t *testing.T) {
 			}
 			if tc.want != nil {
 				f.waitDone(cfg.PollInterval)
-				close(stop)
 				if err := f.Err(); !errors.Is(err, tc.want) || !strings.Contains(err.Error(), ourHead.Hash().Hex()) || !strings.Contains(err.Error(), back.Hex()) {
 					t.Fatalf("error %v: want %v naming both heads", err, tc.want)
 				}
 				if h := f.w.Head(); h.Hash() != ourHead.Hash() {
 					t.Fatalf("head moved to %d after the refused rewind", h.Number())
 				}
-				if err := <-readerErr; err != nil {
+				if err := watch.close(); err != nil {
 					t.Fatal(err)
 				}
 				return
 			}
 			f.waitHead(back, cfg.PollInterval)
-			mu.Lock()
 			var evs []*chain.HeadEvent // events that change the chain (not tag moves)
-			for _, ev := range events {
+			for _, ev := range watch.take() {
 				if len(ev.Removed) > 0 || len(ev.Added) > 0 {
 					evs = append(evs, ev)
 				}
 			}
-			events = nil
-			mu.Unlock()
 			if len(evs) != 1 || uint64(len(evs[0].Removed)) != tc.back || len(evs[0].Added) != 0 {
 				t.Fatalf("%d head events changing the chain, want one removing %d blocks and adding none", len(evs), tc.back)
 			}
-			if len(evs[0].RemovedLogs) == 0 {
-				t.Fatal("no removed logs")
-			}
-			for _, l := range evs[0].RemovedLogs {
-				if !l.Removed || !removed[l.BlockHash] {
-					t.Fatalf("removed log of block %d %s", l.BlockNumber, l.BlockHash.Hex())
-				}
-			}
-			for _, h := range evs[0].Removed {
-				if !removed[h.Hash()] {
-					t.Fatalf("removed block %d is not one the upstream dropped", h.Number)
-				}
-			}
+			checkRemoved(t, evs[0], removed)
 			// The upstream builds again: we follow its new branch.
 			var last common.Hash
 			for range 2 {
@@ -556,8 +562,7 @@ func TestFollowUpstreamRewind(t *testing.T) {
 			}
 			f.waitHead(last, cfg.PollInterval)
 			f.checkSameChain(u)
-			close(stop)
-			if err := <-readerErr; err != nil {
+			if err := watch.close(); err != nil {
 				t.Fatal(err)
 			}
 		})
