@@ -278,6 +278,8 @@ func BenchmarkCatchUp(b *testing.B) {
 		for _, d := range upCPUs[v.name] {
 			upCPU = append(upCPU, d.Seconds())
 		}
+		b.ReportMetric(median(cpu), v.name+"-cpu-s")
+		b.ReportMetric(median(upCPU), v.name+"-upstream-cpu-s")
 		line := fmt.Sprintf("%-18s median %6.1f blocks/s %6.1f Mgas/s, %5.2f CPU-s (ours) %5.2f CPU-s (upstream)", v.name, r, r*float64(gas)/float64(blocks)/1e6, median(cpu), median(upCPU))
 		if v.name != "import-file" {
 			q := median(ratios[v.name])
