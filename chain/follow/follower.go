@@ -339,6 +339,8 @@ func (f *Follower) syncTo(up *upstream, target *types.Header, seen time.Time) er
 				// The upstream's head is one of our blocks below our head:
 				// it rewound (a reorg to a shorter chain), or it lags.
 				err = f.rewind(up, head, target)
+			} else {
+				f.rewindTo = common.Hash{}
 			}
 			if ours == target.Hash() && err == nil {
 				f.endCatchUp()
@@ -349,6 +351,7 @@ func (f *Follower) syncTo(up *upstream, target *types.Header, seen time.Time) er
 				err = f.reorg(up, target)
 			}
 		} else {
+			f.rewindTo = common.Hash{}
 			err = f.catchUpTo(up, head, target, seen)
 			if errors.Is(err, errReorg) {
 				err = f.reorg(up, target)
@@ -582,7 +585,7 @@ func (f *Follower) rewind(up *upstream, head *chain.Head, target *types.Header) 
 	if err := f.w.UnwindTo(tn, nil); err != nil {
 		return err
 	}
-	f.progressed = true
+	f.rewindTo, f.progressed = common.Hash{}, true
 	f.metrics.reorg(depth, 0)
 	f.log.Warn().Uint64("depth", depth).Uint64("ancestor", tn).
 		Uint64("oldHead", hn).Str("oldHash", head.Hash().Hex()).
