@@ -79,6 +79,11 @@
 // are safe for concurrent use (they queue on the writer goroutine); Head
 // values are immutable.
 //
+// Clock (clock.go) is the one time source of the node's background loops
+// (pending's pool and sequencer, chain/follow's follower): SystemClock in
+// production, ManualClock in tests (tickers delivered in order by
+// Advance, timers fired when due; no test sleeps).
+//
 // Known limits: the RIPEMD-160 touch quirk of mainnet block 2,675,119 is not
 // reproduced (the dev and conformance chains never hit it); Amsterdam
 // (block-level access lists) is not supported.

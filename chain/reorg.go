@@ -184,8 +184,10 @@ func removedLogs(view store.View, removed []*types.Header) ([]*types.Log, error)
 }
 
 // BlockLogs returns the logs of a stored block with their derived fields
-// (block number, hash and time, transaction hash and index, log index) set.
-// The logs are the receipts' own values.
+// (block number, hash and time, transaction hash and index, log index) set,
+// without the sender-recovering full receipt derivation: enough for log
+// queries (rpc/eth) and the removed logs of a reorg. The logs are the
+// receipts' own values.
 func BlockLogs(h *types.Header, txs types.Transactions, receipts []*types.ReceiptForStorage) []*types.Log {
 	var out []*types.Log
 	hash, num := h.Hash(), h.Number.Uint64()

@@ -177,7 +177,10 @@ func TestDiskGuardRefusesWrites(t *testing.T) {
 	if !errors.Is(err, ErrDiskFull) || !strings.Contains(err.Error(), "100 MiB free") || !strings.Contains(err.Error(), "below the minimum 512 MiB") {
 		t.Fatalf("write on a full disk: %v", err)
 	}
-	for _, w := range []error{db.SetTag(TagSafe, 1), db.UnwindTo(0)} {
+	// A reorg (here onto block 1 with the same block 2) is a write like
+	// the others.
+	reorg := db.Reorg(1, []*BlockWrite{{Block: b, Receipts: rcpts, Diff: diffOf(map[common.Address]*Account{addr(1): acct(3, 80)}, nil)}})
+	for _, w := range []error{db.SetTag(TagSafe, 1), db.UnwindTo(0), reorg} {
 		if !errors.Is(w, ErrDiskFull) {
 			t.Errorf("other write on a full disk: %v", w)
 		}
@@ -198,7 +201,7 @@ func TestDiskGuardRefusesWrites(t *testing.T) {
 			t.Fatalf("state read on a full disk: %+v %v", a, err)
 		}
 	})
-	if !errors.Is(db.DiskFull(), ErrDiskFull) || db.WritesRefused() != 4 {
+	if !errors.Is(db.DiskFull(), ErrDiskFull) || db.WritesRefused() != 5 {
 		t.Errorf("guard state: %v, %d refused", db.DiskFull(), db.WritesRefused())
 	}
 	if free, err := db.FreeBytes(); err != nil || free != 100<<20 {

@@ -53,7 +53,7 @@
 // # Disk space and read-only stores
 //
 // Config.MinFreeBytes (default 512 MiB) is a free-space guard: every write
-// (blocks, tags, unwinds, raw migration batches) first checks the free
+// (blocks, tags, unwinds, reorgs, raw migration batches) first checks the free
 // space of the store's filesystem and is refused with ErrDiskFull when it
 // is below the minimum, before anything is staged. A writer therefore stops
 // cleanly at a block boundary, reads go on, and DB.DiskFull reports the

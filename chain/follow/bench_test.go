@@ -48,6 +48,7 @@ const benchUpstreamEnv = "TIPNODE_FOLLOW_BENCH_UPSTREAM" // set for the upstream
 // its own process (so that the follower's CPU time is its own): its URL,
 // genesis spec, chain as an RLP file, head and total gas.
 type benchUpstream struct {
+	pid  int // the upstream process
 	url  string
 	spec []byte
 	rlp  []byte
@@ -129,7 +130,7 @@ func benchChain(b *testing.B) *benchUpstream {
 			benchSetup = errors.New("the upstream process did not start")
 			return
 		}
-		up := &benchUpstream{url: url}
+		up := &benchUpstream{pid: cmd.Process.Pid, url: url}
 		if up.spec, benchSetup = os.ReadFile(filepath.Join(dir, "genesis.json")); benchSetup != nil {
 			return
 		}
@@ -180,11 +181,14 @@ func benchStore(b *testing.B, spec []byte, sync bool) (*store.DB, *chain.Genesis
 
 // BenchmarkCatchUp runs, per iteration, one round of: import of the
 // chain from the RLP file, follow with raw blocks, follow with JSON
-// blocks, follow with raw blocks and fsync (as `tipnode run`), each on a
-// fresh store (no fsync unless said, as `tipnode import`), in a rotating
-// order. The machine is shared, so each round's follow times are compared
-// with the same round's import; it reports the median rates and the median
-// per-round ratio to the import (-benchtime 7x for seven rounds).
+// blocks (gzipped, and with --follow.nogzip), follow with raw blocks and
+// fsync (as `tipnode run`), each on a fresh store (no fsync unless said,
+// as `tipnode import`), in a rotating order. The machine is shared, so
+// each round's follow times are compared with the same round's import; it
+// reports the median rates, the median per-round ratio to the import
+// (-benchtime 7x for seven rounds), and the CPU time of our process and of
+// the upstream's per run. TIPNODE_CATCHUP_VARIANTS=import-file,follow-json
+// runs only the variants named.
 func BenchmarkCatchUp(b *testing.B) {
 	u := benchChain(b)
 	blocks, gas := u.n, u.gas
@@ -193,10 +197,16 @@ func BenchmarkCatchUp(b *testing.B) {
 		name       string
 		json, sync bool
 		file       bool
+		nogzip     bool
 	}
-	variants := []variant{{name: "import-file", file: true}, {name: "follow-raw"}, {name: "follow-json", json: true}, {name: "follow-raw-fsync", sync: true}}
+	variants := []variant{{name: "import-file", file: true}, {name: "follow-raw"}, {name: "follow-json", json: true},
+		{name: "follow-json-nogzip", json: true, nogzip: true}, {name: "follow-raw-fsync", sync: true}}
+	if only := os.Getenv("TIPNODE_CATCHUP_VARIANTS"); only != "" { // e.g. import-file,follow-json
+		variants = slices.DeleteFunc(variants, func(v variant) bool { return !slices.Contains(strings.Split(only, ","), v.name) })
+	}
 	times := make(map[string][]time.Duration)
 	cpus := make(map[string][]time.Duration)
+	upCPUs := make(map[string][]time.Duration)
 	ratios := make(map[string][]float64)
 	run := func(v variant) time.Duration {
 		_, g, w := benchStore(b, u.spec, v.sync)
@@ -211,7 +221,7 @@ func BenchmarkCatchUp(b *testing.B) {
 			return time.Since(start)
 		}
 		cfg := DefaultConfig()
-		cfg.URL, cfg.JSONBlocks = u.url, v.json
+		cfg.URL, cfg.JSONBlocks, cfg.NoGzip = u.url, v.json, v.nogzip
 		done := make(chan struct{})
 		var once sync.Once
 		defer w.SubscribeHeads(func(ev *chain.HeadEvent) {
@@ -239,12 +249,16 @@ func BenchmarkCatchUp(b *testing.B) {
 		round := make(map[string]time.Duration)
 		for j := range variants {
 			v := variants[(i+j)%len(variants)]
-			cpu0 := cpuTime()
+			cpu0, up0 := cpuTime(), procCPUTime(u.pid)
 			round[v.name] = run(v)
 			cpus[v.name] = append(cpus[v.name], cpuTime()-cpu0)
+			upCPUs[v.name] = append(upCPUs[v.name], procCPUTime(u.pid)-up0)
 			times[v.name] = append(times[v.name], round[v.name])
 		}
-		for _, v := range variants[1:] {
+		for _, v := range variants {
+			if v.file {
+				continue
+			}
 			ratios[v.name] = append(ratios[v.name], round["import-file"].Seconds()/round[v.name].Seconds())
 		}
 	}
@@ -260,7 +274,13 @@ func BenchmarkCatchUp(b *testing.B) {
 		for _, d := range cpus[v.name] {
 			cpu = append(cpu, d.Seconds())
 		}
-		line := fmt.Sprintf("%-17s median %6.1f blocks/s %6.1f Mgas/s, %5.2f CPU-s (process)", v.name, r, r*float64(gas)/float64(blocks)/1e6, median(cpu))
+		var upCPU []float64
+		for _, d := range upCPUs[v.name] {
+			upCPU = append(upCPU, d.Seconds())
+		}
+		b.ReportMetric(median(cpu), v.name+"-cpu-s")
+		b.ReportMetric(median(upCPU), v.name+"-upstream-cpu-s")
+		line := fmt.Sprintf("%-18s median %6.1f blocks/s %6.1f Mgas/s, %5.2f CPU-s (ours) %5.2f CPU-s (upstream)", v.name, r, r*float64(gas)/float64(blocks)/1e6, median(cpu), median(upCPU))
 		if v.name != "import-file" {
 			q := median(ratios[v.name])
 			b.ReportMetric(q, v.name+"-vs-import")
@@ -276,6 +296,25 @@ func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// procCPUTime is the CPU time process pid used so far (user + system),
+// from /proc (0 where there is none).
+func procCPUTime(pid int) time.Duration {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command name (which may hold spaces): utime and
+	// stime are the 12th and 13th of them, in clock ticks (100 per second).
+	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	var ut, st int64
+	fmt.Sscan(f[11], &ut)
+	fmt.Sscan(f[12], &st)
+	return time.Duration(ut+st) * 10 * time.Millisecond
 }
 
 // BenchmarkHeadLag follows (over a websocket, fsync on, as `tipnode run`)

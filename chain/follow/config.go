@@ -40,6 +40,13 @@ type Config struct {
 	// transactions) only. By default the raw block (debug_getRawBlock) is
 	// asked for first and JSON is used when the upstream refuses it.
 	JSONBlocks bool
+	// NoGzip asks an http(s) upstream for uncompressed answers. By default
+	// they are gzipped (Go's http client asks for it and go-ethereum
+	// complies), which saves bandwidth on a slow link but costs CPU on both
+	// sides: on loopback or a fast LAN, NoGzip catches up faster (on a
+	// shared 2-core machine the upstream spent a third less CPU serving
+	// JSON blocks). Websockets are never compressed.
+	NoGzip bool
 }
 
 // DefaultConfig returns the documented defaults (without a URL).

@@ -28,8 +28,17 @@
 //     uses eth_getBlockByNumber with full transactions (uncles fetched with
 //     eth_getUncleByBlockHashAndIndex). If block H+1 does not build on H,
 //     it is a reorg.
-//   - T is at or below H and is our block at its height: nothing to do (an
-//     upstream that rewound is not followed down; we wait for it to build).
+//   - T is our head: nothing to do.
+//   - T is our block at its height, below H: the upstream rewound, or its
+//     head lags. Its block at our height H tells: missing, its canonical
+//     chain is shorter than ours, a reorg with an empty new branch: once
+//     the upstream kept T as its head for a PollInterval (an upstream that
+//     rewinds to build a new branch at once is then followed by one atomic
+//     reorg onto that branch), our blocks above T are unwound in one write (chain.Writer.UnwindTo: one
+//     head event with the removed blocks and their logs), within MaxReorg
+//     and never below our finalized block (else the errors below); our
+//     head H itself, its head only lags (a stale answer): nothing to do;
+//     another block, it moved meanwhile: look again.
 //   - Otherwise, a reorg: the common ancestor is found by comparing the
 //     upstream's headers with ours walking down from min(H, T), at most
 //     MaxReorg blocks below H (deeper: ErrReorgTooDeep) and never across
@@ -73,6 +82,6 @@
 // One goroutine runs the sessions; catch-up fetches run on helper
 // goroutines that only hand blocks over. Writes go through chain.Writer
 // (its goroutine). Status, Err and Done are safe for concurrent use.
-// Start/Stop; the Clock (polling, backoff, progress) is injectable and
-// tests drive a ManualClock.
+// Start/Stop; the chain.Clock (polling, backoff, progress) is injectable and
+// tests drive a chain.ManualClock.
 package follow

@@ -125,7 +125,7 @@ type follower struct {
 	db    *store.DB
 	w     *chain.Writer
 	g     *chain.Genesis
-	clock *ManualClock
+	clock *chain.ManualClock
 }
 
 func newFollower(t testing.TB, spec []byte, cfg Config) *follower {
@@ -136,7 +136,7 @@ func newFollower(t testing.TB, spec []byte, cfg Config) *follower {
 
 func startFollower(t testing.TB, db *store.DB, g *chain.Genesis, w *chain.Writer, cfg Config) *follower {
 	t.Helper()
-	clock := NewManualClock(time.Unix(1_700_000_000, 0))
+	clock := chain.NewManualClock(time.Unix(1_700_000_000, 0))
 	f, err := New(cfg, w, g, clock, NewMetrics(nil), zerolog.New(zerolog.NewTestWriter(t)))
 	if err != nil {
 		t.Fatal(err)
@@ -290,18 +290,7 @@ func TestFollowReorgs(t *testing.T) {
 	f := newFollower(t, u.Spec, cfg)
 	f.waitHead(u.head().Hash(), 0)
 
-	var (
-		mu     sync.Mutex
-		events []*chain.HeadEvent
-	)
-	defer f.w.SubscribeHeads(func(ev *chain.HeadEvent) {
-		mu.Lock()
-		events = append(events, ev)
-		mu.Unlock()
-	})()
-	stop := make(chan struct{})
-	readerErr := make(chan error, 1)
-	go func() { readerErr <- readLinked(f.w, stop) }()
+	watch := watchChain(t, f.w)
 
 	for _, depth := range []uint64{1, 10} {
 		head := f.w.Head().Number()
@@ -316,39 +305,83 @@ func TestFollowReorgs(t *testing.T) {
 		}
 		f.waitHead(last, 0)
 		f.checkSameChain(u)
-		mu.Lock()
 		var reorgs []*chain.HeadEvent
-		for _, ev := range events {
+		for _, ev := range watch.take() {
 			if len(ev.Removed) > 0 {
 				reorgs = append(reorgs, ev)
 			}
 		}
-		events = nil
-		mu.Unlock()
 		if len(reorgs) != 1 || uint64(len(reorgs[0].Removed)) != depth {
 			for _, ev := range reorgs {
 				t.Logf("reorg event: head %d, removed %d (from %d), added %d", ev.Head.Number(), len(ev.Removed), ev.Removed[0].Number, len(ev.Added))
 			}
 			t.Fatalf("depth %d: %d reorg events, want one removing %d blocks", depth, len(reorgs), depth)
 		}
-		ev := reorgs[0]
-		if len(ev.RemovedLogs) == 0 {
-			t.Fatalf("depth %d: no removed logs", depth)
-		}
-		for _, l := range ev.RemovedLogs {
-			if !l.Removed || !removed[l.BlockHash] {
-				t.Fatalf("depth %d: removed log of block %d %s", depth, l.BlockNumber, l.BlockHash.Hex())
-			}
-		}
-		for _, h := range ev.Removed {
-			if !removed[h.Hash()] {
-				t.Fatalf("depth %d: removed block %d is not the upstream's old one", depth, h.Number)
-			}
+		checkRemoved(t, reorgs[0], removed)
+	}
+	if err := watch.close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// chainWatch records the writer's head events while a concurrent reader
+// (readLinked) checks that no read sees a mixed chain.
+type chainWatch struct {
+	mu        sync.Mutex
+	events    []*chain.HeadEvent
+	stop      chan struct{}
+	readerErr chan error
+}
+
+func watchChain(t *testing.T, w *chain.Writer) *chainWatch {
+	c := &chainWatch{stop: make(chan struct{}), readerErr: make(chan error, 1)}
+	t.Cleanup(w.SubscribeHeads(func(ev *chain.HeadEvent) {
+		c.mu.Lock()
+		c.events = append(c.events, ev)
+		c.mu.Unlock()
+	}))
+	go func() { c.readerErr <- readLinked(w, c.stop) }()
+	t.Cleanup(func() { c.close() })
+	return c
+}
+
+// take returns the events recorded since the last take.
+func (c *chainWatch) take() []*chain.HeadEvent {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	evs := c.events
+	c.events = nil
+	return evs
+}
+
+// close stops the reader and returns what it found (the first time; then
+// nil).
+func (c *chainWatch) close() error {
+	select {
+	case <-c.stop:
+		return nil
+	default:
+	}
+	close(c.stop)
+	return <-c.readerErr
+}
+
+// checkRemoved: the reorg event ev removed only blocks of removed and sent
+// their logs, marked removed.
+func checkRemoved(t *testing.T, ev *chain.HeadEvent, removed map[common.Hash]bool) {
+	t.Helper()
+	if len(ev.RemovedLogs) == 0 {
+		t.Fatal("no removed logs")
+	}
+	for _, l := range ev.RemovedLogs {
+		if !l.Removed || !removed[l.BlockHash] {
+			t.Fatalf("removed log of block %d %s", l.BlockNumber, l.BlockHash.Hex())
 		}
 	}
-	close(stop)
-	if err := <-readerErr; err != nil {
-		t.Fatal(err)
+	for _, h := range ev.Removed {
+		if !removed[h.Hash()] {
+			t.Fatalf("removed block %d is not one the upstream dropped", h.Number)
+		}
 	}
 }
 
@@ -448,12 +481,90 @@ func TestFollowRefusesOtherGenesis(t *testing.T) {
 	}
 	db, g, w := chaintest.InitStore(t, spec)
 	_ = db
-	f, err := New(testConfig(u.HTTP), w, g, NewManualClock(time.Now()), nil, zerolog.Nop())
+	f, err := New(testConfig(u.HTTP), w, g, chain.NewManualClock(time.Now()), nil, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Stop()
 	if err := f.Start(); !errors.Is(err, ErrGenesisMismatch) || !strings.Contains(err.Error(), g.Block.Hash().Hex()) {
 		t.Fatalf("Start: %v, want ErrGenesisMismatch naming our genesis", err)
+	}
+}
+
+// TestFollowUpstreamRewind: the upstream's head goes back to one of our
+// blocks (go-ethereum's Fork without new blocks: its canonical chain is
+// now shorter than ours). That is a reorg to a shorter chain: we unwind to
+// its head in one step (one head event with the removed blocks and their
+// logs, removed: true; a concurrent reader never sees a mixed chain), then
+// follow its new blocks. A rewind deeper than MaxReorg stops following
+// and keeps our chain.
+func TestFollowUpstreamRewind(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		back     uint64
+		maxReorg uint64
+		want     error
+	}{
+		{"within max", 3, 64, nil},
+		{"deeper than max", 5, 4, ErrReorgTooDeep},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u := startUpstream(t, followtest.Options{})
+			for range 12 {
+				u.block(3, 'a')
+			}
+			cfg := testConfig(u.HTTP)
+			cfg.MaxReorg = tc.maxReorg
+			f := newFollower(t, u.Spec, cfg)
+			ourHead := u.head()
+			f.waitHead(ourHead.Hash(), cfg.PollInterval)
+
+			watch := watchChain(t, f.w)
+
+			top := ourHead.Number.Uint64()
+			removed := make(map[common.Hash]bool)
+			for n := top - tc.back + 1; n <= top; n++ {
+				removed[u.hashAt(n)] = true
+			}
+			u.fork(top - tc.back)
+			back := u.hashAt(top - tc.back)
+			if h := u.head(); h.Hash() != back {
+				t.Fatalf("the upstream's head after Fork is %d, want %d", h.Number, top-tc.back)
+			}
+			if tc.want != nil {
+				f.waitDone(cfg.PollInterval)
+				if err := f.Err(); !errors.Is(err, tc.want) || !strings.Contains(err.Error(), ourHead.Hash().Hex()) || !strings.Contains(err.Error(), back.Hex()) {
+					t.Fatalf("error %v: want %v naming both heads", err, tc.want)
+				}
+				if h := f.w.Head(); h.Hash() != ourHead.Hash() {
+					t.Fatalf("head moved to %d after the refused rewind", h.Number())
+				}
+				if err := watch.close(); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			f.waitHead(back, cfg.PollInterval)
+			var evs []*chain.HeadEvent // events that change the chain (not tag moves)
+			for _, ev := range watch.take() {
+				if len(ev.Removed) > 0 || len(ev.Added) > 0 {
+					evs = append(evs, ev)
+				}
+			}
+			if len(evs) != 1 || uint64(len(evs[0].Removed)) != tc.back || len(evs[0].Added) != 0 {
+				t.Fatalf("%d head events changing the chain, want one removing %d blocks and adding none", len(evs), tc.back)
+			}
+			checkRemoved(t, evs[0], removed)
+			// The upstream builds again: we follow its new branch.
+			var last common.Hash
+			for range 2 {
+				last = u.block(2, 'r')
+			}
+			f.waitHead(last, cfg.PollInterval)
+			f.checkSameChain(u)
+			if err := watch.close(); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

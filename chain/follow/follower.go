@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/rs/zerolog"
@@ -40,7 +41,7 @@ type Follower struct {
 	config  *params.ChainConfig
 	genesis common.Hash
 	chainID *big.Int
-	clock   Clock
+	clock   chain.Clock
 	metrics *Metrics
 	log     zerolog.Logger
 
@@ -57,6 +58,8 @@ type Follower struct {
 
 	// Loop-goroutine state.
 	lastInvalid common.Hash // the last write that failed verification once
+	rewindTo    common.Hash // the upstream head a rewind was first seen to
+	rewindSeen  time.Time   // when
 	progressed  bool        // the session wrote a block or reached the upstream head
 	catchUp     catchUpStats
 }
@@ -71,13 +74,13 @@ type catchUpStats struct {
 
 // New returns a follower writing through w, whose store holds g's genesis.
 // clock nil means the wall clock; metrics may be nil.
-func New(cfg Config, w *chain.Writer, g *chain.Genesis, clock Clock, metrics *Metrics, log zerolog.Logger) (*Follower, error) {
+func New(cfg Config, w *chain.Writer, g *chain.Genesis, clock chain.Clock, metrics *Metrics, log zerolog.Logger) (*Follower, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if clock == nil {
-		clock = SystemClock{}
+		clock = chain.SystemClock{}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &Follower{
@@ -332,16 +335,23 @@ func (f *Follower) syncTo(up *upstream, target *types.Header, seen time.Time) er
 			if herr != nil {
 				return herr
 			}
-			if ours == target.Hash() {
-				// Reached (or the upstream is behind us on our chain: an
-				// upstream that rewound is not followed down; we wait for
-				// it to build on its head).
+			if ours == target.Hash() && tn < head.Number() {
+				// The upstream's head is one of our blocks below our head:
+				// it rewound (a reorg to a shorter chain), or it lags.
+				err = f.rewind(up, head, target)
+			} else {
+				f.rewindTo = common.Hash{}
+			}
+			if ours == target.Hash() && err == nil {
 				f.endCatchUp()
 				f.metrics.lag(tn, tn, target.Time, target.Time)
 				return f.followTags(up)
 			}
-			err = f.reorg(up, target)
+			if ours != target.Hash() {
+				err = f.reorg(up, target)
+			}
 		} else {
+			f.rewindTo = common.Hash{}
 			err = f.catchUpTo(up, head, target, seen)
 			if errors.Is(err, errReorg) {
 				err = f.reorg(up, target)
@@ -526,6 +536,61 @@ func (f *Follower) reorg(up *upstream, target *types.Header) error {
 		Uint64("oldHead", h.Number()).Str("oldHash", h.Hash().Hex()).
 		Uint64("newHead", newHead.NumberU64()).Str("newHash", newHead.Hash().Hex()).
 		Str("took", f.clock.Now().Sub(start).String()).Msg("reorg followed")
+	return nil
+}
+
+// rewind follows an upstream whose head target is our block below our
+// head. When the upstream's canonical chain no longer holds our head (no
+// block at our height), its chain is shorter than ours: a reorg whose new
+// branch is empty. Once the upstream kept that head for a poll interval
+// (until then nothing is done: an upstream that rewound to build a new
+// branch at once is then followed in one atomic reorg), our blocks above
+// target are unwound in one write (one head event with the removed blocks
+// and their logs), within MaxReorg and never below our finalized block
+// (both stop following, as any reorg).
+// When the upstream still has our head, its head only lags (a node behind
+// a load balancer, a stale answer): nothing to do. When it has another
+// block at our height, it moved on meanwhile: errMoved.
+func (f *Follower) rewind(up *upstream, head *chain.Head, target *types.Header) error {
+	hn, tn := head.Number(), target.Number.Uint64()
+	theirs, err := up.header(f.ctx, hexutil.EncodeUint64(hn))
+	switch {
+	case errors.Is(err, ErrUnknownBlock):
+	case err != nil:
+		return err
+	case theirs.Hash() == head.Hash():
+		return nil
+	default:
+		return errMoved
+	}
+	// An upstream that rewinds to build a new branch at once is followed in
+	// one atomic reorg when the branch comes: a rewind is followed once it
+	// lasted a poll interval.
+	if now := f.clock.Now(); f.rewindTo != target.Hash() {
+		f.rewindTo, f.rewindSeen = target.Hash(), now
+		return nil
+	} else if now.Sub(f.rewindSeen) < f.cfg.PollInterval {
+		return nil
+	}
+	depth := hn - tn
+	if finalized := head.Finalized().Number.Uint64(); tn < finalized {
+		return fmt.Errorf("%w: the upstream's chain ends at block %d %s, below our finalized block %d; our head %d %s",
+			ErrReorgBelowFinalized, tn, target.Hash().Hex(), finalized, hn, head.Hash().Hex())
+	}
+	if depth > f.cfg.MaxReorg {
+		return fmt.Errorf("%w: the upstream's chain ends at block %d %s, our head is %d %s: following it would remove more than %d of our blocks",
+			ErrReorgTooDeep, tn, target.Hash().Hex(), hn, head.Hash().Hex(), f.cfg.MaxReorg)
+	}
+	start := f.clock.Now()
+	if err := f.w.UnwindTo(tn, nil); err != nil {
+		return err
+	}
+	f.rewindTo, f.progressed = common.Hash{}, true
+	f.metrics.reorg(depth, 0)
+	f.log.Warn().Uint64("depth", depth).Uint64("ancestor", tn).
+		Uint64("oldHead", hn).Str("oldHash", head.Hash().Hex()).
+		Uint64("newHead", tn).Str("newHash", target.Hash().Hex()).
+		Str("took", f.clock.Now().Sub(start).String()).Msg("upstream rewound; reorg to its shorter chain followed")
 	return nil
 }
 

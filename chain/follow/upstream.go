@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"net/http"
 	"sync/atomic"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -32,7 +33,11 @@ type upstream struct {
 func dial(ctx context.Context, cfg Config, m *Metrics) (*upstream, error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.RequestTimeout)
 	defer cancel()
-	c, err := gethrpc.DialOptions(ctx, cfg.URL, gethrpc.WithWebsocketMessageSizeLimit(wsMessageLimit))
+	opts := []gethrpc.ClientOption{gethrpc.WithWebsocketMessageSizeLimit(wsMessageLimit)}
+	if cfg.NoGzip {
+		opts = append(opts, gethrpc.WithHTTPClient(&http.Client{Transport: &http.Transport{DisableCompression: true}}))
+	}
+	c, err := gethrpc.DialOptions(ctx, cfg.URL, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: dial %s: %v", ErrUpstream, cfg.URL, err)
 	}

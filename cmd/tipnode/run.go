@@ -69,6 +69,7 @@ type NodeFlags struct {
 	FollowPoll      time.Duration
 	FollowBatch     int
 	FollowParallel  int
+	FollowNoGzip    bool
 	FollowTxForward string        // follow: sequencer URL transactions are forwarded to ("" = --follow.rpc, "none" = pool locally)
 	FollowPreconf   string        // --follow.preconf: the sequencer's stream (a read replica)
 	FollowMaxAge    time.Duration // --follow.preconf.maxage
@@ -95,6 +96,7 @@ func (f *NodeFlags) register(fs *flag.FlagSet, dev bool) {
 		pc := node.DefaultPreconfConfig()
 		fs.StringVar(&f.FollowPreconf, "follow.preconf", "", "follow: the sequencer's pre-confirmation stream (ws(s)://HOST:PORT/preconfirmations); pending replays it (a read replica)")
 		fs.DurationVar(&f.FollowMaxAge, "follow.preconf.maxage", pc.Replica.MaxAge, "follow: stream silent longer than this: pending answers the canonical head until the next message")
+		fs.BoolVar(&f.FollowNoGzip, "follow.nogzip", false, "follow: ask an http(s) upstream for uncompressed answers (less CPU on loopback or a fast LAN, more bytes)")
 	}
 	sc := stream.DefaultPublisherConfig()
 	fs.BoolVar(&f.Stream, "stream", dev, "serve the pre-confirmation stream on ws://HTTP.ADDR/preconfirmations (with --sequencer, or on a replica)")
@@ -172,7 +174,7 @@ func (f *NodeFlags) nodeConfig() (node.Config, error) {
 		}
 		fc := follow.DefaultConfig()
 		fc.URL, fc.MaxReorg, fc.PollInterval = f.FollowRPC, f.FollowMaxReorg, f.FollowPoll
-		fc.FetchBatch, fc.FetchParallel = f.FollowBatch, f.FollowParallel
+		fc.FetchBatch, fc.FetchParallel, fc.NoGzip = f.FollowBatch, f.FollowParallel, f.FollowNoGzip
 		if err := fc.Validate(); err != nil {
 			return cfg, err
 		}

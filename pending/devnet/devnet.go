@@ -116,33 +116,15 @@ func DeriveKey(seed []byte, path string) (*ecdsa.PrivateKey, error) {
 	return crypto.ToECDSA(common.LeftPadBytes(key.Bytes(), 32))
 }
 
-// GenesisConfig describes the dev genesis.
-type GenesisConfig struct {
-	ChainID   uint64
-	Accounts  []common.Address
-	Balance   *big.Int // per account; default 10,000 ETH
-	GasLimit  uint64   // default 60,000,000
-	Timestamp uint64
-}
-
-// Genesis returns the dev genesis JSON (go-ethereum's format): every fork
-// through Osaka active at block 0 / time 0, post-merge from genesis
-// (terminal total difficulty 0), blob schedules for Cancun and Prague
-// (go-ethereum's Osaka keeps Prague's blob parameters), base fee 1 gwei, the accounts prefunded and the four system
-// contracts deployed.
-func Genesis(c GenesisConfig) ([]byte, error) {
-	if c.ChainID == 0 {
-		return nil, errors.New("dev genesis: chain id must be > 0")
-	}
-	if c.Balance == nil {
-		c.Balance = new(big.Int).Mul(big.NewInt(10_000), big.NewInt(params.Ether))
-	}
-	if c.GasLimit == 0 {
-		c.GasLimit = 60_000_000
-	}
+// ChainConfig is the config of tipnode's dev chains (the dev genesis and
+// the benchmark chain of cmd/benchgeth): every fork through Osaka active
+// at block 0 / time 0, post-merge from genesis (terminal total difficulty
+// 0), blob schedules for Cancun and Prague (go-ethereum's Osaka keeps
+// Prague's blob parameters).
+func ChainConfig(chainID *big.Int) *params.ChainConfig {
 	zero := uint64(0)
-	cfg := &params.ChainConfig{
-		ChainID:                 new(big.Int).SetUint64(c.ChainID),
+	return &params.ChainConfig{
+		ChainID:                 new(big.Int).Set(chainID),
 		HomesteadBlock:          big.NewInt(0),
 		EIP150Block:             big.NewInt(0),
 		EIP155Block:             big.NewInt(0),
@@ -168,12 +150,45 @@ func Genesis(c GenesisConfig) ([]byte, error) {
 			Prague: params.DefaultPragueBlobConfig,
 		},
 	}
-	alloc := types.GenesisAlloc{
+}
+
+// SystemContracts is a genesis alloc holding the four system contracts a
+// chain with Prague at genesis needs (EIP-4788 beacon roots, EIP-2935
+// history storage, EIP-7002 withdrawal and EIP-7251 consolidation queues),
+// as go-ethereum deploys them.
+func SystemContracts() types.GenesisAlloc {
+	return types.GenesisAlloc{
 		params.BeaconRootsAddress:        {Nonce: 1, Code: params.BeaconRootsCode, Balance: common.Big0},
 		params.HistoryStorageAddress:     {Nonce: 1, Code: params.HistoryStorageCode, Balance: common.Big0},
 		params.WithdrawalQueueAddress:    {Nonce: 1, Code: params.WithdrawalQueueCode, Balance: common.Big0},
 		params.ConsolidationQueueAddress: {Nonce: 1, Code: params.ConsolidationQueueCode, Balance: common.Big0},
 	}
+}
+
+// GenesisConfig describes the dev genesis.
+type GenesisConfig struct {
+	ChainID   uint64
+	Accounts  []common.Address
+	Balance   *big.Int // per account; default 10,000 ETH
+	GasLimit  uint64   // default 60,000,000
+	Timestamp uint64
+}
+
+// Genesis returns the dev genesis JSON (go-ethereum's format): ChainConfig
+// for c.ChainID, base fee 1 gwei, the accounts prefunded and the
+// SystemContracts deployed.
+func Genesis(c GenesisConfig) ([]byte, error) {
+	if c.ChainID == 0 {
+		return nil, errors.New("dev genesis: chain id must be > 0")
+	}
+	if c.Balance == nil {
+		c.Balance = new(big.Int).Mul(big.NewInt(10_000), big.NewInt(params.Ether))
+	}
+	if c.GasLimit == 0 {
+		c.GasLimit = 60_000_000
+	}
+	cfg := ChainConfig(new(big.Int).SetUint64(c.ChainID))
+	alloc := SystemContracts()
 	for _, a := range c.Accounts {
 		alloc[a] = types.Account{Balance: new(big.Int).Set(c.Balance)}
 	}

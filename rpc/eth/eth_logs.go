@@ -19,6 +19,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 
+	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/store"
 )
@@ -351,7 +352,7 @@ func (a *API) blockLogs(view store.View, n uint64, hash common.Hash, f *LogFilte
 	if err != nil {
 		return nil, fmt.Errorf("body %d: %w", n, err)
 	}
-	for _, l := range deriveLogs(h, body.Transactions, stored) {
+	for _, l := range chain.BlockLogs(h, body.Transactions, stored) {
 		if f.matches(l) {
 			out = append(out, l)
 		}

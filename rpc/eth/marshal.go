@@ -308,24 +308,3 @@ func deriveReceipts(config *params.ChainConfig, b *types.Block, stored []*types.
 	}
 	return rs, nil
 }
-
-// deriveLogs fills the position fields of the logs of stored receipts
-// without the (sender-recovering) full derivation: enough for log queries.
-func deriveLogs(h *types.Header, txs types.Transactions, stored []*types.ReceiptForStorage) []*types.Log {
-	var out []*types.Log
-	hash, num := h.Hash(), h.Number.Uint64()
-	idx := uint(0)
-	for i, r := range stored {
-		var txHash common.Hash
-		if i < len(txs) {
-			txHash = txs[i].Hash()
-		}
-		for _, l := range r.Logs {
-			l.BlockNumber, l.BlockHash, l.BlockTimestamp = num, hash, h.Time
-			l.TxHash, l.TxIndex, l.Index = txHash, uint(i), idx
-			idx++
-			out = append(out, l)
-		}
-	}
-	return out
-}

@@ -43,7 +43,7 @@ type followNode struct {
 	*node.Node
 	t     *testing.T
 	url   string
-	clock *follow.ManualClock
+	clock *chain.ManualClock
 	poll  time.Duration
 }
 
@@ -60,7 +60,7 @@ func startFollowNode(t *testing.T, spec []byte, upstream string, tweak func(*fol
 		tweak(&fc)
 	}
 	cfg.Follow = &fc
-	clock := follow.NewManualClock(time.Unix(1_700_000_000, 0))
+	clock := chain.NewManualClock(time.Unix(1_700_000_000, 0))
 	n, err := node.New(cfg, db, g, nil, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel), node.WithFollowClock(clock))
 	if err != nil {
 		t.Fatal(err)

@@ -188,12 +188,12 @@ type Node struct {
 type Option func(*options)
 
 type options struct {
-	followClock follow.Clock
+	followClock chain.Clock
 }
 
 // WithFollowClock drives the follower's polling, backoff and progress
-// with c (tests pass a follow.ManualClock). Default: the wall clock.
-func WithFollowClock(c follow.Clock) Option { return func(o *options) { o.followClock = c } }
+// with c (tests pass a chain.ManualClock). Default: the wall clock.
+func WithFollowClock(c chain.Clock) Option { return func(o *options) { o.followClock = c } }
 
 // New assembles a node on db (which holds g's genesis). clock drives the
 // pool and the sequencer (nil: the wall clock; tests pass a

@@ -17,6 +17,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/rs/zerolog"
 
+	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/chain/follow"
 	"github.com/tipnode/tipnode/pending"
@@ -84,7 +85,7 @@ func TestReplicaNode(t *testing.T) {
 	pc := node.DefaultPreconfConfig()
 	pc.Client.URL = srv.URL
 	cfg.Preconf = &pc
-	fclock := follow.NewManualClock(time.Unix(genesisTime, 0))
+	fclock := chain.NewManualClock(time.Unix(genesisTime, 0))
 	rclock := pending.NewManualClock(time.Unix(genesisTime+10, 0)) // never advanced: no staleness, no pings
 	var n *node.Node
 	n, err = node.New(cfg, db, g, rclock, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel), node.WithFollowClock(fclock))

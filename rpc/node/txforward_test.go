@@ -12,6 +12,7 @@ import (
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/rs/zerolog"
 
+	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/chain/follow"
 	"github.com/tipnode/tipnode/pending/devnet"
@@ -51,7 +52,7 @@ func startForwardingFollower(t *testing.T, upstream, forwardURL string) *followN
 	tf := eth.DefaultForwardConfig()
 	tf.URL = forwardURL
 	cfg.TxForward = &tf
-	clock := follow.NewManualClock(time.Unix(genesisTime, 0))
+	clock := chain.NewManualClock(time.Unix(genesisTime, 0))
 	n, err := node.New(cfg, db, g, nil, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel), node.WithFollowClock(clock))
 	if err != nil {
 		t.Fatal(err)

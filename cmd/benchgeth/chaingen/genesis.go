@@ -10,6 +10,8 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
+
+	"github.com/tipnode/tipnode/pending/devnet"
 )
 
 // Fixed chain parameters.
@@ -46,50 +48,17 @@ func SenderKey(i int) *ecdsa.PrivateKey {
 	}
 }
 
-// ChainConfig is the benchmark chain's config: post-merge from genesis,
-// every fork through Osaka at block 0 / time 0.
-func ChainConfig() *params.ChainConfig {
-	zero := uint64(0)
-	return &params.ChainConfig{
-		ChainID:                 big.NewInt(ChainID),
-		HomesteadBlock:          big.NewInt(0),
-		EIP150Block:             big.NewInt(0),
-		EIP155Block:             big.NewInt(0),
-		EIP158Block:             big.NewInt(0),
-		ByzantiumBlock:          big.NewInt(0),
-		ConstantinopleBlock:     big.NewInt(0),
-		PetersburgBlock:         big.NewInt(0),
-		IstanbulBlock:           big.NewInt(0),
-		MuirGlacierBlock:        big.NewInt(0),
-		BerlinBlock:             big.NewInt(0),
-		LondonBlock:             big.NewInt(0),
-		ArrowGlacierBlock:       big.NewInt(0),
-		GrayGlacierBlock:        big.NewInt(0),
-		MergeNetsplitBlock:      big.NewInt(0),
-		ShanghaiTime:            &zero,
-		CancunTime:              &zero,
-		PragueTime:              &zero,
-		OsakaTime:               &zero,
-		TerminalTotalDifficulty: big.NewInt(0),
-		DepositContractAddress:  common.Address{},
-		BlobScheduleConfig: &params.BlobScheduleConfig{
-			Cancun: params.DefaultCancunBlobConfig,
-			Prague: params.DefaultPragueBlobConfig,
-		},
-	}
-}
+// ChainConfig is the benchmark chain's config: tipnode's dev chain config
+// (devnet.ChainConfig: post-merge from genesis, every fork through Osaka
+// at block 0 / time 0) with chain id ChainID.
+func ChainConfig() *params.ChainConfig { return devnet.ChainConfig(big.NewInt(ChainID)) }
 
 // BuildGenesis builds the genesis of c: the system contracts, the tokens
 // with Slots/Tokens holders each (plus the senders), the multicall and the
 // funded senders.
 func BuildGenesis(c Config) *core.Genesis {
-	alloc := types.GenesisAlloc{
-		params.BeaconRootsAddress:        {Nonce: 1, Code: params.BeaconRootsCode, Balance: common.Big0},
-		params.HistoryStorageAddress:     {Nonce: 1, Code: params.HistoryStorageCode, Balance: common.Big0},
-		params.WithdrawalQueueAddress:    {Nonce: 1, Code: params.WithdrawalQueueCode, Balance: common.Big0},
-		params.ConsolidationQueueAddress: {Nonce: 1, Code: params.ConsolidationQueueCode, Balance: common.Big0},
-		MulticallAddress:                 {Nonce: 1, Code: MulticallCode, Balance: common.Big0},
-	}
+	alloc := devnet.SystemContracts()
+	alloc[MulticallAddress] = types.Account{Nonce: 1, Code: MulticallCode, Balance: common.Big0}
 	senders := make([]common.Address, c.Senders)
 	for i := range senders {
 		senders[i] = crypto.PubkeyToAddress(SenderKey(i).PublicKey)
