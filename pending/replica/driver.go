@@ -68,6 +68,7 @@ type entry struct {
 	base         *stream.Base
 	index        uint64
 	txs          []*types.Transaction
+	cuts         []int // len(txs) after each message, index 0 first: a rebuild cuts where the stream did
 	gasUsed      uint64
 	receiptsRoot common.Hash
 	snap         *pending.Snapshot
@@ -278,7 +279,7 @@ func (d *Driver) openBlock(p *stream.Payload, received time.Time) {
 		d.metrics.reset("execution")
 		return
 	}
-	e := &entry{number: n, id: p.PayloadID, base: p.Base, txs: txs, gasUsed: uint64(p.Diff.GasUsed), receiptsRoot: p.Diff.ReceiptsRoot}
+	e := &entry{number: n, id: p.PayloadID, base: p.Base, txs: txs, cuts: []int{len(txs)}, gasUsed: uint64(p.Diff.GasUsed), receiptsRoot: p.Diff.ReceiptsRoot}
 	d.metrics.streamLag(received.Sub(time.Unix(int64(p.Base.Timestamp), 0)))
 	parent := d.top()
 	if parent != nil && parent.number != n-1 {
@@ -347,6 +348,7 @@ func (d *Driver) appendTo(p *stream.Payload, received time.Time) {
 		return
 	}
 	e.index, e.txs = p.Index, append(e.txs, txs...)
+	e.cuts = append(e.cuts, len(e.txs))
 	e.gasUsed, e.receiptsRoot = uint64(p.Diff.GasUsed), p.Diff.ReceiptsRoot
 	d.metrics.streamLag(received.Sub(time.Unix(int64(e.base.Timestamp), 0)))
 	if e.snap == nil {
@@ -398,6 +400,35 @@ func (d *Driver) apply(e *entry, txs []*types.Transaction) (*pending.Snapshot, e
 		return nil, fmt.Errorf("%w: block %d index %d: receipts root %s, the sequencer's %s", ErrMismatch, e.number, e.index, got.Hex(), e.receiptsRoot.Hex())
 	}
 	return snap, nil
+}
+
+// replay re-executes e's transactions on a freshly opened block, cut
+// where the stream's messages were (one snapshot per message: the last
+// one has the message's index and new transactions, so a relay
+// re-publishing it sends the same bytes as before), and verifies the
+// totals.
+func (d *Driver) replay(e *entry) ([]*pending.Snapshot, error) {
+	cuts := []*pending.Snapshot{d.b.Current()}
+	from := 0
+	for _, to := range e.cuts[:len(e.cuts)-1] {
+		for _, tx := range e.txs[from:to] {
+			if _, err := d.b.Add(tx); err != nil {
+				return nil, fmt.Errorf("%w: %s: %v", ErrExecution, tx.Hash().Hex(), err)
+			}
+		}
+		if s := d.b.Cut(d.clock.Now()); s != nil {
+			cuts = append(cuts, s)
+		}
+		from = to
+	}
+	last, err := d.apply(e, e.txs[from:])
+	if err != nil {
+		return nil, err
+	}
+	if last != cuts[len(cuts)-1] {
+		cuts = append(cuts, last)
+	}
+	return cuts, nil
 }
 
 // dropTop drops the window's newest block (the one being received).
@@ -469,12 +500,12 @@ func (d *Driver) syncHead() {
 	}
 	if d.rebase(h) {
 		d.metrics.rebase("rebased")
-	} else {
-		d.rebuild(h)
+		if t := d.top(); t != nil && t.snap != nil && d.serving() {
+			d.mgr.Reanchor(t.snap) // its pre-confirmations were published already
+		}
+		return
 	}
-	if t := d.top(); t != nil && t.snap != nil && d.serving() {
-		d.mgr.Publish(t.snap)
-	}
+	d.rebuild(h)
 }
 
 // rebase re-anchors every built block of the window on h without
@@ -528,7 +559,8 @@ func (d *Driver) rebuild(h *chain.Head) {
 			return
 		}
 		e.snap = snap
-		if snap, err = d.apply(e, e.txs); err != nil {
+		cuts, err := d.replay(e)
+		if err != nil {
 			cause := "execution"
 			if errors.Is(err, ErrMismatch) {
 				cause = "mismatch"
@@ -536,7 +568,15 @@ func (d *Driver) rebuild(h *chain.Head) {
 			d.truncate(i, cause, err)
 			return
 		}
-		e.snap = snap
+		e.snap = cuts[len(cuts)-1]
+		if d.serving() {
+			// Never published (the block waited for its parent): every
+			// message's snapshot, in order, so subscribers and a relay's
+			// stream see the block from index 0.
+			for _, s := range cuts {
+				d.mgr.Publish(s)
+			}
+		}
 		if !e.closed {
 			break
 		}
