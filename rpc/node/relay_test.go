@@ -8,7 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"encoding/json"
+
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/gorilla/websocket"
 	"github.com/rs/zerolog"
 
@@ -248,4 +252,55 @@ func TestRelayTree(t *testing.T) {
 		t.Fatalf("only %d messages compared", len(want))
 	}
 	t.Logf("%d messages relayed byte for byte (the sequencer sent %d)", len(want), len(seqMsgs))
+}
+
+// TestReplicaPendingLogsAheadOfChain: while a replica's window runs ahead
+// of its canonical chain (pending block 2 on pending block 1, canonical
+// head 0), eth_getLogs ranges ending at pending answer what the sequencer
+// (canonical head 1) answers: the pending parent's logs (with its block
+// hash) and the pending block's.
+func TestReplicaPendingLogsAheadOfChain(t *testing.T) {
+	e := newEnvWith(t, envOptions{stream: true})
+	rep := startReplica(t, e.url, wsURL(e.url, "/preconfirmations"), replicaOptions{})
+	samePending(t, "replica joined", e.url, rep.url)
+	contract := crypto.CreateAddress(e.accs[0].Address, 0)
+	for _, tx := range []*types.Transaction{
+		e.tx(0, nil, big.NewInt(0), 200_000, deployCode(pairRuntime)),
+		e.tx(0, &contract, big.NewInt(0), 100_000, common.LeftPadBytes([]byte{1}, 32)),
+	} {
+		if err := e.pool.Add(tx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.tick(1)
+	e.toSeal()
+	if err := e.pool.Add(e.tx(0, &contract, big.NewInt(0), 100_000, common.LeftPadBytes([]byte{2}, 32))); err != nil {
+		t.Fatal(err)
+	}
+	e.tick(1)
+	samePending(t, "block 2 pre-confirmed", e.url, rep.url)
+	if h := rep.Writer.Head().Number(); h != 0 {
+		t.Fatalf("the replica imported block %d: the window is not ahead of its chain", h)
+	}
+	for _, f := range []map[string]any{
+		{"fromBlock": "earliest", "toBlock": "pending"},
+		{"fromBlock": "0x1", "toBlock": "pending"},
+		{"fromBlock": "0x2", "toBlock": "pending"},
+		{"fromBlock": "pending", "toBlock": "pending"},
+		{"fromBlock": "0x0", "toBlock": "pending", "topics": []any{common.BigToHash(big.NewInt(1))}},
+	} {
+		var want, got json.RawMessage
+		if err := rpcCall(e.url, "eth_getLogs", &want, f); err != nil {
+			t.Fatal(err)
+		}
+		if err := rpcCall(rep.url, "eth_getLogs", &got, f); err != nil {
+			t.Fatalf("%v: %v", f, err)
+		}
+		if !jsonSame(want, got) {
+			t.Fatalf("eth_getLogs %v:\nreplica   %s\nsequencer %s", f, got, want)
+		}
+		if f["fromBlock"] == "earliest" && !strings.Contains(string(want), "0x1") {
+			t.Fatalf("no log of block 1 in %s", want)
+		}
+	}
 }
