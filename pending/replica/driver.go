@@ -57,7 +57,11 @@ type Driver struct {
 	last  time.Time // clock time of the last message
 	down  bool      // no stream (yet, or Down was called)
 	stale bool      // no message for MaxAge
+	held  []event   // the newest block beyond the window, from its index 0 (a replica catching up)
 }
+
+// maxHeld bounds the messages held for a block beyond the window.
+const maxHeld = 1024
 
 // entry is one pending block of the window: what the stream said about it
 // (kept so that it can be rebuilt on another parent) and the snapshot the
@@ -236,7 +240,10 @@ func (d *Driver) onPayload(p *stream.Payload, received time.Time) {
 	switch v {
 	case vDuplicate:
 		return
-	case vNotStarted, vBeyondWindow, vCanonical, vClosed:
+	case vBeyondWindow:
+		d.hold(p, received)
+		return
+	case vNotStarted, vCanonical, vClosed:
 		d.log.Debug().Uint64("block", p.Metadata.BlockNumber).Uint64("index", p.Index).Uint64("head", d.head.Number()).
 			Stringer("verdict", v).Msg("pre-confirmation dropped")
 		return
@@ -245,6 +252,12 @@ func (d *Driver) onPayload(p *stream.Payload, received time.Time) {
 			Msg("pre-confirmation out of sequence: dropping the pending block, waiting for the next block")
 		d.dropTop(v.String())
 		return
+	case vNextBlock, vRestart, vAppend:
+		if len(d.held) > 0 && d.held[0].p.Metadata.BlockNumber <= p.Metadata.BlockNumber {
+			d.held = nil // the stream moved on
+		}
+	}
+	switch v {
 	case vRestart:
 		d.dropTop(v.String())
 		d.openBlock(p, received)
@@ -252,6 +265,45 @@ func (d *Driver) onPayload(p *stream.Payload, received time.Time) {
 		d.openBlock(p, received)
 	case vAppend:
 		d.appendTo(p, received)
+	}
+}
+
+// hold keeps the messages of the newest block beyond the window, from its
+// index 0, while the canonical head catches up (a replica that just
+// started, or whose follower fell behind): when the head comes within the
+// window they are replayed (releaseHeld), so that the block is served at
+// once instead of from the next block's index 0. Anything else beyond the
+// window is dropped.
+func (d *Driver) hold(p *stream.Payload, received time.Time) {
+	ev := event{p: p, received: received}
+	switch {
+	case p.Index == 0:
+		d.held = append(d.held[:0], ev)
+	case len(d.held) > 0 && len(d.held) < maxHeld && d.held[0].p.PayloadID == p.PayloadID &&
+		d.held[len(d.held)-1].p.Index+1 == p.Index:
+		d.held = append(d.held, ev)
+	default:
+		d.held = nil
+	}
+}
+
+// releaseHeld replays the held messages once their block is within the
+// window (dropped once it is canonical).
+func (d *Driver) releaseHeld() {
+	if len(d.held) == 0 {
+		return
+	}
+	n := d.held[0].p.Metadata.BlockNumber
+	switch {
+	case n <= d.head.Number():
+		d.held = nil
+	case n <= d.head.Number()+uint64(d.cfg.Window):
+		held := d.held
+		d.held = nil
+		d.log.Debug().Uint64("block", n).Int("messages", len(held)).Msg("replaying a block held while the chain caught up")
+		for _, ev := range held {
+			d.onPayload(ev.p, ev.received)
+		}
 	}
 }
 
@@ -462,18 +514,26 @@ func (d *Driver) dropAll(cause string) {
 // transactions re-executed and verified again); a block announced on
 // another parent than the new head, or a reorg, drops the window.
 func (d *Driver) syncHead() {
+	if d.moveHead() {
+		d.releaseHeld()
+	}
+}
+
+// moveHead is syncHead without the held messages; it reports whether the
+// head moved.
+func (d *Driver) moveHead() bool {
 	h := d.w.Head()
 	if h == d.head {
-		return
+		return false
 	}
 	old := d.head
 	d.head = h
 	if old == nil || len(d.win) == 0 {
-		return
+		return true
 	}
 	if _, hash, ok := h.Recent(old.Number()); !ok || hash != old.Hash() {
 		d.dropAll("reorg")
-		return
+		return true
 	}
 	i := 0
 	for i < len(d.win) && d.win[i].number <= h.Number() {
@@ -487,25 +547,26 @@ func (d *Driver) syncHead() {
 		d.metrics.window(len(d.win))
 	}
 	if len(d.win) == 0 || d.win[0].number != h.Number()+1 {
-		return
+		return true
 	}
 	if d.win[0].base.ParentHash != h.Hash() {
 		d.log.Warn().Uint64("block", h.Number()).Str("canonical", h.Hash().Hex()).Str("announced", d.win[0].base.ParentHash.Hex()).
 			Msg("canonical block differs from the pending blocks' parent: dropping the window")
 		d.dropAll("canonical_differs")
-		return
+		return true
 	}
 	if i == 0 && d.win[0].snap != nil {
-		return // already built on this head
+		return true // already built on this head
 	}
 	if d.rebase(h) {
 		d.metrics.rebase("rebased")
 		if t := d.top(); t != nil && t.snap != nil && d.serving() {
 			d.mgr.Reanchor(t.snap) // its pre-confirmations were published already
 		}
-		return
+		return true
 	}
 	d.rebuild(h)
+	return true
 }
 
 // rebase re-anchors every built block of the window on h without
