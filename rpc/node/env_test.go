@@ -30,7 +30,7 @@ const genesisTime = 1_700_000_000
 // env is a dev chain with a sequencer driven by a ManualClock and an RPC
 // server on 127.0.0.1:0.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	db     *store.DB
 	g      *chain.Genesis
 	clock  *pending.ManualClock
@@ -64,7 +64,7 @@ type envOptions struct {
 	stream bool
 }
 
-func newEnvWith(t *testing.T, opts envOptions) *env {
+func newEnvWith(t testing.TB, opts envOptions) *env {
 	t.Helper()
 	accs, err := devnet.Accounts(devnet.Mnemonic, 10)
 	if err != nil {
@@ -102,7 +102,7 @@ func startSequencerNode(t *testing.T, db *store.DB, g *chain.Genesis, clock pend
 	return startSequencerNodeCfg(t, db, g, clock, pool, keys, false, false)
 }
 
-func startSequencerNodeCfg(t *testing.T, db *store.DB, g *chain.Genesis, clock pending.Clock, pool pending.PoolConfig, keys []*ecdsa.PrivateKey, dev, withStream bool) *node.Node {
+func startSequencerNodeCfg(t testing.TB, db *store.DB, g *chain.Genesis, clock pending.Clock, pool pending.PoolConfig, keys []*ecdsa.PrivateKey, dev, withStream bool) *node.Node {
 	t.Helper()
 	cfg := node.DefaultConfig()
 	if withStream {

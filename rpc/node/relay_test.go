@@ -33,7 +33,7 @@ type replicaOptions struct {
 // startReplica starts a read replica of newEnv's chain: it follows
 // followURL's chain and preconfWS's pre-confirmation stream. Its pending
 // clock never moves (no staleness, no pings): the stream is what moves it.
-func startReplica(t *testing.T, followURL, preconfWS string, o replicaOptions) *followNode {
+func startReplica(t testing.TB, followURL, preconfWS string, o replicaOptions) *followNode {
 	t.Helper()
 	db, g, w := chaintest.InitStore(t, devSpec(t))
 	w.Stop()
