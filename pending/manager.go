@@ -142,6 +142,20 @@ func (m *Manager) SnapshotAge() float64 {
 // if it is servable there (onWindow: above the head, on its chain); else
 // it is dropped and counted stale.
 func (m *Manager) Publish(s *Snapshot) {
+	if m.swap(s) {
+		m.metrics.snapshot(s)
+		m.preconfs.Send(s)
+	}
+}
+
+// Reanchor makes s current as Publish does, without notifying subscribers:
+// s holds pre-confirmations they were already sent, re-anchored on a new
+// canonical head (Snapshot.Rebased: a replica's pending block whose parent
+// became canonical), so a notification would repeat them.
+func (m *Manager) Reanchor(s *Snapshot) { m.swap(s) }
+
+// swap makes s current if it is servable (see Publish).
+func (m *Manager) swap(s *Snapshot) bool {
 	for {
 		old := m.cur.Load()
 		next := &state{head: s.head, snap: s}
@@ -152,14 +166,12 @@ func (m *Manager) Publish(s *Snapshot) {
 			if at == offChain {
 				m.metrics.stale()
 			}
-			return
+			return false
 		}
 		if m.cur.CompareAndSwap(old, next) {
-			break
+			return true
 		}
 	}
-	m.metrics.snapshot(s)
-	m.preconfs.Send(s)
 }
 
 // SubscribePreconfirmations calls fn with every snapshot published from now

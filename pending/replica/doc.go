@@ -29,6 +29,10 @@
 //     with a new payload id restarts the block; index > 0 of a block not
 //     started, a block at or below the canonical head, beyond the window,
 //     or already closed is dropped. Every message is counted by verdict.
+//     The newest block beyond the window is held from its index 0 (at
+//     most 1024 messages) and replayed once the head comes within the
+//     window (a replica catching up serves it as soon as its parent is
+//     canonical).
 //   - Execution: only a message's new transactions run (Builder.Add); the
 //     cumulative gas used and the receipts root over all the block's
 //     receipts so far must equal the message's, else the block is
@@ -47,9 +51,12 @@
 //     below it leave it. If the next block's announced parent is the new
 //     head and it was built on that very block (same hash), it and the
 //     ones above are re-anchored on the head without re-executing
-//     (Snapshot.Rebased); if it was not built (its parent was missing or
-//     different), the window is rebuilt on the head (transactions
-//     re-executed and verified again); if it announces another parent, or
+//     (Snapshot.Rebased, made current with Manager.Reanchor: subscribers
+//     and a relay's stream are not notified twice); if it was not built
+//     (its parent was missing or different), the window is rebuilt on the
+//     head (transactions re-executed, cut where the stream's messages
+//     were, verified again, and every cut published in order, so a relay
+//     streams the block from index 0 with the sequencer's bytes); if it announces another parent, or
 //     the head moved by a reorg, the window is dropped. The Manager never
 //     serves a snapshot whose chain of pending parents does not meet the
 //     canonical chain by hash, nor one at or below the head, so a read in

@@ -57,7 +57,11 @@ type Driver struct {
 	last  time.Time // clock time of the last message
 	down  bool      // no stream (yet, or Down was called)
 	stale bool      // no message for MaxAge
+	held  []event   // the newest block beyond the window, from its index 0 (a replica catching up)
 }
+
+// maxHeld bounds the messages held for a block beyond the window.
+const maxHeld = 1024
 
 // entry is one pending block of the window: what the stream said about it
 // (kept so that it can be rebuilt on another parent) and the snapshot the
@@ -68,6 +72,7 @@ type entry struct {
 	base         *stream.Base
 	index        uint64
 	txs          []*types.Transaction
+	cuts         []int // len(txs) after each message, index 0 first: a rebuild cuts where the stream did
 	gasUsed      uint64
 	receiptsRoot common.Hash
 	snap         *pending.Snapshot
@@ -235,7 +240,10 @@ func (d *Driver) onPayload(p *stream.Payload, received time.Time) {
 	switch v {
 	case vDuplicate:
 		return
-	case vNotStarted, vBeyondWindow, vCanonical, vClosed:
+	case vBeyondWindow:
+		d.hold(p, received)
+		return
+	case vNotStarted, vCanonical, vClosed:
 		d.log.Debug().Uint64("block", p.Metadata.BlockNumber).Uint64("index", p.Index).Uint64("head", d.head.Number()).
 			Stringer("verdict", v).Msg("pre-confirmation dropped")
 		return
@@ -244,6 +252,12 @@ func (d *Driver) onPayload(p *stream.Payload, received time.Time) {
 			Msg("pre-confirmation out of sequence: dropping the pending block, waiting for the next block")
 		d.dropTop(v.String())
 		return
+	case vNextBlock, vRestart, vAppend:
+		if len(d.held) > 0 && d.held[0].p.Metadata.BlockNumber <= p.Metadata.BlockNumber {
+			d.held = nil // the stream moved on
+		}
+	}
+	switch v {
 	case vRestart:
 		d.dropTop(v.String())
 		d.openBlock(p, received)
@@ -251,6 +265,45 @@ func (d *Driver) onPayload(p *stream.Payload, received time.Time) {
 		d.openBlock(p, received)
 	case vAppend:
 		d.appendTo(p, received)
+	}
+}
+
+// hold keeps the messages of the newest block beyond the window, from its
+// index 0, while the canonical head catches up (a replica that just
+// started, or whose follower fell behind): when the head comes within the
+// window they are replayed (releaseHeld), so that the block is served at
+// once instead of from the next block's index 0. Anything else beyond the
+// window is dropped.
+func (d *Driver) hold(p *stream.Payload, received time.Time) {
+	ev := event{p: p, received: received}
+	switch {
+	case p.Index == 0:
+		d.held = append(d.held[:0], ev)
+	case len(d.held) > 0 && len(d.held) < maxHeld && d.held[0].p.PayloadID == p.PayloadID &&
+		d.held[len(d.held)-1].p.Index+1 == p.Index:
+		d.held = append(d.held, ev)
+	default:
+		d.held = nil
+	}
+}
+
+// releaseHeld replays the held messages once their block is within the
+// window (dropped once it is canonical).
+func (d *Driver) releaseHeld() {
+	if len(d.held) == 0 {
+		return
+	}
+	n := d.held[0].p.Metadata.BlockNumber
+	switch {
+	case n <= d.head.Number():
+		d.held = nil
+	case n <= d.head.Number()+uint64(d.cfg.Window):
+		held := d.held
+		d.held = nil
+		d.log.Debug().Uint64("block", n).Int("messages", len(held)).Msg("replaying a block held while the chain caught up")
+		for _, ev := range held {
+			d.onPayload(ev.p, ev.received)
+		}
 	}
 }
 
@@ -278,7 +331,7 @@ func (d *Driver) openBlock(p *stream.Payload, received time.Time) {
 		d.metrics.reset("execution")
 		return
 	}
-	e := &entry{number: n, id: p.PayloadID, base: p.Base, txs: txs, gasUsed: uint64(p.Diff.GasUsed), receiptsRoot: p.Diff.ReceiptsRoot}
+	e := &entry{number: n, id: p.PayloadID, base: p.Base, txs: txs, cuts: []int{len(txs)}, gasUsed: uint64(p.Diff.GasUsed), receiptsRoot: p.Diff.ReceiptsRoot}
 	d.metrics.streamLag(received.Sub(time.Unix(int64(p.Base.Timestamp), 0)))
 	parent := d.top()
 	if parent != nil && parent.number != n-1 {
@@ -347,6 +400,7 @@ func (d *Driver) appendTo(p *stream.Payload, received time.Time) {
 		return
 	}
 	e.index, e.txs = p.Index, append(e.txs, txs...)
+	e.cuts = append(e.cuts, len(e.txs))
 	e.gasUsed, e.receiptsRoot = uint64(p.Diff.GasUsed), p.Diff.ReceiptsRoot
 	d.metrics.streamLag(received.Sub(time.Unix(int64(e.base.Timestamp), 0)))
 	if e.snap == nil {
@@ -400,6 +454,35 @@ func (d *Driver) apply(e *entry, txs []*types.Transaction) (*pending.Snapshot, e
 	return snap, nil
 }
 
+// replay re-executes e's transactions on a freshly opened block, cut
+// where the stream's messages were (one snapshot per message: the last
+// one has the message's index and new transactions, so a relay
+// re-publishing it sends the same bytes as before), and verifies the
+// totals.
+func (d *Driver) replay(e *entry) ([]*pending.Snapshot, error) {
+	cuts := []*pending.Snapshot{d.b.Current()}
+	from := 0
+	for _, to := range e.cuts[:len(e.cuts)-1] {
+		for _, tx := range e.txs[from:to] {
+			if _, err := d.b.Add(tx); err != nil {
+				return nil, fmt.Errorf("%w: %s: %v", ErrExecution, tx.Hash().Hex(), err)
+			}
+		}
+		if s := d.b.Cut(d.clock.Now()); s != nil {
+			cuts = append(cuts, s)
+		}
+		from = to
+	}
+	last, err := d.apply(e, e.txs[from:])
+	if err != nil {
+		return nil, err
+	}
+	if last != cuts[len(cuts)-1] {
+		cuts = append(cuts, last)
+	}
+	return cuts, nil
+}
+
 // dropTop drops the window's newest block (the one being received).
 func (d *Driver) dropTop(cause string) {
 	if len(d.win) == 0 {
@@ -431,18 +514,26 @@ func (d *Driver) dropAll(cause string) {
 // transactions re-executed and verified again); a block announced on
 // another parent than the new head, or a reorg, drops the window.
 func (d *Driver) syncHead() {
+	if d.moveHead() {
+		d.releaseHeld()
+	}
+}
+
+// moveHead is syncHead without the held messages; it reports whether the
+// head moved.
+func (d *Driver) moveHead() bool {
 	h := d.w.Head()
 	if h == d.head {
-		return
+		return false
 	}
 	old := d.head
 	d.head = h
 	if old == nil || len(d.win) == 0 {
-		return
+		return true
 	}
 	if _, hash, ok := h.Recent(old.Number()); !ok || hash != old.Hash() {
 		d.dropAll("reorg")
-		return
+		return true
 	}
 	i := 0
 	for i < len(d.win) && d.win[i].number <= h.Number() {
@@ -456,25 +547,26 @@ func (d *Driver) syncHead() {
 		d.metrics.window(len(d.win))
 	}
 	if len(d.win) == 0 || d.win[0].number != h.Number()+1 {
-		return
+		return true
 	}
 	if d.win[0].base.ParentHash != h.Hash() {
 		d.log.Warn().Uint64("block", h.Number()).Str("canonical", h.Hash().Hex()).Str("announced", d.win[0].base.ParentHash.Hex()).
 			Msg("canonical block differs from the pending blocks' parent: dropping the window")
 		d.dropAll("canonical_differs")
-		return
+		return true
 	}
 	if i == 0 && d.win[0].snap != nil {
-		return // already built on this head
+		return true // already built on this head
 	}
 	if d.rebase(h) {
 		d.metrics.rebase("rebased")
-	} else {
-		d.rebuild(h)
+		if t := d.top(); t != nil && t.snap != nil && d.serving() {
+			d.mgr.Reanchor(t.snap) // its pre-confirmations were published already
+		}
+		return true
 	}
-	if t := d.top(); t != nil && t.snap != nil && d.serving() {
-		d.mgr.Publish(t.snap)
-	}
+	d.rebuild(h)
+	return true
 }
 
 // rebase re-anchors every built block of the window on h without
@@ -528,7 +620,8 @@ func (d *Driver) rebuild(h *chain.Head) {
 			return
 		}
 		e.snap = snap
-		if snap, err = d.apply(e, e.txs); err != nil {
+		cuts, err := d.replay(e)
+		if err != nil {
 			cause := "execution"
 			if errors.Is(err, ErrMismatch) {
 				cause = "mismatch"
@@ -536,7 +629,15 @@ func (d *Driver) rebuild(h *chain.Head) {
 			d.truncate(i, cause, err)
 			return
 		}
-		e.snap = snap
+		e.snap = cuts[len(cuts)-1]
+		if d.serving() {
+			// Never published (the block waited for its parent): every
+			// message's snapshot, in order, so subscribers and a relay's
+			// stream see the block from index 0.
+			for _, s := range cuts {
+				d.mgr.Publish(s)
+			}
+		}
 		if !e.closed {
 			break
 		}

@@ -328,3 +328,40 @@ func TestReplicaRefusesDivergence(t *testing.T) {
 	}
 	_ = pending.Snapshot{}
 }
+
+// TestReplicaJoinsAheadOfItsChain: a replica whose canonical chain is far
+// behind (it just started and catches up) receives a block beyond its
+// window from index 0; the messages are held and replayed when the head
+// comes within the window, so the block is served as soon as its parent is
+// canonical, not from the next block's index 0.
+func TestReplicaJoinsAheadOfItsChain(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Window = 2
+	p := newPair(t, cfg)
+	s, r := p.s, p.r
+	for range 7 {
+		s.sealNext()
+	}
+	var msgs []sent
+	for _, m := range s.take() {
+		if m.snap.Number() == 8 {
+			msgs = append(msgs, m)
+		}
+	}
+	msgs = append(msgs, p.preconf()...)
+	msgs = append(msgs, p.preconf()...)
+	if len(msgs) != 3 || msgs[0].snap.Index() != 0 {
+		t.Fatalf("%d messages of block 8", len(msgs))
+	}
+	r.feed(msgs...)
+	p.notServed("block 8 beyond the window")
+	for n := uint64(1); n <= 6; n++ {
+		r.importFrom(s, n)
+		p.notServed("block 8's parent not canonical")
+	}
+	r.importFrom(s, 7)
+	p.same(msgs[2])
+	if got := counter(t, r.metrics.messages, "beyond_window"); got != 3 {
+		t.Fatalf("beyond-window messages counted %v, want 3", got)
+	}
+}

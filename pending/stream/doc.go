@@ -35,7 +35,9 @@
 // ServeHTTP goroutine: messages, pings, the close frame) and one reader
 // (pongs, the client's close). A snapshot that does not continue the open
 // block (a gap, a block whose index 0 was not seen) is not streamed; the
-// stream resumes at the next index 0.
+// stream resumes at the next index 0. A snapshot that encodes to exactly a
+// message already sent for the open block (same id, index and bytes) is
+// not sent again (counted skipped "republished").
 // # Decoding (decode.go)
 //
 // Decode turns one websocket frame into a *Payload: text frames hold JSON,

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -116,7 +117,10 @@ type message struct {
 //
 // A snapshot that does not continue the open block (index > 0 of a block
 // whose index 0 was not seen, or a gap) is skipped, as are the rest of
-// that block's: the stream resumes at the next index 0.
+// that block's: the stream resumes at the next index 0. A snapshot that
+// encodes to exactly a message already sent for the open block (same
+// payload id, index and bytes: a relay's driver re-publishing a block it
+// re-anchored on a new canonical head) is not sent again.
 type Publisher struct {
 	cfg     PublisherConfig
 	src     Source
@@ -257,6 +261,13 @@ func (p *Publisher) publish(s *pending.Snapshot) {
 // it for every subscriber, under mu (see Publisher).
 func (p *Publisher) deliver(m *message) {
 	p.mu.Lock()
+	if p.open && m.index < uint64(len(p.backlog)) && p.backlog[m.index].id == m.id && bytes.Equal(p.backlog[m.index].data, m.data) {
+		// The same message again (a relay re-publishing a snapshot it
+		// re-anchored on a new canonical head): already sent.
+		p.mu.Unlock()
+		p.metrics.skipped("republished")
+		return
+	}
 	if m.index == 0 {
 		p.open, p.backlog = true, []*message{m}
 	} else {

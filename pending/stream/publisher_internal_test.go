@@ -114,6 +114,11 @@ func TestDeliverSkipsBrokenBlocks(t *testing.T) {
 	msg := func(block, index uint64) *message {
 		return &message{block: block, index: index, id: engine.PayloadID{byte(block)}, data: []byte(fmt.Sprintf("%d/%d", block, index))}
 	}
+	other := func(block, index uint64) *message {
+		m := msg(block, index)
+		m.data = append(m.data, '\'')
+		return m
+	}
 	cases := []struct {
 		name     string
 		in       []*message
@@ -124,7 +129,8 @@ func TestDeliverSkipsBrokenBlocks(t *testing.T) {
 		{"next block", []*message{msg(1, 0), msg(1, 1), msg(2, 0)}, "1/0 1/1 2/0", "2/0"},
 		{"started mid-block", []*message{msg(1, 3), msg(1, 4), msg(2, 0), msg(2, 1)}, "2/0 2/1", "2/0 2/1"},
 		{"gap", []*message{msg(1, 0), msg(1, 2), msg(1, 3), msg(2, 0)}, "1/0 2/0", "2/0"},
-		{"duplicate", []*message{msg(1, 0), msg(1, 1), msg(1, 1), msg(1, 2)}, "1/0 1/1", ""},
+		{"republished", []*message{msg(1, 0), msg(1, 1), msg(1, 1), msg(1, 0), msg(1, 2)}, "1/0 1/1 1/2", "1/0 1/1 1/2"},
+		{"same index, other bytes", []*message{msg(1, 0), msg(1, 1), other(1, 1), msg(1, 2)}, "1/0 1/1", ""},
 		{"other block", []*message{msg(1, 0), msg(2, 1)}, "1/0", ""},
 	}
 	for _, c := range cases {

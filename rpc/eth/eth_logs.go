@@ -7,7 +7,11 @@ package eth
 // Limits (APIConfig): a range longer than LogsRangeLimit blocks, or more than
 // LogsResultLimit matching logs, is refused with -32005 naming the limit.
 // With toBlock "pending" the pre-confirmed logs of the pending snapshot are
-// appended.
+// appended, after those of its pending parents above the head (a replica's
+// window running ahead of its canonical chain: the blocks between latest
+// and the newest pending block, with their sealed hashes), so that the
+// answer is the sequencer's. fromBlock may then be any block up to the
+// pending one.
 
 import (
 	"bytes"
@@ -20,6 +24,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/tipnode/tipnode/chain"
+	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/store"
 )
@@ -252,7 +257,7 @@ func (a *API) filterLogs(ctx context.Context, f *LogFilter) ([]*types.Log, error
 		return nil, rpc.ErrInvalidParams("invalid block range params")
 	}
 	if !fromPending {
-		if from > head || (!toPending && to > head) {
+		if (from > head && !(toPending && snap != nil && from <= snap.Number())) || (!toPending && to > head) {
 			return nil, rpc.ErrInvalidParams("block range extends beyond current head block")
 		}
 		if !toPending && from > to {
@@ -262,10 +267,10 @@ func (a *API) filterLogs(ctx context.Context, f *LogFilter) ([]*types.Log, error
 		if toPending {
 			end = head
 		}
-		if end-from+1 > a.cfg.LogsRangeLimit {
+		if end >= from && end-from+1 > a.cfg.LogsRangeLimit {
 			return nil, rpc.ErrLimit("query exceeds max block range %d", a.cfg.LogsRangeLimit)
 		}
-		for n := from; n <= end; n++ {
+		for n := from; n <= end && n <= head; n++ {
 			if (n-from)%logsCtxCheckEveryNB == 0 && ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
@@ -281,13 +286,30 @@ func (a *API) filterLogs(ctx context.Context, f *LogFilter) ([]*types.Log, error
 			}
 		}
 	}
-	if toPending {
-		if snap != nil && snap.Anchor().Number.Uint64() == head {
-			for _, r := range snap.Receipts() {
+	if toPending && snap != nil && snap.Anchor().Number.Uint64() == head {
+		// The pending blocks above the head: a replica's pending parents
+		// (sealed in memory, ahead of its canonical chain) oldest first,
+		// then the pending block. A parent's logs carry its sealed hash,
+		// as they will once it is canonical; the pending block's none.
+		var chain []*pending.Snapshot
+		for s := snap; s != nil && s.Number() > head; s = s.Parent() {
+			if s == snap || !fromPending && s.Number() >= from {
+				chain = append(chain, s)
+			}
+		}
+		for i := len(chain) - 1; i >= 0; i-- {
+			s := chain[i]
+			for _, r := range s.Receipts() {
 				for _, l := range r.Logs {
-					if f.matches(l) {
-						out = append(out, l)
+					if !f.matches(l) {
+						continue
 					}
+					if s != snap && s.Final() {
+						cp := *l
+						cp.BlockHash = s.Hash()
+						l = &cp
+					}
+					out = append(out, l)
 				}
 			}
 			if err := a.checkLogsLimit(out); err != nil {

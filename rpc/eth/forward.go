@@ -121,7 +121,18 @@ type Forwarder struct {
 	order    []common.Hash // forwarding order, for MaxTracked and expiry
 
 	unsub []func()
+
+	// newPendingTransactions: every transaction announced once, when the
+	// sequencer accepted our forward or when it first appears in a
+	// published snapshot (seen bounds the memory of what was announced).
+	txFeed chain.Feed[*types.Transaction]
+	amu    sync.Mutex
+	seen   map[common.Hash]struct{}
+	seenQ  []common.Hash
 }
+
+// maxAnnounced bounds the hashes the Forwarder remembers having announced.
+const maxAnnounced = 16_384
 
 // NewForwarder returns a forwarder to cfg.URL. It connects on first use
 // (an unreachable sequencer at start is not an error). now is the clock of
@@ -144,6 +155,9 @@ func NewForwarder(cfg ForwardConfig, check TxChecker, now func() time.Time, log 
 func (f *Forwarder) Follow(mgr *pending.Manager, heads Heads) {
 	f.unsub = append(f.unsub, mgr.SubscribePreconfirmations(func(s *pending.Snapshot) {
 		f.forget(s.NewTransactions())
+		for _, tx := range s.NewTransactions() {
+			f.announce(tx)
+		}
 	}))
 	f.unsub = append(f.unsub, heads.SubscribeHeads(func(ev *chain.HeadEvent) {
 		if len(ev.Added) == 0 || f.tracked() == 0 {
@@ -257,7 +271,41 @@ func (f *Forwarder) Add(tx *types.Transaction) error {
 		return rpc.ErrServer(fmt.Sprintf("%v (%s): %v", ErrForward, f.cfg.URL, err))
 	}
 	f.track(tx, from)
+	f.announce(tx)
 	return nil
+}
+
+// SubscribeTxs calls fn with every transaction that reaches the
+// sequencer's pending state through this node's view of it (the
+// newPendingTransactions feed of a forwarding node): a transaction this
+// node forwarded, once the sequencer accepted it (what the sequencer's own
+// pool announces at admission), and any other transaction when it first
+// appears in a snapshot this node publishes (a replica's pre-confirmation
+// stream). Each is announced once (of the last 16,384). fn runs on the
+// goroutine of Add or of the publishing driver and must not block.
+func (f *Forwarder) SubscribeTxs(fn func(*types.Transaction)) (unsubscribe func()) {
+	return f.txFeed.Subscribe(fn)
+}
+
+// announce sends tx to the SubscribeTxs feed unless it was announced.
+func (f *Forwarder) announce(tx *types.Transaction) {
+	h := tx.Hash()
+	f.amu.Lock()
+	if _, ok := f.seen[h]; ok {
+		f.amu.Unlock()
+		return
+	}
+	if f.seen == nil {
+		f.seen = make(map[common.Hash]struct{})
+	}
+	f.seen[h] = struct{}{}
+	f.seenQ = append(f.seenQ, h)
+	if len(f.seenQ) > maxAnnounced {
+		delete(f.seen, f.seenQ[0])
+		f.seenQ = f.seenQ[1:]
+	}
+	f.amu.Unlock()
+	f.txFeed.Send(tx)
 }
 
 func (f *Forwarder) track(tx *types.Transaction, from common.Address) {

@@ -19,6 +19,7 @@ import (
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/devnet"
+	"github.com/tipnode/tipnode/pending/stream"
 	"github.com/tipnode/tipnode/rpc/eth"
 	"github.com/tipnode/tipnode/rpc/node"
 	"github.com/tipnode/tipnode/store"
@@ -29,7 +30,7 @@ const genesisTime = 1_700_000_000
 // env is a dev chain with a sequencer driven by a ManualClock and an RPC
 // server on 127.0.0.1:0.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	db     *store.DB
 	g      *chain.Genesis
 	clock  *pending.ManualClock
@@ -59,9 +60,11 @@ type envOptions struct {
 	keys []*ecdsa.PrivateKey
 	// dev serves the dev chain's methods (as `tipnode dev`).
 	dev bool
+	// stream serves the pre-confirmation stream (as `tipnode dev`).
+	stream bool
 }
 
-func newEnvWith(t *testing.T, opts envOptions) *env {
+func newEnvWith(t testing.TB, opts envOptions) *env {
 	t.Helper()
 	accs, err := devnet.Accounts(devnet.Mnemonic, 10)
 	if err != nil {
@@ -84,7 +87,7 @@ func newEnvWith(t *testing.T, opts envOptions) *env {
 			keys = append(keys, a.Key)
 		}
 	}
-	n := startSequencerNodeCfg(t, db, g, clock, opts.pool, keys, opts.dev)
+	n := startSequencerNodeCfg(t, db, g, clock, opts.pool, keys, opts.dev, opts.stream)
 	mgr, pool, seq, api, srv := n.Pending, n.Pool, n.Sequencer, n.API, n.Server
 	return &env{t: t, db: db, g: g, clock: clock, mgr: mgr, pool: pool, seq: seq, api: api,
 		url: "http://" + srv.Addr().String(), accs: accs, signer: types.LatestSigner(g.Config),
@@ -96,12 +99,15 @@ func newEnvWith(t *testing.T, opts envOptions) *env {
 // (no writer may run on it), stopped at the end of the test.
 func startSequencerNode(t *testing.T, db *store.DB, g *chain.Genesis, clock pending.Clock, pool pending.PoolConfig, keys []*ecdsa.PrivateKey) *node.Node {
 	t.Helper()
-	return startSequencerNodeCfg(t, db, g, clock, pool, keys, false)
+	return startSequencerNodeCfg(t, db, g, clock, pool, keys, false, false)
 }
 
-func startSequencerNodeCfg(t *testing.T, db *store.DB, g *chain.Genesis, clock pending.Clock, pool pending.PoolConfig, keys []*ecdsa.PrivateKey, dev bool) *node.Node {
+func startSequencerNodeCfg(t testing.TB, db *store.DB, g *chain.Genesis, clock pending.Clock, pool pending.PoolConfig, keys []*ecdsa.PrivateKey, dev, withStream bool) *node.Node {
 	t.Helper()
 	cfg := node.DefaultConfig()
+	if withStream {
+		cfg.Stream = &stream.PublisherConfig{}
+	}
 	cfg.Server.Addr = "127.0.0.1:0"
 	cfg.Pool = pool
 	cfg.DevKeys = keys

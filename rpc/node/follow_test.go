@@ -41,7 +41,7 @@ import (
 // followNode is a tipnode following an upstream.
 type followNode struct {
 	*node.Node
-	t     *testing.T
+	t     testing.TB
 	url   string
 	clock *chain.ManualClock
 	poll  time.Duration

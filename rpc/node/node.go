@@ -231,8 +231,8 @@ func New(cfg Config, db *store.DB, g *chain.Genesis, clock pending.Clock, log ze
 		return nil, err
 	}
 	apiCfg := cfg.API
-	apiCfg.Preconfirmations = cfg.Sequencer != nil
-	var pool eth.TxPool // none on a read-only node
+	apiCfg.Preconfirmations = cfg.Sequencer != nil || cfg.Preconf != nil // a replica publishes the sequencer's, replayed
+	var pool eth.TxPool                                                  // none on a read-only node
 	if !cfg.ReadOnly {
 		pool = n.Pool
 	}

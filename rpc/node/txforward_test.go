@@ -21,7 +21,7 @@ import (
 )
 
 // devSpec is newEnv's genesis (the same bytes, hence the same chain).
-func devSpec(t *testing.T) []byte {
+func devSpec(t testing.TB) []byte {
 	t.Helper()
 	accs, err := devnet.Accounts(devnet.Mnemonic, 10)
 	if err != nil {
