@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"time"
 
 	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -101,7 +102,7 @@ func (a *API) execute(ctx context.Context, env *callEnv, args CallArgs, gasCap u
 	evm := a.callEVM(env, msg, cfg)
 	defer evm.Release() // its stack arena goes back to go-ethereum's pool
 
-	ctx, cancel := context.WithTimeout(ctx, a.cfg.EVMTimeout)
+	ctx, cancel := a.evmContext(ctx)
 	defer cancel()
 	var (
 		result *core.ExecutionResult
@@ -116,6 +117,18 @@ func (a *API) execute(ctx context.Context, env *callEnv, args CallArgs, gasCap u
 		return nil, invalidCall(fmt.Sprintf("err: %v (supplied gas %d)", msgErr, msg.GasLimit))
 	}
 	return result, nil
+}
+
+// evmContext bounds ctx by the EVM timeout. A request context whose
+// deadline comes no later than that (the rpc server's request timeout,
+// 5 s by default like the EVM timeout) is used as it is: a second timer
+// would never fire first, and the outcome of a deadline is the same
+// (context.DeadlineExceeded, answered by abortError).
+func (a *API) evmContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= a.cfg.EVMTimeout {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, a.cfg.EVMTimeout)
 }
 
 // openCall decodes an eth_call-style request (call object, block — def
