@@ -35,6 +35,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzScanners -fuzztime 20s ./rpc/
 	$(GO) test -run '^$$' -fuzz FuzzValidJSON -fuzztime 20s ./rpc/
 	$(GO) test -run '^$$' -fuzz FuzzBlockSelector -fuzztime 20s ./rpc/eth/
+	$(GO) test -run '^$$' -fuzz FuzzPlainJSONString -fuzztime 20s ./rpc/eth/
 	$(GO) test -run '^$$' -fuzz FuzzStateOverride -fuzztime 20s ./rpc/eth/
 	$(GO) test -run '^$$' -fuzz FuzzCallArgs -fuzztime 20s ./rpc/eth/
 	$(GO) test -run '^$$' -fuzz FuzzCallRequest -fuzztime 20s ./rpc/eth/
