@@ -33,10 +33,13 @@ crash:
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeRequest -fuzztime 20s ./rpc/
 	$(GO) test -run '^$$' -fuzz FuzzScanners -fuzztime 20s ./rpc/
+	$(GO) test -run '^$$' -fuzz FuzzValidJSON -fuzztime 20s ./rpc/
 	$(GO) test -run '^$$' -fuzz FuzzBlockSelector -fuzztime 20s ./rpc/eth/
+	$(GO) test -run '^$$' -fuzz FuzzPlainJSONString -fuzztime 20s ./rpc/eth/
 	$(GO) test -run '^$$' -fuzz FuzzStateOverride -fuzztime 20s ./rpc/eth/
 	$(GO) test -run '^$$' -fuzz FuzzCallArgs -fuzztime 20s ./rpc/eth/
 	$(GO) test -run '^$$' -fuzz FuzzCallRequest -fuzztime 20s ./rpc/eth/
+	$(GO) test -run '^$$' -fuzz FuzzCallArgsDecoders -fuzztime 20s ./rpc/eth/
 	$(GO) test -run '^$$' -fuzz FuzzLogFilter -fuzztime 20s ./rpc/eth/
 	$(GO) test -run '^$$' -fuzz FuzzTypedData -fuzztime 20s ./rpc/eth/
 	$(GO) test -run '^$$' -fuzz FuzzDevNum -fuzztime 20s ./rpc/eth/

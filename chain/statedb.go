@@ -134,22 +134,25 @@ type StateDB struct {
 	logSize uint
 }
 
-// NewStateDB returns a StateDB reading from backend.
+// NewStateDB returns a StateDB reading from backend. Only the maps every
+// execution fills are allocated here; the others (block and diff sets,
+// codes, logs, transient storage, access list) on their first insert (see
+// put): a read-only call allocates none of them.
 func NewStateDB(backend Backend) *StateDB {
 	return &StateDB{
-		backend:      backend,
-		objects:      make(map[common.Address]*slotRef),
-		dirties:      make(map[common.Address]int),
-		touchedBlock: make(map[common.Address]struct{}),
-		touchedDiff:  make(map[common.Address]struct{}),
-		wipedDiff:    make(map[common.Address]struct{}),
-		wipedBlock:   make(map[common.Address]struct{}),
-		codes:        make(map[common.Hash][]byte),
-		codesDiff:    make(map[common.Hash][]byte),
-		accessAdr:    make(map[common.Address]map[common.Hash]struct{}),
-		transient:    make(map[common.Address]map[common.Hash]common.Hash),
-		logs:         make(map[common.Hash][]*types.Log),
+		backend: backend,
+		objects: make(map[common.Address]*slotRef),
+		dirties: make(map[common.Address]int),
 	}
+}
+
+// put inserts k -> v into *m, allocating the map on first use (reading,
+// deleting from and ranging over a nil map are fine; inserting is not).
+func put[K comparable, V any](m *map[K]V, k K, v V) {
+	if *m == nil {
+		*m = make(map[K]V)
+	}
+	(*m)[k] = v
 }
 
 // Error returns the first backend read error met during execution. A
@@ -428,10 +431,10 @@ func (s *StateDB) ReplaceStorage(addr common.Address, slots map[common.Hash]comm
 	o.wiped = true
 	o.originSt, o.storage, o.txStart = nil, nil, nil
 	o.writable()
-	s.wipedBlock[addr] = struct{}{}
-	s.wipedDiff[addr] = struct{}{}
-	s.touchedBlock[addr] = struct{}{}
-	s.touchedDiff[addr] = struct{}{}
+	put(&s.wipedBlock, addr, struct{}{})
+	put(&s.wipedDiff, addr, struct{}{})
+	put(&s.touchedBlock, addr, struct{}{})
+	put(&s.touchedDiff, addr, struct{}{})
 	for k, v := range slots {
 		o.storage[k] = v
 		o.written[k] = struct{}{}
@@ -458,7 +461,7 @@ func (s *StateDB) setTransient(addr common.Address, key, value common.Hash) {
 	m := s.transient[addr]
 	if m == nil {
 		m = make(map[common.Hash]common.Hash)
-		s.transient[addr] = m
+		put(&s.transient, addr, m)
 	}
 	m[key] = value
 }
@@ -518,7 +521,7 @@ func (s *StateDB) AddAddressToAccessList(addr common.Address) {
 	if _, ok := s.accessAdr[addr]; ok {
 		return
 	}
-	s.accessAdr[addr] = nil
+	put(&s.accessAdr, addr, nil)
 	s.journal = append(s.journal, journalEntry{addr: addr, kind: jAccessAddr})
 }
 
@@ -571,7 +574,7 @@ func (s *StateDB) Prepare(rules params.Rules, sender, coinbase common.Address, d
 		s.accessAdr = al
 	}
 	if len(s.transient) > 0 {
-		s.transient = make(map[common.Address]map[common.Hash]common.Hash)
+		s.transient = nil
 	}
 }
 
@@ -590,7 +593,7 @@ func (s *StateDB) AddLog(l *types.Log) {
 	l.TxHash = s.thash
 	l.TxIndex = uint(s.txIndex)
 	l.Index = s.logSize
-	s.logs[s.thash] = append(s.logs[s.thash], l)
+	put(&s.logs, s.thash, append(s.logs[s.thash], l))
 	s.logSize++
 }
 
@@ -639,14 +642,14 @@ func (s *StateDB) Finalise(rules params.Rules) *bal.ConstructionBlockAccessList 
 			continue
 		}
 		o := ref.obj
-		s.touchedBlock[addr] = struct{}{}
-		s.touchedDiff[addr] = struct{}{}
+		put(&s.touchedBlock, addr, struct{}{})
+		put(&s.touchedDiff, addr, struct{}{})
 		if o.selfDestructed || (rules.IsEIP158 && o.empty()) {
 			ref.dead = true
 			// Storage of a deleted account is gone for the rest of the block.
 			if o.origin != nil || len(o.written) > 0 {
-				s.wipedBlock[addr] = struct{}{}
-				s.wipedDiff[addr] = struct{}{}
+				put(&s.wipedBlock, addr, struct{}{})
+				put(&s.wipedDiff, addr, struct{}{})
 			}
 			o.wiped = true
 			o.storage, o.originSt, o.written, o.writtenAt = nil, nil, nil, nil
@@ -657,8 +660,8 @@ func (s *StateDB) Finalise(rules params.Rules) *bal.ConstructionBlockAccessList 
 		if o.codeSet && o.data.CodeHash != types.EmptyCodeHash && o.code != nil {
 			if o.origin == nil || o.origin.CodeHash != o.data.CodeHash {
 				if _, known := s.codes[o.data.CodeHash]; !known {
-					s.codes[o.data.CodeHash] = o.code
-					s.codesDiff[o.data.CodeHash] = o.code
+					put(&s.codes, o.data.CodeHash, o.code)
+					put(&s.codesDiff, o.data.CodeHash, o.code)
 				}
 			}
 		}
@@ -789,9 +792,7 @@ func (s *StateDB) TakeDiff() *store.StateDiff {
 			clear(ref.obj.writtenAt)
 		}
 	}
-	s.touchedDiff = make(map[common.Address]struct{})
-	s.wipedDiff = make(map[common.Address]struct{})
-	s.codesDiff = make(map[common.Hash][]byte)
+	s.touchedDiff, s.wipedDiff, s.codesDiff = nil, nil, nil
 	return d
 }
 

@@ -24,6 +24,9 @@ import (
 // those are what a web page may POST cross-origin without a CORS
 // preflight, and a node holding keys must not act on them.
 func jsonContentType(ct string) bool {
+	if ct == "application/json" { // what nearly every client sends: no parsing
+		return true
+	}
 	mt, params, err := mime.ParseMediaType(ct)
 	if err != nil || mt != "application/json" {
 		return false
@@ -66,7 +69,7 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 		tooLarge()
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	body, err := readBody(http.MaxBytesReader(w, r.Body, limit), r.ContentLength)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -89,9 +92,10 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 	ss := &session{transport: TransportHTTP, remote: r.RemoteAddr}
 	out := s.handleMessage(r.Context(), body, ss)
 	ss.runAfterSend()
-	w.Header().Set("Content-Type", "application/json")
-	if out == nil { // only notifications
-		w.Header().Set("Content-Length", "0")
+	h := w.Header()
+	h["Content-Type"] = headerJSON // canonical keys: no Set (canonicalisation, a slice per call)
+	if out == nil {                // only notifications
+		h["Content-Length"] = headerZero
 		w.WriteHeader(http.StatusOK)
 		return
 	}
@@ -103,9 +107,41 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.output.release(n)
-	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+	h["Content-Length"] = []string{strconv.Itoa(len(out))}
 	w.WriteHeader(http.StatusOK)
 	w.Write(out)
+}
+
+// Header values the response path assigns; net/http only reads them.
+var (
+	headerJSON = []string{"application/json"}
+	headerZero = []string{"0"}
+)
+
+// readBody is io.ReadAll starting from the announced size (contentLength,
+// -1 when unknown) instead of 512 bytes: a known body is read into one
+// allocation, without growing and copying. r must be bounded (the
+// MaxBytesReader): the announced size is trusted only after the caller
+// checked it against the limit.
+func readBody(r io.Reader, contentLength int64) ([]byte, error) {
+	size := 512
+	if contentLength > 0 {
+		size = int(contentLength) + 1 // +1: the read that returns io.EOF needs no growth
+	}
+	b := make([]byte, 0, size)
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+	}
 }
 
 // cors adds CORS headers for an allowed Origin and answers preflight

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/tipnode/tipnode/cmd/benchgeth/chaingen"
 )
@@ -20,8 +21,11 @@ const (
 
 // agree sends the first requests of a workload to both nodes (over HTTP)
 // and compares the answers, so both are known to do the same work. What
-// legitimately differs is left out: error codes (a revert is code 3 on
-// go-ethereum, -32000 on tipnode) and, for eth_simulateV1, everything but
+// legitimately differs is left out: how a revert is told (go-ethereum:
+// code 3, the reason appended to the message; tipnode: -32000, the message
+// exactly "execution reverted"): a revert is recognised by each node's own
+// code and compared by its data only; other errors by message and data;
+// for eth_simulateV1, everything but
 // the calls (tipnode's simulated blocks carry a zero state root, so their
 // hashes differ). eth_blockNumber is skipped: tipnode's sequencer seals
 // blocks.
@@ -36,7 +40,7 @@ func agree(ctx context.Context, w chaingen.Workload, reqs [][]byte, a, b *node) 
 			if err != nil {
 				return fmt.Sprintf("request %d: %s: %v", i, n.kind.name, err)
 			}
-			if got[k], err = normalize(w, out); err != nil {
+			if got[k], err = normalize(w, out, n.kind.revertCode); err != nil {
 				return fmt.Sprintf("request %d: %s: %v", i, n.kind.name, err)
 			}
 		}
@@ -50,15 +54,31 @@ func agree(ctx context.Context, w chaingen.Workload, reqs [][]byte, a, b *node) 
 type answer struct {
 	ID     json.RawMessage `json:"id"`
 	Result any             `json:"result"`
-	Error  *struct {
-		Message string `json:"message"`
-		Data    any    `json:"data"`
-	} `json:"error"`
+	Error  *rpcError       `json:"error"`
 }
 
-// normalize reduces a response to what both nodes must agree on, as
-// canonical JSON (sorted keys).
-func normalize(w chaingen.Workload, body []byte) (string, error) {
+type rpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Data    any    `json:"data"`
+}
+
+// comparable is what both nodes must agree on of an error: for a revert
+// (revertCode, a message starting "execution reverted") the revert data,
+// for any other error its message and data (codes differ between nodes).
+func (e *rpcError) comparable(revertCode int) any {
+	if e == nil {
+		return nil
+	}
+	if e.Code == revertCode && strings.HasPrefix(e.Message, "execution reverted") {
+		return map[string]any{"reverted": e.Data}
+	}
+	return map[string]any{"message": e.Message, "data": e.Data}
+}
+
+// normalize reduces a response of a node whose reverts are revertCode to
+// what both nodes must agree on, as canonical JSON (sorted keys).
+func normalize(w chaingen.Workload, body []byte, revertCode int) (string, error) {
 	dec := func(v any) error {
 		d := json.NewDecoder(bytes.NewReader(body))
 		d.UseNumber()
@@ -73,7 +93,7 @@ func normalize(w chaingen.Workload, body []byte) (string, error) {
 		sort.Slice(as, func(i, j int) bool { return string(as[i].ID) < string(as[j].ID) })
 		out := make([]any, len(as))
 		for i, a := range as {
-			out[i] = []any{string(a.ID), a.Result, a.Error}
+			out[i] = []any{string(a.ID), a.Result, a.Error.comparable(revertCode)}
 		}
 		v = out
 	} else {
@@ -81,7 +101,7 @@ func normalize(w chaingen.Workload, body []byte) (string, error) {
 		if err := dec(&a); err != nil {
 			return "", err
 		}
-		v = []any{a.Result, a.Error}
+		v = []any{a.Result, a.Error.comparable(revertCode)}
 		if w.Expect == chaingen.ExpectSimulate && a.Error == nil {
 			v = simulatedCalls(a.Result)
 		}

@@ -28,10 +28,20 @@ func TestNormalize(t *testing.T) {
 	}{
 		{"balanceof-latest", `{"jsonrpc":"2.0","id":1,"result":"0x01"}`, `{"id":1,"jsonrpc":"2.0","result":"0x01"}`, true},
 		{"balanceof-latest", `{"jsonrpc":"2.0","id":1,"result":"0x01"}`, `{"jsonrpc":"2.0","id":1,"result":"0x02"}`, false},
+		// A revert: each node's own code, data compared, message not (go-ethereum
+		// appends the reason, tipnode answers exactly "execution reverted").
 		{"revert", `{"id":1,"error":{"code":3,"message":"execution reverted: x","data":"0x08c3"}}`,
-			`{"id":1,"error":{"code":-32000,"message":"execution reverted: x","data":"0x08c3"}}`, true},
+			`{"id":1,"error":{"code":-32000,"message":"execution reverted","data":"0x08c3"}}`, true},
 		{"revert", `{"id":1,"error":{"code":3,"message":"execution reverted: x","data":"0x08c3"}}`,
-			`{"id":1,"error":{"code":3,"message":"execution reverted: y","data":"0x08c3"}}`, false},
+			`{"id":1,"error":{"code":-32000,"message":"execution reverted","data":"0x08c4"}}`, false},
+		// tipnode answering a revert with go-ethereum's code is a difference.
+		{"revert", `{"id":1,"error":{"code":3,"message":"execution reverted: x","data":"0x08c3"}}`,
+			`{"id":1,"error":{"code":3,"message":"execution reverted","data":"0x08c3"}}`, false},
+		// Other errors: message and data.
+		{"balanceof-latest", `{"id":1,"error":{"code":-32000,"message":"out of gas"}}`,
+			`{"id":1,"error":{"code":-32000,"message":"out of gas"}}`, true},
+		{"balanceof-latest", `{"id":1,"error":{"code":-32000,"message":"out of gas"}}`,
+			`{"id":1,"error":{"code":-32000,"message":"invalid opcode"}}`, false},
 		{"simulate1", `{"id":1,"result":[{"hash":"0xaa","stateRoot":"0x11","calls":[{"status":"0x1","returnData":"0x","gasUsed":"0x5208","logs":[{"address":"0x01","topics":["0x02"],"data":"0x","blockHash":"0xaa"}]}]}]}`,
 			`{"id":1,"result":[{"hash":"0xbb","stateRoot":"0x00","calls":[{"status":"0x1","returnData":"0x","gasUsed":"0x5208","logs":[{"address":"0x01","topics":["0x02"],"data":"0x","blockHash":"0xbb"}]}]}]}`, true},
 		{"simulate1", `{"id":1,"result":[{"calls":[{"status":"0x1","returnData":"0x","gasUsed":"0x5208"}]}]}`,
@@ -40,11 +50,11 @@ func TestNormalize(t *testing.T) {
 		{"batch100", `[{"id":1,"result":"0x1"},{"id":2,"result":"0x2"}]`, `[{"id":1,"result":"0x1"},{"id":2,"result":"0x3"}]`, false},
 	} {
 		w := workload(t, tc.workload)
-		a, err := normalize(w, []byte(tc.a))
+		a, err := normalize(w, []byte(tc.a), gethKind("geth").revertCode)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := normalize(w, []byte(tc.b))
+		b, err := normalize(w, []byte(tc.b), tipnodeKind("tipnode", false).revertCode)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -36,6 +36,11 @@ type nodeKind struct {
 	// importElapsed finds the import's own timing in its output (the
 	// block processing, without opening the store); ok=false if absent.
 	importElapsed func(output []byte) (time.Duration, bool)
+	// revertCode is the JSON-RPC error code of a reverted call: go-ethereum
+	// answers 3 with the reason appended to the message, tipnode -32000
+	// with the message exactly "execution reverted" (its specification);
+	// both carry the revert data in "data".
+	revertCode int
 	// blocksElapsed, when set, finds the time spent on blocks alone (for
 	// go-ethereum, without generating its state snapshot of the genesis).
 	blocksElapsed func(output []byte) (time.Duration, bool)
@@ -51,8 +56,9 @@ func gethKind(binary string) nodeKind {
 		return []string{"--datadir", datadir, "--state.scheme", "hash", "--gcmode", "archive"}
 	}
 	return nodeKind{
-		name:   "geth",
-		binary: binary,
+		name:       "geth",
+		binary:     binary,
+		revertCode: 3,
 		initArgs: func(datadir, genesis string) []string {
 			return []string{"--datadir", datadir, "--state.scheme", "hash", "init", genesis}
 		},
@@ -99,8 +105,9 @@ func gethKind(binary string) nodeKind {
 // pre-confirmation snapshot and empty blocks are sealed every 2 s).
 func tipnodeKind(binary string, sequencer bool) nodeKind {
 	return nodeKind{
-		name:   "tipnode",
-		binary: binary,
+		name:       "tipnode",
+		binary:     binary,
+		revertCode: -32000,
 		initArgs: func(datadir, genesis string) []string {
 			return []string{"init", "--datadir", datadir, "--genesis", genesis, "--log.format", "json"}
 		},

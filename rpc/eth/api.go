@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/core/vm"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/rs/zerolog"
@@ -169,6 +171,9 @@ type API struct {
 	// (dev.go); nil unless RegisterDev was called.
 	dev DevChain
 	imp *impersonation
+	// jumpDests is go-ethereum's bounded, concurrent cache of JUMPDEST
+	// analyses by code hash, shared by every call's EVM (callEVM).
+	jumpDests vm.JumpDestCache
 	// syncProgress is eth_syncing's source (tipnode.go).
 	syncProgress atomic.Pointer[func() (SyncProgress, bool)]
 }
@@ -188,7 +193,7 @@ func NewAPI(cfg APIConfig, g *chain.Genesis, exec *chain.Executor, reads *pendin
 	if err != nil {
 		return nil, err
 	}
-	return &API{cfg: cfg, exec: exec, genesis: g, reads: reads, chain: heads, pool: pool, log: log.With().Str("component", "eth").Logger(), accounts: accs, execs: execs}, nil
+	return &API{cfg: cfg, exec: exec, genesis: g, reads: reads, chain: heads, pool: pool, log: log.With().Str("component", "eth").Logger(), accounts: accs, execs: execs, jumpDests: core.NewJumpDestCache()}, nil
 }
 
 // Executions is the limiter of EVM executions (its Stats and Collector).

@@ -45,7 +45,10 @@
 // Decoders of outside input live here too, since only the methods use them:
 // BlockSelector (selector.go), Word and CallArgs (types.go), StateOverride
 // and BlockOverrides (overrides.go), LogFilter (eth_logs.go), EIP-712
-// typed data (decodeTypedData, eth_accounts.go). Each has a fuzz target. Argument errors are -32602 naming the argument (rpc.Params).
+// typed data (decodeTypedData, eth_accounts.go). Each has a fuzz target.
+// The call object takes a reflection-free path for its common flat shape
+// (decodeCallArgsFast, callargs_decode.go) and encoding/json for anything
+// else, so results and errors are encoding/json's (FuzzCallArgsDecoders). Argument errors are -32602 naming the argument (rpc.Params).
 //
 // # Invariants
 //

@@ -3,7 +3,6 @@ package eth
 import (
 	"context"
 	"fmt"
-	"maps"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -63,7 +62,7 @@ func (a *API) createAccessList(ctx context.Context, p rpc.Params) (any, error) {
 		to = *args.To
 	}
 	exclude := map[common.Address]struct{}{from: {}, to: {}}
-	for addr := range maps.Keys(env.precompiles) {
+	for _, addr := range env.precompileAddrs() {
 		exclude[addr] = struct{}{}
 	}
 	chainID := a.exec.Config().ChainID

@@ -4,13 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/big"
+	"slices"
+	"time"
 
 	"github.com/ethereum/go-ethereum/accounts/abi"
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/core/vm"
+	"github.com/ethereum/go-ethereum/params"
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/rpc"
@@ -58,10 +63,22 @@ func decodeCallRequest(p rpc.Params, def BlockTag) (*callRequest, error) {
 
 // callEnv is everything one message execution on a resolved block needs.
 type callEnv struct {
-	state       *chain.StateDB
-	blockCtx    vm.BlockContext
-	header      *types.Header // the header the call sees (after block overrides)
+	state    *chain.StateDB
+	blockCtx vm.BlockContext
+	header   *types.Header // the header the call sees (after block overrides)
+	rules    params.Rules
+	// precompiles is the precompile set after state overrides moved some
+	// (a copy of the fork's); nil when there were no state overrides: the
+	// EVM then uses the fork's own set, shared, as go-ethereum's does.
 	precompiles vm.PrecompiledContracts
+}
+
+// precompileAddrs lists the addresses of the active precompiles.
+func (env *callEnv) precompileAddrs() []common.Address {
+	if env.precompiles == nil {
+		return vm.ActivePrecompiles(env.rules)
+	}
+	return slices.Collect(maps.Keys(env.precompiles))
 }
 
 // prepareCall builds the state (with overrides applied) and block context
@@ -74,16 +91,21 @@ func (a *API) prepareCall(blk *ReadContext, stateOv StateOverride, blockOv *Bloc
 	if err != nil {
 		return nil, err
 	}
-	rules := a.exec.Config().Rules(blockCtx.BlockNumber, blockCtx.Random != nil, blockCtx.Time)
-	precompiles := vm.ActivePrecompiledContracts(rules)
-	ov, err := chainOverrides(stateOv)
-	if err != nil {
-		return nil, err
+	env := &callEnv{state: state, header: header,
+		rules: a.exec.Config().Rules(blockCtx.BlockNumber, blockCtx.Random != nil, blockCtx.Time)}
+	if len(stateOv) > 0 {
+		// Overrides may move precompiles: they edit a copy.
+		env.precompiles = vm.ActivePrecompiledContracts(env.rules)
+		ov, err := chainOverrides(stateOv)
+		if err != nil {
+			return nil, err
+		}
+		if err := chain.ApplyStateOverrides(state, ov, env.precompiles); err != nil {
+			return nil, overrideError(err)
+		}
 	}
-	if err := chain.ApplyStateOverrides(state, ov, precompiles); err != nil {
-		return nil, overrideError(err)
-	}
-	return &callEnv{state: state, blockCtx: blockCtx, header: header, precompiles: precompiles}, nil
+	env.blockCtx = blockCtx
+	return env, nil
 }
 
 // execute runs args on env with gas budget gasCap and the EVM config cfg,
@@ -101,7 +123,7 @@ func (a *API) execute(ctx context.Context, env *callEnv, args CallArgs, gasCap u
 	evm := a.callEVM(env, msg, cfg)
 	defer evm.Release() // its stack arena goes back to go-ethereum's pool
 
-	ctx, cancel := context.WithTimeout(ctx, a.cfg.EVMTimeout)
+	ctx, cancel := a.evmContext(ctx)
 	defer cancel()
 	var (
 		result *core.ExecutionResult
@@ -116,6 +138,18 @@ func (a *API) execute(ctx context.Context, env *callEnv, args CallArgs, gasCap u
 		return nil, invalidCall(fmt.Sprintf("err: %v (supplied gas %d)", msgErr, msg.GasLimit))
 	}
 	return result, nil
+}
+
+// evmContext bounds ctx by the EVM timeout. A request context whose
+// deadline comes no later than that (the rpc server's request timeout,
+// 5 s by default like the EVM timeout) is used as it is: a second timer
+// would never fire first, and the outcome of a deadline is the same
+// (context.DeadlineExceeded, answered by abortError).
+func (a *API) evmContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= a.cfg.EVMTimeout {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, a.cfg.EVMTimeout)
 }
 
 // openCall decodes an eth_call-style request (call object, block — def
@@ -167,7 +201,10 @@ func (a *API) callEVM(env *callEnv, msg *core.Message, cfg vm.Config) *vm.EVM {
 	}
 	cfg.NoBaseFee = true
 	evm := vm.NewEVM(blockCtx, env.state, a.exec.Config(), cfg)
-	evm.SetPrecompiles(env.precompiles)
+	if env.precompiles != nil {
+		evm.SetPrecompiles(env.precompiles)
+	}
+	evm.SetJumpDestCache(a.jumpDests)
 	return evm
 }
 

@@ -110,6 +110,9 @@ func (s *BlockSelector) UnmarshalJSON(data []byte) error {
 	}
 	switch data[0] {
 	case '"':
+		if str, ok := plainJSONString(data); ok {
+			return s.fromString(str, true)
+		}
 		var str string
 		if err := json.Unmarshal(data, &str); err != nil {
 			return err
@@ -139,6 +142,24 @@ func (s *BlockSelector) UnmarshalJSON(data []byte) error {
 		return errors.New(`block selector object needs "blockNumber" or "blockHash"`)
 	}
 	return fmt.Errorf("invalid block selector %s: want a hex block number, a tag or an EIP-1898 object", quoteInput(string(data)))
+}
+
+// plainJSONString returns the contents of a JSON string made of printable
+// ASCII without escapes ("latest", "0x1b4"), which is what encoding/json
+// would decode it to; ok false for anything else (escapes, control or
+// non-ASCII bytes, which encoding/json rewrites, or not one string),
+// left to encoding/json.
+func plainJSONString(data []byte) (string, bool) {
+	if len(data) < 2 || data[0] != '"' || data[len(data)-1] != '"' {
+		return "", false
+	}
+	in := data[1 : len(data)-1]
+	for _, c := range in {
+		if c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+			return "", false
+		}
+	}
+	return string(in), true
 }
 
 func (s *BlockSelector) fromString(str string, allowHash bool) error {

@@ -94,7 +94,7 @@ func (a *API) simulateV1(ctx context.Context, p rpc.Params) (any, error) {
 	}
 	defer blk.Close()
 
-	ctx, cancel := context.WithTimeout(ctx, a.cfg.EVMTimeout)
+	ctx, cancel := a.evmContext(ctx)
 	defer cancel()
 	sim := &simulator{
 		api:      a,

@@ -116,6 +116,21 @@ func (a *CallArgs) UnmarshalJSON(data []byte) error {
 	if bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
 		return nil
 	}
+	var p CallArgs
+	if !decodeCallArgsFast(data, &p) {
+		return a.unmarshalJSONReflect(data)
+	}
+	if p.Input != nil && p.DataField != nil && !bytes.Equal(*p.Input, *p.DataField) {
+		return ErrDataInputMismatch
+	}
+	*a = p
+	return nil
+}
+
+// unmarshalJSONReflect is UnmarshalJSON with encoding/json: every shape
+// the fast decoder (decodeCallArgsFast) leaves to it, and the reference
+// the fuzz target compares the fast decoder with.
+func (a *CallArgs) unmarshalJSONReflect(data []byte) error {
 	type plain CallArgs
 	var p plain
 	if err := json.Unmarshal(data, &p); err != nil {

@@ -1,0 +1,207 @@
+package rpc
+
+// validJSON reports whether data is one JSON value (with optional
+// surrounding whitespace), accepting exactly what encoding/json.Valid
+// accepts (FuzzValidJSON compares them): RFC 8259 grammar, any byte from
+// 0x20 up inside strings (invalid UTF-8 included, as encoding/json), at
+// most maxJSONDepth nested arrays/objects. It exists for speed: a request
+// body is mostly one long hex string (call data), which encoding/json's
+// byte-at-a-time state machine crosses several times slower than the
+// string loop here.
+func validJSON(data []byte) bool {
+	v := jsonValidator{data: data}
+	i, ok := v.value(v.ws(0), 0)
+	return ok && v.ws(i) == len(data)
+}
+
+// maxJSONDepth is encoding/json's nesting limit.
+const maxJSONDepth = 10000
+
+type jsonValidator struct{ data []byte }
+
+func (v *jsonValidator) ws(i int) int {
+	for i < len(v.data) {
+		switch v.data[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// value validates the value at i (no leading whitespace) at nesting depth
+// and returns the index after it.
+func (v *jsonValidator) value(i, depth int) (int, bool) {
+	d := v.data
+	if i >= len(d) {
+		return i, false
+	}
+	switch c := d[i]; {
+	case c == '"':
+		return v.str(i)
+	case c == '{':
+		if depth >= maxJSONDepth {
+			return i, false
+		}
+		i = v.ws(i + 1)
+		if i < len(d) && d[i] == '}' {
+			return i + 1, true
+		}
+		for {
+			var ok bool
+			if i >= len(d) || d[i] != '"' {
+				return i, false
+			}
+			if i, ok = v.str(i); !ok {
+				return i, false
+			}
+			i = v.ws(i)
+			if i >= len(d) || d[i] != ':' {
+				return i, false
+			}
+			if i, ok = v.value(v.ws(i+1), depth+1); !ok {
+				return i, false
+			}
+			i = v.ws(i)
+			if i >= len(d) {
+				return i, false
+			}
+			switch d[i] {
+			case ',':
+				i = v.ws(i + 1)
+			case '}':
+				return i + 1, true
+			default:
+				return i, false
+			}
+		}
+	case c == '[':
+		if depth >= maxJSONDepth {
+			return i, false
+		}
+		i = v.ws(i + 1)
+		if i < len(d) && d[i] == ']' {
+			return i + 1, true
+		}
+		for {
+			var ok bool
+			if i, ok = v.value(i, depth+1); !ok {
+				return i, false
+			}
+			i = v.ws(i)
+			if i >= len(d) {
+				return i, false
+			}
+			switch d[i] {
+			case ',':
+				i = v.ws(i + 1)
+			case ']':
+				return i + 1, true
+			default:
+				return i, false
+			}
+		}
+	case c == '-' || (c >= '0' && c <= '9'):
+		return v.number(i)
+	case c == 't':
+		return v.literal(i, "true")
+	case c == 'f':
+		return v.literal(i, "false")
+	case c == 'n':
+		return v.literal(i, "null")
+	}
+	return i, false
+}
+
+func (v *jsonValidator) literal(i int, lit string) (int, bool) {
+	if len(v.data)-i < len(lit) || string(v.data[i:i+len(lit)]) != lit {
+		return i, false
+	}
+	return i + len(lit), true
+}
+
+// str validates the string starting at the quote at i.
+func (v *jsonValidator) str(i int) (int, bool) {
+	d := v.data
+	for i++; i < len(d); i++ {
+		c := d[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue // the common case, kept tight
+		}
+		switch {
+		case c == '"':
+			return i + 1, true
+		case c < 0x20:
+			return i, false
+		}
+		// An escape.
+		i++
+		if i >= len(d) {
+			return i, false
+		}
+		switch d[i] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		case 'u':
+			if len(d)-i < 5 {
+				return i, false
+			}
+			for _, h := range d[i+1 : i+5] {
+				if !isHex(h) {
+					return i, false
+				}
+			}
+			i += 4
+		default:
+			return i, false
+		}
+	}
+	return i, false
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+// number validates -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? at i.
+func (v *jsonValidator) number(i int) (int, bool) {
+	d := v.data
+	if d[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(d) && d[i] == '0':
+		i++
+	case i < len(d) && d[i] >= '1' && d[i] <= '9':
+		i = v.digits(i)
+	default:
+		return i, false
+	}
+	if i < len(d) && d[i] == '.' {
+		j := v.digits(i + 1)
+		if j == i+1 {
+			return j, false
+		}
+		i = j
+	}
+	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
+		i++
+		if i < len(d) && (d[i] == '+' || d[i] == '-') {
+			i++
+		}
+		j := v.digits(i)
+		if j == i {
+			return j, false
+		}
+		i = j
+	}
+	return i, true
+}
+
+func (v *jsonValidator) digits(i int) int {
+	for i < len(v.data) && v.data[i] >= '0' && v.data[i] <= '9' {
+		i++
+	}
+	return i
+}
