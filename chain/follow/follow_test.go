@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -85,6 +86,20 @@ func (u *upstreamChain) block(n int, tag byte) common.Hash {
 	}
 	u.nonces[acc] = nonce
 	return u.Send(u.t, txs...)
+}
+
+// logCount is the number of logs the upstream holds in the given blocks.
+func (u *upstreamChain) logCount(blocks map[common.Hash]bool) int {
+	u.t.Helper()
+	n := 0
+	for h := range blocks {
+		logs, err := u.Client().FilterLogs(context.Background(), ethereum.FilterQuery{BlockHash: &h})
+		if err != nil {
+			u.t.Fatal(err)
+		}
+		n += len(logs)
+	}
+	return n
 }
 
 // fork rewinds the upstream to block n (its next blocks build on it).
@@ -298,6 +313,10 @@ func TestFollowReorgs(t *testing.T) {
 		for n := head - depth + 1; n <= head; n++ {
 			removed[u.hashAt(n)] = true
 		}
+		wantLogs := u.logCount(removed) // before the fork: what readers saw
+		if depth > 1 && wantLogs == 0 {
+			t.Fatalf("the %d dropped blocks have no logs: the test checks nothing", depth)
+		}
 		u.fork(head - depth)
 		var last common.Hash
 		for range depth + 2 {
@@ -317,7 +336,7 @@ func TestFollowReorgs(t *testing.T) {
 			}
 			t.Fatalf("depth %d: %d reorg events, want one removing %d blocks", depth, len(reorgs), depth)
 		}
-		checkRemoved(t, reorgs[0], removed)
+		checkRemoved(t, reorgs[0], removed, wantLogs)
 	}
 	if err := watch.close(); err != nil {
 		t.Fatal(err)
@@ -368,10 +387,10 @@ func (c *chainWatch) close() error {
 
 // checkRemoved: the reorg event ev removed only blocks of removed and sent
 // their logs, marked removed.
-func checkRemoved(t *testing.T, ev *chain.HeadEvent, removed map[common.Hash]bool) {
+func checkRemoved(t *testing.T, ev *chain.HeadEvent, removed map[common.Hash]bool, wantLogs int) {
 	t.Helper()
-	if len(ev.RemovedLogs) == 0 {
-		t.Fatal("no removed logs")
+	if len(ev.RemovedLogs) != wantLogs {
+		t.Fatalf("%d removed logs, want the %d logs the dropped blocks had on the upstream", len(ev.RemovedLogs), wantLogs)
 	}
 	for _, l := range ev.RemovedLogs {
 		if !l.Removed || !removed[l.BlockHash] {
@@ -526,6 +545,7 @@ func TestFollowUpstreamRewind(t *testing.T) {
 			for n := top - tc.back + 1; n <= top; n++ {
 				removed[u.hashAt(n)] = true
 			}
+			wantLogs := u.logCount(removed) // before the fork: what readers saw
 			u.fork(top - tc.back)
 			back := u.hashAt(top - tc.back)
 			if h := u.head(); h.Hash() != back {
@@ -554,7 +574,7 @@ func TestFollowUpstreamRewind(t *testing.T) {
 			if len(evs) != 1 || uint64(len(evs[0].Removed)) != tc.back || len(evs[0].Added) != 0 {
 				t.Fatalf("%d head events changing the chain, want one removing %d blocks and adding none", len(evs), tc.back)
 			}
-			checkRemoved(t, evs[0], removed)
+			checkRemoved(t, evs[0], removed, wantLogs)
 			// The upstream builds again: we follow its new branch.
 			var last common.Hash
 			for range 2 {
