@@ -48,6 +48,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeRawBlock -fuzztime 20s ./chain/follow/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeGenesis -fuzztime 20s ./chain/follow/
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 20s ./pending/stream/
+	$(GO) test -run '^$$' -fuzz FuzzReplicaSequence -fuzztime 20s ./pending/replica/
 
 # Run the embedded dev chain (fresh temporary data directory unless DATADIR
 # is set; more flags in ARGS).

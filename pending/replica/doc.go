@@ -65,7 +65,8 @@
 //     Config.MaxAge (default 2 s, on the injectable clock) withdraws the
 //     snapshot (pending.Manager.Withdraw); in both cases `pending` answers
 //     the canonical head and tipnode_replica_fallback is 1 until the next
-//     valid message publishes again.
+//     message (after staleness the window, if any, is served again at
+//     once; after Down the next block must open).
 //
 // # Concurrency
 //

@@ -234,6 +234,12 @@ func (d *Driver) onPayload(p *stream.Payload, received time.Time) {
 	if !d.serving() {
 		d.down, d.stale = false, false
 		d.metrics.fallingBack(false)
+		// Resuming after silence: what the window holds is served again
+		// (a message that publishes nothing, like a duplicate, still
+		// proves the stream alive).
+		if t := d.top(); t != nil && t.snap != nil {
+			d.mgr.Publish(t.snap)
+		}
 	}
 	v := classify(d.seqState(), p)
 	d.metrics.message(v)

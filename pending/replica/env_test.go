@@ -95,6 +95,8 @@ type seqSide struct {
 	cfg   pending.Config
 	accs  []devnet.Account
 	nonce map[common.Address]uint64
+	// specJSON is the genesis, for replicas of the same chain.
+	specJSON []byte
 
 	mu   sync.Mutex
 	msgs []sent
@@ -102,7 +104,7 @@ type seqSide struct {
 
 func newSeqSide(t testing.TB, accs []devnet.Account, spec []byte) *seqSide {
 	t.Helper()
-	s := &seqSide{t: t, accs: accs, cfg: pending.DefaultConfig(), nonce: map[common.Address]uint64{},
+	s := &seqSide{t: t, accs: accs, cfg: pending.DefaultConfig(), nonce: map[common.Address]uint64{}, specJSON: spec,
 		clock: pending.NewManualClock(time.Unix(1_700_000_010, 0))}
 	s.cfg.Coinbase = common.Address{0xc0, 0xba}
 	s.db, s.g, s.w = chaintest.InitStore(t, spec)
