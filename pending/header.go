@@ -52,21 +52,63 @@ func NextHeader(cfg *params.ChainConfig, parent *types.Header, now time.Time, p 
 	var nb [8]byte
 	binary.BigEndian.PutUint64(nb[:], num.Uint64())
 	parentHash := parent.Hash()
+	c := BlockContext{
+		ParentHash: parentHash,
+		Number:     num,
+		Time:       t,
+		Coinbase:   p.Coinbase,
+		GasLimit:   gasLimit,
+		Extra:      p.Extra,
+		PrevRandao: crypto.Keccak256Hash(parentHash[:], nb[:]),
+		BeaconRoot: crypto.Keccak256Hash([]byte("tipnode beacon root"), parentHash[:]),
+	}
+	if cfg.IsLondon(num) {
+		c.BaseFee = eip1559.CalcBaseFee(cfg, parent)
+	}
+	return BuildHeader(cfg, parent, c)
+}
+
+// BlockContext is what a driver chooses for a pending block's header (the
+// Sequencer through NextHeader, a stream replica from the message that
+// opens the block).
+type BlockContext struct {
+	ParentHash common.Hash
+	Number     *big.Int
+	Time       uint64
+	Coinbase   common.Address
+	GasLimit   uint64
+	Extra      []byte // copied
+	PrevRandao common.Hash
+	BaseFee    *big.Int    // used from London (nil: zero)
+	BeaconRoot common.Hash // the parent beacon root, used from Cancun
+}
+
+// BuildHeader is the header template of a pending block on parent with the
+// context c, and what every pending block derives the same way: the
+// post-merge constants, per active fork an empty withdrawals root
+// (Shanghai), the blob gas fields from EIP-4844/7918 with the excess from
+// parent and zero used (Cancun), and the empty requests hash placeholder
+// (Prague).
+func BuildHeader(cfg *params.ChainConfig, parent *types.Header, c BlockContext) *types.Header {
+	num, t := c.Number, c.Time
 	h := &types.Header{
-		ParentHash:  parentHash,
+		ParentHash:  c.ParentHash,
 		UncleHash:   types.EmptyUncleHash,
-		Coinbase:    p.Coinbase,
+		Coinbase:    c.Coinbase,
 		TxHash:      types.EmptyTxsHash,
 		ReceiptHash: types.EmptyReceiptsHash,
 		Difficulty:  new(big.Int),
 		Number:      num,
-		GasLimit:    gasLimit,
+		GasLimit:    c.GasLimit,
 		Time:        t,
-		Extra:       common.CopyBytes(p.Extra),
-		MixDigest:   crypto.Keccak256Hash(parentHash[:], nb[:]),
+		Extra:       common.CopyBytes(c.Extra),
+		MixDigest:   c.PrevRandao,
 	}
 	if cfg.IsLondon(num) {
-		h.BaseFee = eip1559.CalcBaseFee(cfg, parent)
+		h.BaseFee = new(big.Int)
+		if c.BaseFee != nil {
+			h.BaseFee.Set(c.BaseFee)
+		}
 	}
 	if cfg.IsShanghai(num, t) {
 		h.WithdrawalsHash = &types.EmptyWithdrawalsHash
@@ -74,7 +116,7 @@ func NextHeader(cfg *params.ChainConfig, parent *types.Header, now time.Time, p 
 	if cfg.IsCancun(num, t) {
 		excess := eip4844.CalcExcessBlobGas(cfg, parent, t)
 		used := uint64(0)
-		root := crypto.Keccak256Hash([]byte("tipnode beacon root"), parentHash[:])
+		root := c.BeaconRoot
 		h.ExcessBlobGas, h.BlobGasUsed, h.ParentBeaconRoot = &excess, &used, &root
 	}
 	if cfg.IsPrague(num, t) {
