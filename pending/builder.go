@@ -107,6 +107,7 @@ func (b *Builder) open(head *chain.Head, view store.View, parentSnap *Snapshot, 
 	b.view, b.base, b.parent, b.state, b.proc = view, tmpl, parent, state, proc
 	b.txs, b.receipts, b.bloom, b.dirty = nil, nil, types.Bloom{}, false
 	b.snap = &Snapshot{
+		roots:      new(roots),
 		head:       head,
 		anchor:     anchor,
 		anchorHash: anchorHash,
@@ -155,6 +156,7 @@ func (b *Builder) Finish(now time.Time) (*Snapshot, *Sealed, error) {
 	s.hash = sealed.Block.Hash()
 	s.layers = pushLayer(b.snap.layers, b.state.TakeDiff(), nil)
 	s.txs, s.receipts, s.newFrom = b.txs[:n:n], b.receipts[:n:n], n
+	s.roots = new(roots)
 	s.created = now
 	b.snap = &s
 	return b.snap, sealed, nil
@@ -292,6 +294,7 @@ func (b *Builder) Cut(now time.Time) *Snapshot {
 	}
 	n := len(b.txs)
 	b.snap = &Snapshot{
+		roots:      new(roots),
 		head:       b.snap.head,
 		anchor:     b.snap.anchor,
 		anchorHash: b.snap.anchorHash,

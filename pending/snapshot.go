@@ -1,10 +1,12 @@
 package pending
 
 import (
+	"sync"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/trie"
 
 	"github.com/tipnode/tipnode/chain"
 )
@@ -34,6 +36,35 @@ type Snapshot struct {
 	receipts   []*types.Receipt
 	newFrom    int       // txs[newFrom:] were pre-confirmed by this snapshot
 	created    time.Time // when it was published (sequencer clock)
+	roots      *roots    // derived on first use; copies with the same txs and receipts share it
+}
+
+// roots memoizes a snapshot's transactions and receipts roots: derived on
+// demand (building a snapshot stays proportional to its new diff), once
+// per snapshot however many readers, replica checks and stream encodings
+// ask.
+type roots struct {
+	txOnce, receiptsOnce sync.Once
+	tx, receipts         common.Hash
+}
+
+// TxRoot is the root of the snapshot's transactions (the pending block's
+// TxHash as of this snapshot).
+func (s *Snapshot) TxRoot() common.Hash {
+	s.roots.txOnce.Do(func() {
+		s.roots.tx = types.DeriveSha(types.Transactions(s.txs), trie.NewStackTrie(nil))
+	})
+	return s.roots.tx
+}
+
+// ReceiptsRoot is the root of the snapshot's receipts (the pending block's
+// ReceiptHash as of this snapshot; the sealed block's once it holds exactly
+// these transactions).
+func (s *Snapshot) ReceiptsRoot() common.Hash {
+	s.roots.receiptsOnce.Do(func() {
+		s.roots.receipts = types.DeriveSha(types.Receipts(s.receipts), trie.NewStackTrie(nil))
+	})
+	return s.roots.receipts
 }
 
 // Anchor is the canonical block the snapshot's chain of pending parents

@@ -10,7 +10,6 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/ethereum/go-ethereum/trie"
 	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/chain"
@@ -453,7 +452,7 @@ func (d *Driver) apply(e *entry, txs []*types.Transaction) (*pending.Snapshot, e
 		d.metrics.mismatch("gas_used")
 		return nil, fmt.Errorf("%w: block %d index %d: gas used %d, the sequencer's %d", ErrMismatch, e.number, e.index, got, e.gasUsed)
 	}
-	if got := types.DeriveSha(types.Receipts(snap.Receipts()), trie.NewStackTrie(nil)); got != e.receiptsRoot {
+	if got := snap.ReceiptsRoot(); got != e.receiptsRoot {
 		d.metrics.mismatch("receipts_root")
 		return nil, fmt.Errorf("%w: block %d index %d: receipts root %s, the sequencer's %s", ErrMismatch, e.number, e.index, got.Hex(), e.receiptsRoot.Hex())
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
-	"github.com/ethereum/go-ethereum/trie"
 
 	"github.com/tipnode/tipnode/pending"
 )
@@ -79,8 +78,8 @@ func BaseOf(h *types.Header) *Base {
 // (NewTransactions, EIP-2718, blob transactions without sidecar) and the
 // block's cumulative totals after them: gas used, blob gas used, logs
 // bloom, and the receipts root derived over ALL the block's receipts so
-// far (go-ethereum's DeriveSha with a stack trie: the sealed block's
-// receipts root once the block holds exactly these transactions).
+// far (Snapshot.ReceiptsRoot: the sealed block's receipts root once the
+// block holds exactly these transactions).
 // StateRoot and BlockHash are zero, Withdrawals empty.
 func Encode(s *pending.Snapshot) (*Payload, error) {
 	h := s.Header()
@@ -89,7 +88,7 @@ func Encode(s *pending.Snapshot) (*Payload, error) {
 		PayloadID: PayloadIDOf(base),
 		Index:     s.Index(),
 		Diff: Diff{
-			ReceiptsRoot:    types.DeriveSha(types.Receipts(s.Receipts()), trie.NewStackTrie(nil)),
+			ReceiptsRoot:    s.ReceiptsRoot(),
 			LogsBloom:       h.Bloom,
 			GasUsed:         hexutil.Uint64(h.GasUsed),
 			Withdrawals:     []*types.Withdrawal{},

@@ -13,7 +13,6 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/ethereum/go-ethereum/trie"
 
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/rpc"
@@ -105,11 +104,9 @@ func (a *API) loadBlock(ctx context.Context, sel BlockSelector) (*chainBlock, er
 	if res.Pending != nil {
 		snap := res.Pending
 		// The snapshot header carries running totals; its transactions and
-		// receipts roots are derived here, on demand, so that building a
-		// snapshot stays proportional to its new diff.
+		// receipts roots are derived on demand, once per snapshot.
 		h := types.CopyHeader(snap.Header())
-		h.TxHash = types.DeriveSha(types.Transactions(snap.Transactions()), trie.NewStackTrie(nil))
-		h.ReceiptHash = types.DeriveSha(types.Receipts(snap.Receipts()), trie.NewStackTrie(nil))
+		h.TxHash, h.ReceiptHash = snap.TxRoot(), snap.ReceiptsRoot()
 		body := types.Body{Transactions: snap.Transactions()}
 		if h.WithdrawalsHash != nil {
 			// The sequencer's blocks carry no withdrawals: shown as [] like
