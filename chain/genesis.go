@@ -2,7 +2,6 @@ package chain
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -46,9 +45,9 @@ func ParseGenesis(spec []byte) (*Genesis, error) {
 
 // LoadGenesis returns the chain of an initialised store from view: its
 // chain config and block 0 (header only). Spec and Core stay nil: the
-// genesis alloc, however large, is not parsed (the state is in the store).
-// Stores initialised before the config was stored separately fall back to
-// parsing the stored spec. A store without genesis is store.ErrNotFound.
+// genesis alloc, however large, is not parsed (the state is in the store;
+// stores initialised before the config was stored get it from migration 3).
+// A store without genesis is store.ErrNotFound.
 func LoadGenesis(view store.ChainReader) (*Genesis, error) {
 	hash, err := view.CanonicalHash(0)
 	if err != nil {
@@ -59,20 +58,6 @@ func LoadGenesis(view store.ChainReader) (*Genesis, error) {
 		return nil, err
 	}
 	raw, err := view.ChainConfig()
-	if errors.Is(err, store.ErrNotFound) {
-		spec, err := view.GenesisSpec()
-		if err != nil {
-			return nil, err
-		}
-		g, err := ParseGenesis(spec)
-		if err != nil {
-			return nil, err
-		}
-		if g.Block.Hash() != hash {
-			return nil, fmt.Errorf("%w: stored spec gives genesis %s, the store holds %s", ErrGenesis, g.Block.Hash().Hex(), hash.Hex())
-		}
-		return g, nil
-	}
 	if err != nil {
 		return nil, err
 	}

@@ -19,9 +19,11 @@ import (
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/ethereum/go-ethereum/triedb"
 	"github.com/holiman/uint256"
+	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
+	"github.com/tipnode/tipnode/migrations"
 	"github.com/tipnode/tipnode/store"
 )
 
@@ -604,8 +606,8 @@ func TestGenesisMismatchRefused(t *testing.T) {
 
 // TestLoadGenesis: the chain loaded from a store (stored config + block 0
 // header, no alloc parse) is the one parsed from the genesis file; a store
-// without the stored config (initialised before it was stored) falls back to
-// the spec and gives the same.
+// of format 2, initialised before the config was stored, gets the same
+// config from migration 3.
 func TestLoadGenesis(t *testing.T) {
 	db, g, _ := chaintest.GenesisStore(t)
 	check := func(what string) {
@@ -629,15 +631,20 @@ func TestLoadGenesis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := rb.Delete([]byte("mchain-config")); err != nil {
+	if err := rb.Delete(store.ChainConfigKey()); err != nil {
+		t.Fatal(err)
+	}
+	if err := rb.SetFormatVersion(store.FormatPendingJournal); err != nil {
 		t.Fatal(err)
 	}
 	if err := rb.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	view := openView(t, db)
-	if _, err := view.ChainConfig(); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("config still stored: %v", err)
+	if _, err := db.View(); !errors.Is(err, store.ErrSchemaOutdated) {
+		t.Fatalf("view of a format-2 store: %v, want ErrSchemaOutdated", err)
 	}
-	check("fallback to the spec")
+	if err := migrations.Run(db, zerolog.Nop()); err != nil {
+		t.Fatal(err)
+	}
+	check("config from migration 3")
 }

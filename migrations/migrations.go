@@ -1,6 +1,7 @@
 package migrations
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -29,6 +30,7 @@ type Migration struct {
 var All = []Migration{
 	{Version: store.FormatInitial, Name: "initial-schema", Step: initialSchema},
 	{Version: store.FormatPendingJournal, Name: "pending-journal", Step: pendingJournal},
+	{Version: store.FormatChainConfig, Name: "chain-config", Step: chainConfig},
 }
 
 // initialSchema migrates to store.FormatInitial, the first format: nothing to
@@ -42,6 +44,30 @@ func initialSchema(*store.DB, *store.RawBatch, []byte) ([]byte, bool, error) {
 // step only lets Run record the version.
 func pendingJournal(*store.DB, *store.RawBatch, []byte) ([]byte, bool, error) {
 	return nil, true, nil
+}
+
+// chainConfig migrates to store.FormatChainConfig: a store with a genesis
+// but no stored chain config gets the "config" object of its genesis spec,
+// as written. One step: the spec is parsed once (for a genesis with a large
+// alloc this is the last time). An empty store has neither key and gets none.
+func chainConfig(db *store.DB, b *store.RawBatch, _ []byte) ([]byte, bool, error) {
+	if _, found, err := db.RawGet(store.ChainConfigKey()); err != nil || found {
+		return nil, true, err
+	}
+	spec, found, err := db.RawGet(store.GenesisSpecKey())
+	if err != nil || !found {
+		return nil, true, err
+	}
+	var g struct {
+		Config json.RawMessage `json:"config"`
+	}
+	if err := json.Unmarshal(spec, &g); err != nil {
+		return nil, false, fmt.Errorf("stored genesis spec: %w", err)
+	}
+	if len(g.Config) == 0 || string(g.Config) == "null" {
+		return nil, false, errors.New("stored genesis spec has no \"config\"")
+	}
+	return nil, true, b.Set(store.ChainConfigKey(), g.Config)
 }
 
 // Run upgrades db to store.FormatCurrent with All.

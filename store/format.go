@@ -35,6 +35,12 @@ const (
 	// the batch that writes that block. It changed no existing layout; the
 	// migration only records the version.
 	FormatPendingJournal FormatVersion = 2
+	// FormatChainConfig (3) keeps the chain config (keyChainConfig) beside
+	// the genesis spec in every store, so opening a store reads the config
+	// and block 0's header and never parses the genesis alloc. Stores
+	// initialised before held only the spec; the migration copies the
+	// spec's "config" object. No layout changed.
+	FormatChainConfig FormatVersion = 3
 )
 
 const (
@@ -43,7 +49,7 @@ const (
 	// between FormatMinSupported and FormatCurrent opens, but only the
 	// migrations may touch it (ErrSchemaOutdated) until they bring it to
 	// FormatCurrent.
-	FormatCurrent = FormatPendingJournal
+	FormatCurrent = FormatChainConfig
 	// FormatMinSupported is the oldest recorded format this binary opens and
 	// migrates. Open refuses an older one (ErrSchemaTooOld); such a store
 	// must be upgraded by an older tipnode first, or re-imported. Raise it
@@ -65,7 +71,8 @@ const (
 // Sections are never removed, even once FormatMinSupported passes their
 // version: they say what an old store holds and why it is refused.
 //
-// No format so far replaced a layout (FormatPendingJournal only added two),
+// No format so far replaced a layout (FormatPendingJournal only added two,
+// FormatChainConfig made an optional key always present),
 // so no section exists yet: a store of any released format holds only
 // layouts that schema.go lists.
 

@@ -40,7 +40,7 @@ const (
 var (
 	keySchemaVersion = []byte("mschema-version") // -> FormatVersion of the data, BE8 (absent = FormatNone)
 	keyGenesisSpec   = []byte("mgenesis-spec")   // -> opaque genesis spec bytes (genesis JSON) stored by WriteGenesis
-	keyChainConfig   = []byte("mchain-config")   // -> opaque chain config bytes (JSON) stored by WriteGenesis; absent in stores initialised before it existed
+	keyChainConfig   = []byte("mchain-config")   // -> opaque chain config bytes (JSON) stored by WriteGenesis (in stores initialised before format 3, by that migration)
 	keyChainEpoch    = []byte("mchain-epoch")    // -> BE8 counter of unwinds and reorgs (absent = 0), bumped in their batch; keys the state cache (statecache.go)
 )
 
@@ -95,6 +95,11 @@ func codeKey(hash common.Hash) []byte      { return append([]byte{prefixCode}, h
 func changeListKey(num uint64) []byte {
 	return binary.BigEndian.AppendUint64([]byte{prefixChangeList}, num)
 }
+
+// GenesisSpecKey and ChainConfigKey are the keys of the stored genesis spec
+// and chain config, for the migration that derives the one from the other.
+func GenesisSpecKey() []byte { return append([]byte(nil), keyGenesisSpec...) }
+func ChainConfigKey() []byte { return append([]byte(nil), keyChainConfig...) }
 
 // MigrationCursorKey is the key under which the migrations package keeps the
 // progress cursor of an unfinished migration to format version v.
