@@ -17,6 +17,7 @@ import (
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/devnet"
+	"github.com/tipnode/tipnode/pending/stream"
 	"github.com/tipnode/tipnode/store"
 )
 
@@ -104,6 +105,11 @@ type Options struct {
 	// OnPublish, if set, is subscribed to the manager's pre-confirmations
 	// before the sequencer starts (it sees the first index 0).
 	OnPublish func(*pending.Snapshot)
+	// Publisher, if set, starts a stream publisher of the manager with
+	// this configuration before the sequencer starts (after OnPublish
+	// subscribed); it is stopped at the end of the test, after the
+	// sequencer.
+	Publisher *stream.PublisherConfig
 	// External builds only the store, genesis, keys and clock: the
 	// harness's writer is stopped and no sequencer is started, for a
 	// caller that wires its own (a node) and hands it to Attach.
@@ -129,6 +135,8 @@ type Harness struct {
 	Cfg    pending.Config
 	Accs   []devnet.Account
 	Signer types.Signer
+	// Publisher is the stream publisher of Options.Publisher (or nil).
+	Publisher *stream.Publisher
 
 	opts    Options
 	nonces  map[common.Address]uint64
@@ -189,6 +197,13 @@ func (h *Harness) start(opts Options) {
 		h.Mgr.SubscribePreconfirmations(opts.OnPublish)
 	}
 	var err error
+	if opts.Publisher != nil {
+		if h.Publisher, err = stream.NewPublisher(*opts.Publisher, h.Mgr, nil, nil, zerolog.Nop()); err != nil {
+			t.Fatal(err)
+		}
+		h.Publisher.Start()
+		t.Cleanup(h.Publisher.Stop)
+	}
 	if h.Pool, err = pending.NewPool(*opts.Pool, h.Genesis.Config, h.Mgr, h.Clock, nil, zerolog.Nop()); err != nil {
 		t.Fatal(err)
 	}
