@@ -257,6 +257,9 @@ func (h *Harness) PerBlock() int { return int(h.Cfg.BlockTime / h.Cfg.PreconfInt
 // Nonce is the nonce the next Tx of account i uses.
 func (h *Harness) Nonce(i int) uint64 { return h.nonces[h.Accs[i].Address] }
 
+// SetNonce sets the nonce the next Tx of account i uses.
+func (h *Harness) SetNonce(i int, n uint64) { h.nonces[h.Accs[i].Address] = n }
+
 // Tx signs a dynamic-fee transaction from account i with its next nonce
 // (to nil: a creation of data) and the harness's fee caps.
 func (h *Harness) Tx(i int, to *common.Address, value *big.Int, gas uint64, data []byte) *types.Transaction {

@@ -24,6 +24,7 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/devnet"
+	"github.com/tipnode/tipnode/pending/pendingtest"
 	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/rpc/node"
 	"github.com/tipnode/tipnode/store"
@@ -597,7 +598,7 @@ func sealJitter(b *testing.B, maxExecutions int) {
 		signer := types.LatestSigner(n.Genesis.Config)
 		to := accs[1].Address
 		for nonce := uint64(0); ctx.Err() == nil; nonce++ {
-			tx := signTx(b, signer, accs[0].Key, &types.DynamicFeeTx{ChainID: n.Genesis.Config.ChainID, Nonce: nonce,
+			tx := pendingtest.SignTx(b, signer, accs[0].Key, &types.DynamicFeeTx{ChainID: n.Genesis.Config.ChainID, Nonce: nonce,
 				GasTipCap: big.NewInt(params.GWei), GasFeeCap: big.NewInt(100 * params.GWei), Gas: 21_000, To: &to, Value: big.NewInt(1)})
 			raw, _ := tx.MarshalBinary()
 			if _, body, err := postFrom(c, url, `{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransaction","params":["`+hexutil.Encode(raw)+`"]}`); err != nil || strings.Contains(string(body), "error") {

@@ -66,8 +66,8 @@ func testPayload(s *pending.Snapshot) []byte {
 func TestReplicaNode(t *testing.T) {
 	e := newEnv(t)
 	srv := streamtest.NewServer(t)
-	addrs := make([]common.Address, len(e.accs))
-	for i, a := range e.accs {
+	addrs := make([]common.Address, len(e.Accs))
+	for i, a := range e.Accs {
 		addrs[i] = a.Address
 	}
 	spec, err := devnet.Genesis(devnet.GenesisConfig{ChainID: 1337, Accounts: addrs, Timestamp: genesisTime})
@@ -109,8 +109,8 @@ func TestReplicaNode(t *testing.T) {
 	// Relay the sequencer's snapshots from now on; the current block's
 	// index 0 first (what a publisher replays to a new subscriber).
 	msgs := make(chan []byte, 1024)
-	e.mgr.SubscribePreconfirmations(func(s *pending.Snapshot) { msgs <- testPayload(s) })
-	srv.Broadcast(websocket.TextMessage, testPayload(e.mgr.Current()))
+	e.Mgr.SubscribePreconfirmations(func(s *pending.Snapshot) { msgs <- testPayload(s) })
+	srv.Broadcast(websocket.TextMessage, testPayload(e.Mgr.Current()))
 	relay := func() {
 		for {
 			select {
@@ -125,7 +125,7 @@ func TestReplicaNode(t *testing.T) {
 	same := func(what string) {
 		t.Helper()
 		want := map[string]string{}
-		for _, q := range [][]any{{"eth_getBalance", to, "pending"}, {"eth_getBalance", e.accs[0].Address, "pending"}, {"eth_getTransactionCount", e.accs[0].Address, "pending"}} {
+		for _, q := range [][]any{{"eth_getBalance", to, "pending"}, {"eth_getBalance", e.Accs[0].Address, "pending"}, {"eth_getTransactionCount", e.Accs[0].Address, "pending"}} {
 			var s string
 			if err := rpcCall(e.url, q[0].(string), &s, q[1:]...); err != nil {
 				t.Fatal(err)
@@ -139,7 +139,7 @@ func TestReplicaNode(t *testing.T) {
 		deadline := time.Now().Add(time.Minute)
 		for {
 			ok := true
-			for _, q := range [][]any{{"eth_getBalance", to, "pending"}, {"eth_getBalance", e.accs[0].Address, "pending"}, {"eth_getTransactionCount", e.accs[0].Address, "pending"}} {
+			for _, q := range [][]any{{"eth_getBalance", to, "pending"}, {"eth_getBalance", e.Accs[0].Address, "pending"}, {"eth_getTransactionCount", e.Accs[0].Address, "pending"}} {
 				var s string
 				if err := rpcCall(rep.url, q[0].(string), &s, q[1:]...); err != nil {
 					t.Fatal(err)
@@ -162,21 +162,21 @@ func TestReplicaNode(t *testing.T) {
 	}
 	same("index 0 of block 1")
 	for i := range 3 {
-		if err := e.pool.Add(e.tx(0, &to, big.NewInt(int64(1000+i)), 21_000, nil)); err != nil {
+		if err := e.Pool.Add(e.Tx(0, &to, big.NewInt(int64(1000+i)), 21_000, nil)); err != nil {
 			t.Fatal(err)
 		}
-		e.tick(1)
+		e.Tick(1)
 		relay()
 		same("pre-confirmation")
 	}
 	// Block 2 opens before the replica has block 1: pending block 2 on
 	// pending block 1.
-	e.toSeal()
+	e.Seal()
 	relay()
-	if err := e.pool.Add(e.tx(0, &to, big.NewInt(7), 21_000, nil)); err != nil {
+	if err := e.Pool.Add(e.Tx(0, &to, big.NewInt(7), 21_000, nil)); err != nil {
 		t.Fatal(err)
 	}
-	e.tick(1)
+	e.Tick(1)
 	relay()
 	same("block 2 ahead of the canonical chain")
 	if rep.Writer.Head().Number() != 0 {
