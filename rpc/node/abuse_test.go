@@ -198,18 +198,7 @@ func startLoadNode(tb testing.TB, srv rpc.Config, maxExecutions int) *node.Node 
 	}
 	seq := pending.DefaultConfig()
 	ncfg.Sequencer = &seq
-	n, err := node.New(ncfg, db, g, nil, zerolog.New(io.Discard))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := n.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		if err := n.Stop(); err != nil {
-			tb.Errorf("node stop: %v", err)
-		}
-	})
+	n := startNode(tb, ncfg, db, g, nil, zerolog.New(io.Discard))
 	return n
 }
 

@@ -13,7 +13,6 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
 
-	"github.com/tipnode/tipnode/pending/devnet"
 	"github.com/tipnode/tipnode/pending/pendingtest"
 	"github.com/tipnode/tipnode/rpc"
 )
@@ -114,15 +113,7 @@ func TestDevAccountsSign(t *testing.T) {
 
 func devKeys(t *testing.T) []*ecdsa.PrivateKey {
 	t.Helper()
-	accs, err := devnet.Accounts(devnet.Mnemonic, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys := make([]*ecdsa.PrivateKey, len(accs))
-	for i, a := range accs {
-		keys[i] = a.Key
-	}
-	return keys
+	return pendingtest.Keys(pendingtest.Accounts(t, 10))
 }
 
 // eth_sendTransaction fills in nonce (pool included: three in a row),

@@ -21,8 +21,6 @@ import (
 	"github.com/tipnode/tipnode/store"
 )
 
-const genesisTime = pendingtest.GenesisTime
-
 // env is a dev chain (ten funded keys) with a node's sequencer, driven by
 // a ManualClock, and its RPC server on 127.0.0.1:0; the harness's Tx,
 // Tick and Seal act on the node's pool and sequencer.
@@ -84,18 +82,7 @@ func startSequencerNodeCfg(t testing.TB, db *store.DB, g *chain.Genesis, clock p
 	seqCfg := pending.DefaultConfig()
 	seqCfg.Dev = dev
 	cfg.Sequencer = &seqCfg
-	n, err := node.New(cfg, db, g, clock, zerolog.New(io.Discard))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := n.Stop(); err != nil {
-			t.Errorf("node stop: %v", err)
-		}
-	})
+	n := startNode(t, cfg, db, g, clock, zerolog.New(io.Discard))
 	return n
 }
 
@@ -120,3 +107,22 @@ var numberTimeInit = common.FromHex("43600052426020526040" + "6000f3")
 func u256(v int64) *uint256.Int { return uint256.NewInt(uint64(v)) }
 
 func uint256FromBig(b *big.Int) *uint256.Int { return uint256.MustFromBig(b) }
+
+// startNode creates and starts a node, stopped at the end of the test (an
+// error of that Stop fails it).
+func startNode(t testing.TB, cfg node.Config, db *store.DB, g *chain.Genesis, clock pending.Clock, log zerolog.Logger, opts ...node.Option) *node.Node {
+	t.Helper()
+	n, err := node.New(cfg, db, g, clock, log, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := n.Stop(); err != nil {
+			t.Errorf("node stop: %v", err)
+		}
+	})
+	return n
+}

@@ -19,7 +19,6 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/chain/follow"
-	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/pendingtest"
 	"github.com/tipnode/tipnode/pending/stream"
 	"github.com/tipnode/tipnode/rpc/eth"
@@ -56,20 +55,9 @@ func startReplica(t testing.TB, followURL, preconfWS string, o replicaOptions) *
 		tf.URL = o.forward
 		cfg.TxForward = &tf
 	}
-	fclock := chain.NewManualClock(time.Unix(genesisTime, 0))
-	rclock := pending.NewManualClock(time.Unix(genesisTime+10, 0))
-	n, err := node.New(cfg, db, g, rclock, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel), node.WithFollowClock(fclock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := n.Stop(); err != nil {
-			t.Errorf("node stop: %v", err)
-		}
-	})
+	fclock := chain.NewManualClock(time.Unix(pendingtest.GenesisTime, 0))
+	rclock := pendingtest.NewClock()
+	n := startNode(t, cfg, db, g, rclock, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel), node.WithFollowClock(fclock))
 	return &followNode{Node: n, t: t, url: "http://" + n.Server.Addr().String(), clock: fclock, poll: fc.WithDefaults().PollInterval}
 }
 

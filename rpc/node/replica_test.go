@@ -21,7 +21,7 @@ import (
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/chain/follow"
 	"github.com/tipnode/tipnode/pending"
-	"github.com/tipnode/tipnode/pending/devnet"
+	"github.com/tipnode/tipnode/pending/pendingtest"
 	"github.com/tipnode/tipnode/pending/stream"
 	"github.com/tipnode/tipnode/pending/stream/streamtest"
 	"github.com/tipnode/tipnode/rpc/node"
@@ -66,15 +66,7 @@ func testPayload(s *pending.Snapshot) []byte {
 func TestReplicaNode(t *testing.T) {
 	e := newEnv(t)
 	srv := streamtest.NewServer(t)
-	addrs := make([]common.Address, len(e.Accs))
-	for i, a := range e.Accs {
-		addrs[i] = a.Address
-	}
-	spec, err := devnet.Genesis(devnet.GenesisConfig{ChainID: 1337, Accounts: addrs, Timestamp: genesisTime})
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, g, w := chaintest.InitStore(t, spec)
+	db, g, w := chaintest.InitStore(t, e.Spec)
 	w.Stop()
 	cfg := node.DefaultConfig()
 	cfg.Server.Addr = "127.0.0.1:0"
@@ -85,21 +77,9 @@ func TestReplicaNode(t *testing.T) {
 	pc := node.DefaultPreconfConfig()
 	pc.Client.URL = srv.URL
 	cfg.Preconf = &pc
-	fclock := chain.NewManualClock(time.Unix(genesisTime, 0))
-	rclock := pending.NewManualClock(time.Unix(genesisTime+10, 0)) // never advanced: no staleness, no pings
-	var n *node.Node
-	n, err = node.New(cfg, db, g, rclock, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel), node.WithFollowClock(fclock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := n.Stop(); err != nil {
-			t.Errorf("node stop: %v", err)
-		}
-	})
+	fclock := chain.NewManualClock(time.Unix(pendingtest.GenesisTime, 0))
+	rclock := pendingtest.NewClock() // never advanced: no staleness, no pings
+	n := startNode(t, cfg, db, g, rclock, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel), node.WithFollowClock(fclock))
 	rep := &followNode{Node: n, t: t, url: "http://" + n.Server.Addr().String(), clock: fclock, poll: fc.WithDefaults().PollInterval}
 	select {
 	case <-srv.Accepted:

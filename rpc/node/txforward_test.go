@@ -15,7 +15,6 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/chain/follow"
-	"github.com/tipnode/tipnode/pending/devnet"
 	"github.com/tipnode/tipnode/pending/pendingtest"
 	"github.com/tipnode/tipnode/rpc/eth"
 	"github.com/tipnode/tipnode/rpc/node"
@@ -24,19 +23,7 @@ import (
 // devSpec is newEnv's genesis (the same bytes, hence the same chain).
 func devSpec(t testing.TB) []byte {
 	t.Helper()
-	accs, err := devnet.Accounts(devnet.Mnemonic, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	addrs := make([]common.Address, len(accs))
-	for i, a := range accs {
-		addrs[i] = a.Address
-	}
-	spec, err := devnet.Genesis(devnet.GenesisConfig{ChainID: 1337, Accounts: addrs, Timestamp: genesisTime})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return spec
+	return pendingtest.Spec(t, pendingtest.Accounts(t, 10))
 }
 
 // startForwardingFollower starts a follower of upstream (ws) forwarding
@@ -53,19 +40,8 @@ func startForwardingFollower(t *testing.T, upstream, forwardURL string) *followN
 	tf := eth.DefaultForwardConfig()
 	tf.URL = forwardURL
 	cfg.TxForward = &tf
-	clock := chain.NewManualClock(time.Unix(genesisTime, 0))
-	n, err := node.New(cfg, db, g, nil, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel), node.WithFollowClock(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := n.Stop(); err != nil {
-			t.Errorf("node stop: %v", err)
-		}
-	})
+	clock := chain.NewManualClock(time.Unix(pendingtest.GenesisTime, 0))
+	n := startNode(t, cfg, db, g, nil, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel), node.WithFollowClock(clock))
 	return &followNode{Node: n, t: t, url: "http://" + n.Server.Addr().String(), clock: clock, poll: fc.WithDefaults().PollInterval}
 }
 
