@@ -1,4 +1,4 @@
-package pending
+package pending_test
 
 import (
 	"math/big"
@@ -7,61 +7,11 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/ethereum/go-ethereum/params"
-	"github.com/rs/zerolog"
 
-	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
-	"github.com/tipnode/tipnode/pending/devnet"
-	"github.com/tipnode/tipnode/store"
+	"github.com/tipnode/tipnode/pending"
+	"github.com/tipnode/tipnode/pending/pendingtest"
 )
-
-// seqNode is a writer, a manager, a pool and a started sequencer on db,
-// driven by a manual clock.
-type seqNode struct {
-	w     *chain.Writer
-	mgr   *Manager
-	pool  *Pool
-	seq   *Sequencer
-	clock *ManualClock
-	cfg   Config
-}
-
-func startSeqNode(t *testing.T, db *store.DB, g *chain.Genesis, w *chain.Writer, clock *ManualClock, published ...*[]*Snapshot) *seqNode {
-	t.Helper()
-	return startSeqNodeCfg(t, g, w, clock, DefaultConfig(), published...)
-}
-
-func startSeqNodeCfg(t *testing.T, g *chain.Genesis, w *chain.Writer, clock *ManualClock, cfg Config, published ...*[]*Snapshot) *seqNode {
-	t.Helper()
-	n := &seqNode{w: w, clock: clock, cfg: cfg}
-	n.mgr = NewManager(w, g.Config, n.cfg.HeaderParams(), clock, nil)
-	for _, p := range published { // record every publication from Start on
-		n.mgr.SubscribePreconfirmations(func(s *Snapshot) { *p = append(*p, s) })
-	}
-	var err error
-	if n.pool, err = NewPool(DefaultPoolConfig(), g.Config, n.mgr, clock, nil, zerolog.Nop()); err != nil {
-		t.Fatal(err)
-	}
-	if n.seq, err = New(n.cfg, w, chain.NewExecutor(g.Config), n.pool, n.mgr, clock, nil, zerolog.Nop()); err != nil {
-		t.Fatal(err)
-	}
-	if err := n.seq.Start(); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
-func (n *seqNode) tick(t *testing.T, k int) {
-	t.Helper()
-	for range k {
-		n.clock.Advance(n.cfg.PreconfInterval)
-	}
-	n.seq.Sync()
-	if err := n.seq.Err(); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // TestPreconfirmationsSurviveCrash: pre-confirmed transactions are
 // journaled before they are published. A node that dies without sealing
@@ -71,54 +21,30 @@ func (n *seqNode) tick(t *testing.T, k int) {
 // pre-confirmation that was never published is not needed for that, and the
 // journal of a sealed block is gone.
 func TestPreconfirmationsSurviveCrash(t *testing.T) {
-	accs, err := devnet.Accounts(devnet.Mnemonic, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := devnet.Genesis(devnet.GenesisConfig{ChainID: 1337, Accounts: []common.Address{accs[0].Address, accs[1].Address}, Timestamp: 1_700_000_000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, g, w1 := chaintest.InitStore(t, spec)
-	clock := NewManualClock(time.Unix(1_700_000_010, 0))
-	n1 := startSeqNode(t, db, g, w1, clock)
-	signer := types.LatestSigner(g.Config)
-	send := func(pool *Pool, acc devnet.Account, nonce uint64) *types.Transaction {
+	n1 := pendingtest.New(t, pendingtest.Options{Keys: 2})
+	db := n1.DB
+	send := func(h *pendingtest.Harness, i int) *types.Transaction {
 		t.Helper()
-		tx, err := types.SignNewTx(acc.Key, signer, &types.DynamicFeeTx{ChainID: g.Config.ChainID, Nonce: nonce,
-			GasTipCap: big.NewInt(params.GWei), GasFeeCap: big.NewInt(10 * params.GWei), Gas: 21_000, To: &common.Address{0xbe}, Value: big.NewInt(int64(nonce + 1))})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := pool.Add(tx); err != nil {
-			t.Fatal(err)
-		}
-		return tx
+		return h.Send(i, &common.Address{0xbe}, big.NewInt(int64(h.Nonce(i)+1)), 21_000, nil)
 	}
 	// Two pre-confirmations in block 1.
-	send(n1.pool, accs[0], 0)
-	send(n1.pool, accs[1], 0)
-	n1.tick(t, 1)
-	send(n1.pool, accs[0], 1)
-	n1.tick(t, 1)
-	before := n1.mgr.Current()
+	send(n1, 0)
+	send(n1, 1)
+	n1.Tick(1)
+	send(n1, 0)
+	n1.Tick(1)
+	before := n1.Mgr.Current()
 	if before.Header().Number.Uint64() != 1 || len(before.Transactions()) != 3 {
 		t.Fatalf("block %d with %d pre-confirmed transactions", before.Header().Number, len(before.Transactions()))
 	}
 	// Crash: the writer stops, nothing more reaches the store; the old
 	// sequencer is abandoned (its Stop would only fail to seal).
-	w1.Stop()
-	t.Cleanup(func() { _ = n1.seq.Stop() })
+	n1.Crash()
 
-	w2 := chaintest.StartWriter(t, db, g)
-	var published []*Snapshot
-	n2 := startSeqNode(t, db, g, w2, NewManualClock(clock.Now().Add(time.Hour)), &published)
-	t.Cleanup(func() {
-		if err := n2.seq.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
-	after := n2.mgr.Current()
+	var published pendingtest.Recorder
+	n2 := n1.Restart(pending.NewManualClock(n1.Clock.Now().Add(time.Hour)), published.Add)
+	w2 := n2.Writer
+	after := n2.Mgr.Current()
 	if after.Header().Hash() != before.Header().Hash() {
 		t.Fatalf("rebuilt header differs:\n%+v\n%+v", after.Header(), before.Header())
 	}
@@ -135,13 +61,13 @@ func TestPreconfirmationsSurviveCrash(t *testing.T) {
 	}
 	// The recovered block opens with index 0 (no transactions), as every
 	// block does, then the replay publishes index 1 with all of them.
-	if len(published) != 2 || published[0].Index() != 0 || len(published[0].Transactions()) != 0 ||
+	if published := published.All(); len(published) != 2 || published[0].Index() != 0 || len(published[0].Transactions()) != 0 ||
 		published[1].Index() != 1 || len(published[1].NewTransactions()) != 3 || published[1] != after {
 		t.Fatalf("recovery published %d snapshots, want index 0 then index 1 with 3 transactions", len(published))
 	}
 	// The rebuilt block is sealed with those transactions, and the journal
 	// goes with it.
-	n2.tick(t, n2.seq.perBlock)
+	n2.Tick(n2.PerBlock())
 	if h := w2.Head(); h.Number() != 1 {
 		t.Fatalf("head %d after the seal", h.Number())
 	}
@@ -155,8 +81,8 @@ func TestPreconfirmationsSurviveCrash(t *testing.T) {
 		t.Fatalf("journal after the seal: %+v, %v", j, err)
 	}
 	// New pre-confirmations after the recovery journal again.
-	send(n2.pool, accs[0], 2)
-	n2.tick(t, 1)
+	send(n2, 0)
+	n2.Tick(1)
 	if j, err := db.ReadPending(); err != nil || j == nil || len(j.Txs) != 1 || j.Header.Number.Uint64() != 2 {
 		t.Fatalf("journal of block 2: %+v, %v", j, err)
 	}

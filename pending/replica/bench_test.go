@@ -3,9 +3,12 @@ package replica
 import (
 	"errors"
 	"fmt"
+	"math/big"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/tipnode/tipnode/pending/pendingtest"
 )
 
 // BenchmarkReceivedToReadable measures a replica's "message received ->
@@ -20,19 +23,19 @@ func BenchmarkReceivedToReadable(b *testing.B) {
 		b.Run(fmt.Sprintf("%dMgas", mgas), func(b *testing.B) {
 			p := newPair(b, DefaultConfig())
 			s, r := p.s, p.r
-			s.send(0, nil, 0, 300_000, initCode(contextCode))
-			s.send(0, nil, 0, 300_000, initCode(burnerCode))
-			s.tick(1)
-			s.sealNext()
+			s.Send(0, nil, big.NewInt(0), 300_000, pendingtest.InitCode(contextCode))
+			s.Send(0, nil, big.NewInt(0), 300_000, pendingtest.InitCode(burnerCode))
+			s.Tick(1)
+			s.Seal()
 			open := s.take()[1:] // index 0 of block 2
 			r.importFrom(s, 1)
 			left := mgas * 1_000_000
 			for left > 0 {
 				g := min(left, 10_000_000)
-				s.send(1, &p.burn, 0, g, nil)
+				s.Send(1, &p.burn, big.NewInt(0), g, nil)
 				left -= g
 			}
-			s.tick(1)
+			s.Tick(1)
 			msg := s.take()
 			if len(msg) != 1 || msg[0].snap.Header().GasUsed < mgas*900_000 {
 				b.Fatalf("test setup: %d messages, gas used %d", len(msg), msg[0].snap.Header().GasUsed)

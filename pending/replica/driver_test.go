@@ -11,7 +11,7 @@ import (
 
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/pending"
-	"github.com/tipnode/tipnode/pending/devnet"
+	"github.com/tipnode/tipnode/pending/pendingtest"
 )
 
 // pair is a sequencer and a replica of the same dev chain, with the
@@ -26,21 +26,14 @@ type pair struct {
 
 func newPair(t testing.TB, cfg Config) *pair {
 	t.Helper()
-	accs, err := devnet.Accounts(devnet.Mnemonic, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := devnet.Genesis(devnet.GenesisConfig{ChainID: 1337, Accounts: []common.Address{accs[0].Address, accs[1].Address, accs[2].Address}, Timestamp: 1_700_000_000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &pair{t: t, s: newSeqSide(t, accs, spec), r: newRepSide(t, spec, cfg)}
-	for _, a := range accs {
+	s := newSeqSide(t, 3)
+	p := &pair{t: t, s: s, r: newRepSide(t, s.Spec, cfg)}
+	for _, a := range s.Accs {
 		p.addrs = append(p.addrs, a.Address)
 	}
-	p.addrs = append(p.addrs, common.Address{0xbb}, p.s.cfg.Coinbase)
-	p.ctx = crypto.CreateAddress(accs[0].Address, 0)
-	p.burn = crypto.CreateAddress(accs[0].Address, 1)
+	p.addrs = append(p.addrs, common.Address{0xbb}, p.s.Cfg.Coinbase)
+	p.ctx = crypto.CreateAddress(s.Accs[0].Address, 0)
+	p.burn = crypto.CreateAddress(s.Accs[0].Address, 1)
 	return p
 }
 
@@ -61,7 +54,7 @@ func (p *pair) same(want sent) {
 			gh.Number, gh.Time, gh.BaseFee, gh.Coinbase.Hex(), gh.MixDigest.Hex(), gh.GasUsed, gh.ParentHash.Hex(),
 			wh.Number, wh.Time, wh.BaseFee, wh.Coinbase.Hex(), wh.MixDigest.Hex(), wh.GasUsed, wh.ParentHash.Hex())
 	}
-	st, release := snapshotState(p.t, p.s.w, want.snap)
+	st, release := snapshotState(p.t, p.s.Writer, want.snap)
 	defer release()
 	for _, a := range p.addrs {
 		wb, wn := balanceOf(p.t, st, a)
@@ -95,9 +88,9 @@ func (p *pair) deliver(msgs []sent) {
 // messages of that interval.
 func (p *pair) preconf() []sent {
 	p.t.Helper()
-	p.s.send(1, &p.ctx, 0, 300_000, nil)
-	p.s.send(2, &common.Address{0xbb}, 1, 21_000, nil)
-	p.s.tick(1)
+	p.s.Send(1, &p.ctx, big.NewInt(0), 300_000, nil)
+	p.s.Send(2, &common.Address{0xbb}, big.NewInt(1), 21_000, nil)
+	p.s.Tick(1)
 	return p.s.take()
 }
 
@@ -123,9 +116,9 @@ func TestReplicaFollowsSequencer(t *testing.T) {
 	p := newPair(t, DefaultConfig())
 	s, r := p.s, p.r
 	// Block 1: index 0 (published at Start), then the contracts.
-	s.send(0, nil, 0, 300_000, initCode(contextCode))
-	s.send(0, nil, 0, 300_000, initCode(burnerCode))
-	s.tick(1)
+	s.Send(0, nil, big.NewInt(0), 300_000, pendingtest.InitCode(contextCode))
+	s.Send(0, nil, big.NewInt(0), 300_000, pendingtest.InitCode(burnerCode))
+	s.Tick(1)
 	p.deliver(s.take())
 	p.deliver(p.preconf())
 	dup := p.preconf()
@@ -138,10 +131,10 @@ func TestReplicaFollowsSequencer(t *testing.T) {
 
 	// Blocks 2 and 3 open before canonical 1 and 2 arrive: a window of
 	// three pending blocks, each on its pending parent.
-	s.sealNext()
+	s.Seal()
 	p.deliver(s.take()) // index 0 of block 2
 	p.deliver(p.preconf())
-	s.sealNext()
+	s.Seal()
 	p.deliver(s.take()) // index 0 of block 3
 	last := p.preconf()
 	p.deliver(last)
@@ -150,7 +143,7 @@ func TestReplicaFollowsSequencer(t *testing.T) {
 	{
 		v := pendingOf(t, r.mgr)
 		for slot, want := range map[int64]common.Hash{0: common.BigToHash(big.NewInt(3)),
-			5: chaintest.CanonicalBlock(t, s.db, 2).Hash(), 7: chaintest.CanonicalBlock(t, s.db, 1).Hash()} {
+			5: chaintest.CanonicalBlock(t, s.DB, 2).Hash(), 7: chaintest.CanonicalBlock(t, s.DB, 1).Hash()} {
 			if got, err := v.state.Storage(p.ctx, common.BigToHash(big.NewInt(slot))); err != nil || got != want {
 				t.Fatalf("context slot %d on the replica: %s (%v), want %s", slot, got.Hex(), err, want.Hex())
 			}
@@ -185,10 +178,10 @@ func TestReplicaFollowsSequencer(t *testing.T) {
 	// a block 3 the replica does not have (parent hash mismatch: the
 	// window is dropped and block 4 waits), and is rebuilt on canonical 3.
 	p.deliver(p.preconf())
-	p.s.send(1, &p.ctx, 0, 300_000, nil)
-	s.tick(1)
+	p.s.Send(1, &p.ctx, big.NewInt(0), 300_000, nil)
+	s.Tick(1)
 	s.take() // lost
-	s.sealNext()
+	s.Seal()
 	open4 := s.take()
 	r.feed(open4...)
 	p.notServed("block 4 on an unknown parent")
@@ -205,7 +198,7 @@ func TestReplicaFollowsSequencer(t *testing.T) {
 	}
 	// Canonical 4 arrives while block 4 is the newest: pending answers
 	// latest (never older than latest), then block 5 opens on it.
-	s.sealNext()
+	s.Seal()
 	open5 := s.take()
 	r.importFrom(s, 4)
 	p.notServed("block 4 is canonical")
@@ -221,11 +214,11 @@ func TestReplicaFollowsSequencer(t *testing.T) {
 func TestReplicaRefusesDivergence(t *testing.T) {
 	p := newPair(t, DefaultConfig())
 	s, r := p.s, p.r
-	s.send(0, nil, 0, 300_000, initCode(contextCode))
-	s.send(0, nil, 0, 300_000, initCode(burnerCode))
-	s.tick(1)
+	s.Send(0, nil, big.NewInt(0), 300_000, pendingtest.InitCode(contextCode))
+	s.Send(0, nil, big.NewInt(0), 300_000, pendingtest.InitCode(burnerCode))
+	s.Tick(1)
 	p.deliver(s.take())
-	good := p.s.mgr.Current()
+	good := p.s.Mgr.Current()
 
 	// Tampered gas used.
 	m := p.preconf()
@@ -244,7 +237,7 @@ func TestReplicaRefusesDivergence(t *testing.T) {
 	_ = good
 
 	// Next block: canonical 1 arrives, block 2 opens on it and is served.
-	s.sealNext()
+	s.Seal()
 	open2 := s.take()
 	r.importFrom(s, 1)
 	p.deliver(open2)
@@ -260,7 +253,7 @@ func TestReplicaRefusesDivergence(t *testing.T) {
 
 	// Block 3: a gap (index 2 before index 1) drops it; index 1 then
 	// finds no block.
-	s.sealNext()
+	s.Seal()
 	open3 := s.take()
 	r.importFrom(s, 2)
 	p.deliver(open3)
@@ -275,7 +268,7 @@ func TestReplicaRefusesDivergence(t *testing.T) {
 
 	// Block 4 recovers; silence beyond MaxAge falls back to latest, the
 	// next message resumes.
-	s.sealNext()
+	s.Seal()
 	open4 := s.take()
 	r.importFrom(s, 3)
 	p.deliver(open4)
@@ -296,7 +289,7 @@ func TestReplicaRefusesDivergence(t *testing.T) {
 	p.notServed("stream down")
 	r.feed(p.preconf()...)
 	p.notServed("after reconnect, mid-block")
-	s.sealNext()
+	s.Seal()
 	open5 := s.take()
 	r.importFrom(s, 4)
 	p.deliver(open5)
@@ -340,7 +333,7 @@ func TestReplicaJoinsAheadOfItsChain(t *testing.T) {
 	p := newPair(t, cfg)
 	s, r := p.s, p.r
 	for range 7 {
-		s.sealNext()
+		s.Seal()
 	}
 	var msgs []sent
 	for _, m := range s.take() {

@@ -3,7 +3,6 @@ package replica
 import (
 	"encoding/binary"
 	"math/big"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,7 +21,7 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/pending"
-	"github.com/tipnode/tipnode/pending/devnet"
+	"github.com/tipnode/tipnode/pending/pendingtest"
 	"github.com/tipnode/tipnode/pending/stream"
 	"github.com/tipnode/tipnode/store"
 )
@@ -35,12 +34,6 @@ var contextCode = common.FromHex("4360005542600155486002554160035544600455436001
 // burnerCode writes fresh storage slots (slot c = c, slot 0 = count) until
 // less than 30,000 gas is left: a transaction uses about its gas limit.
 var burnerCode = common.FromHex("5b5a6175301015601957600054808055600101600055600056" + "5b00")
-
-// initCode wraps runtime into creation code returning it.
-func initCode(runtime []byte) []byte {
-	n := byte(len(runtime))
-	return append([]byte{0x60, n, 0x60, 0x0c, 0x60, 0x00, 0x39, 0x60, n, 0x60, 0x00, 0xf3}, runtime...)
-}
 
 // sent is one message the sequencer published, with its snapshot (the
 // oracle for the replica's state after that message).
@@ -80,99 +73,31 @@ func toPayload(s *pending.Snapshot) *stream.Payload {
 	return p
 }
 
-// seqSide is an in-process sequencer (its own store, writer, manager, pool
-// and sequencer on a manual clock) whose every published snapshot is
-// turned into a stream message.
+// seqSide is an in-process sequencer (pendingtest's, coinbase 0xc0ba…,
+// tip 1 wei) whose every published snapshot is turned into a stream
+// message by take.
 type seqSide struct {
-	t     testing.TB
-	db    *store.DB
-	g     *chain.Genesis
-	w     *chain.Writer
-	mgr   *pending.Manager
-	pool  *pending.Pool
-	seq   *pending.Sequencer
-	clock *pending.ManualClock
-	cfg   pending.Config
-	accs  []devnet.Account
-	nonce map[common.Address]uint64
-	// specJSON is the genesis, for replicas of the same chain.
-	specJSON []byte
-
-	mu   sync.Mutex
-	msgs []sent
+	*pendingtest.Harness
+	rec pendingtest.Recorder
 }
 
-func newSeqSide(t testing.TB, accs []devnet.Account, spec []byte) *seqSide {
+func newSeqSide(t testing.TB, keys int) *seqSide {
 	t.Helper()
-	s := &seqSide{t: t, accs: accs, cfg: pending.DefaultConfig(), nonce: map[common.Address]uint64{}, specJSON: spec,
-		clock: pending.NewManualClock(time.Unix(1_700_000_010, 0))}
-	s.cfg.Coinbase = common.Address{0xc0, 0xba}
-	s.db, s.g, s.w = chaintest.InitStore(t, spec)
-	s.mgr = pending.NewManager(s.w, s.g.Config, s.cfg.HeaderParams(), s.clock, nil)
-	s.mgr.SubscribePreconfirmations(func(snap *pending.Snapshot) {
-		s.mu.Lock()
-		s.msgs = append(s.msgs, sent{p: toPayload(snap), snap: snap})
-		s.mu.Unlock()
-	})
-	var err error
-	pc := pending.DefaultPoolConfig()
-	if s.pool, err = pending.NewPool(pc, s.g.Config, s.mgr, s.clock, nil, zerolog.Nop()); err != nil {
-		t.Fatal(err)
-	}
-	if s.seq, err = pending.New(s.cfg, s.w, chain.NewExecutor(s.g.Config), s.pool, s.mgr, s.clock, nil, zerolog.Nop()); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.seq.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.seq.Stop() })
+	s := &seqSide{}
+	cfg := pending.DefaultConfig()
+	cfg.Coinbase = common.Address{0xc0, 0xba}
+	s.Harness = pendingtest.New(t, pendingtest.Options{Keys: keys, Config: &cfg, OnPublish: s.rec.Add,
+		TipCap: big.NewInt(1), FeeCap: big.NewInt(100 * params.GWei)})
 	return s
-}
-
-// send pools a transaction from account i.
-func (s *seqSide) send(i int, to *common.Address, value int64, gas uint64, data []byte) *types.Transaction {
-	s.t.Helper()
-	acc := s.accs[i]
-	tx, err := types.SignNewTx(acc.Key, types.LatestSigner(s.g.Config), &types.DynamicFeeTx{
-		ChainID: s.g.Config.ChainID, Nonce: s.nonce[acc.Address], GasTipCap: big.NewInt(1), GasFeeCap: big.NewInt(100 * params.GWei),
-		Gas: gas, To: to, Value: big.NewInt(value), Data: data})
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	if err := s.pool.Add(tx); err != nil {
-		s.t.Fatal(err)
-	}
-	s.nonce[acc.Address]++
-	return tx
-}
-
-// tick advances the sequencer by k pre-confirmation intervals.
-func (s *seqSide) tick(k int) {
-	s.t.Helper()
-	for range k {
-		s.clock.Advance(s.cfg.PreconfInterval)
-	}
-	s.seq.Sync()
-	if err := s.seq.Err(); err != nil {
-		s.t.Fatal(err)
-	}
-}
-
-// sealNext ticks until the pending block is sealed (the next one opens).
-func (s *seqSide) sealNext() {
-	s.t.Helper()
-	n := s.w.Head().Number()
-	for s.w.Head().Number() == n {
-		s.tick(1)
-	}
 }
 
 // take returns the messages published since the last take.
 func (s *seqSide) take() []sent {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := s.msgs
-	s.msgs = nil
+	snaps := s.rec.Take()
+	out := make([]sent, len(snaps))
+	for i, snap := range snaps {
+		out[i] = sent{p: toPayload(snap), snap: snap}
+	}
 	return out
 }
 
@@ -191,7 +116,7 @@ type repSide struct {
 
 func newRepSide(t testing.TB, spec []byte, cfg Config) *repSide {
 	t.Helper()
-	r := &repSide{t: t, clock: pending.NewManualClock(time.Unix(1_700_000_010, 0)), metrics: NewMetrics(prometheus.NewRegistry())}
+	r := &repSide{t: t, clock: pendingtest.NewClock(), metrics: NewMetrics(prometheus.NewRegistry())}
 	var g *chain.Genesis
 	r.db, g, r.w = chaintest.InitStore(t, spec)
 	r.mgr = pending.NewManager(r.w, g.Config, pending.HeaderParams{}, r.clock, nil)
@@ -215,7 +140,7 @@ func (r *repSide) feed(msgs ...sent) {
 // importFrom imports canonical block n of the sequencer's store.
 func (r *repSide) importFrom(s *seqSide, n uint64) {
 	r.t.Helper()
-	if err := r.w.ImportBlock(chaintest.CanonicalBlock(r.t, s.db, n)); err != nil {
+	if err := r.w.ImportBlock(chaintest.CanonicalBlock(r.t, s.DB, n)); err != nil {
 		r.t.Fatal(err)
 	}
 	r.d.Sync()

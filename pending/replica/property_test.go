@@ -1,10 +1,12 @@
 package replica
 
 import (
+	"math/big"
 	"math/rand"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/tipnode/tipnode/pending/pendingtest"
 )
 
 // script is a sequencer's run turned into messages, with the oracle: the
@@ -17,16 +19,16 @@ type script struct {
 func newScript(t testing.TB) *script {
 	p := newPair(t, DefaultConfig())
 	s := p.s
-	s.send(0, nil, 0, 300_000, initCode(contextCode))
-	s.send(0, nil, 0, 300_000, initCode(burnerCode))
-	s.tick(1)
+	s.Send(0, nil, big.NewInt(0), 300_000, pendingtest.InitCode(contextCode))
+	s.Send(0, nil, big.NewInt(0), 300_000, pendingtest.InitCode(burnerCode))
+	s.Tick(1)
 	for b := 0; b < 4; b++ {
 		for range 3 {
-			p.s.send(1, &p.ctx, 0, 300_000, nil)
-			p.s.send(2, &common.Address{0xbb}, 1, 21_000, nil)
-			s.tick(1)
+			p.s.Send(1, &p.ctx, big.NewInt(0), 300_000, nil)
+			p.s.Send(2, &common.Address{0xbb}, big.NewInt(1), 21_000, nil)
+			s.Tick(1)
 		}
-		s.sealNext()
+		s.Seal()
 	}
 	return &script{p: p, msgs: s.take()}
 }
@@ -37,7 +39,7 @@ func newScript(t testing.TB) *script {
 // replica serves nothing, or exactly the sequencer's state for the block
 // and transaction count it serves: never a hole, never a divergent state.
 func (sc *script) replay(t testing.TB, ops []byte) (checked int) {
-	r := newRepSide(t, sc.p.s.specJSON, DefaultConfig())
+	r := newRepSide(t, sc.p.s.Spec, DefaultConfig())
 	check := &pair{t: t, s: sc.p.s, r: r, addrs: sc.p.addrs, ctx: sc.p.ctx, burn: sc.p.burn}
 	byKey := map[[2]uint64]sent{}
 	for _, m := range sc.msgs {
@@ -79,7 +81,7 @@ func (sc *script) replay(t testing.TB, ops []byte) (checked int) {
 				next += 2
 			}
 		case 5: // the next canonical block arrives, or the stream drops
-			if op%12 == 5 && canon < sc.p.s.w.Head().Number() {
+			if op%12 == 5 && canon < sc.p.s.Writer.Head().Number() {
 				canon++
 				r.importFrom(sc.p.s, canon)
 			} else {

@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/pending"
+	"github.com/tipnode/tipnode/pending/pendingtest"
 	"github.com/tipnode/tipnode/pending/stream"
 	"github.com/tipnode/tipnode/pending/stream/streamtest"
 )
@@ -27,17 +28,9 @@ func (s chanSink) Down(err error)                         { s.downs <- err }
 // decodes every message to exactly what the publisher encoded, and its
 // transactions to the snapshot's new transactions.
 func TestClientFollowsPublisher(t *testing.T) {
-	var rec recorder
-	var pub *stream.Publisher
-	n := newSeqNode(t, func(m *pending.Manager) {
-		m.SubscribePreconfirmations(rec.add)
-		var err error
-		if pub, err = stream.NewPublisher(stream.PublisherConfig{}, m, nil, nil, zerolog.Nop()); err != nil {
-			t.Fatal(err)
-		}
-		pub.Start()
-		t.Cleanup(pub.Stop)
-	})
+	var rec pendingtest.Recorder
+	n := newSeqNode(t, pendingtest.Options{OnPublish: rec.Add, Publisher: &stream.PublisherConfig{}})
+	pub := n.Publisher
 	srv := httptest.NewServer(pub)
 	t.Cleanup(srv.Close)
 	url := "ws" + strings.TrimPrefix(srv.URL, "http")
@@ -69,16 +62,16 @@ func TestClientFollowsPublisher(t *testing.T) {
 			t.Fatal("no index 0")
 		}
 	}
-	n.transfer(0)
-	n.tick(1)
-	n.logger(1, 0x11)
-	n.transfer(2)
-	n.tick(1)
-	n.toSeal()
-	n.transfer(3)
-	n.tick(1)
+	n.Transfer(0)
+	n.Tick(1)
+	logger(n, 1, 0x11)
+	n.Transfer(2)
+	n.Tick(1)
+	n.Seal()
+	n.Transfer(3)
+	n.Tick(1)
 
-	snaps := rec.all()[1:] // the first was received above
+	snaps := rec.All()[1:] // the first was received above
 	for si, s := range sinks {
 		for i, snap := range snaps {
 			want, err := stream.Encode(snap)

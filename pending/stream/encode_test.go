@@ -13,14 +13,15 @@ import (
 
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/pending"
+	"github.com/tipnode/tipnode/pending/pendingtest"
 	"github.com/tipnode/tipnode/pending/stream"
 )
 
 // sealedReceipts reads the stored receipts of canonical block b with their
 // transaction types (what DeriveSha encodes).
-func sealedReceipts(t *testing.T, n *seqNode, b *types.Block) types.Receipts {
+func sealedReceipts(t *testing.T, n *pendingtest.Harness, b *types.Block) types.Receipts {
 	t.Helper()
-	view, err := n.db.View()
+	view, err := n.DB.View()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,28 +50,28 @@ func sealedReceipts(t *testing.T, n *seqNode, b *types.Block) types.Receipts {
 // last message carries the sealed header's receipts root, gas used, bloom
 // and blob gas used.
 func TestEncodeMatchesSealedBlock(t *testing.T) {
-	var rec recorder
-	n := newSeqNode(t, func(m *pending.Manager) { m.SubscribePreconfirmations(rec.add) })
+	var rec pendingtest.Recorder
+	n := newSeqNode(t, pendingtest.Options{OnPublish: rec.Add})
 	// Block 1: four pre-confirmations (one interval with nothing new).
-	n.transfer(0)
-	n.transfer(1)
-	n.tick(1)
-	n.tick(1)
-	n.logger(2, 0x11)
-	n.tick(1)
-	n.transfer(0)
-	n.logger(3, 0x22)
-	n.logger(1, 0x33)
-	n.tick(1)
-	n.transfer(2)
-	n.toSeal()
+	n.Transfer(0)
+	n.Transfer(1)
+	n.Tick(1)
+	n.Tick(1)
+	logger(n, 2, 0x11)
+	n.Tick(1)
+	n.Transfer(0)
+	logger(n, 3, 0x22)
+	logger(n, 1, 0x33)
+	n.Tick(1)
+	n.Transfer(2)
+	n.Seal()
 	// Block 2: one pre-confirmation. Block 3: empty.
-	n.logger(0, 0x44)
-	n.toSeal()
-	n.toSeal()
+	logger(n, 0, 0x44)
+	n.Seal()
+	n.Seal()
 
 	byBlock := map[uint64][]*stream.Payload{}
-	for _, s := range rec.all() {
+	for _, s := range rec.All() {
 		p, err := stream.Encode(s)
 		if err != nil {
 			t.Fatal(err)
@@ -83,7 +84,7 @@ func TestEncodeMatchesSealedBlock(t *testing.T) {
 		if len(msgs) != wantMsgs {
 			t.Fatalf("block %d: %d messages, want %d", num, len(msgs), wantMsgs)
 		}
-		block := chaintest.CanonicalBlock(t, n.db, num)
+		block := chaintest.CanonicalBlock(t, n.DB, num)
 		h := block.Header()
 		receipts := sealedReceipts(t, n, block)
 		// Index 0: the block's context, no transactions, zero totals.
@@ -164,11 +165,11 @@ func mustJSON(t *testing.T, v any) []byte {
 // metadata.block_number JSON numbers, quantities 0x-hex, base only on
 // index 0, withdrawals [].
 func TestEncodeJSONShape(t *testing.T) {
-	var rec recorder
-	n := newSeqNode(t, func(m *pending.Manager) { m.SubscribePreconfirmations(rec.add) })
-	n.transfer(0)
-	n.tick(1)
-	snaps := rec.all()
+	var rec pendingtest.Recorder
+	n := newSeqNode(t, pendingtest.Options{OnPublish: rec.Add})
+	n.Transfer(0)
+	n.Tick(1)
+	snaps := rec.All()
 	if len(snaps) != 2 {
 		t.Fatalf("%d snapshots", len(snaps))
 	}

@@ -8,9 +8,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
-	"github.com/rs/zerolog"
 
-	"github.com/tipnode/tipnode/pending"
+	"github.com/tipnode/tipnode/pending/pendingtest"
 	"github.com/tipnode/tipnode/pending/stream"
 )
 
@@ -19,37 +18,29 @@ import (
 // ones (the next block's included), each exactly the encoding of the
 // snapshot the sequencer published.
 func TestPublisherServesTheSequencer(t *testing.T) {
-	var rec recorder
-	var pub *stream.Publisher
-	n := newSeqNode(t, func(m *pending.Manager) {
-		m.SubscribePreconfirmations(rec.add)
-		var err error
-		if pub, err = stream.NewPublisher(stream.PublisherConfig{}, m, nil, nil, zerolog.Nop()); err != nil {
-			t.Fatal(err)
-		}
-		pub.Start()
-		t.Cleanup(pub.Stop)
-	})
+	var rec pendingtest.Recorder
+	n := newSeqNode(t, pendingtest.Options{OnPublish: rec.Add, Publisher: &stream.PublisherConfig{}})
+	pub := n.Publisher
 	srv := httptest.NewServer(pub)
 	t.Cleanup(srv.Close)
-	n.transfer(0)
-	n.tick(1)
-	n.logger(1, 0x11)
-	n.transfer(0)
-	n.tick(1)
+	n.Transfer(0)
+	n.Tick(1)
+	logger(n, 1, 0x11)
+	n.Transfer(0)
+	n.Tick(1)
 
 	conn, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(srv.URL, "http"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	n.transfer(2)
-	n.tick(1)
-	n.toSeal()
-	n.transfer(3)
-	n.tick(1)
+	n.Transfer(2)
+	n.Tick(1)
+	n.Seal()
+	n.Transfer(3)
+	n.Tick(1)
 
-	snaps := rec.all() // block 1: 0..3; block 2: 0, 1
+	snaps := rec.All() // block 1: 0..3; block 2: 0, 1
 	if len(snaps) != 6 {
 		t.Fatalf("%d snapshots", len(snaps))
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/devnet"
+	"github.com/tipnode/tipnode/pending/pendingtest"
 	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/rpc/node"
 	"github.com/tipnode/tipnode/store"
@@ -197,18 +198,7 @@ func startLoadNode(tb testing.TB, srv rpc.Config, maxExecutions int) *node.Node 
 	}
 	seq := pending.DefaultConfig()
 	ncfg.Sequencer = &seq
-	n, err := node.New(ncfg, db, g, nil, zerolog.New(io.Discard))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := n.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		if err := n.Stop(); err != nil {
-			tb.Errorf("node stop: %v", err)
-		}
-	})
+	n := startNode(tb, ncfg, db, g, nil, zerolog.New(io.Discard))
 	return n
 }
 
@@ -597,7 +587,7 @@ func sealJitter(b *testing.B, maxExecutions int) {
 		signer := types.LatestSigner(n.Genesis.Config)
 		to := accs[1].Address
 		for nonce := uint64(0); ctx.Err() == nil; nonce++ {
-			tx := signTx(b, signer, accs[0].Key, &types.DynamicFeeTx{ChainID: n.Genesis.Config.ChainID, Nonce: nonce,
+			tx := pendingtest.SignTx(b, signer, accs[0].Key, &types.DynamicFeeTx{ChainID: n.Genesis.Config.ChainID, Nonce: nonce,
 				GasTipCap: big.NewInt(params.GWei), GasFeeCap: big.NewInt(100 * params.GWei), Gas: 21_000, To: &to, Value: big.NewInt(1)})
 			raw, _ := tx.MarshalBinary()
 			if _, body, err := postFrom(c, url, `{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransaction","params":["`+hexutil.Encode(raw)+`"]}`); err != nil || strings.Contains(string(body), "error") {

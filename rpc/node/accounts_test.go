@@ -13,7 +13,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
 
-	"github.com/tipnode/tipnode/pending/devnet"
+	"github.com/tipnode/tipnode/pending/pendingtest"
 	"github.com/tipnode/tipnode/rpc"
 )
 
@@ -64,14 +64,14 @@ func TestDevAccountsSign(t *testing.T) {
 	cow := crypto.ToECDSAUnsafe(crypto.Keccak256([]byte("cow")))
 	e := newEnvWith(t, envOptions{keys: append(devKeys(t), cow)})
 	var accs []common.Address
-	if err := json.Unmarshal(e.call("eth_accounts"), &accs); err != nil || len(accs) != 11 || accs[0] != e.accs[0].Address || accs[10] != crypto.PubkeyToAddress(cow.PublicKey) {
+	if err := json.Unmarshal(e.call("eth_accounts"), &accs); err != nil || len(accs) != 11 || accs[0] != e.Accs[0].Address || accs[10] != crypto.PubkeyToAddress(cow.PublicKey) {
 		t.Fatalf("eth_accounts %v, %v", accs, err)
 	}
 	msg := []byte("hello tipnode")
 	var s1, s2 hexutil.Bytes
-	json.Unmarshal(e.call("eth_sign", e.accs[1].Address, hexutil.Bytes(msg)), &s1)
-	json.Unmarshal(e.call("personal_sign", hexutil.Bytes(msg), e.accs[1].Address), &s2)
-	if recoverSig(t, eip191(msg), s1) != e.accs[1].Address || !strings.EqualFold(s1.String(), s2.String()) {
+	json.Unmarshal(e.call("eth_sign", e.Accs[1].Address, hexutil.Bytes(msg)), &s1)
+	json.Unmarshal(e.call("personal_sign", hexutil.Bytes(msg), e.Accs[1].Address), &s2)
+	if recoverSig(t, eip191(msg), s1) != e.Accs[1].Address || !strings.EqualFold(s1.String(), s2.String()) {
 		t.Fatalf("eth_sign %s / personal_sign %s do not recover account 1", s1, s2)
 	}
 	// EIP-712: the specification's own example and signature, sent as a
@@ -87,8 +87,8 @@ func TestDevAccountsSign(t *testing.T) {
 	big712 := `{"types":{"EIP712Domain":[{"name":"chainId","type":"uint256"}],"V":[{"name":"v","type":"uint256"}]},"primaryType":"V","domain":{"chainId":1337},"message":{"v":115792089237316195423570985008687907853269984665640564039457584007913129639935}}`
 	bigHex := strings.Replace(big712, "115792089237316195423570985008687907853269984665640564039457584007913129639935", `"0xffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff"`, 1)
 	var a1, a2 hexutil.Bytes
-	json.Unmarshal(e.call("eth_signTypedData_v4", e.accs[0].Address, big712), &a1)
-	json.Unmarshal(e.call("eth_signTypedData_v4", e.accs[0].Address, bigHex), &a2)
+	json.Unmarshal(e.call("eth_signTypedData_v4", e.Accs[0].Address, big712), &a1)
+	json.Unmarshal(e.call("eth_signTypedData_v4", e.Accs[0].Address, bigHex), &a2)
 	if len(a1) != 65 || a1.String() != a2.String() {
 		t.Fatalf("a uint256 as a JSON number and as hex sign differently: %s / %s", a1, a2)
 	}
@@ -100,8 +100,8 @@ func TestDevAccountsSign(t *testing.T) {
 		msg    string
 	}{
 		{"eth_sign", []any{common.Address{0x99}, "0x01"}, rpc.CodeServerError, "unknown account 0x9900000000000000000000000000000000000000"},
-		{"eth_signTypedData_v4", []any{e.accs[0].Address, `{"types":{}}`}, rpc.CodeInvalidParams, "invalid argument 1 (typed data)"},
-		{"eth_signTypedData_v4", []any{e.accs[0].Address}, rpc.CodeInvalidParams, "missing value for required argument 1 (typed data)"},
+		{"eth_signTypedData_v4", []any{e.Accs[0].Address, `{"types":{}}`}, rpc.CodeInvalidParams, "invalid argument 1 (typed data)"},
+		{"eth_signTypedData_v4", []any{e.Accs[0].Address}, rpc.CodeInvalidParams, "missing value for required argument 1 (typed data)"},
 		{"eth_sendTransaction", []any{map[string]any{"to": common.Address{1}}}, rpc.CodeInvalidParams, `invalid argument 0 (transaction): "from" is required`},
 	} {
 		_, rerr := e.callErr(tc.method, tc.params...)
@@ -113,15 +113,7 @@ func TestDevAccountsSign(t *testing.T) {
 
 func devKeys(t *testing.T) []*ecdsa.PrivateKey {
 	t.Helper()
-	accs, err := devnet.Accounts(devnet.Mnemonic, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys := make([]*ecdsa.PrivateKey, len(accs))
-	for i, a := range accs {
-		keys[i] = a.Key
-	}
-	return keys
+	return pendingtest.Keys(pendingtest.Accounts(t, 10))
 }
 
 // eth_sendTransaction fills in nonce (pool included: three in a row),
@@ -129,7 +121,7 @@ func devKeys(t *testing.T) []*ecdsa.PrivateKey {
 // eth_signTransaction returns the same kind of transaction, signed, unsent.
 func TestSendTransactionFromDevAccount(t *testing.T) {
 	e := newEnv(t)
-	from := e.accs[2].Address
+	from := e.Accs[2].Address
 	to := common.Address{0xc0}
 	var hashes []common.Hash
 	for i := range 3 {
@@ -141,14 +133,14 @@ func TestSendTransactionFromDevAccount(t *testing.T) {
 	}
 	// A contract creation without gas: estimated.
 	var deploy common.Hash
-	json.Unmarshal(e.call("eth_sendTransaction", map[string]any{"from": from, "data": hexutil.Bytes(deployCode(pairRuntime))}), &deploy)
+	json.Unmarshal(e.call("eth_sendTransaction", map[string]any{"from": from, "data": hexutil.Bytes(pendingtest.InitCode(pairRuntime))}), &deploy)
 	hashes = append(hashes, deploy)
 	if n := e.pendingNonce(from); n != 4 {
 		t.Fatalf("pending nonce %d after four sends", n)
 	}
-	e.tick(1)
+	e.Tick(1)
 	for i, h := range hashes {
-		tx, _, _, ok := e.mgr.Current().Transaction(h)
+		tx, _, _, ok := e.Mgr.Current().Transaction(h)
 		if !ok {
 			t.Fatalf("send %d (%s) not pre-confirmed", i, h)
 		}
@@ -157,7 +149,7 @@ func TestSendTransactionFromDevAccount(t *testing.T) {
 			From   common.Address `json:"from"`
 		}
 		json.Unmarshal(e.call("eth_getTransactionReceipt", h), &r)
-		if tx.Nonce() != uint64(i) || tx.Type() != types.DynamicFeeTxType || r.Status != 1 || r.From != from || tx.ChainId().Cmp(e.g.Config.ChainID) != 0 {
+		if tx.Nonce() != uint64(i) || tx.Type() != types.DynamicFeeTxType || r.Status != 1 || r.From != from || tx.ChainId().Cmp(e.Genesis.Config.ChainID) != 0 {
 			t.Fatalf("send %d: nonce %d type %d status %d from %s", i, tx.Nonce(), tx.Type(), r.Status, r.From)
 		}
 		if i == 3 && (tx.Gas() < 50_000 || tx.Gas() > 200_000) {
@@ -167,7 +159,7 @@ func TestSendTransactionFromDevAccount(t *testing.T) {
 	// A legacy transaction when asked for one with gasPrice.
 	var lh common.Hash
 	json.Unmarshal(e.call("eth_sendTransaction", map[string]any{"from": from, "to": to, "gasPrice": hexutil.EncodeUint64(5 * params.GWei)}), &lh)
-	if tx := e.pool.Get(lh); tx == nil || tx.Type() != types.LegacyTxType || tx.GasPrice().Uint64() != 5*params.GWei || tx.Gas() != 21_000 {
+	if tx := e.Pool.Get(lh); tx == nil || tx.Type() != types.LegacyTxType || tx.GasPrice().Uint64() != 5*params.GWei || tx.Gas() != 21_000 {
 		t.Fatalf("legacy send: %v", tx)
 	}
 	// eth_signTransaction: signed, filled, not sent.
@@ -177,15 +169,15 @@ func TestSendTransactionFromDevAccount(t *testing.T) {
 	if err := tx.UnmarshalBinary(raw); err != nil {
 		t.Fatal(err)
 	}
-	signer, err := types.Sender(e.signer, tx)
-	if err != nil || signer != from || tx.Nonce() != 5 || tx.Value().Uint64() != 5 || tx.Gas() != 21_000 || e.pool.Get(tx.Hash()) != nil {
-		t.Fatalf("signed transaction: from %s nonce %d value %v gas %d pooled %v", signer, tx.Nonce(), tx.Value(), tx.Gas(), e.pool.Get(tx.Hash()) != nil)
+	signer, err := types.Sender(e.Signer, tx)
+	if err != nil || signer != from || tx.Nonce() != 5 || tx.Value().Uint64() != 5 || tx.Gas() != 21_000 || e.Pool.Get(tx.Hash()) != nil {
+		t.Fatalf("signed transaction: from %s nonce %d value %v gas %d pooled %v", signer, tx.Nonce(), tx.Value(), tx.Gas(), e.Pool.Get(tx.Hash()) != nil)
 	}
 	// A send whose execution reverts is refused as eth_estimateGas refuses
 	// it: -32000 "execution reverted" with the revert data.
 	var dh common.Hash
-	json.Unmarshal(e.call("eth_sendTransaction", map[string]any{"from": from, "data": hexutil.Bytes(deployCode(common.FromHex("602a60005260206000fd")))}), &dh)
-	e.tick(1)
+	json.Unmarshal(e.call("eth_sendTransaction", map[string]any{"from": from, "data": hexutil.Bytes(pendingtest.InitCode(common.FromHex("602a60005260206000fd")))}), &dh)
+	e.Tick(1)
 	reverter := crypto.CreateAddress(from, 5)
 	_, rerr := e.callErr("eth_sendTransaction", map[string]any{"from": from, "to": reverter})
 	if rerr == nil || rerr.Code != rpc.CodeCallReverted || rerr.Message != "execution reverted" || rerr.Data != common.BigToHash(big.NewInt(42)).Hex() {
@@ -200,7 +192,7 @@ func TestNoAccountsOnRun(t *testing.T) {
 	if got := string(e.call("eth_accounts")); got != "[]" {
 		t.Fatalf("eth_accounts %s, want []", got)
 	}
-	a0 := e.accs[0].Address
+	a0 := e.Accs[0].Address
 	tx := map[string]any{"from": a0, "to": a0}
 	for _, c := range []struct {
 		method string

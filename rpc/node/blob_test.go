@@ -13,6 +13,7 @@ import (
 	"github.com/holiman/uint256"
 
 	"github.com/tipnode/tipnode/pending"
+	"github.com/tipnode/tipnode/pending/pendingtest"
 )
 
 // testBlob is a blob with a pattern in every field element (each 32-byte
@@ -69,8 +70,8 @@ func (e *env) blobTx(i int, nonce uint64, sc *types.BlobTxSidecar, blobFeeCap ui
 	if hashes == nil {
 		hashes = sc.BlobHashes()
 	}
-	return signTx(e.t, e.signer, e.accs[i].Key, &types.BlobTx{
-		ChainID: uint256.MustFromBig(e.g.Config.ChainID), Nonce: nonce,
+	return pendingtest.SignTx(e.t, e.Signer, e.Accs[i].Key, &types.BlobTx{
+		ChainID: uint256.MustFromBig(e.Genesis.Config.ChainID), Nonce: nonce,
 		GasTipCap: uint256.NewInt(params.GWei), GasFeeCap: uint256.NewInt(10 * params.GWei), Gas: 21_000,
 		To: common.Address{0xb1}, BlobFeeCap: uint256.NewInt(blobFeeCap), BlobHashes: hashes, Sidecar: sc,
 	})
@@ -83,7 +84,7 @@ func (e *env) blobTx(i int, nonce uint64, sc *types.BlobTxSidecar, blobFeeCap ui
 func TestBlobTransactionsIncludedWithinTheBlobLimit(t *testing.T) {
 	e := newEnv(t)
 	b := newTestBlob(t, 1)
-	maxBlobs := e.g.Config.BlobConfig(e.g.Config.LatestFork(e.mgr.Current().Header().Time)).Max
+	maxBlobs := e.Genesis.Config.BlobConfig(e.Genesis.Config.LatestFork(e.Mgr.Current().Header().Time)).Max
 	// Transactions of three blobs each from four senders: 12 blobs, more
 	// than one block takes.
 	per := 3
@@ -101,8 +102,8 @@ func TestBlobTransactionsIncludedWithinTheBlobLimit(t *testing.T) {
 	if err := json.Unmarshal(e.call("eth_getTransactionByHash", txs[0].Hash()), &got); err != nil || len(got.Hashes) != per {
 		t.Fatalf("pooled blob transaction by hash: %+v %v", got, err)
 	}
-	e.toSeal()
-	e.toSeal()
+	e.Seal()
+	e.Seal()
 	included := 0
 	for num := uint64(1); num <= 2; num++ {
 		var blk struct {
@@ -121,8 +122,8 @@ func TestBlobTransactionsIncludedWithinTheBlobLimit(t *testing.T) {
 		}
 		included += len(blk.Txs)
 	}
-	if included != n || e.pool.Len() != 0 {
-		t.Fatalf("%d of %d blob transactions included, %d still pooled", included, n, e.pool.Len())
+	if included != n || e.Pool.Len() != 0 {
+		t.Fatalf("%d of %d blob transactions included, %d still pooled", included, n, e.Pool.Len())
 	}
 	for _, tx := range txs {
 		var r struct {
@@ -160,25 +161,25 @@ func TestBlobTransactionRefusals(t *testing.T) {
 		{"a cell proof that does not verify", e.blobTx(0, 0, badProof, 10, nil), pending.ErrBlobSidecar},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if err := e.pool.Add(tc.tx); !errors.Is(err, tc.want) {
+			if err := e.Pool.Add(tc.tx); !errors.Is(err, tc.want) {
 				t.Fatalf("got %v, want %v", err, tc.want)
 			}
 		})
 	}
-	if e.pool.Len() != 0 {
-		t.Fatalf("%d refused transactions pooled", e.pool.Len())
+	if e.Pool.Len() != 0 {
+		t.Fatalf("%d refused transactions pooled", e.Pool.Len())
 	}
 	// A version-0 sidecar (blob proofs) once Osaka is active is converted
 	// to cell proofs, as go-ethereum's eth_sendRawTransaction does.
 	v0 := e.blobTx(1, 0, b.sidecar(1, types.BlobSidecarVersion0), 10, nil)
-	if err := e.pool.Add(v0); err != nil {
+	if err := e.Pool.Add(v0); err != nil {
 		t.Fatal(err)
 	}
-	if sc := e.pool.Get(v0.Hash()).BlobTxSidecar(); sc == nil || sc.Version != types.BlobSidecarVersion1 || len(sc.Proofs) != kzg4844.CellProofsPerBlob {
+	if sc := e.Pool.Get(v0.Hash()).BlobTxSidecar(); sc == nil || sc.Version != types.BlobSidecarVersion1 || len(sc.Proofs) != kzg4844.CellProofsPerBlob {
 		t.Fatalf("pooled sidecar not converted: %+v", sc)
 	}
-	e.tick(1)
-	if _, _, _, ok := e.mgr.Current().Transaction(v0.Hash()); !ok {
+	e.Tick(1)
+	if _, _, _, ok := e.Mgr.Current().Transaction(v0.Hash()); !ok {
 		t.Fatal("converted blob transaction not pre-confirmed")
 	}
 }

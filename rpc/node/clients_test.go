@@ -22,6 +22,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
 
+	"github.com/tipnode/tipnode/pending/pendingtest"
 	"github.com/tipnode/tipnode/rpc/rpctest"
 )
 
@@ -93,7 +94,7 @@ func (e *env) sendRaw(tx *types.Transaction) {
 // null), before and after the pre-confirmation.
 func TestSendsInARowFromOneAccount(t *testing.T) {
 	e := newEnv(t)
-	acc := e.accs[4]
+	acc := e.Accs[4]
 	to := common.Address{0x70}
 	var hashes []common.Hash
 	for i := range 3 {
@@ -101,7 +102,7 @@ func TestSendsInARowFromOneAccount(t *testing.T) {
 		if n != uint64(i) {
 			t.Fatalf("send %d: pending nonce %d, want %d (the pool holds %d of this sender)", i, n, i, i)
 		}
-		tx := signTx(t, e.signer, acc.Key, &types.DynamicFeeTx{ChainID: e.g.Config.ChainID, Nonce: n,
+		tx := pendingtest.SignTx(t, e.Signer, acc.Key, &types.DynamicFeeTx{ChainID: e.Genesis.Config.ChainID, Nonce: n,
 			GasTipCap: big.NewInt(params.GWei), GasFeeCap: big.NewInt(10 * params.GWei), Gas: 21_000, To: &to, Value: big.NewInt(int64(i + 1))})
 		e.sendRaw(tx)
 		var got struct {
@@ -127,13 +128,13 @@ func TestSendsInARowFromOneAccount(t *testing.T) {
 		t.Fatalf("latest nonce %d, pending %d; want 0 and 3", latest, e.pendingNonce(acc.Address))
 	}
 	// A gap does not count: nonce 4 pooled, 3 missing.
-	gap := signTx(t, e.signer, acc.Key, &types.DynamicFeeTx{ChainID: e.g.Config.ChainID, Nonce: 4,
+	gap := pendingtest.SignTx(t, e.Signer, acc.Key, &types.DynamicFeeTx{ChainID: e.Genesis.Config.ChainID, Nonce: 4,
 		GasTipCap: big.NewInt(params.GWei), GasFeeCap: big.NewInt(10 * params.GWei), Gas: 21_000, To: &to})
 	e.sendRaw(gap)
 	if n := e.pendingNonce(acc.Address); n != 3 {
 		t.Fatalf("pending nonce with a gap at 3: %d", n)
 	}
-	e.tick(1)
+	e.Tick(1)
 	if n := e.pendingNonce(acc.Address); n != 3 {
 		t.Fatalf("pending nonce after the pre-confirmation: %d", n)
 	}
@@ -148,7 +149,7 @@ func TestSendsInARowFromOneAccount(t *testing.T) {
 			t.Fatalf("no receipt for pre-confirmed %s", h)
 		}
 	}
-	e.toSeal()
+	e.Seal()
 	for _, h := range hashes {
 		var got struct {
 			BlockNumber *hexutil.Big `json:"blockNumber"`
@@ -164,18 +165,18 @@ func TestSendsInARowFromOneAccount(t *testing.T) {
 // seal, in the receipt and its logs): effectiveGasPrice included.
 func TestPreconfirmedReceiptIsTheSealedOne(t *testing.T) {
 	e := newEnv(t)
-	contract := crypto.CreateAddress(e.accs[0].Address, 0)
-	deploy := e.tx(0, nil, nil, 200_000, deployCode(pairRuntime))
+	contract := crypto.CreateAddress(e.Accs[0].Address, 0)
+	deploy := e.Tx(0, nil, nil, 200_000, pendingtest.InitCode(pairRuntime))
 	e.sendRaw(deploy)
-	e.tick(1)
+	e.Tick(1)
 	v := common.HexToHash("0xabcd")
-	write := e.tx(0, &contract, nil, 100_000, v[:]) // a log
-	transfer := e.tx(1, &common.Address{0xb0}, big.NewInt(5), 21_000, nil)
-	legacy := signTx(t, e.signer, e.accs[2].Key, &types.LegacyTx{Nonce: 0, GasPrice: big.NewInt(3 * params.GWei), Gas: 21_000, To: &common.Address{0xb1}, Value: big.NewInt(1)})
+	write := e.Tx(0, &contract, nil, 100_000, v[:]) // a log
+	transfer := e.Tx(1, &common.Address{0xb0}, big.NewInt(5), 21_000, nil)
+	legacy := pendingtest.SignTx(t, e.Signer, e.Accs[2].Key, &types.LegacyTx{Nonce: 0, GasPrice: big.NewInt(3 * params.GWei), Gas: 21_000, To: &common.Address{0xb1}, Value: big.NewInt(1)})
 	for _, tx := range []*types.Transaction{write, transfer, legacy} {
 		e.sendRaw(tx)
 	}
-	e.tick(1)
+	e.Tick(1)
 	txs := []*types.Transaction{deploy, write, transfer, legacy}
 	pre := make([]map[string]any, len(txs))
 	for i, tx := range txs {
@@ -187,7 +188,7 @@ func TestPreconfirmedReceiptIsTheSealedOne(t *testing.T) {
 			t.Fatalf("pre-confirmed receipt %d: blockHash %v, want the zero hash", i, pre[i]["blockHash"])
 		}
 	}
-	e.toSeal()
+	e.Seal()
 	var blk struct {
 		Hash common.Hash `json:"hash"`
 	}
@@ -224,11 +225,11 @@ func TestPreconfirmedReceiptIsTheSealedOne(t *testing.T) {
 // same fork (withdrawals included); only hash, nonce and miner are null.
 func TestPendingBlockHasTheSealedFields(t *testing.T) {
 	e := newEnv(t)
-	e.sendRaw(e.tx(0, &common.Address{0xb0}, big.NewInt(5), 21_000, nil))
-	e.tick(1)
+	e.sendRaw(e.Tx(0, &common.Address{0xb0}, big.NewInt(5), 21_000, nil))
+	e.Tick(1)
 	for _, full := range []bool{false, true} {
 		pend := decodeObject(t, e.call("eth_getBlockByNumber", "pending", full))
-		e.toSeal()
+		e.Seal()
 		sealed := decodeObject(t, e.call("eth_getBlockByNumber", "latest", full))
 		if pk, sk := keys(pend), keys(sealed); !reflect.DeepEqual(pk, sk) {
 			t.Fatalf("pending block keys %v\nsealed block keys  %v", pk, sk)
@@ -241,8 +242,8 @@ func TestPendingBlockHasTheSealedFields(t *testing.T) {
 				t.Fatalf("pending %s = %v, want null", k, pend[k])
 			}
 		}
-		e.sendRaw(e.tx(0, &common.Address{0xb0}, big.NewInt(5), 21_000, nil))
-		e.tick(1)
+		e.sendRaw(e.Tx(0, &common.Address{0xb0}, big.NewInt(5), 21_000, nil))
+		e.Tick(1)
 	}
 }
 
@@ -279,10 +280,10 @@ func keys(m map[string]any) []string {
 // transaction sent with that estimate would run out of gas).
 func TestEstimateDefaultsToPending(t *testing.T) {
 	e := newEnv(t)
-	from := e.accs[0].Address
+	from := e.Accs[0].Address
 	contract := crypto.CreateAddress(from, 0)
-	e.sendRaw(e.tx(0, nil, nil, 200_000, deployCode(pairRuntime)))
-	e.tick(1)
+	e.sendRaw(e.Tx(0, nil, nil, 200_000, pendingtest.InitCode(pairRuntime)))
+	e.Tick(1)
 	v := common.HexToHash("0x01")
 	call := map[string]any{"from": from, "to": contract, "data": hexutil.Bytes(v[:])}
 	gas := func(params ...any) uint64 {

@@ -125,8 +125,8 @@ func TestDevMineAndTime(t *testing.T) {
 	if total2-total != 60 {
 		t.Fatalf("evm_increaseTime totals %d then %d", total, total2)
 	}
-	if ts := hexutil.MustDecodeUint64(e.blockField("pending", "timestamp")); ts < uint64(e.clock.Now().Unix()+total2) {
-		t.Fatalf("pending timestamp %d below clock + offset %d", ts, e.clock.Now().Unix()+total2)
+	if ts := hexutil.MustDecodeUint64(e.blockField("pending", "timestamp")); ts < uint64(e.Clock.Now().Unix()+total2) {
+		t.Fatalf("pending timestamp %d below clock + offset %d", ts, e.Clock.Now().Unix()+total2)
 	}
 }
 

@@ -11,13 +11,12 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
-	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/pending"
-	"github.com/tipnode/tipnode/pending/devnet"
+	"github.com/tipnode/tipnode/pending/pendingtest"
 	"github.com/tipnode/tipnode/rpc/node"
 	"github.com/tipnode/tipnode/rpc/rpctest"
 	"github.com/tipnode/tipnode/store"
@@ -43,21 +42,15 @@ const bigCodeAddr = "0x00000000000000000000000000000000000c0de0"
 // bigCodeAddr with the largest code) into db.
 func initDevGenesis(tb testing.TB, db *store.DB) *chain.Genesis {
 	tb.Helper()
-	accs, err := devnet.Accounts(devnet.Mnemonic, 2)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	spec, err := devnet.Genesis(devnet.GenesisConfig{ChainID: 1337, Accounts: []common.Address{accs[0].Address, accs[1].Address}, Timestamp: genesisTime})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	spec := pendingtest.Spec(tb, pendingtest.Accounts(tb, 2))
 	// An account with the largest code allowed: eth_getCode answers 48 KiB.
 	var doc map[string]any
 	if err := json.Unmarshal(spec, &doc); err != nil {
 		tb.Fatal(err)
 	}
 	doc["alloc"].(map[string]any)[bigCodeAddr] = map[string]any{"balance": "0x0", "code": "0x" + strings.Repeat("5b", params.MaxCodeSize)}
-	if spec, err = json.Marshal(doc); err != nil {
+	spec, err := json.Marshal(doc)
+	if err != nil {
 		tb.Fatal(err)
 	}
 	g, err := chain.ParseGenesis(spec)
@@ -89,7 +82,7 @@ func TestDiskFullStopsWritesKeepsReads(t *testing.T) {
 	cfg.Metrics = true
 	seqCfg := pending.DefaultConfig()
 	cfg.Sequencer = &seqCfg
-	clock := pending.NewManualClock(time.Unix(genesisTime+10, 0))
+	clock := pendingtest.NewClock()
 	n, err := node.New(cfg, db, g, clock, zerolog.New(io.Discard))
 	if err != nil {
 		t.Fatal(err)

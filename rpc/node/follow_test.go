@@ -30,6 +30,7 @@ import (
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/chain/follow"
 	"github.com/tipnode/tipnode/chain/follow/followtest"
+	"github.com/tipnode/tipnode/pending/pendingtest"
 	"github.com/tipnode/tipnode/rpc/node"
 )
 
@@ -61,18 +62,7 @@ func startFollowNode(t *testing.T, spec []byte, upstream string, tweak func(*fol
 	}
 	cfg.Follow = &fc
 	clock := chain.NewManualClock(time.Unix(1_700_000_000, 0))
-	n, err := node.New(cfg, db, g, nil, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel), node.WithFollowClock(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := n.Stop(); err != nil {
-			t.Errorf("node stop: %v", err)
-		}
-	})
+	n := startNode(t, cfg, db, g, nil, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel), node.WithFollowClock(clock))
 	return &followNode{Node: n, t: t, url: "http://" + n.Server.Addr().String(), clock: clock, poll: fc.WithDefaults().PollInterval}
 }
 
@@ -126,11 +116,6 @@ func (g *gethChain) head() *types.Header {
 	return h
 }
 
-// initCode wraps runtime in creation code.
-func initCode(runtime []byte) []byte {
-	return append([]byte{0x60, byte(len(runtime)), 0x80, 0x60, 0x0b, 0x60, 0x00, 0x39, 0x60, 0x00, 0xf3}, runtime...)
-}
-
 // oracleChain makes a chain with transfers (also to new accounts), contract
 // deployments, storage writes (set, overwrite, clear), logs, a
 // self-destruct of an old contract (EIP-6780: only its balance moves), a
@@ -144,9 +129,9 @@ func oracleChain(t *testing.T, g *gethChain, blocks int) (addrs []common.Address
 	store := crypto.CreateAddress(deployer, 1)
 	killer := crypto.CreateAddress(deployer, 2)
 	g.Send(t,
-		g.tx(0, nil, 0, 200_000, initCode(followtest.LoggerCode)),
-		g.tx(0, nil, 0, 200_000, initCode(followtest.StoreCode)),
-		g.tx(0, nil, 1_000_000, 200_000, initCode(followtest.KillerCode)),
+		g.tx(0, nil, 0, 200_000, pendingtest.InitCode(followtest.LoggerCode)),
+		g.tx(0, nil, 0, 200_000, pendingtest.InitCode(followtest.StoreCode)),
+		g.tx(0, nil, 1_000_000, 200_000, pendingtest.InitCode(followtest.KillerCode)),
 	)
 	// An EIP-7702 delegation of account 5 to the store contract.
 	auth, err := types.SignSetCode(followtest.Key(5), types.SetCodeAuthorization{

@@ -19,7 +19,7 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/chain/follow"
-	"github.com/tipnode/tipnode/pending"
+	"github.com/tipnode/tipnode/pending/pendingtest"
 	"github.com/tipnode/tipnode/pending/stream"
 	"github.com/tipnode/tipnode/rpc/eth"
 	"github.com/tipnode/tipnode/rpc/node"
@@ -55,20 +55,9 @@ func startReplica(t testing.TB, followURL, preconfWS string, o replicaOptions) *
 		tf.URL = o.forward
 		cfg.TxForward = &tf
 	}
-	fclock := chain.NewManualClock(time.Unix(genesisTime, 0))
-	rclock := pending.NewManualClock(time.Unix(genesisTime+10, 0))
-	n, err := node.New(cfg, db, g, rclock, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel), node.WithFollowClock(fclock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := n.Stop(); err != nil {
-			t.Errorf("node stop: %v", err)
-		}
-	})
+	fclock := chain.NewManualClock(time.Unix(pendingtest.GenesisTime, 0))
+	rclock := pendingtest.NewClock()
+	n := startNode(t, cfg, db, g, rclock, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel), node.WithFollowClock(fclock))
 	return &followNode{Node: n, t: t, url: "http://" + n.Server.Addr().String(), clock: fclock, poll: fc.WithDefaults().PollInterval}
 }
 
@@ -196,23 +185,23 @@ func TestRelayTree(t *testing.T) {
 	aTap := tapStream(t, a.url)
 	b := startReplica(t, a.url, wsURL(a.url, "/preconfirmations"), replicaOptions{})
 	to := common.Address{0xbb}
-	addrs := []common.Address{to, e.accs[0].Address, e.accs[1].Address}
+	addrs := []common.Address{to, e.Accs[0].Address, e.Accs[1].Address}
 	samePending(t, "index 0 of block 1", e.url, b.url, addrs...)
 	step := func(what string, n int) {
 		t.Helper()
 		for i := range n {
-			if err := e.pool.Add(e.tx(i%2, &to, big.NewInt(int64(1000+i)), 21_000, nil)); err != nil {
+			if err := e.Pool.Add(e.Tx(i%2, &to, big.NewInt(int64(1000+i)), 21_000, nil)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		e.tick(1)
+		e.Tick(1)
 		samePending(t, what, e.url, a.url, addrs...)
 		samePending(t, what, e.url, b.url, addrs...)
 	}
 	for i := range 3 {
 		step("block 1 pre-confirmation", i+1)
 	}
-	e.toSeal()
+	e.Seal()
 	samePending(t, "block 2 opened (canonical head behind)", e.url, b.url, addrs...)
 	step("block 2 ahead of the canonical chain", 2)
 	var head1 map[string]any
@@ -224,7 +213,7 @@ func TestRelayTree(t *testing.T) {
 	b.waitHead(h1)
 	samePending(t, "after canonical block 1", e.url, b.url, addrs...)
 	step("block 2 after canonical block 1", 1)
-	e.toSeal()
+	e.Seal()
 	step("block 3", 2)
 
 	seqMsgs := seqTap.all()
@@ -264,21 +253,21 @@ func TestReplicaPendingLogsAheadOfChain(t *testing.T) {
 	e := newEnvWith(t, envOptions{stream: true})
 	rep := startReplica(t, e.url, wsURL(e.url, "/preconfirmations"), replicaOptions{})
 	samePending(t, "replica joined", e.url, rep.url)
-	contract := crypto.CreateAddress(e.accs[0].Address, 0)
+	contract := crypto.CreateAddress(e.Accs[0].Address, 0)
 	for _, tx := range []*types.Transaction{
-		e.tx(0, nil, big.NewInt(0), 200_000, deployCode(pairRuntime)),
-		e.tx(0, &contract, big.NewInt(0), 100_000, common.LeftPadBytes([]byte{1}, 32)),
+		e.Tx(0, nil, big.NewInt(0), 200_000, pendingtest.InitCode(pairRuntime)),
+		e.Tx(0, &contract, big.NewInt(0), 100_000, common.LeftPadBytes([]byte{1}, 32)),
 	} {
-		if err := e.pool.Add(tx); err != nil {
+		if err := e.Pool.Add(tx); err != nil {
 			t.Fatal(err)
 		}
 	}
-	e.tick(1)
-	e.toSeal()
-	if err := e.pool.Add(e.tx(0, &contract, big.NewInt(0), 100_000, common.LeftPadBytes([]byte{2}, 32))); err != nil {
+	e.Tick(1)
+	e.Seal()
+	if err := e.Pool.Add(e.Tx(0, &contract, big.NewInt(0), 100_000, common.LeftPadBytes([]byte{2}, 32))); err != nil {
 		t.Fatal(err)
 	}
-	e.tick(1)
+	e.Tick(1)
 	samePending(t, "block 2 pre-confirmed", e.url, rep.url)
 	if h := rep.Writer.Head().Number(); h != 0 {
 		t.Fatalf("the replica imported block %d: the window is not ahead of its chain", h)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/tipnode/tipnode/pending/pendingtest"
 )
 
 // BenchmarkReplicaCall: eth_call over HTTP on a read replica (parallel
@@ -24,11 +25,11 @@ func BenchmarkReplicaCall(b *testing.B) {
 		b.Run(tag, func(b *testing.B) {
 			e := newEnvWith(b, envOptions{stream: true})
 			rep := startReplica(b, e.url, wsURL(e.url, "/preconfirmations"), replicaOptions{})
-			if err := e.pool.Add(e.tx(0, nil, big.NewInt(0), 200_000, deployCode(pairRuntime))); err != nil {
+			if err := e.Pool.Add(e.Tx(0, nil, big.NewInt(0), 200_000, pendingtest.InitCode(pairRuntime))); err != nil {
 				b.Fatal(err)
 			}
-			e.tick(1)
-			contract := crypto.CreateAddress(e.accs[0].Address, 0)
+			e.Tick(1)
+			contract := crypto.CreateAddress(e.Accs[0].Address, 0)
 			stop, done := make(chan struct{}), make(chan struct{})
 			var msgs atomic.Int64
 			go func() { // 10 pre-confirmations a second
@@ -42,11 +43,11 @@ func BenchmarkReplicaCall(b *testing.B) {
 						return
 					case <-tk.C:
 					}
-					if err := e.pool.Add(e.tx(1, &to, big.NewInt(1), 21_000, nil)); err != nil {
+					if err := e.Pool.Add(e.Tx(1, &to, big.NewInt(1), 21_000, nil)); err != nil {
 						return
 					}
-					e.clock.Advance(e.cfg.PreconfInterval)
-					e.seq.Sync()
+					e.Clock.Advance(e.Cfg.PreconfInterval)
+					e.Seq.Sync()
 					msgs.Add(1)
 					if rep.clock.Timers() > 0 {
 						rep.clock.Advance(rep.poll)

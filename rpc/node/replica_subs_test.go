@@ -12,6 +12,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
 	gethrpc "github.com/ethereum/go-ethereum/rpc"
+	"github.com/tipnode/tipnode/pending/pendingtest"
 )
 
 // subTap records one subscription's notifications.
@@ -87,23 +88,23 @@ func TestReplicaSubscriptions(t *testing.T) {
 		}
 		return h
 	}
-	contract := crypto.CreateAddress(e.accs[0].Address, 0)
+	contract := crypto.CreateAddress(e.Accs[0].Address, 0)
 	to := common.Address{0xbb}
 	// Block 1: deploy the logging contract, a transfer; block 2: two
 	// calls that log, a transfer.
 	var hashes []common.Hash
-	hashes = append(hashes, send(mustRaw(t, e.tx(0, nil, big.NewInt(0), 200_000, deployCode(pairRuntime)))))
-	hashes = append(hashes, send(mustRaw(t, e.tx(1, &to, big.NewInt(5), 21_000, nil))))
-	e.tick(1)
-	e.toSeal()
+	hashes = append(hashes, send(mustRaw(t, e.Tx(0, nil, big.NewInt(0), 200_000, pendingtest.InitCode(pairRuntime)))))
+	hashes = append(hashes, send(mustRaw(t, e.Tx(1, &to, big.NewInt(5), 21_000, nil))))
+	e.Tick(1)
+	e.Seal()
 	for i := range 2 {
-		hashes = append(hashes, send(mustRaw(t, e.tx(0, &contract, big.NewInt(0), 100_000, common.LeftPadBytes([]byte{byte(i + 1)}, 32)))))
+		hashes = append(hashes, send(mustRaw(t, e.Tx(0, &contract, big.NewInt(0), 100_000, common.LeftPadBytes([]byte{byte(i + 1)}, 32)))))
 	}
-	e.tick(1)
-	hashes = append(hashes, send(mustRaw(t, e.tx(1, &to, big.NewInt(6), 21_000, nil))))
-	e.tick(1)
+	e.Tick(1)
+	hashes = append(hashes, send(mustRaw(t, e.Tx(1, &to, big.NewInt(6), 21_000, nil))))
+	e.Tick(1)
 	samePending(t, "all pre-confirmed", e.url, rep.url, to)
-	e.toSeal()
+	e.Seal()
 	var head2 map[string]any
 	if err := rpcCall(e.url, "eth_getBlockByNumber", &head2, "0x2", false); err != nil {
 		t.Fatal(err)

@@ -21,7 +21,7 @@ import (
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/chain/follow"
 	"github.com/tipnode/tipnode/pending"
-	"github.com/tipnode/tipnode/pending/devnet"
+	"github.com/tipnode/tipnode/pending/pendingtest"
 	"github.com/tipnode/tipnode/pending/stream"
 	"github.com/tipnode/tipnode/pending/stream/streamtest"
 	"github.com/tipnode/tipnode/rpc/node"
@@ -66,15 +66,7 @@ func testPayload(s *pending.Snapshot) []byte {
 func TestReplicaNode(t *testing.T) {
 	e := newEnv(t)
 	srv := streamtest.NewServer(t)
-	addrs := make([]common.Address, len(e.accs))
-	for i, a := range e.accs {
-		addrs[i] = a.Address
-	}
-	spec, err := devnet.Genesis(devnet.GenesisConfig{ChainID: 1337, Accounts: addrs, Timestamp: genesisTime})
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, g, w := chaintest.InitStore(t, spec)
+	db, g, w := chaintest.InitStore(t, e.Spec)
 	w.Stop()
 	cfg := node.DefaultConfig()
 	cfg.Server.Addr = "127.0.0.1:0"
@@ -85,21 +77,9 @@ func TestReplicaNode(t *testing.T) {
 	pc := node.DefaultPreconfConfig()
 	pc.Client.URL = srv.URL
 	cfg.Preconf = &pc
-	fclock := chain.NewManualClock(time.Unix(genesisTime, 0))
-	rclock := pending.NewManualClock(time.Unix(genesisTime+10, 0)) // never advanced: no staleness, no pings
-	var n *node.Node
-	n, err = node.New(cfg, db, g, rclock, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel), node.WithFollowClock(fclock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := n.Stop(); err != nil {
-			t.Errorf("node stop: %v", err)
-		}
-	})
+	fclock := chain.NewManualClock(time.Unix(pendingtest.GenesisTime, 0))
+	rclock := pendingtest.NewClock() // never advanced: no staleness, no pings
+	n := startNode(t, cfg, db, g, rclock, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel), node.WithFollowClock(fclock))
 	rep := &followNode{Node: n, t: t, url: "http://" + n.Server.Addr().String(), clock: fclock, poll: fc.WithDefaults().PollInterval}
 	select {
 	case <-srv.Accepted:
@@ -109,8 +89,8 @@ func TestReplicaNode(t *testing.T) {
 	// Relay the sequencer's snapshots from now on; the current block's
 	// index 0 first (what a publisher replays to a new subscriber).
 	msgs := make(chan []byte, 1024)
-	e.mgr.SubscribePreconfirmations(func(s *pending.Snapshot) { msgs <- testPayload(s) })
-	srv.Broadcast(websocket.TextMessage, testPayload(e.mgr.Current()))
+	e.Mgr.SubscribePreconfirmations(func(s *pending.Snapshot) { msgs <- testPayload(s) })
+	srv.Broadcast(websocket.TextMessage, testPayload(e.Mgr.Current()))
 	relay := func() {
 		for {
 			select {
@@ -125,7 +105,7 @@ func TestReplicaNode(t *testing.T) {
 	same := func(what string) {
 		t.Helper()
 		want := map[string]string{}
-		for _, q := range [][]any{{"eth_getBalance", to, "pending"}, {"eth_getBalance", e.accs[0].Address, "pending"}, {"eth_getTransactionCount", e.accs[0].Address, "pending"}} {
+		for _, q := range [][]any{{"eth_getBalance", to, "pending"}, {"eth_getBalance", e.Accs[0].Address, "pending"}, {"eth_getTransactionCount", e.Accs[0].Address, "pending"}} {
 			var s string
 			if err := rpcCall(e.url, q[0].(string), &s, q[1:]...); err != nil {
 				t.Fatal(err)
@@ -139,7 +119,7 @@ func TestReplicaNode(t *testing.T) {
 		deadline := time.Now().Add(time.Minute)
 		for {
 			ok := true
-			for _, q := range [][]any{{"eth_getBalance", to, "pending"}, {"eth_getBalance", e.accs[0].Address, "pending"}, {"eth_getTransactionCount", e.accs[0].Address, "pending"}} {
+			for _, q := range [][]any{{"eth_getBalance", to, "pending"}, {"eth_getBalance", e.Accs[0].Address, "pending"}, {"eth_getTransactionCount", e.Accs[0].Address, "pending"}} {
 				var s string
 				if err := rpcCall(rep.url, q[0].(string), &s, q[1:]...); err != nil {
 					t.Fatal(err)
@@ -162,21 +142,21 @@ func TestReplicaNode(t *testing.T) {
 	}
 	same("index 0 of block 1")
 	for i := range 3 {
-		if err := e.pool.Add(e.tx(0, &to, big.NewInt(int64(1000+i)), 21_000, nil)); err != nil {
+		if err := e.Pool.Add(e.Tx(0, &to, big.NewInt(int64(1000+i)), 21_000, nil)); err != nil {
 			t.Fatal(err)
 		}
-		e.tick(1)
+		e.Tick(1)
 		relay()
 		same("pre-confirmation")
 	}
 	// Block 2 opens before the replica has block 1: pending block 2 on
 	// pending block 1.
-	e.toSeal()
+	e.Seal()
 	relay()
-	if err := e.pool.Add(e.tx(0, &to, big.NewInt(7), 21_000, nil)); err != nil {
+	if err := e.Pool.Add(e.Tx(0, &to, big.NewInt(7), 21_000, nil)); err != nil {
 		t.Fatal(err)
 	}
-	e.tick(1)
+	e.Tick(1)
 	relay()
 	same("block 2 ahead of the canonical chain")
 	if rep.Writer.Head().Number() != 0 {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
+	"github.com/tipnode/tipnode/pending/pendingtest"
 
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/store"
@@ -36,19 +37,19 @@ func TestPendingVisibleAfterSwapLatestAfterSeal(t *testing.T) {
 	e := newEnv(t)
 	ec := e.client()
 	ctx := context.Background()
-	deployer := e.accs[0].Address
+	deployer := e.Accs[0].Address
 	contract := crypto.CreateAddress(deployer, 0)
 	recipient := common.HexToAddress("0x00000000000000000000000000000000000b0b01")
 	oneEth := big.NewInt(params.Ether)
 
 	// Interval 1: deploy.
-	if err := ec.SendTransaction(ctx, e.tx(0, nil, nil, 200_000, deployCode(pairRuntime))); err != nil {
+	if err := ec.SendTransaction(ctx, e.Tx(0, nil, nil, 200_000, pendingtest.InitCode(pairRuntime))); err != nil {
 		t.Fatal(err)
 	}
 	if code, err := ec.PendingCodeAt(ctx, contract); err != nil || len(code) != 0 {
 		t.Fatalf("pending code before the swap: %x, %v (want none, no error)", code, err)
 	}
-	e.tick(1)
+	e.Tick(1)
 	if code, err := ec.PendingCodeAt(ctx, contract); err != nil || !bytes.Equal(code, pairRuntime) {
 		t.Fatalf("pending code %x, %v", code, err)
 	}
@@ -58,24 +59,24 @@ func TestPendingVisibleAfterSwapLatestAfterSeal(t *testing.T) {
 
 	// Between this swap and the next: a transfer and a storage write.
 	val := common.HexToHash("0x1234")
-	if err := ec.SendTransaction(ctx, e.tx(1, &recipient, oneEth, 21_000, nil)); err != nil {
+	if err := ec.SendTransaction(ctx, e.Tx(1, &recipient, oneEth, 21_000, nil)); err != nil {
 		t.Fatal(err)
 	}
-	if err := ec.SendTransaction(ctx, e.tx(0, &contract, nil, 100_000, val[:])); err != nil {
+	if err := ec.SendTransaction(ctx, e.Tx(0, &contract, nil, 100_000, val[:])); err != nil {
 		t.Fatal(err)
 	}
 	if bal, err := ec.PendingBalanceAt(ctx, recipient); err != nil || bal.Sign() != 0 {
 		t.Fatalf("pending balance before the swap: %v, %v (want 0, no error)", bal, err)
 	}
-	e.tick(1)
-	snap := e.mgr.Current()
+	e.Tick(1)
+	snap := e.Mgr.Current()
 	if snap.Index() != 2 || len(snap.Transactions()) != 3 {
 		t.Fatalf("snapshot index %d with %d txs, want 2 / 3", snap.Index(), len(snap.Transactions()))
 	}
 	if bal, err := ec.PendingBalanceAt(ctx, recipient); err != nil || bal.Cmp(oneEth) != 0 {
 		t.Fatalf("pending balance %v, %v", bal, err)
 	}
-	if n, err := ec.PendingNonceAt(ctx, e.accs[1].Address); err != nil || n != 1 {
+	if n, err := ec.PendingNonceAt(ctx, e.Accs[1].Address); err != nil || n != 1 {
 		t.Fatalf("pending nonce %d, %v", n, err)
 	}
 	if v, err := ec.PendingStorageAt(ctx, contract, common.Hash{}); err != nil || common.BytesToHash(v) != val {
@@ -103,7 +104,7 @@ func TestPendingVisibleAfterSwapLatestAfterSeal(t *testing.T) {
 		t.Fatalf("latest %d before the seal, %v", n, err)
 	}
 
-	e.toSeal()
+	e.Seal()
 	if n, err := ec.BlockNumber(ctx); err != nil || n != 1 {
 		t.Fatalf("latest %d after the seal, %v", n, err)
 	}
@@ -124,18 +125,18 @@ func TestPendingVisibleAfterSwapLatestAfterSeal(t *testing.T) {
 		t.Fatalf("sealed block time %d basefee %v txs %d, pending showed %d / %v / 3", blk.Time(), blk.BaseFee(), len(blk.Transactions()), snap.Header().Time, snap.Header().BaseFee)
 	}
 	// The new pending block sits on block 1 and starts empty.
-	if cur := e.mgr.Current(); cur.Anchor().Hash() != blk.Hash() || cur.Index() != 0 || len(cur.Transactions()) != 0 {
+	if cur := e.Mgr.Current(); cur.Anchor().Hash() != blk.Hash() || cur.Index() != 0 || len(cur.Transactions()) != 0 {
 		t.Fatalf("after seal: anchor %s index %d txs %d", cur.Anchor().Hash(), cur.Index(), len(cur.Transactions()))
 	}
 	// Empty blocks are sealed on time too.
-	e.toSeal()
+	e.Seal()
 	if n, err := ec.BlockNumber(ctx); err != nil || n != 2 {
 		t.Fatalf("empty block not sealed: latest %d, %v", n, err)
 	}
 	// An interval without transactions publishes nothing.
-	before := e.mgr.Current()
-	e.tick(1)
-	if e.mgr.Current() != before {
+	before := e.Mgr.Current()
+	e.Tick(1)
+	if e.Mgr.Current() != before {
 		t.Fatal("an empty interval published a snapshot")
 	}
 }
@@ -147,24 +148,24 @@ func TestSealMatchesPending(t *testing.T) {
 	e := newEnv(t)
 	ec := e.client()
 	ctx := context.Background()
-	contract := crypto.CreateAddress(e.accs[0].Address, 0)
-	if err := e.pool.Add(e.tx(0, nil, nil, 200_000, deployCode(pairRuntime))); err != nil {
+	contract := crypto.CreateAddress(e.Accs[0].Address, 0)
+	if err := e.Pool.Add(e.Tx(0, nil, nil, 200_000, pendingtest.InitCode(pairRuntime))); err != nil {
 		t.Fatal(err)
 	}
-	e.tick(1)
-	watch := []common.Address{contract, e.accs[0].Address, e.accs[1].Address, e.accs[2].Address, {0xb0}}
+	e.Tick(1)
+	watch := []common.Address{contract, e.Accs[0].Address, e.Accs[1].Address, e.Accs[2].Address, {0xb0}}
 	for round := 0; round < 3; round++ {
 		for j := 0; j < 3; j++ {
 			v := common.BigToHash(big.NewInt(int64(round*10 + j + 1)))
-			if err := e.pool.Add(e.tx(0, &contract, nil, 100_000, v[:])); err != nil {
+			if err := e.Pool.Add(e.Tx(0, &contract, nil, 100_000, v[:])); err != nil {
 				t.Fatal(err)
 			}
-			if err := e.pool.Add(e.tx(1+j%2, &common.Address{0xb0}, big.NewInt(int64(1000+j)), 21_000, nil)); err != nil {
+			if err := e.Pool.Add(e.Tx(1+j%2, &common.Address{0xb0}, big.NewInt(int64(1000+j)), 21_000, nil)); err != nil {
 				t.Fatal(err)
 			}
-			e.tick(1)
+			e.Tick(1)
 		}
-		snap := e.mgr.Current()
+		snap := e.Mgr.Current()
 		type acct struct {
 			bal   *big.Int
 			nonce uint64
@@ -180,7 +181,7 @@ func TestSealMatchesPending(t *testing.T) {
 			}
 			seen[a] = acct{bal, nonce, s0}
 		}
-		e.toSeal()
+		e.Seal()
 		num := snap.Header().Number
 		blk, err := ec.BlockByNumber(ctx, num)
 		if err != nil {
@@ -192,7 +193,7 @@ func TestSealMatchesPending(t *testing.T) {
 		if len(blk.Transactions()) != len(snap.Transactions()) {
 			t.Fatalf("block %d: %d txs, pending showed %d", num, len(blk.Transactions()), len(snap.Transactions()))
 		}
-		view, err := e.db.View()
+		view, err := e.DB.View()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -234,11 +235,11 @@ func TestSealMatchesPending(t *testing.T) {
 // sequencer swaps every interval under a stream of transactions.
 func TestPendingReadsConsistentUnderSwaps(t *testing.T) {
 	e := newEnv(t)
-	contract := crypto.CreateAddress(e.accs[0].Address, 0)
-	if err := e.pool.Add(e.tx(0, nil, nil, 200_000, deployCode(pairRuntime))); err != nil {
+	contract := crypto.CreateAddress(e.Accs[0].Address, 0)
+	if err := e.Pool.Add(e.Tx(0, nil, nil, 200_000, pendingtest.InitCode(pairRuntime))); err != nil {
 		t.Fatal(err)
 	}
-	e.tick(1)
+	e.Tick(1)
 	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"eth_call","params":[{"to":%q},"pending"]}`, contract.Hex())
 	var (
 		stop    atomic.Bool
@@ -284,11 +285,11 @@ func TestPendingReadsConsistentUnderSwaps(t *testing.T) {
 		for k := 0; k < 4; k++ {
 			v++
 			w := common.BigToHash(big.NewInt(int64(v)))
-			if err := e.pool.Add(e.tx(1+k, &contract, nil, 100_000, w[:])); err != nil {
+			if err := e.Pool.Add(e.Tx(1+k, &contract, nil, 100_000, w[:])); err != nil {
 				t.Fatal(err)
 			}
 		}
-		e.tick(1)
+		e.Tick(1)
 		// Let the readers overlap every snapshot (no wall-clock sleep: wait
 		// for progress, bounded).
 		target := reads.Load() + 8
@@ -305,30 +306,30 @@ func TestPendingReadsConsistentUnderSwaps(t *testing.T) {
 	if reads.Load() == 0 || nonzero.Load() == 0 {
 		t.Fatalf("readers made %d reads (%d non-zero): the test did not exercise anything", reads.Load(), nonzero.Load())
 	}
-	if n := e.mgr.Current().Anchor().Number.Uint64(); n < 4 {
+	if n := e.Mgr.Current().Anchor().Number.Uint64(); n < 4 {
 		t.Fatalf("only %d blocks sealed", n)
 	}
-	t.Logf("%d consistent reads over %d blocks", reads.Load(), e.mgr.Current().Anchor().Number.Uint64())
+	t.Logf("%d consistent reads over %d blocks", reads.Load(), e.Mgr.Current().Anchor().Number.Uint64())
 }
 
 // Pool admission errors wrap the documented sentinels.
 func TestPoolRefusals(t *testing.T) {
 	e := newEnv(t)
 	to := common.Address{0xaa}
-	key := e.accs[3].Key
+	key := e.Accs[3].Key
 	base := func() *types.DynamicFeeTx {
-		return &types.DynamicFeeTx{ChainID: e.g.Config.ChainID, Nonce: 0, GasTipCap: big.NewInt(params.GWei), GasFeeCap: big.NewInt(10 * params.GWei), Gas: 21_000, To: &to, Value: big.NewInt(1)}
+		return &types.DynamicFeeTx{ChainID: e.Genesis.Config.ChainID, Nonce: 0, GasTipCap: big.NewInt(params.GWei), GasFeeCap: big.NewInt(10 * params.GWei), Gas: 21_000, To: &to, Value: big.NewInt(1)}
 	}
 	mod := func(f func(*types.DynamicFeeTx)) *types.Transaction {
 		tx := base()
 		f(tx)
-		return signTx(t, e.signer, key, tx)
+		return pendingtest.SignTx(t, e.Signer, key, tx)
 	}
 	// seed nonce 0 and one pre-confirmed tx for the "nonce too low" case
-	if err := e.pool.Add(mod(func(*types.DynamicFeeTx) {})); err != nil {
+	if err := e.Pool.Add(mod(func(*types.DynamicFeeTx) {})); err != nil {
 		t.Fatal(err)
 	}
-	e.tick(1)
+	e.Tick(1)
 	poor, err := crypto.GenerateKey()
 	if err != nil {
 		t.Fatal(err)
@@ -339,10 +340,10 @@ func TestPoolRefusals(t *testing.T) {
 		tx   *types.Transaction
 		want error
 	}{
-		{"chain id", signTx(t, other, key, &types.DynamicFeeTx{ChainID: big.NewInt(5), Nonce: 1, GasTipCap: big.NewInt(1), GasFeeCap: big.NewInt(10 * params.GWei), Gas: 21000, To: &to}), pending.ErrChainID},
+		{"chain id", pendingtest.SignTx(t, other, key, &types.DynamicFeeTx{ChainID: big.NewInt(5), Nonce: 1, GasTipCap: big.NewInt(1), GasFeeCap: big.NewInt(10 * params.GWei), Gas: 21000, To: &to}), pending.ErrChainID},
 		{"nonce too low", mod(func(tx *types.DynamicFeeTx) {}), pending.ErrNonceTooLow},
 		{"nonce too high", mod(func(tx *types.DynamicFeeTx) { tx.Nonce = 1000 }), pending.ErrNonceTooHigh},
-		{"insufficient funds", signTx(t, e.signer, poor, base()), pending.ErrInsufficientFunds},
+		{"insufficient funds", pendingtest.SignTx(t, e.Signer, poor, base()), pending.ErrInsufficientFunds},
 		{"fee below base fee", mod(func(tx *types.DynamicFeeTx) { tx.Nonce = 1; tx.GasFeeCap = big.NewInt(1); tx.GasTipCap = big.NewInt(1) }), pending.ErrFeeCapTooLow},
 		{"tip above fee cap", mod(func(tx *types.DynamicFeeTx) { tx.Nonce = 1; tx.GasTipCap = big.NewInt(20 * params.GWei) }), pending.ErrTipAboveFeeCap},
 		{"intrinsic gas", mod(func(tx *types.DynamicFeeTx) { tx.Nonce = 1; tx.Gas = 20_999 }), pending.ErrIntrinsicGas},
@@ -354,10 +355,10 @@ func TestPoolRefusals(t *testing.T) {
 		{"gas above block limit", mod(func(tx *types.DynamicFeeTx) { tx.Nonce = 1; tx.Gas = 100_000_000 }), pending.ErrGasLimit},
 		{"gas above tx cap", mod(func(tx *types.DynamicFeeTx) { tx.Nonce = 1; tx.Gas = params.MaxTxGas + 1 }), pending.ErrGasLimit},
 		{"oversized", mod(func(tx *types.DynamicFeeTx) { tx.Nonce = 1; tx.Gas = 10_000_000; tx.Data = make([]byte, 130<<10) }), pending.ErrOversized},
-		{"blob without sidecar", signTx(t, e.signer, key, &types.BlobTx{ChainID: uint256FromBig(e.g.Config.ChainID), Nonce: 1, GasTipCap: u256(1), GasFeeCap: u256(10 * params.GWei), Gas: 21000, To: to, BlobFeeCap: u256(1), BlobHashes: []common.Hash{{1}}}), pending.ErrBlobSidecar},
+		{"blob without sidecar", pendingtest.SignTx(t, e.Signer, key, &types.BlobTx{ChainID: uint256FromBig(e.Genesis.Config.ChainID), Nonce: 1, GasTipCap: u256(1), GasFeeCap: u256(10 * params.GWei), Gas: 21000, To: to, BlobFeeCap: u256(1), BlobHashes: []common.Hash{{1}}}), pending.ErrBlobSidecar},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := e.pool.Add(tc.tx)
+			err := e.Pool.Add(tc.tx)
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("got %v, want %v", err, tc.want)
 			}
@@ -365,10 +366,10 @@ func TestPoolRefusals(t *testing.T) {
 	}
 	// Replacement: same nonce needs +10% fee cap and tip.
 	first := mod(func(tx *types.DynamicFeeTx) { tx.Nonce = 1 })
-	if err := e.pool.Add(first); err != nil {
+	if err := e.Pool.Add(first); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.pool.Add(first); !errors.Is(err, pending.ErrAlreadyKnown) {
+	if err := e.Pool.Add(first); !errors.Is(err, pending.ErrAlreadyKnown) {
 		t.Fatalf("resubmission: %v", err)
 	}
 	cheap := mod(func(tx *types.DynamicFeeTx) {
@@ -376,7 +377,7 @@ func TestPoolRefusals(t *testing.T) {
 		tx.Value = big.NewInt(2)
 		tx.GasFeeCap = big.NewInt(105 * params.GWei / 10)
 	})
-	if err := e.pool.Add(cheap); !errors.Is(err, pending.ErrReplaceUnderpriced) {
+	if err := e.Pool.Add(cheap); !errors.Is(err, pending.ErrReplaceUnderpriced) {
 		t.Fatalf("underpriced replacement: %v", err)
 	}
 	better := mod(func(tx *types.DynamicFeeTx) {
@@ -385,31 +386,31 @@ func TestPoolRefusals(t *testing.T) {
 		tx.GasFeeCap = big.NewInt(11 * params.GWei)
 		tx.GasTipCap = big.NewInt(11 * params.GWei / 10)
 	})
-	if err := e.pool.Add(better); err != nil {
+	if err := e.Pool.Add(better); err != nil {
 		t.Fatalf("replacement: %v", err)
 	}
-	if e.pool.Get(first.Hash()) != nil || e.pool.Get(better.Hash()) == nil {
+	if e.Pool.Get(first.Hash()) != nil || e.Pool.Get(better.Hash()) == nil {
 		t.Fatal("replacement did not replace")
 	}
-	e.tick(1)
-	if _, _, _, ok := e.mgr.Current().Transaction(better.Hash()); !ok {
+	e.Tick(1)
+	if _, _, _, ok := e.Mgr.Current().Transaction(better.Hash()); !ok {
 		t.Fatal("replacement not pre-confirmed")
 	}
 	// Nonce gaps wait in the pool until filled.
 	gap := mod(func(tx *types.DynamicFeeTx) { tx.Nonce = 3 })
-	if err := e.pool.Add(gap); err != nil {
+	if err := e.Pool.Add(gap); err != nil {
 		t.Fatal(err)
 	}
-	e.tick(1)
-	if _, _, _, ok := e.mgr.Current().Transaction(gap.Hash()); ok || e.pool.Get(gap.Hash()) == nil {
+	e.Tick(1)
+	if _, _, _, ok := e.Mgr.Current().Transaction(gap.Hash()); ok || e.Pool.Get(gap.Hash()) == nil {
 		t.Fatal("gapped transaction executed or lost")
 	}
 	fill := mod(func(tx *types.DynamicFeeTx) { tx.Nonce = 2 })
-	if err := e.pool.Add(fill); err != nil {
+	if err := e.Pool.Add(fill); err != nil {
 		t.Fatal(err)
 	}
-	e.tick(1)
-	snap := e.mgr.Current()
+	e.Tick(1)
+	snap := e.Mgr.Current()
 	_, _, i2, ok2 := snap.Transaction(fill.Hash())
 	_, _, i3, ok3 := snap.Transaction(gap.Hash())
 	if !ok2 || !ok3 || i3 != i2+1 {
@@ -423,8 +424,8 @@ func TestNotificationsAfterSwap(t *testing.T) {
 	e := newEnv(t)
 	var got []*pending.Snapshot
 	var bad atomic.Bool
-	unsub := e.mgr.SubscribePreconfirmations(func(s *pending.Snapshot) {
-		if e.mgr.Current() != s {
+	unsub := e.Mgr.SubscribePreconfirmations(func(s *pending.Snapshot) {
+		if e.Mgr.Current() != s {
 			bad.Store(true)
 		}
 		got = append(got, s)
@@ -432,7 +433,7 @@ func TestNotificationsAfterSwap(t *testing.T) {
 	defer unsub()
 	var sealed []*types.Header
 	defer e.node.Writer.SubscribeHeads(func(ev *chain.HeadEvent) {
-		view, err := e.db.View()
+		view, err := e.DB.View()
 		if err != nil {
 			bad.Store(true)
 			return
@@ -441,17 +442,17 @@ func TestNotificationsAfterSwap(t *testing.T) {
 			bad.Store(true)
 		}
 		// The pending layer was rebased onto the new head before this event.
-		if cur := e.mgr.Current(); cur.AnchorHash() != ev.Head.Hash() || cur.Index() != 0 {
+		if cur := e.Mgr.Current(); cur.AnchorHash() != ev.Head.Hash() || cur.Index() != 0 {
 			bad.Store(true)
 		}
 		view.Close()
 		sealed = append(sealed, ev.Added...)
 	})()
-	tx := e.tx(0, &common.Address{1}, big.NewInt(1), 21000, nil)
-	if err := e.pool.Add(tx); err != nil {
+	tx := e.Tx(0, &common.Address{1}, big.NewInt(1), 21000, nil)
+	if err := e.Pool.Add(tx); err != nil {
 		t.Fatal(err)
 	}
-	e.toSeal()
+	e.Seal()
 	if bad.Load() {
 		t.Fatal("a notification arrived before its snapshot/block was readable")
 	}
@@ -461,7 +462,7 @@ func TestNotificationsAfterSwap(t *testing.T) {
 	if len(sealed) != 1 {
 		t.Fatalf("%d head events for one seal", len(sealed))
 	}
-	view, err := e.db.View()
+	view, err := e.DB.View()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -512,10 +513,10 @@ func TestPoolByteCap(t *testing.T) {
 	fill := func() {
 		t.Helper()
 		for i := 0; i < 20; i++ {
-			tx := e.tx(i%len(e.accs), &common.Address{0xbe}, big.NewInt(1), 21_000, nil)
-			err := e.pool.Add(tx)
+			tx := e.Tx(i%len(e.Accs), &common.Address{0xbe}, big.NewInt(1), 21_000, nil)
+			err := e.Pool.Add(tx)
 			if errors.Is(err, pending.ErrPoolFull) {
-				e.nonces[e.accs[i%len(e.accs)].Address]--
+				e.SetNonce(i%len(e.Accs), e.Nonce(i%len(e.Accs))-1)
 				return
 			}
 			if err != nil {
@@ -524,29 +525,29 @@ func TestPoolByteCap(t *testing.T) {
 			pooled = append(pooled, tx)
 			size += tx.Size()
 		}
-		t.Fatalf("%d transactions (%d bytes) pooled under a 1024-byte cap", e.pool.Len(), size)
+		t.Fatalf("%d transactions (%d bytes) pooled under a 1024-byte cap", e.Pool.Len(), size)
 	}
 	fill()
-	if size > 1024 || e.pool.Len() != len(pooled) || len(pooled) < 2 {
+	if size > 1024 || e.Pool.Len() != len(pooled) || len(pooled) < 2 {
 		t.Fatalf("%d transactions of %d bytes pooled", len(pooled), size)
 	}
 	// A replacement that would overflow the cap is refused too.
 	last := pooled[len(pooled)-1]
-	bigger := signTx(t, e.signer, e.accs[(len(pooled)-1)%len(e.accs)].Key, &types.DynamicFeeTx{
-		ChainID: e.g.Config.ChainID, Nonce: last.Nonce(), GasTipCap: big.NewInt(2 * params.GWei), GasFeeCap: big.NewInt(20 * params.GWei),
+	bigger := pendingtest.SignTx(t, e.Signer, e.Accs[(len(pooled)-1)%len(e.Accs)].Key, &types.DynamicFeeTx{
+		ChainID: e.Genesis.Config.ChainID, Nonce: last.Nonce(), GasTipCap: big.NewInt(2 * params.GWei), GasFeeCap: big.NewInt(20 * params.GWei),
 		Gas: 21_000 + 16*uint64(1024-size+8) + 1000, To: &common.Address{0xbe}, Value: big.NewInt(1), Data: bytes.Repeat([]byte{1}, int(1024-size+8)),
 	})
-	if err := e.pool.Add(bigger); !errors.Is(err, pending.ErrPoolFull) {
+	if err := e.Pool.Add(bigger); !errors.Is(err, pending.ErrPoolFull) {
 		t.Fatalf("oversized replacement: %v", err)
 	}
 	// Pre-confirming evicts them and frees their bytes.
-	e.tick(1)
-	if n := len(e.mgr.Current().Transactions()); n != len(pooled) || e.pool.Len() != 0 {
-		t.Fatalf("%d pre-confirmed, %d still pooled", n, e.pool.Len())
+	e.Tick(1)
+	if n := len(e.Mgr.Current().Transactions()); n != len(pooled) || e.Pool.Len() != 0 {
+		t.Fatalf("%d pre-confirmed, %d still pooled", n, e.Pool.Len())
 	}
 	pooled, size = nil, 0
 	fill()
-	if len(pooled) < 2 || e.pool.Len() != len(pooled) {
+	if len(pooled) < 2 || e.Pool.Len() != len(pooled) {
 		t.Fatalf("after eviction only %d transactions could be pooled", len(pooled))
 	}
 }
@@ -556,26 +557,26 @@ func TestPoolByteCap(t *testing.T) {
 func TestPoolLifetimeEvictsStuckTransactions(t *testing.T) {
 	e := newEnvWith(t, envOptions{pool: pending.PoolConfig{MaxTxs: 2, Lifetime: time.Minute}})
 	to := common.Address{0xee}
-	e.nonces[e.accs[5].Address] = 3 // nonces 3 and 4: a gap above nonce 0
+	e.SetNonce(5, 3) // nonces 3 and 4: a gap above nonce 0
 	for range 2 {
-		if err := e.pool.Add(e.tx(5, &to, big.NewInt(1), 21_000, nil)); err != nil {
+		if err := e.Pool.Add(e.Tx(5, &to, big.NewInt(1), 21_000, nil)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	e.nonces[e.accs[6].Address] = 0
-	fresh := e.tx(6, &to, big.NewInt(1), 21_000, nil)
-	if err := e.pool.Add(fresh); !errors.Is(err, pending.ErrPoolFull) {
+	e.SetNonce(6, 0)
+	fresh := e.Tx(6, &to, big.NewInt(1), 21_000, nil)
+	if err := e.Pool.Add(fresh); !errors.Is(err, pending.ErrPoolFull) {
 		t.Fatalf("full pool: %v, want ErrPoolFull", err)
 	}
-	e.tick(1) // the gapped transactions cannot run: they stay
-	if n := e.pool.Len(); n != 2 {
+	e.Tick(1) // the gapped transactions cannot run: they stay
+	if n := e.Pool.Len(); n != 2 {
 		t.Fatalf("pool holds %d, want the 2 gapped transactions", n)
 	}
-	e.clock.Advance(time.Minute + time.Second)
-	if err := e.pool.Add(fresh); err != nil {
+	e.Clock.Advance(time.Minute + time.Second)
+	if err := e.Pool.Add(fresh); err != nil {
 		t.Fatalf("after the lifetime the stuck transactions must be evicted: %v", err)
 	}
-	if n := e.pool.Len(); n != 1 {
+	if n := e.Pool.Len(); n != 1 {
 		t.Fatalf("pool holds %d, want only the fresh transaction", n)
 	}
 }

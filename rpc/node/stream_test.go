@@ -7,13 +7,11 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/ethereum/go-ethereum/params"
 	"github.com/gorilla/websocket"
 	"github.com/rs/zerolog"
 
-	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/pending"
+	"github.com/tipnode/tipnode/pending/pendingtest"
 	"github.com/tipnode/tipnode/pending/stream"
 	"github.com/tipnode/tipnode/rpc/node"
 )
@@ -23,16 +21,14 @@ import (
 // 0 and then the live pre-confirmations; the node's stop closes it with
 // 1001.
 func TestStreamEndpoint(t *testing.T) {
-	db, g, w := chaintest.InitStore(t, devSpec(t))
-	w.Stop()
+	h := pendingtest.New(t, pendingtest.Options{Keys: 10, External: true}) // the node opens its own writer
 	cfg := node.DefaultConfig()
 	cfg.Server.Addr = "127.0.0.1:0"
 	seqCfg := pending.DefaultConfig()
 	cfg.Sequencer = &seqCfg
 	cfg.Stream = &stream.PublisherConfig{}
 	cfg.Metrics = true
-	clock := pending.NewManualClock(time.Unix(genesisTime+10, 0))
-	n, err := node.New(cfg, db, g, clock, zerolog.New(io.Discard))
+	n, err := node.New(cfg, h.DB, h.Genesis, h.Clock, zerolog.New(io.Discard))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,17 +41,16 @@ func TestStreamEndpoint(t *testing.T) {
 			_ = n.Stop()
 		}
 	})
-	e := &env{t: t, url: "http://" + n.Server.Addr().String(), clock: clock, seq: n.Sequencer, cfg: seqCfg, g: g, mgr: n.Pending}
+	h.Attach(n.Pending, n.Pool, n.Sequencer)
+	e := &env{Harness: h, t: t, url: "http://" + n.Server.Addr().String()}
 	conn, _, err := websocket.DefaultDialer.Dial("ws://"+n.Server.Addr().String()+"/preconfirmations", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	accs := devKeys(t)
-	tx := signTx(t, types.LatestSigner(g.Config), accs[0], &types.DynamicFeeTx{ChainID: g.Config.ChainID, GasTipCap: big.NewInt(params.GWei),
-		GasFeeCap: big.NewInt(10 * params.GWei), Gas: 21_000, To: &common.Address{1}, Value: big.NewInt(1)})
+	tx := e.Tx(0, &common.Address{1}, big.NewInt(1), 21_000, nil)
 	e.sendRaw(tx)
-	e.tick(1)
+	e.Tick(1)
 	read := func() stream.Payload {
 		t.Helper()
 		_ = conn.SetReadDeadline(time.Now().Add(time.Minute)) // hang guard

@@ -15,7 +15,7 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/chain/follow"
-	"github.com/tipnode/tipnode/pending/devnet"
+	"github.com/tipnode/tipnode/pending/pendingtest"
 	"github.com/tipnode/tipnode/rpc/eth"
 	"github.com/tipnode/tipnode/rpc/node"
 )
@@ -23,19 +23,7 @@ import (
 // devSpec is newEnv's genesis (the same bytes, hence the same chain).
 func devSpec(t testing.TB) []byte {
 	t.Helper()
-	accs, err := devnet.Accounts(devnet.Mnemonic, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	addrs := make([]common.Address, len(accs))
-	for i, a := range accs {
-		addrs[i] = a.Address
-	}
-	spec, err := devnet.Genesis(devnet.GenesisConfig{ChainID: 1337, Accounts: addrs, Timestamp: genesisTime})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return spec
+	return pendingtest.Spec(t, pendingtest.Accounts(t, 10))
 }
 
 // startForwardingFollower starts a follower of upstream (ws) forwarding
@@ -52,19 +40,8 @@ func startForwardingFollower(t *testing.T, upstream, forwardURL string) *followN
 	tf := eth.DefaultForwardConfig()
 	tf.URL = forwardURL
 	cfg.TxForward = &tf
-	clock := chain.NewManualClock(time.Unix(genesisTime, 0))
-	n, err := node.New(cfg, db, g, nil, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel), node.WithFollowClock(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := n.Stop(); err != nil {
-			t.Errorf("node stop: %v", err)
-		}
-	})
+	clock := chain.NewManualClock(time.Unix(pendingtest.GenesisTime, 0))
+	n := startNode(t, cfg, db, g, nil, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel), node.WithFollowClock(clock))
 	return &followNode{Node: n, t: t, url: "http://" + n.Server.Addr().String(), clock: clock, poll: fc.WithDefaults().PollInterval}
 }
 
@@ -80,10 +57,10 @@ func TestForwardThroughFollower(t *testing.T) {
 	up := "ws" + strings.TrimPrefix(seq.url, "http")
 	f := startForwardingFollower(t, up, seq.url)
 	fe := &env{t: t, url: f.url}
-	acc := seq.accs[0]
+	acc := seq.Accs[0]
 	to := common.Address{0xaa}
 	sign := func(nonce uint64, chainID *big.Int) *types.Transaction {
-		return signTx(t, types.LatestSignerForChainID(chainID), acc.Key, &types.DynamicFeeTx{ChainID: chainID, Nonce: nonce,
+		return pendingtest.SignTx(t, types.LatestSignerForChainID(chainID), acc.Key, &types.DynamicFeeTx{ChainID: chainID, Nonce: nonce,
 			GasTipCap: big.NewInt(params.GWei), GasFeeCap: big.NewInt(10 * params.GWei), Gas: 21_000, To: &to, Value: big.NewInt(int64(nonce) + 1)})
 	}
 	var sent []*types.Transaction
@@ -92,7 +69,7 @@ func TestForwardThroughFollower(t *testing.T) {
 		if nonce != uint64(i) {
 			t.Fatalf("send %d: the follower's pending nonce is %d", i, nonce)
 		}
-		tx := sign(nonce, seq.g.Config.ChainID)
+		tx := sign(nonce, seq.Genesis.Config.ChainID)
 		fe.sendRaw(tx)
 		sent = append(sent, tx)
 	}
@@ -105,7 +82,7 @@ func TestForwardThroughFollower(t *testing.T) {
 	}
 	// Refusal by the sequencer (nonce too low): the same code and message
 	// as the sequencer answers directly.
-	dup := sign(0, seq.g.Config.ChainID)
+	dup := sign(0, seq.Genesis.Config.ChainID)
 	raw, _ := dup.MarshalBinary()
 	_, direct := seq.callErr("eth_sendRawTransaction", "0x"+common.Bytes2Hex(raw))
 	_, via := fe.callErr("eth_sendRawTransaction", "0x"+common.Bytes2Hex(raw))
@@ -122,7 +99,7 @@ func TestForwardThroughFollower(t *testing.T) {
 	}
 	// Sealed upstream and followed: the nonce comes from the chain now and
 	// the follower stopped tracking them.
-	seq.toSeal()
+	seq.Seal()
 	f.waitHead(seq.node.Writer.Head().Hash())
 	if n := fe.pendingNonce(acc.Address); n != 3 {
 		t.Fatalf("the follower's pending nonce is %d after the seal", n)
@@ -131,7 +108,7 @@ func TestForwardThroughFollower(t *testing.T) {
 		t.Fatalf("still tracking %d forwarded transactions after they were sealed", len(got))
 	}
 	// The next one goes through too.
-	fe.sendRaw(sign(3, seq.g.Config.ChainID))
+	fe.sendRaw(sign(3, seq.Genesis.Config.ChainID))
 	if n := seq.pendingNonce(acc.Address); n != 4 {
 		t.Fatalf("the sequencer's pending nonce is %d", n)
 	}
@@ -159,8 +136,8 @@ func TestForwardToSequencerDown(t *testing.T) {
 	l.Close()
 	f := startForwardingFollower(t, "ws"+strings.TrimPrefix(seq.url, "http"), dead)
 	fe := &env{t: t, url: f.url}
-	acc := seq.accs[0]
-	tx := signTx(t, seq.signer, acc.Key, &types.DynamicFeeTx{ChainID: seq.g.Config.ChainID, Nonce: 0,
+	acc := seq.Accs[0]
+	tx := pendingtest.SignTx(t, seq.Signer, acc.Key, &types.DynamicFeeTx{ChainID: seq.Genesis.Config.ChainID, Nonce: 0,
 		GasTipCap: big.NewInt(params.GWei), GasFeeCap: big.NewInt(10 * params.GWei), Gas: 21_000, To: &common.Address{1}, Value: big.NewInt(1)})
 	_, rerr := fe.callErr("eth_sendRawTransaction", mustRaw(t, tx))
 	if rerr == nil || rerr.Code != -32000 || !strings.Contains(rerr.Message, "cannot forward the transaction to the sequencer ("+dead+")") {
