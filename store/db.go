@@ -44,6 +44,10 @@ type DB struct {
 
 	// state caches accounts, slots and code (statecache.go).
 	state *stateCache
+	// past serves reads below a view's latest block (pastcache.go).
+	past *pastCache
+	// canon caches canonical hashes and headers by number (canoncache.go).
+	canon canonCache
 
 	// guard refuses writes when free space is low (Config.MinFreeBytes).
 	guard *diskGuard
@@ -164,6 +168,7 @@ func Open(cfg Config, log zerolog.Logger) (*DB, error) {
 		return nil, errors.Join(fmt.Errorf("open store at %s: %w", cfg.Dir, err), pdb.Close())
 	}
 	db.state = newStateCache(cfg.StateCacheBytes, epoch, latest)
+	db.past = &pastCache{state: db.state}
 	if v != FormatNone && v < FormatCurrent {
 		log.Warn().Uint64("stored", uint64(v)).Uint64("binary", uint64(FormatCurrent)).Msg("store format outdated; migrations required")
 	}

@@ -113,7 +113,29 @@
 // miss, an eviction or a disabled cache only cost a Pebble seek. Readers
 // never wait for the writer: the stripe lock is held for one fastcache Set.
 // Past-height reads use the cache when the entry's from is at or below the
-// height, and never fill it. Raw batches (migrations) empty it.
+// height; they fill it only as described below. Raw batches (migrations)
+// empty it.
+//
+// # Past-height reads
+//
+// A read below a view's latest block that the state cache cannot answer
+// goes to the past cache (pastcache.go), which lives in the same fastcache
+// under keys of its own (so it shares the memory bound and every reset).
+// An entry (epoch e, through T, versions) lists every version of an entity
+// at heights in [oldest listed, T] on the chain of epoch e (newest first,
+// at most maxPastVersions; a flag says whether there is none below). Within
+// an epoch, versions at committed heights never change (blocks are only
+// appended; UnwindTo and Reorg bump the epoch), so the entry answers a
+// view of epoch e at any height <= T, whatever its latest block and
+// whatever the writer does meanwhile; other epochs ignore it. On a miss,
+// one iterator walks the entity's versions (adjacent keys) down from the
+// view's latest block L, answers the read and stores the entry with T = L;
+// the newest version goes to the state cache as a read at L would fill it.
+//
+// Canonical hashes and decoded headers by number (canoncache.go) follow the
+// same rule: an entry read at epoch e answers views of epoch e whose latest
+// block is at or above its number; the block selector of a past-block read
+// below the Head's in-memory window then costs no Pebble read.
 //
 // # Format versions
 //

@@ -63,13 +63,15 @@ func (rb *RawBatch) Commit() error {
 	if err := rb.b.Commit(pebble.Sync); err != nil {
 		return fmt.Errorf("commit raw batch: %w", errors.Join(err, rb.Close()))
 	}
-	// A raw batch may rewrite anything: the state cache starts again empty
+	// A raw batch may rewrite anything: the state cache (and with it the
+	// past cache) and the canonical cache start again empty
 	// (it is only filled by Views, which a store being migrated refuses).
 	epoch, latest, err := rb.db.readCachePosition()
 	if err != nil {
 		return fmt.Errorf("commit raw batch: %w", errors.Join(err, rb.Close()))
 	}
 	rb.db.state.reset(epoch, latest)
+	rb.db.canon.reset()
 	if rb.version != FormatNone {
 		rb.db.schema.Store(uint64(rb.version))
 	}

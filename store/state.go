@@ -52,7 +52,8 @@ var absentAccount = []byte{deletedMarker}
 // height (absent when the entity has no version there): from the state
 // cache when it holds it for this view and height, else from Pebble (one
 // seek), filling the cache when the read is at the view's latest block.
-// The returned value must not be modified.
+// Below the view's latest block a miss goes to the past cache
+// (pastcache.go). The returned value must not be modified.
 func (s *stateReader) read(key []byte, entityLen int, absent []byte) ([]byte, error) {
 	c, entity := s.v.db.state, key[:entityLen]
 	if val, ok := c.get(entity, s.v.epoch, s.v.latest, s.height); ok {
@@ -61,6 +62,9 @@ func (s *stateReader) read(key []byte, entityLen int, absent []byte) ([]byte, er
 		}
 		s.v.exit()
 		return val, nil
+	}
+	if s.height < s.v.latest {
+		return s.readPast(key, entityLen, absent) // pastcache.go
 	}
 	val, found, err := s.seekVersion(key)
 	if err != nil {

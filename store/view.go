@@ -160,6 +160,13 @@ func (v *view) mustGet(key []byte, format string, args ...any) ([]byte, error) {
 }
 
 func (v *view) CanonicalHash(number uint64) (common.Hash, error) {
+	if e := v.canonical(number); e != nil {
+		if err := v.enter(); err != nil { // a closed view answers nothing
+			return common.Hash{}, err
+		}
+		v.exit()
+		return e.hash, nil
+	}
 	val, err := v.mustGet(canonicalKey(number), "canonical hash at %d", number)
 	if err != nil {
 		return common.Hash{}, err
@@ -167,7 +174,21 @@ func (v *view) CanonicalHash(number uint64) (common.Hash, error) {
 	if len(val) != common.HashLength {
 		return common.Hash{}, fmt.Errorf("%w: canonical hash at %d has %d bytes", ErrCorrupt, number, len(val))
 	}
-	return common.BytesToHash(val), nil
+	hash := common.BytesToHash(val)
+	if v.hasChain && number <= v.latest {
+		v.db.canon.put(v.epoch, number, hash)
+	}
+	return hash, nil
+}
+
+// canonical returns the canonical cache's entry of number for this view
+// (canoncache.go), or nil: only numbers up to the view's latest block,
+// whose canonical block is fixed by the view's epoch.
+func (v *view) canonical(number uint64) *canonEntry {
+	if !v.hasChain || number > v.latest {
+		return nil
+	}
+	return v.db.canon.get(v.epoch, number)
 }
 
 func (v *view) NumberByHash(hash common.Hash) (uint64, error) {
@@ -179,21 +200,33 @@ func (v *view) NumberByHash(hash common.Hash) (uint64, error) {
 }
 
 func (v *view) Header(number uint64, hash common.Hash) (*types.Header, error) {
-	// The key is read through the view (so an unwound block is not
-	// found); only the decoding is cached, by hash.
+	// A canonical header of this view's chain comes from the canonical
+	// cache; any other is read through the view (so an unwound block is
+	// not found) and only its decoding is cached, by hash.
+	e := v.canonical(number)
+	if e != nil && e.hash == hash && e.header != nil {
+		if err := v.enter(); err != nil {
+			return nil, err
+		}
+		v.exit()
+		return types.CopyHeader(e.header), nil
+	}
 	val, err := v.mustGet(headerKey(number, hash), "header %s at %d", hash, number)
 	if err != nil {
 		return nil, err
 	}
-	if h := v.db.headers.get(hash); h != nil {
-		return h, nil
+	h := v.db.headers.get(hash)
+	if h == nil {
+		h = new(types.Header)
+		if err := rlp.DecodeBytes(val, h); err != nil {
+			return nil, fmt.Errorf("%w: header %s at %d: %w", ErrCorrupt, hash, number, err)
+		}
+		v.db.headers.put(hash, h) // keeps its own copy
 	}
-	h := new(types.Header)
-	if err := rlp.DecodeBytes(val, h); err != nil {
-		return nil, fmt.Errorf("%w: header %s at %d: %w", ErrCorrupt, hash, number, err)
+	if e != nil && e.hash == hash {
+		v.db.canon.putHeader(v.epoch, number, hash, types.CopyHeader(h))
 	}
-	v.db.headers.put(hash, h)
-	return types.CopyHeader(h), nil
+	return h, nil
 }
 
 func (v *view) Body(number uint64, hash common.Hash) (*types.Body, error) {

@@ -3,13 +3,16 @@
 package eth
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -20,9 +23,12 @@ import (
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/rs/zerolog"
 
+	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/pending/devnet"
+	"github.com/tipnode/tipnode/store"
 )
 
 // The read-path benchmarks run the hot requests of the go-ethereum
@@ -200,4 +206,161 @@ func BenchmarkHTTPHeavy(b *testing.B) {
 		holders[i] = readHolder(i * 7)
 	}
 	runRequest(b, client, url, callBody(readToken, mustPack(b, token, "heavy", holders), "latest"))
+}
+
+// pastBlocks is the length of the chain of the past-read benchmarks, and
+// pastChanges how many holders' balances each of its blocks changes.
+const pastBlocks, pastChanges = 300, 20
+
+// pastChainNode is readPathNode on a chain of pastBlocks blocks on top of
+// the genesis, each changing the token balances of pastChanges holders (a
+// holder's slot changes every readHolders/pastChanges blocks on average, so
+// a read at a random past height usually predates its latest version).
+// The blocks are written to the store directly (state diffs, no
+// transactions) before the node starts.
+func pastChainNode(b *testing.B) (*http.Client, string, abi.ABI) {
+	b.Helper()
+	tokenCode, tokenABI := benchContract(b, "BenchToken")
+	spec, err := devnet.Genesis(devnet.GenesisConfig{ChainID: 1337})
+	if err != nil {
+		b.Fatal(err)
+	}
+	g := new(core.Genesis)
+	if err := json.Unmarshal(spec, g); err != nil {
+		b.Fatal(err)
+	}
+	storage := make(map[common.Hash]common.Hash, readHolders+1)
+	for i := 0; i < readHolders; i++ {
+		storage[balanceSlot(readHolder(i))] = common.BigToHash(big.NewInt(int64(1e6 + i)))
+	}
+	storage[common.Hash{31: 1}] = common.BigToHash(big.NewInt(1e12))
+	g.Alloc[readToken] = types.Account{Code: tokenCode, Storage: storage, Balance: common.Big0, Nonce: 1}
+	if spec, err = json.Marshal(g); err != nil {
+		b.Fatal(err)
+	}
+	gen, err := chain.ParseGenesis(spec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := store.DefaultConfig(b.TempDir())
+	cfg.SyncWrites = false
+	db, err := store.Open(cfg, zerolog.Nop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := chain.InitGenesis(db, gen); err != nil {
+		b.Fatal(err)
+	}
+	parent := gen.Block.Header()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := uint64(1); n <= pastBlocks; n++ {
+		h := types.CopyHeader(parent)
+		h.ParentHash, h.Number, h.Time = parent.Hash(), new(big.Int).SetUint64(n), parent.Time+12
+		d := store.NewStateDiff()
+		d.Storage[readToken] = make(map[common.Hash]common.Hash, pastChanges)
+		for j := 0; j < pastChanges; j++ {
+			d.Storage[readToken][balanceSlot(readHolder(rng.IntN(readHolders)))] = common.BigToHash(big.NewInt(int64(n*1000 + uint64(j))))
+		}
+		blk := types.NewBlockWithHeader(h).WithBody(types.Body{Withdrawals: types.Withdrawals{}})
+		if err := db.WriteBlock(&store.BlockWrite{Block: blk, Diff: d}); err != nil {
+			b.Fatal(err)
+		}
+		parent = h
+	}
+	// Reopen: the blocks move from the memtable into sstables (as on a
+	// node that imported its chain earlier), and the state cache is empty.
+	if err := db.Close(); err != nil {
+		b.Fatal(err)
+	}
+	if db, err = store.Open(cfg, zerolog.Nop()); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	_, url := startNode(b, db, gen, nil)
+	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	return client, url, tokenABI
+}
+
+// pastRequests is how many distinct requests a past-read benchmark cycles
+// through (as many as cmd/benchgeth's quick run).
+const pastRequests = 2000
+
+// runRequests is runRequest cycling through bodies.
+func runRequests(b *testing.B, client *http.Client, url string, bodies []string) {
+	b.Helper()
+	for _, body := range bodies[:10] {
+		if _, err := postRaw(client, url, body); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var next atomic.Uint64
+	b.ReportAllocs()
+	cpu0 := processCPU(b)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			body := bodies[next.Add(1)%uint64(len(bodies))]
+			out, err := postRaw(client, url, body)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			if !bytes.Contains(out, []byte(`"result"`)) {
+				b.Errorf("bad response %s", out)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+// pastBodies returns pastRequests request bodies made by body from a
+// random holder and a random block selector: a past block number in
+// [0, pastBlocks], or "latest" when latest is set.
+func pastBodies(latest bool, body func(holder common.Address, block string) string) []string {
+	rng := rand.New(rand.NewPCG(3, 4))
+	bodies := make([]string, pastRequests)
+	for i := range bodies {
+		block := "latest"
+		if !latest {
+			block = hexutil.EncodeUint64(rng.Uint64N(pastBlocks + 1))
+		}
+		bodies[i] = body(readHolder(rng.IntN(readHolders)), block)
+	}
+	return bodies
+}
+
+func storageBody(holder common.Address, block string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"eth_getStorageAt","params":["%s","%s","%s"]}`,
+		readToken.Hex(), balanceSlot(holder).Hex(), block)
+}
+
+// BenchmarkHTTPGetStorageAtPast / Latest: random balance slots at random
+// past heights of a 300-block chain whose slots change over time, and the
+// same slots at latest.
+func BenchmarkHTTPGetStorageAtPast(b *testing.B) {
+	client, url, _ := pastChainNode(b)
+	runRequests(b, client, url, pastBodies(false, storageBody))
+}
+
+func BenchmarkHTTPGetStorageAtLatest(b *testing.B) {
+	client, url, _ := pastChainNode(b)
+	runRequests(b, client, url, pastBodies(true, storageBody))
+}
+
+// BenchmarkHTTPBalanceOfPast / Random: eth_call balanceOf of random holders
+// at random past heights, and at latest.
+func BenchmarkHTTPBalanceOfPast(b *testing.B) {
+	client, url, token := pastChainNode(b)
+	runRequests(b, client, url, pastBodies(false, func(h common.Address, block string) string {
+		return callBody(readToken, mustPack(b, token, "balanceOf", h), block)
+	}))
+}
+
+func BenchmarkHTTPBalanceOfRandom(b *testing.B) {
+	client, url, token := pastChainNode(b)
+	runRequests(b, client, url, pastBodies(true, func(h common.Address, block string) string {
+		return callBody(readToken, mustPack(b, token, "balanceOf", h), block)
+	}))
 }
