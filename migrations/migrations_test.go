@@ -57,7 +57,7 @@ func formatVersion(t *testing.T, db *store.DB) store.FormatVersion {
 // is updated on purpose.
 func TestVersionsPinned(t *testing.T) {
 	const (
-		pinnedCurrent      = 3
+		pinnedCurrent      = 4
 		pinnedMinSupported = 1
 	)
 	pinned := []struct {
@@ -68,6 +68,7 @@ func TestVersionsPinned(t *testing.T) {
 		{1, "initial-schema", store.FormatInitial},
 		{2, "pending-journal", store.FormatPendingJournal},
 		{3, "chain-config", store.FormatChainConfig},
+		{4, "genesis-chunks", store.FormatGenesisChunks},
 	}
 	if store.FormatCurrent != pinnedCurrent || store.FormatMinSupported != pinnedMinSupported {
 		t.Fatalf("store.FormatCurrent = %d, FormatMinSupported = %d; pinned %d, %d: pin the new format",
