@@ -634,6 +634,10 @@ func TestLoadGenesis(t *testing.T) {
 	if err := rb.Delete(store.ChainConfigKey()); err != nil {
 		t.Fatal(err)
 	}
+	// A format-2 store holds the spec as one value (migration 4 chunks it).
+	if err := rb.Set(store.LegacyGenesisSpecKey(), g.Spec); err != nil {
+		t.Fatal(err)
+	}
 	if err := rb.SetFormatVersion(store.FormatPendingJournal); err != nil {
 		t.Fatal(err)
 	}

@@ -31,6 +31,7 @@ var All = []Migration{
 	{Version: store.FormatInitial, Name: "initial-schema", Step: initialSchema},
 	{Version: store.FormatPendingJournal, Name: "pending-journal", Step: pendingJournal},
 	{Version: store.FormatChainConfig, Name: "chain-config", Step: chainConfig},
+	{Version: store.FormatGenesisChunks, Name: "genesis-chunks", Step: genesisChunks},
 }
 
 // initialSchema migrates to store.FormatInitial, the first format: nothing to
@@ -54,7 +55,7 @@ func chainConfig(db *store.DB, b *store.RawBatch, _ []byte) ([]byte, bool, error
 	if _, found, err := db.RawGet(store.ChainConfigKey()); err != nil || found {
 		return nil, true, err
 	}
-	spec, found, err := db.RawGet(store.GenesisSpecKey())
+	spec, found, err := db.RawGet(store.LegacyGenesisSpecKey())
 	if err != nil || !found {
 		return nil, true, err
 	}
@@ -68,6 +69,34 @@ func chainConfig(db *store.DB, b *store.RawBatch, _ []byte) ([]byte, bool, error
 		return nil, false, errors.New("stored genesis spec has no \"config\"")
 	}
 	return nil, true, b.Set(store.ChainConfigKey(), g.Config)
+}
+
+// genesisChunks migrates to store.FormatGenesisChunks in two steps. The
+// first rewrites the single-value genesis spec in chunks, deletes the old
+// key and block 0's change list (one batch: the spec is never absent nor
+// doubled for a reader). The second, once that batch is committed,
+// compacts both keys' ranges: until then the old values stay in sstable
+// blocks beside other keys, and every read of those decompresses them. A
+// crash before the compaction resumes at the second step. A store without
+// the old spec (an empty one) has nothing to move.
+func genesisChunks(db *store.DB, b *store.RawBatch, cursor []byte) ([]byte, bool, error) {
+	spec, cl := store.LegacyGenesisSpecKey(), store.GenesisChangeListKey()
+	if cursor != nil {
+		for _, k := range [][]byte{spec, cl} {
+			if err := db.RawCompact(k, append(append([]byte(nil), k...), 0)); err != nil {
+				return nil, false, err
+			}
+		}
+		return nil, true, nil
+	}
+	val, found, err := db.RawGet(spec)
+	if err != nil || !found {
+		return nil, true, err
+	}
+	if err := errors.Join(b.SetGenesisSpec(val), b.Delete(spec), b.Delete(cl)); err != nil {
+		return nil, false, err
+	}
+	return []byte("compact"), false, nil
 }
 
 // Run upgrades db to store.FormatCurrent with All.

@@ -57,7 +57,7 @@ func formatVersion(t *testing.T, db *store.DB) store.FormatVersion {
 // is updated on purpose.
 func TestVersionsPinned(t *testing.T) {
 	const (
-		pinnedCurrent      = 3
+		pinnedCurrent      = 4
 		pinnedMinSupported = 1
 	)
 	pinned := []struct {
@@ -68,6 +68,7 @@ func TestVersionsPinned(t *testing.T) {
 		{1, "initial-schema", store.FormatInitial},
 		{2, "pending-journal", store.FormatPendingJournal},
 		{3, "chain-config", store.FormatChainConfig},
+		{4, "genesis-chunks", store.FormatGenesisChunks},
 	}
 	if store.FormatCurrent != pinnedCurrent || store.FormatMinSupported != pinnedMinSupported {
 		t.Fatalf("store.FormatCurrent = %d, FormatMinSupported = %d; pinned %d, %d: pin the new format",
@@ -300,5 +301,41 @@ func TestInvalidLists(t *testing.T) {
 	}
 	if v := formatVersion(t, db); v != 0 {
 		t.Fatalf("invalid lists changed the version to %d", v)
+	}
+}
+
+// TestGenesisChunks: a format-3 store holding the genesis spec as one
+// value and block 0's change list migrates to the chunked spec (read back
+// byte for byte through a view) without either old key.
+func TestGenesisChunks(t *testing.T) {
+	db := openStore(t, t.TempDir())
+	spec := []byte(`{"config":{"chainId":1},"alloc":"` + strings.Repeat("ab", 100_000) + `"}`)
+	b, err := db.NewRawBatch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(b.Set(store.LegacyGenesisSpecKey(), spec), b.Set(store.ChainConfigKey(), []byte(`{"chainId":1}`)),
+		b.Set(store.GenesisChangeListKey(), []byte{0, 0}), b.SetFormatVersion(store.FormatChainConfig), b.Commit()); err != nil {
+		t.Fatal(err)
+	}
+	if err := Run(db, zerolog.Nop()); err != nil {
+		t.Fatal(err)
+	}
+	if v := formatVersion(t, db); v != store.FormatGenesisChunks {
+		t.Fatalf("version %d", v)
+	}
+	for _, k := range [][]byte{store.LegacyGenesisSpecKey(), store.GenesisChangeListKey()} {
+		if _, found, err := db.RawGet(k); err != nil || found {
+			t.Fatalf("old key %q after migration: found %v, %v", k, found, err)
+		}
+	}
+	v, err := db.View()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	got, err := v.GenesisSpec()
+	if err != nil || string(got) != string(spec) {
+		t.Fatalf("spec after migration: %d bytes (want %d), %v", len(got), len(spec), err)
 	}
 }

@@ -206,6 +206,9 @@ func (db *DB) Close() error {
 		}
 		db.views = nil
 	}
+	if !db.cfg.ReadOnly {
+		db.flushAtClose()
+	}
 	errs = append(errs, db.pdb.Close())
 	db.state.close()
 	if err := errors.Join(errs...); err != nil {
@@ -239,6 +242,46 @@ func (db *DB) Sync() error {
 		return fmt.Errorf("sync store: %w", err)
 	}
 	return nil
+}
+
+// Flush writes the memtables out to sstables and waits for it. Committed
+// batches are durable without it (they are in the WAL, which Open replays);
+// it only spares the next Open that replay: Pebble keeps up to half a
+// memtable (Config.MemtableBytes) of writes in WAL files only, and Open
+// replays them, flushes them and waits for the compactions that flush
+// starts before it returns. Bulk import calls it at the end; Close calls
+// it on a writable store.
+func (db *DB) Flush() error {
+	if err := db.acquire(); err != nil {
+		return err
+	}
+	defer db.mu.RUnlock()
+	if db.cfg.ReadOnly {
+		return nil
+	}
+	if err := db.pdb.Flush(); err != nil {
+		return fmt.Errorf("flush store: %w", err)
+	}
+	return nil
+}
+
+// flushAtClose flushes the memtables before a clean close (see Flush)
+// only when the filesystem reports room for it: at least MinFreeBytes and
+// two memtables free. A flush that hits ENOSPC is retried by Pebble
+// forever, and Pebble's Close waits for it; a filesystem that cannot report
+// its usage is not flushed. A failure is logged, not returned: nothing
+// depends on the flush.
+func (db *DB) flushAtClose() {
+	free, err := db.guard.free()
+	if err != nil || free < max(db.guard.min, 2*db.cfg.MemtableBytes) {
+		return
+	}
+	if db.pdb.Metrics().WAL.Size == 0 { // nothing written since the last flush
+		return
+	}
+	if err := db.pdb.Flush(); err != nil {
+		db.log.Warn().Err(err).Msg("flush at close (the next open replays the write-ahead log)")
+	}
 }
 
 // writeOpts returns the commit options implementing Config.SyncWrites.

@@ -38,7 +38,11 @@
 //     and Reorg (which replaces the blocks above an ancestor with a new
 //     branch in the same single batch: readers see the old chain or the
 //     new one, never a mix).
-//   - Every state version at block N is listed in the change list of N.
+//   - Every state version at block N > 0 is listed in the change list of N
+//     (block 0 is never unwound and has none).
+//   - No value grows with the genesis alloc: the spec is stored in 64 KiB
+//     chunks. A huge value is one sstable block, decompressed whole by
+//     every read that lands beside it.
 //   - Code is content addressed and never deleted.
 //   - Values returned to callers are copies; no Pebble memory escapes.
 //
@@ -49,6 +53,13 @@
 // WAL batch, but the last blocks before a power loss may be missing on
 // restart; the store is then simply at an earlier latest block. Call
 // DB.Sync at the end of an import. Migration batches always fsync.
+//
+// Open replays the WAL files whose writes are not yet in sstables (Pebble
+// flushes a memtable only once half of Config.MemtableBytes is queued),
+// flushes them and waits for the compactions that flush starts. DB.Flush
+// (end of import) and Close (a writable store with room on its disk) flush
+// the memtables so the next open has nothing to replay. Nothing depends on
+// it: after a crash Open replays what is left.
 //
 // # Disk space and read-only stores
 //

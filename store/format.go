@@ -41,6 +41,16 @@ const (
 	// initialised before held only the spec; the migration copies the
 	// spec's "config" object. No layout changed.
 	FormatChainConfig FormatVersion = 3
+	// FormatGenesisChunks (4) keeps no value of the size of the genesis
+	// alloc: the genesis spec is stored in chunks of 64 KiB ('G' + chunk
+	// index) instead of one value under a meta key, and block 0 has no
+	// change list (it is never unwound). Each was one sstable block (140
+	// MB and 52 MB for 1M slots) that every read of a key beside it
+	// decompressed whole: the meta keys and the last header of a level,
+	// read at every open. The migration rewrites the spec in chunks,
+	// deletes both old keys and compacts their ranges so the old blocks
+	// are gone.
+	FormatGenesisChunks FormatVersion = 4
 )
 
 const (
@@ -49,7 +59,7 @@ const (
 	// between FormatMinSupported and FormatCurrent opens, but only the
 	// migrations may touch it (ErrSchemaOutdated) until they bring it to
 	// FormatCurrent.
-	FormatCurrent = FormatChainConfig
+	FormatCurrent = FormatGenesisChunks
 	// FormatMinSupported is the oldest recorded format this binary opens and
 	// migrates. Open refuses an older one (ErrSchemaTooOld); such a store
 	// must be upgraded by an older tipnode first, or re-imported. Raise it
@@ -71,10 +81,13 @@ const (
 // Sections are never removed, even once FormatMinSupported passes their
 // version: they say what an old store holds and why it is refused.
 //
-// No format so far replaced a layout (FormatPendingJournal only added two,
-// FormatChainConfig made an optional key always present),
-// so no section exists yet: a store of any released format holds only
-// layouts that schema.go lists.
+// FormatPendingJournal only added two layouts and FormatChainConfig made an
+// optional key always present; they have no section.
+//
+//	FormatGenesisChunks (4), replacing layouts of FormatChainConfig (3):
+//	  'm' + "genesis-spec" -> opaque genesis spec bytes (genesis JSON), one value
+//	                          (now 'G' + chunk index BE4, moved by migration 4)
+//	  'l' + 0 BE8           -> block 0's change list (no longer written; deleted by migration 4)
 
 // checkFormat reports whether a store recording version v can be opened by a
 // binary supporting the formats min..current: FormatNone (a new store) and

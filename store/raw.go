@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -95,6 +96,23 @@ func (db *DB) RawGet(key []byte) (value []byte, found bool, err error) {
 	}
 	defer db.mu.RUnlock()
 	return getCopy(db.pdb, key)
+}
+
+// RawCompact compacts the key range [start, end) through every level, so
+// that deleted values in it leave the sstables now rather than whenever
+// Pebble would pick the range (a migration that deleted a large value).
+func (db *DB) RawCompact(start, end []byte) error {
+	if err := db.acquire(); err != nil {
+		return err
+	}
+	defer db.mu.RUnlock()
+	if db.cfg.ReadOnly {
+		return ErrReadOnly
+	}
+	if err := db.pdb.Compact(context.Background(), start, end, true); err != nil {
+		return fmt.Errorf("compact store: %w", err)
+	}
+	return nil
 }
 
 // RawScan calls fn with every committed key in [lower, upper) in key order

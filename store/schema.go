@@ -27,22 +27,30 @@ const (
 	prefixTag        byte = 't' // 't' + tag name ("latest"|"safe"|"finalized") -> num BE8; "earliest" (= 0) is not stored
 	prefixCode       byte = 'C' // 'C' + codehash(32)                -> contract code (content addressed, never deleted)
 	prefixMeta       byte = 'm' // 'm' + name                        -> store metadata, see the meta keys below
-	prefixChangeList byte = 'l' // 'l' + num BE8                     -> changed entities of the block, see encodeChangeList
+	prefixChangeList byte = 'l' // 'l' + num BE8                     -> changed entities of the block, see encodeChangeList (none for block 0: never unwound)
 	prefixAccount    byte = 'a' // 'a' + addr(20) + ^num BE8         -> encodeAccount(Account) or deletedMarker (0x00)
 	prefixStorage    byte = 's' // 's' + addr(20) + slot(32) + ^num BE8 -> value with leading zero bytes trimmed (empty = zero)
 	prefixMigration  byte = 'M' // 'M' + format version BE8          -> progress cursor of an unfinished migration to that version
 	prefixPendingHdr byte = 'P' // 'P' + num BE8                     -> RLP(types.Header): header of the open pending block num (at most one; gone when num is written)
 	prefixPendingTx  byte = 'Q' // 'Q' + num BE8 + index BE8         -> tx.MarshalBinary(): pre-confirmed transaction index of pending block num
 	prefixPendingOvr byte = 'O' // 'O' + num BE8 + seq BE8           -> RLP(PendingOverride): dev-chain state change seq of pending block num (tipnode dev only)
+	prefixGenesisSpc byte = 'G' // 'G' + chunk index BE4             -> the next genesisSpecChunk bytes of the genesis spec (genesis JSON) stored by WriteGenesis; chunks 0..n-1, all full but the last
 )
 
 // Meta keys ('m' + name).
 var (
 	keySchemaVersion = []byte("mschema-version") // -> FormatVersion of the data, BE8 (absent = FormatNone)
-	keyGenesisSpec   = []byte("mgenesis-spec")   // -> opaque genesis spec bytes (genesis JSON) stored by WriteGenesis
 	keyChainConfig   = []byte("mchain-config")   // -> opaque chain config bytes (JSON) stored by WriteGenesis (in stores initialised before format 3, by that migration)
 	keyChainEpoch    = []byte("mchain-epoch")    // -> BE8 counter of unwinds and reorgs (absent = 0), bumped in their batch; keys the state cache (statecache.go)
 )
+
+// genesisSpecChunk is the size of the genesis spec's chunks ('G' keys). A
+// spec with a large alloc is hundreds of MB: as one value it made one
+// sstable block of that size, decompressed whole by every read that lands
+// in it (the meta keys around it: format version, chain config, epoch);
+// chunks keep every block near Config's block size and the spec away from
+// the keys read at open.
+const genesisSpecChunk = 64 << 10
 
 // Fixed key lengths and the length of the entity part of versioned keys.
 const (
@@ -96,10 +104,20 @@ func changeListKey(num uint64) []byte {
 	return binary.BigEndian.AppendUint64([]byte{prefixChangeList}, num)
 }
 
-// GenesisSpecKey and ChainConfigKey are the keys of the stored genesis spec
-// and chain config, for the migration that derives the one from the other.
-func GenesisSpecKey() []byte { return append([]byte(nil), keyGenesisSpec...) }
-func ChainConfigKey() []byte { return append([]byte(nil), keyChainConfig...) }
+// LegacyGenesisSpecKey and ChainConfigKey are the keys of the genesis spec
+// as stores before FormatGenesisChunks hold it (one value) and of the chain
+// config, for the migrations that derive the config from the spec and chunk
+// the spec.
+func LegacyGenesisSpecKey() []byte { return []byte("mgenesis-spec") }
+func ChainConfigKey() []byte       { return append([]byte(nil), keyChainConfig...) }
+
+// GenesisChangeListKey is the key of block 0's change list, which stores
+// before FormatGenesisChunks hold (migration 4 deletes it).
+func GenesisChangeListKey() []byte { return changeListKey(0) }
+
+func genesisSpecKey(chunk uint32) []byte {
+	return binary.BigEndian.AppendUint32([]byte{prefixGenesisSpc}, chunk)
+}
 
 // MigrationCursorKey is the key under which the migrations package keeps the
 // progress cursor of an unfinished migration to format version v.

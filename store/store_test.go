@@ -839,3 +839,28 @@ func TestConcurrentReadsAndWrites(t *testing.T) {
 		}
 	}
 }
+
+// TestGenesisSpecChunks: specs of 0, 1, exactly one chunk, and several
+// chunks plus one byte read back byte for byte; block 0 has no change list.
+func TestGenesisSpecChunks(t *testing.T) {
+	for _, n := range []int{0, 1, genesisSpecChunk, 3*genesisSpecChunk + 1} {
+		db := openTest(t)
+		spec := make([]byte, n)
+		for i := range spec {
+			spec[i] = byte(i * 7)
+		}
+		g := types.NewBlockWithHeader(&types.Header{Number: bigInt(0), Difficulty: bigInt(1)})
+		if err := db.WriteGenesis(&BlockWrite{Block: g, Diff: NewStateDiff()}, spec, []byte(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+		withView(t, db, func(v View) {
+			got, err := v.GenesisSpec()
+			if err != nil || !bytes.Equal(got, spec) {
+				t.Fatalf("%d bytes: read %d bytes, %v", n, len(got), err)
+			}
+		})
+		if _, found, err := db.RawGet(GenesisChangeListKey()); err != nil || found {
+			t.Fatalf("block 0 change list: found %v, %v", found, err)
+		}
+	}
+}

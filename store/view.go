@@ -277,7 +277,11 @@ func (v *view) Tag(tag Tag) (uint64, error) {
 }
 
 func (v *view) GenesisSpec() ([]byte, error) {
-	return v.mustGet(keyGenesisSpec, "genesis spec")
+	if err := v.enter(); err != nil {
+		return nil, err
+	}
+	defer v.exit()
+	return readGenesisSpec(v.snap)
 }
 
 func (v *view) ChainConfig() ([]byte, error) {

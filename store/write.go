@@ -97,7 +97,7 @@ func (db *DB) WriteGenesis(w *BlockWrite, spec, config []byte) error {
 			err = errors.Join(err, b.Set(tagKey(tag), be8(0), nil))
 		}
 		err = errors.Join(err,
-			b.Set(keyGenesisSpec, spec, nil),
+			stageGenesisSpec(b, spec),
 			b.Set(keyChainConfig, config, nil),
 			b.Set(keySchemaVersion, be8(uint64(FormatCurrent)), nil))
 	}
@@ -269,6 +269,12 @@ func (db *DB) stageDiff(b *pebble.Batch, diff *StateDiff, num uint64, wipe bool,
 			sw.addCode(codeKey(hash), code)
 			err = errors.Join(err, b.Set(codeKey(hash), code, nil))
 		}
+	}
+	if num == 0 {
+		// Block 0 is never unwound, and its list is the whole genesis
+		// alloc: as one value, one huge sstable block that every read
+		// landing beside it decompressed whole.
+		return err
 	}
 	return errors.Join(err, b.Set(changeListKey(num), encodeChangeList(cl), nil))
 }

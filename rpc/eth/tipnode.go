@@ -3,7 +3,7 @@ package eth
 // tipnode's own methods and the sync status source.
 //
 // tipnode_genesis answers the genesis spec the node was initialised with
-// (go-ethereum's genesis JSON, as stored): a follower initialises its
+// (go-ethereum's genesis JSON, as stored, read from the store per call): a follower initialises its
 // store from it (tipnode init --genesis-from URL). debug_getRawBlock
 // answers a canonical block's RLP, as go-ethereum does: followers of a
 // tipnode fetch raw blocks (cheaper to encode and decode than JSON).
@@ -31,10 +31,22 @@ func (a *API) tipnodeGenesis(ctx context.Context, p rpc.Params) (any, error) {
 	if err := p.AtMost(0); err != nil {
 		return nil, err
 	}
-	if !json.Valid(a.genesis.Spec) {
+	// Read from the store on each call: a node loads only the chain config
+	// and block 0 at start (chain.LoadGenesis), never the spec, which is
+	// hundreds of MB for a large alloc.
+	r, err := a.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	spec, err := r.View.GenesisSpec()
+	if err != nil {
+		return nil, err
+	}
+	if !json.Valid(spec) {
 		return nil, errors.New("the stored genesis spec is not JSON")
 	}
-	return json.RawMessage(a.genesis.Spec), nil
+	return json.RawMessage(spec), nil
 }
 
 // rawBlock: debug_getRawBlock(block): the RLP of a canonical block (null

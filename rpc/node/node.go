@@ -44,7 +44,7 @@ type Config struct {
 	// is [] and the signing methods are refused).
 	DevKeys []*ecdsa.PrivateKey
 	// PreloadKZG loads go-ethereum's KZG trusted setup in the background
-	// at Start, so that the first blob transaction is verified at once
+	// once Start has the server running, so that the first blob transaction is verified at once
 	// instead of waiting for the setup (seconds). Default false; the CLI
 	// sets it for chains that schedule Cancun.
 	PreloadKZG bool
@@ -318,11 +318,9 @@ func New(cfg Config, db *store.DB, g *chain.Genesis, clock pending.Clock, log ze
 // snapshot before returning) or the follower (which checks the upstream's
 // chain id and genesis before returning, then follows in the background)
 // with, on a replica, the pre-confirmation driver and its stream client
-// (they run on the node's pending clock), and then the RPC server.
+// (they run on the node's pending clock), and then the RPC server; with
+// PreloadKZG, the KZG setup loads in the background once the server runs.
 func (n *Node) Start() error {
-	if n.cfg.PreloadKZG {
-		go kzg4844.BlobToCommitment(new(kzg4844.Blob)) // the first use loads the setup
-	}
 	n.Writer.Start()
 	if n.Stream != nil {
 		n.Stream.Start() // before any driver publishes: the stream starts at an index 0
@@ -357,6 +355,11 @@ func (n *Node) Start() error {
 		n.stopStream()
 		n.Writer.Stop()
 		return errors.Join(err, err2)
+	}
+	if n.cfg.PreloadKZG {
+		// The first use loads the setup: about 2 s of CPU, started once
+		// the node serves so that it does not delay the start.
+		go kzg4844.BlobToCommitment(new(kzg4844.Blob))
 	}
 	return nil
 }
