@@ -257,7 +257,7 @@ func simulateBody(b *testing.B, token abi.ABI, blocks, calls int) string {
 }
 
 // benchSimulateHandler runs eth_simulateV1 with params through the handler
-// and encodes the result as the server does (json.Marshal), b.N times.
+// and encodes the result as the server does, b.N times.
 func benchSimulateHandler(b *testing.B, api *API, params string) {
 	var raw []json.RawMessage
 	if err := json.Unmarshal([]byte(params), &raw); err != nil {
@@ -269,7 +269,7 @@ func benchSimulateHandler(b *testing.B, api *API, params string) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		out, err := json.Marshal(res)
+		out, err := encodeLikeServer(res)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -74,6 +74,19 @@ type simCallError struct {
 
 // simulateV1 implements eth_simulateV1(payload, block?).
 func (a *API) simulateV1(ctx context.Context, p rpc.Params) (any, error) {
+	res, err := a.simulate(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	b, err := res.encode()
+	if err != nil {
+		return nil, err
+	}
+	return rpc.RawResult(b), nil
+}
+
+// simulate runs eth_simulateV1 and returns the simulated blocks.
+func (a *API) simulate(ctx context.Context, p rpc.Params) (simResult, error) {
 	if err := p.AtMost(2); err != nil {
 		return nil, err
 	}
