@@ -118,6 +118,7 @@ func (a *API) simulate(ctx context.Context, p rpc.Params) (simResult, error) {
 		budget:   a.cfg.GasCap,
 		validate: in.Validation,
 		trace:    in.TraceTransfers,
+		hasher:   trie.NewStackTrie(nil),
 	}
 	blocks, err := sim.plan(in.BlockStateCalls)
 	if err != nil {
@@ -166,6 +167,7 @@ type simulator struct {
 	budget   uint64 // what is left of the request's gas cap
 	validate bool
 	trace    bool
+	hasher   *trie.StackTrie // derives every block's tx and receipt roots (DeriveSha resets it)
 }
 
 // plannedBlock is one block to simulate: its preliminary header (number,
@@ -451,7 +453,7 @@ func (sim *simulator) processBlock(ctx context.Context, pb plannedBlock) (*simBl
 		header.RequestsHash = &h
 	}
 	header.Root = common.Hash{} // simulation commits nothing to a trie
-	block := types.NewBlock(header, body, proc.Receipts(), trie.NewStackTrie(nil))
+	block := types.NewBlock(header, body, proc.Receipts(), sim.hasher)
 	hash := block.Hash()
 	for i := range results {
 		for _, l := range results[i].Logs {
