@@ -114,7 +114,7 @@ func (a *API) simulate(ctx context.Context, p rpc.Params) (simResult, error) {
 		config:   a.exec.Config(),
 		base:     blk.Header,
 		state:    chain.NewStateDB(blk.State()),
-		headers:  newSimHeaders(blk.Header, blk.Headers),
+		headers:  newSimHeaders(blk.Header, blk.Hash(), blk.Headers),
 		budget:   a.cfg.GasCap,
 		validate: in.Validation,
 		trace:    in.TraceTransfers,
@@ -616,8 +616,9 @@ type simHeaders struct {
 	hashes   []common.Hash // hashes[i] is sim[i]'s
 }
 
-func newSimHeaders(base *types.Header, below chain.HeaderSource) *simHeaders {
-	return &simHeaders{base: base, baseHash: base.Hash(), below: below}
+// newSimHeaders starts the simulated chain on base, whose hash is baseHash.
+func newSimHeaders(base *types.Header, baseHash common.Hash, below chain.HeaderSource) *simHeaders {
+	return &simHeaders{base: base, baseHash: baseHash, below: below}
 }
 
 // last is the newest block and its hash: the parent of the next simulated

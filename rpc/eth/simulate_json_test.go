@@ -90,3 +90,27 @@ func TestSimulateJSONMatchesMaps(t *testing.T) {
 	}
 	t.Logf("%d simulate results compared", checked)
 }
+
+// TestReadContextHash: a ReadContext's hash (the in-memory head's for
+// latest, which eth_simulateV1 takes as its first block's parent hash) is
+// its header's, for every kind of selector.
+func TestReadContextHash(t *testing.T) {
+	db, g := chaintest.ImportedStore(t)
+	w := chaintest.StartWriter(t, db, g)
+	mgr := pending.NewManager(w, g.Config, pending.HeaderParams{}, nil, nil)
+	api, err := NewAPI(DefaultAPIConfig(), g, chain.NewExecutor(g.Config), mgr, w, nil, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := uint64(1)
+	for _, sel := range []BlockSelector{{Tag: TagLatest}, {Tag: TagPending}, {Tag: TagEarliest}, {Number: &one}} {
+		rc, err := api.Resolve(context.Background(), sel)
+		if err != nil {
+			t.Fatalf("%+v: %v", sel, err)
+		}
+		if got, want := rc.Hash(), rc.Header.Hash(); got != want {
+			t.Errorf("%+v: hash %s, header hashes to %s", sel, got, want)
+		}
+		rc.Close()
+	}
+}
