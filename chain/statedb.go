@@ -541,7 +541,8 @@ func (s *StateDB) AddSlotToAccessList(addr common.Address, slot common.Hash) {
 	s.journal = append(s.journal, journalEntry{addr: addr, kind: jAccessSlot, slot: slot})
 }
 
-// AccessList returns the current access list (for eth_createAccessList).
+// AccessList returns the current access list (for eth_createAccessList):
+// the live map, valid until the next Prepare.
 func (s *StateDB) AccessList() map[common.Address]map[common.Hash]struct{} { return s.accessAdr }
 
 // Prepare resets the per-transaction access list and transient storage, as
@@ -549,8 +550,16 @@ func (s *StateDB) AccessList() map[common.Address]map[common.Hash]struct{} { ret
 func (s *StateDB) Prepare(rules params.Rules, sender, coinbase common.Address, dst *common.Address, precompiles []common.Address, list types.AccessList) {
 	if rules.IsEIP2929 {
 		// A fresh list, not journaled (as go-ethereum's): nothing can revert
-		// to before Prepare within the transaction.
-		al := make(map[common.Address]map[common.Hash]struct{}, len(precompiles)+len(list)+3)
+		// to before Prepare within the transaction. The previous
+		// transaction's map is cleared and refilled rather than allocated
+		// again (a block of many calls, e.g. eth_simulateV1, prepares
+		// one per call and per system call); nothing keeps it.
+		al := s.accessAdr
+		if al == nil {
+			al = make(map[common.Address]map[common.Hash]struct{}, len(precompiles)+len(list)+3)
+		} else {
+			clear(al)
+		}
 		al[sender] = nil
 		if dst != nil {
 			al[*dst] = nil

@@ -37,8 +37,10 @@
 //	…
 //	err = srv.Stop(ctx)
 //
-// Handlers return (result, nil) or (nil, error). Errors become JSON-RPC
-// errors: an *Error (see errors.go for constructors and every code used by
+// Handlers return (result, nil) or (nil, error). A result is encoded with
+// encoding/json, except a RawResult: JSON the handler wrote itself, sent as
+// is (encoding/json would validate and compact it once more). Errors
+// become JSON-RPC errors: an *Error (see errors.go for constructors and every code used by
 // tipnode) is sent as is; other errors go through the mapper set with
 // SetErrorMapper, then ErrorCoder, then context.DeadlineExceeded becomes
 // CodeTimeout (-32002), and anything else is CodeInternal (-32603). A

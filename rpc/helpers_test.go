@@ -81,6 +81,7 @@ func registerTestMethods(s *Server) {
 		return v, nil
 	})
 	s.Register("nil", func(ctx context.Context, p Params) (any, error) { return nil, nil })
+	s.Register("raw", func(ctx context.Context, p Params) (any, error) { return RawResult(`{"b":[1,2],"a":"x"}`), nil })
 	s.Register("word", func(ctx context.Context, p Params) (any, error) {
 		var w hexWord
 		if err := p.Decode(0, "slot", &w); err != nil {

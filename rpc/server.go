@@ -615,7 +615,15 @@ func (s *Server) call(ctx context.Context, r *request, ss *session, release func
 			}
 			return
 		}
-		b, merr := json.Marshal(res)
+		var (
+			b    []byte
+			merr error
+		)
+		if raw, ok := res.(RawResult); ok {
+			b = raw
+		} else {
+			b, merr = json.Marshal(res)
+		}
 		if merr != nil {
 			s.log.Error().Str("method", r.method).Err(merr).Msg("rpc result not marshallable")
 			o.err = ErrInternal("internal error: result cannot be encoded")

@@ -35,6 +35,8 @@ func TestEnvelope(t *testing.T) {
 			`{"jsonrpc":"2.0","id":2,"result":null}`},
 		{"null result", `{"jsonrpc":"2.0","id":3,"method":"nil","params":[]}`,
 			`{"jsonrpc":"2.0","id":3,"result":null}`},
+		{"raw result sent as is", `{"jsonrpc":"2.0","id":3,"method":"raw","params":[]}`,
+			`{"jsonrpc":"2.0","id":3,"result":{"b":[1,2],"a":"x"}}`},
 		{"unknown members ignored", `{"jsonrpc":"2.0","id":3,"method":"nil","extra":{}}`,
 			`{"jsonrpc":"2.0","id":3,"result":null}`},
 		{"notification", `{"jsonrpc":"2.0","method":"echo","params":[1]}`, ``},

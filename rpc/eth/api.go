@@ -298,6 +298,16 @@ type ReadContext struct {
 	Pending *pending.Snapshot  // non-nil when the selector resolved to the pending layer
 	Headers chain.HeaderSource // resolves ancestors (BLOCKHASH)
 	state   chain.Backend
+	hash    common.Hash // Header's hash when known without hashing (latest: the head's); else zero
+}
+
+// Hash is Header's hash: the in-memory head's for `latest`, otherwise
+// computed (once per ReadContext).
+func (rc *ReadContext) Hash() common.Hash {
+	if rc.hash == (common.Hash{}) {
+		rc.hash = rc.Header.Hash()
+	}
+	return rc.hash
 }
 
 // State returns the state to read or execute on: the post-state of Header
@@ -374,7 +384,11 @@ func (a *API) resolve(r *pending.Read, sel BlockSelector) (*ReadContext, error) 
 		case TagFinalized:
 			return a.atHeader(r, headers, r.Head.Finalized())
 		default: // latest
-			return a.atHeader(r, headers, r.Head.Header())
+			rc, err := a.atHeader(r, headers, r.Head.Header())
+			if err == nil {
+				rc.hash = r.Head.Hash()
+			}
+			return rc, err
 		}
 	}
 	h, err := headers.HeaderByNumber(number)

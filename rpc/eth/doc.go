@@ -21,8 +21,10 @@
 // Method groups, one file each: eth_state.go (balance, code, nonce,
 // storage), eth_call.go and callmsg.go (call defaults and fee semantics
 // shared by eth_call, eth_estimateGas, eth_createAccessList and
-// eth_simulateV1), eth_estimate.go, eth_accesslist.go, simulate*.go,
-// eth_chain.go and marshal.go (blocks, transactions, receipts in
+// eth_simulateV1), eth_estimate.go, eth_accesslist.go, simulate*.go
+// (simulate_decode.go decodes eth_simulateV1's payload mostly without
+// encoding/json; simulate_json.go writes its result without reflection and
+// returns it as an rpc.RawResult), eth_chain.go and marshal.go (blocks, transactions, receipts in
 // go-ethereum's JSON shapes), eth_logs.go and heads.go (eth_getLogs,
 // newHeads/logs subscriptions), eth_fees.go, eth_config.go, eth_send.go,
 // eth_pending.go (pre-confirmation subscriptions), tipnode.go

@@ -4,6 +4,7 @@ package eth
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/big"
@@ -28,6 +29,7 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/pending/devnet"
+	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/store"
 )
 
@@ -78,6 +80,14 @@ func benchContract(b *testing.B, name string) ([]byte, abi.ABI) {
 // and multicall; it returns a keep-alive client, the URL and the ABIs.
 func readPathNode(b *testing.B) (*http.Client, string, abi.ABI, abi.ABI) {
 	b.Helper()
+	_, client, url, tokenABI, mcABI := readPathAPI(b)
+	return client, url, tokenABI, mcABI
+}
+
+// readPathAPI is readPathNode that also returns the node's API, for
+// benchmarks that call a handler directly.
+func readPathAPI(b *testing.B) (*API, *http.Client, string, abi.ABI, abi.ABI) {
+	b.Helper()
 	tokenCode, tokenABI := benchContract(b, "BenchToken")
 	mcCode, mcABI := benchContract(b, "Multicall")
 	spec, err := devnet.Genesis(devnet.GenesisConfig{ChainID: 1337})
@@ -100,9 +110,9 @@ func readPathNode(b *testing.B) (*http.Client, string, abi.ABI, abi.ABI) {
 	}
 	db, gen, w := chaintest.InitStore(b, spec)
 	w.Stop() // startNode starts its own writer
-	_, url := startNode(b, db, gen, nil)
+	api, url := startNode(b, db, gen, nil)
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-	return client, url, tokenABI, mcABI
+	return api, client, url, tokenABI, mcABI
 }
 
 // runRequest is benchRequest on a given node.
@@ -363,4 +373,123 @@ func BenchmarkHTTPBalanceOfRandom(b *testing.B) {
 	runRequests(b, client, url, pastBodies(true, func(h common.Address, block string) string {
 		return callBody(readToken, mustPack(b, token, "balanceOf", h), block)
 	}))
+}
+
+// simulateBody is the side-by-side benchmark's eth_simulateV1 request
+// (cmd/benchgeth/chaingen requests.go, simulate): a token holder, its ether
+// set by a state override in the first block, sends tokens to another
+// holder and ether to a fresh address in each of blocks blocks; with 3 calls
+// a block, the third reads the recipient's token balance. traceTransfers on.
+// The token amount is smaller than the benchmark chain's (the holders here
+// hold less); the paths taken are the same.
+func simulateBody(b *testing.B, token abi.ABI, blocks, calls int) string {
+	from := readHolder(3)
+	amount := big.NewInt(1000)
+	value := new(big.Int).Div(big.NewInt(1e18), big.NewInt(10))
+	type call struct {
+		From  common.Address `json:"from"`
+		To    common.Address `json:"to"`
+		Data  hexutil.Bytes  `json:"data,omitempty"`
+		Value *hexutil.Big   `json:"value,omitempty"`
+	}
+	type block struct {
+		StateOverrides map[common.Address]map[string]*hexutil.Big `json:"stateOverrides,omitempty"`
+		Calls          []call                                     `json:"calls"`
+	}
+	var bsc []block
+	for i := range blocks {
+		to := readHolder(100 + i)
+		payee := common.BytesToAddress(crypto.Keccak256([]byte(fmt.Sprintf("payee-%d", i)))[12:])
+		blk := block{Calls: []call{
+			{From: from, To: readToken, Data: mustPack(b, token, "transfer", to, amount)},
+			{From: from, To: payee, Value: (*hexutil.Big)(value)},
+		}}
+		if calls > 2 {
+			blk.Calls = append(blk.Calls, call{From: from, To: readToken, Data: mustPack(b, token, "balanceOf", to)})
+		}
+		if i == 0 {
+			blk.StateOverrides = map[common.Address]map[string]*hexutil.Big{from: {"balance": (*hexutil.Big)(new(big.Int).Mul(big.NewInt(1000), big.NewInt(1e18)))}}
+		}
+		bsc = append(bsc, blk)
+	}
+	params, err := json.Marshal([]any{map[string]any{"blockStateCalls": bsc, "traceTransfers": true}, "latest"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return string(params)
+}
+
+// benchSimulateHandler runs eth_simulateV1 with params through the handler
+// and encodes the result as the server does, b.N times.
+func benchSimulateHandler(b *testing.B, api *API, params string) {
+	var raw []json.RawMessage
+	if err := json.Unmarshal([]byte(params), &raw); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	run := func() []byte {
+		res, err := api.simulateV1(ctx, rpc.NewParams(raw...))
+		if err != nil {
+			b.Fatal(err)
+		}
+		out, err := encodeLikeServer(res)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return out
+	}
+	checkSimulateOK(b, run())
+	b.ReportAllocs()
+	cpu0 := processCPU(b)
+	b.ResetTimer()
+	for range b.N {
+		run()
+	}
+	b.StopTimer()
+	// CPU time of the process per request (GC included): on a shared
+	// machine it is steadier than the wall time.
+	b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+// checkSimulateOK fails unless every call of a simulate result succeeded.
+func checkSimulateOK(b *testing.B, result []byte) {
+	b.Helper()
+	var blocks []struct {
+		Calls []struct {
+			Status string `json:"status"`
+		} `json:"calls"`
+	}
+	if err := json.Unmarshal(result, &blocks); err != nil || len(blocks) == 0 {
+		b.Fatalf("bad simulate result %s: %v", result, err)
+	}
+	for i, blk := range blocks {
+		for j, c := range blk.Calls {
+			if c.Status != "0x1" {
+				b.Fatalf("block %d call %d failed: %s", i, j, result)
+			}
+		}
+	}
+}
+
+// BenchmarkSimulateBench1 / BenchmarkSimulateBench3x3: the side-by-side
+// benchmark's simulate1 and simulate3x3 requests through the handler.
+func BenchmarkSimulateBench1(b *testing.B) {
+	api, _, _, token, _ := readPathAPI(b)
+	benchSimulateHandler(b, api, simulateBody(b, token, 1, 2))
+}
+
+func BenchmarkSimulateBench3x3(b *testing.B) {
+	api, _, _, token, _ := readPathAPI(b)
+	benchSimulateHandler(b, api, simulateBody(b, token, 3, 3))
+}
+
+// BenchmarkHTTPSimulate1 / BenchmarkHTTPSimulate3x3: the same over HTTP.
+func BenchmarkHTTPSimulate1(b *testing.B) {
+	_, client, url, token, _ := readPathAPI(b)
+	runRequest(b, client, url, `{"jsonrpc":"2.0","id":1,"method":"eth_simulateV1","params":`+simulateBody(b, token, 1, 2)+`}`)
+}
+
+func BenchmarkHTTPSimulate3x3(b *testing.B) {
+	_, client, url, token, _ := readPathAPI(b)
+	runRequest(b, client, url, `{"jsonrpc":"2.0","id":1,"method":"eth_simulateV1","params":`+simulateBody(b, token, 3, 3)+`}`)
 }

@@ -74,6 +74,19 @@ type simCallError struct {
 
 // simulateV1 implements eth_simulateV1(payload, block?).
 func (a *API) simulateV1(ctx context.Context, p rpc.Params) (any, error) {
+	res, err := a.simulate(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	b, err := res.encode()
+	if err != nil {
+		return nil, err
+	}
+	return rpc.RawResult(b), nil
+}
+
+// simulate runs eth_simulateV1 and returns the simulated blocks.
+func (a *API) simulate(ctx context.Context, p rpc.Params) (simResult, error) {
 	if err := p.AtMost(2); err != nil {
 		return nil, err
 	}
@@ -101,22 +114,24 @@ func (a *API) simulateV1(ctx context.Context, p rpc.Params) (any, error) {
 		config:   a.exec.Config(),
 		base:     blk.Header,
 		state:    chain.NewStateDB(blk.State()),
-		headers:  newSimHeaders(blk.Header, blk.Headers),
+		headers:  newSimHeaders(blk.Header, blk.Hash(), blk.Headers),
 		budget:   a.cfg.GasCap,
 		validate: in.Validation,
 		trace:    in.TraceTransfers,
+		hasher:   trie.NewStackTrie(nil),
 	}
 	blocks, err := sim.plan(in.BlockStateCalls)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]any, 0, len(blocks))
+	out := make(simResult, 0, len(blocks))
 	for _, pb := range blocks {
-		block, calls, senders, err := sim.processBlock(ctx, pb)
+		res, err := sim.processBlock(ctx, pb)
 		if err != nil {
 			return nil, sim.abort(ctx, err)
 		}
-		out = append(out, sim.marshal(block, calls, senders, in.ReturnFullTransactions))
+		res.fullTx = in.ReturnFullTransactions
+		out = append(out, res)
 	}
 	return out, nil
 }
@@ -152,6 +167,7 @@ type simulator struct {
 	budget   uint64 // what is left of the request's gas cap
 	validate bool
 	trace    bool
+	hasher   *trie.StackTrie // derives every block's tx and receipt roots (DeriveSha resets it)
 }
 
 // plannedBlock is one block to simulate: its preliminary header (number,
@@ -284,12 +300,12 @@ func (sim *simulator) prelimHeader(prev *types.Header, ov *BlockOverrides) (*typ
 }
 
 // processBlock executes one planned block on the shared state and returns
-// the assembled block, the call results and the senders of its calls.
-func (sim *simulator) processBlock(ctx context.Context, pb plannedBlock) (*types.Block, []simCallResult, []common.Address, error) {
-	parent := sim.headers.last()
+// the assembled block with its call results and the senders of its calls.
+func (sim *simulator) processBlock(ctx context.Context, pb plannedBlock) (*simBlockResult, error) {
+	parent, parentHash := sim.headers.last()
 	header := pb.header
 	ov := pb.in.BlockOverrides
-	header.ParentHash = parent.Hash()
+	header.ParentHash = parentHash
 	if sim.config.IsLondon(header.Number) && header.BaseFee == nil {
 		// Without validation the base fee is zero unless overridden, so
 		// calls without fee fields run (gasPrice 0 < baseFee otherwise).
@@ -312,10 +328,10 @@ func (sim *simulator) processBlock(ctx context.Context, pb plannedBlock) (*types
 
 	ovs, err := chainOverrides(pb.in.StateOverrides)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	if err := chain.ApplyStateOverridesWith(sim.state, ovs, precompiles, chain.OverrideOptions{AllowSharedMoveTarget: true}); err != nil {
-		return nil, nil, nil, overrideError(err)
+		return nil, overrideError(err)
 	}
 
 	// Post-Amsterdam the protocol itself logs every ETH transfer (EIP-7708).
@@ -332,6 +348,7 @@ func (sim *simulator) processBlock(ctx context.Context, pb plannedBlock) (*types
 	}
 	sim.state.SetLogCount(0)
 	proc := sim.api.exec.NewBlockProcessorWith(header, parent, common.Hash{}, sim.state, sim.headers, opts)
+	defer proc.EVM().Release() // its 32 KiB stack arena goes back to go-ethereum's pool
 
 	var (
 		calls   = pb.in.Calls
@@ -343,11 +360,11 @@ func (sim *simulator) processBlock(ctx context.Context, pb plannedBlock) (*types
 		call := calls[i] // a copy: defaults are filled in place
 		capped, err := sim.callDefaults(&call, header, proc, rules)
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, err
 		}
 		msg, err := newMessage(&call, header.BaseFee, false, false) // proc skips the checks without validation
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, err
 		}
 		tx := simTransaction(&call)
 		txs[i], senders[i] = tx, msg.From
@@ -361,18 +378,18 @@ func (sim *simulator) processBlock(ctx context.Context, pb plannedBlock) (*types
 		if err := sim.api.runCancellable(ctx, proc.EVM(), sim.state, func() {
 			receipt, result, applyErr = proc.ApplyMessage(tx, msg)
 		}); err != nil {
-			return nil, nil, nil, err
+			return nil, err
 		}
 		var refused *chain.TxError
 		switch {
 		case errors.As(applyErr, &refused):
-			return nil, nil, nil, simTxError(refused.Err, msg.GasLimit)
+			return nil, simTxError(refused.Err, msg.GasLimit)
 		case applyErr != nil:
-			return nil, nil, nil, applyErr
+			return nil, applyErr
 		}
 
 		if result.UsedGas > sim.budget {
-			return nil, nil, nil, rpc.ErrServer(fmt.Sprintf("RPC gas cap exhausted: need %d, remaining %d", result.UsedGas, sim.budget))
+			return nil, rpc.ErrServer(fmt.Sprintf("RPC gas cap exhausted: need %d, remaining %d", result.UsedGas, sim.budget))
 		}
 		sim.budget -= result.UsedGas
 
@@ -422,29 +439,30 @@ func (sim *simulator) processBlock(ctx context.Context, pb plannedBlock) (*types
 	if err := sim.api.runCancellable(ctx, proc.EVM(), sim.state, func() {
 		requests, finishErr = proc.Finish(body.Withdrawals, nil)
 	}); err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	if finishErr != nil {
 		// Finish names the block; report core's error under the simulated one.
 		if inner := errors.Unwrap(finishErr); inner != nil {
 			finishErr = inner
 		}
-		return nil, nil, nil, rpc.ErrServer(fmt.Sprintf("simulated block %d: %v", header.Number, finishErr))
+		return nil, rpc.ErrServer(fmt.Sprintf("simulated block %d: %v", header.Number, finishErr))
 	}
 	if requests != nil {
 		h := types.CalcRequestsHash(requests)
 		header.RequestsHash = &h
 	}
 	header.Root = common.Hash{} // simulation commits nothing to a trie
-	block := types.NewBlock(header, body, proc.Receipts(), trie.NewStackTrie(nil))
+	block := types.NewBlock(header, body, proc.Receipts(), sim.hasher)
 	hash := block.Hash()
 	for i := range results {
 		for _, l := range results[i].Logs {
 			l.BlockHash = hash
 		}
 	}
-	sim.headers.add(block.Header())
-	return block, results, senders, nil
+	bh := block.Header()
+	sim.headers.add(bh, hash)
+	return &simBlockResult{block: block, header: bh, hash: hash, calls: results, senders: senders, config: sim.config}, nil
 }
 
 // callDefaults fills a call's defaults like the reference client: nonce
@@ -587,24 +605,6 @@ func (sim *simulator) abort(ctx context.Context, err error) error {
 	return err
 }
 
-// marshal encodes a simulated block like a full block plus its calls.
-// Calls are unsigned: full transaction objects get their sender from the
-// call.
-func (sim *simulator) marshal(b *types.Block, calls []simCallResult, senders []common.Address, fullTx bool) map[string]any {
-	m := marshalBlock(b, true, fullTx, sim.config)
-	if fullTx {
-		if txs, ok := m["transactions"].([]any); ok {
-			for i, tx := range txs {
-				if rt, ok := tx.(*rpcTransaction); ok && i < len(senders) {
-					rt.From = senders[i]
-				}
-			}
-		}
-	}
-	m["calls"] = calls
-	return m
-}
-
 // simHeaders resolves headers for the simulated chain: the simulated blocks
 // so far, the base block (which, for pending, is not in the store) and the
 // canonical chain below the base.
@@ -613,32 +613,37 @@ type simHeaders struct {
 	baseHash common.Hash
 	below    chain.HeaderSource
 	sim      []*types.Header
-	byHash   map[common.Hash]*types.Header
+	hashes   []common.Hash // hashes[i] is sim[i]'s
 }
 
-func newSimHeaders(base *types.Header, below chain.HeaderSource) *simHeaders {
-	return &simHeaders{base: base, baseHash: base.Hash(), below: below, byHash: make(map[common.Hash]*types.Header)}
+// newSimHeaders starts the simulated chain on base, whose hash is baseHash.
+func newSimHeaders(base *types.Header, baseHash common.Hash, below chain.HeaderSource) *simHeaders {
+	return &simHeaders{base: base, baseHash: baseHash, below: below}
 }
 
-// last is the newest block: the parent of the next simulated block.
-func (s *simHeaders) last() *types.Header {
+// last is the newest block and its hash: the parent of the next simulated
+// block.
+func (s *simHeaders) last() (*types.Header, common.Hash) {
 	if n := len(s.sim); n > 0 {
-		return s.sim[n-1]
+		return s.sim[n-1], s.hashes[n-1]
 	}
-	return s.base
+	return s.base, s.baseHash
 }
 
-func (s *simHeaders) add(h *types.Header) {
+// add appends the next simulated block's header; hash is its hash.
+func (s *simHeaders) add(h *types.Header, hash common.Hash) {
 	s.sim = append(s.sim, h)
-	s.byHash[h.Hash()] = h
+	s.hashes = append(s.hashes, hash)
 }
 
 func (s *simHeaders) HeaderByHash(hash common.Hash) (*types.Header, error) {
 	if hash == s.baseHash {
 		return s.base, nil
 	}
-	if h, ok := s.byHash[hash]; ok {
-		return h, nil
+	for i, h := range s.hashes {
+		if h == hash {
+			return s.sim[i], nil
+		}
 	}
 	return s.below.HeaderByHash(hash)
 }

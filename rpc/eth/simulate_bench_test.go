@@ -35,7 +35,7 @@ func benchSimulate(b *testing.B, params string) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		out, err := json.Marshal(res)
+		out, err := encodeLikeServer(res)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -62,6 +62,14 @@ func benchSimulate(b *testing.B, params string) {
 	for range b.N {
 		run()
 	}
+}
+
+// encodeLikeServer encodes a handler's result as rpc.Server does.
+func encodeLikeServer(res any) ([]byte, error) {
+	if raw, ok := res.(rpc.RawResult); ok {
+		return raw, nil
+	}
+	return json.Marshal(res)
 }
 
 // BenchmarkSimulateTransfer: one block with one ETH transfer.
