@@ -9,13 +9,17 @@ import (
 	"net/http"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/valyala/fasthttp"
+	"github.com/valyala/fasthttp/fasthttpadaptor"
 )
 
 // Handler implements one JSON-RPC method. ctx carries the request deadline
-// (Config.RequestTimeout) and is cancelled when the client goes away; p holds
+// (Config.RequestTimeout) and is cancelled when a websocket client goes away
+// (not an HTTP client of Start/Serve: see the package doc); p holds
 // the positional params. The result is marshalled with encoding/json (nil
 // marshals as null). A returned error is converted as described in
 // Server.SetErrorMapper.
@@ -49,7 +53,10 @@ type Server struct {
 	cfg  Config
 	log  zerolog.Logger
 	mux  *http.ServeMux
-	http *http.Server
+	fast *fasthttp.Server        // serves the listener (fast.go)
+	slow fasthttp.RequestHandler // ServeHTTP under fasthttp: everything but the plain POST
+
+	rootMounted atomic.Bool // a Handle pattern may match "/" (no fast path)
 
 	mu        sync.RWMutex
 	methods   map[string]Handler
@@ -61,6 +68,7 @@ type Server struct {
 	stopping  bool
 	wsConns   map[*wsConn]struct{}
 	newConns  map[net.Conn]struct{} // accepted HTTP connections that have not sent a request yet
+	openConns map[net.Conn]struct{} // accepted HTTP connections not closed or hijacked yet
 	serveDone chan struct{}
 
 	active tracker // ServeHTTP calls, websocket connections, running handlers
@@ -83,30 +91,23 @@ func NewServer(cfg Config, log zerolog.Logger) (*Server, error) {
 	}
 	cfg = cfg.WithDefaults()
 	s := &Server{
-		cfg:      cfg,
-		log:      log.With().Str("component", "rpc").Logger(),
-		mux:      http.NewServeMux(),
-		methods:  make(map[string]Handler),
-		limited:  make(map[string]bool),
-		subs:     make(map[string]SubscribeHandler),
-		wsConns:  make(map[*wsConn]struct{}),
-		newConns: make(map[net.Conn]struct{}),
-		conns:    newConnLimits(cfg),
-		calls:    &addrSlots{max: cfg.MaxCallsPerIP, m: make(map[string]*addrSem)},
-		output:   &outputBudget{limit: cfg.MaxQueuedOutput},
+		cfg:       cfg,
+		log:       log.With().Str("component", "rpc").Logger(),
+		mux:       http.NewServeMux(),
+		methods:   make(map[string]Handler),
+		limited:   make(map[string]bool),
+		subs:      make(map[string]SubscribeHandler),
+		wsConns:   make(map[*wsConn]struct{}),
+		newConns:  make(map[net.Conn]struct{}),
+		openConns: make(map[net.Conn]struct{}),
+		conns:     newConnLimits(cfg),
+		calls:     &addrSlots{max: cfg.MaxCallsPerIP, m: make(map[string]*addrSem)},
+		output:    &outputBudget{limit: cfg.MaxQueuedOutput},
 	}
 	s.stopCtx, s.stopCancel = context.WithCancel(context.Background())
 	s.mux.Handle("/", http.HandlerFunc(s.serveRPC))
-	s.http = &http.Server{
-		Handler:           s,
-		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
-		// Headers and body; websockets set their own deadlines after the upgrade.
-		ReadTimeout: cfg.ReadTimeout,
-		IdleTimeout: cfg.IdleTimeout,
-		// Set after the headers: body read + execution + write.
-		WriteTimeout: cfg.ReadTimeout + cfg.RequestTimeout + cfg.WSWriteTimeout,
-		ConnState:    s.connState,
-	}
+	s.fast = newFastServer(s)
+	s.slow = fasthttpadaptor.NewFastHTTPHandler(s)
 	return s, nil
 }
 
@@ -163,7 +164,12 @@ func (s *Server) RegisterSubscription(kind string, h SubscribeHandler) {
 // the same listener, using http.ServeMux patterns. Everything not matched by
 // a mounted pattern is served as JSON-RPC. Mounted handlers are not subject
 // to the JSON-RPC method/content-type checks.
-func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
+func (s *Server) Handle(pattern string, h http.Handler) {
+	if mountedRoot(pattern) {
+		s.rootMounted.Store(true)
+	}
+	s.mux.Handle(pattern, h)
+}
 
 // HandleStream mounts a long-lived handler (a websocket feed that hijacks
 // its connection) as Handle does. Its request context is also cancelled
@@ -171,7 +177,7 @@ func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, 
 // waits for it like any request. Its connections count against the
 // listener's limits (MaxConns, MaxConnsPerIP, ConnReserve) until closed.
 func (s *Server) HandleStream(pattern string, h http.Handler) {
-	s.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithCancel(r.Context())
 		defer cancel()
 		stop := context.AfterFunc(s.stopCtx, cancel)
@@ -248,8 +254,11 @@ func (s *Server) serve(l net.Listener, ready chan<- error) error {
 		ready <- nil
 	}
 	s.log.Info().Str("addr", l.Addr().String()).Msg("rpc server listening")
-	err := s.http.Serve(ll)
-	if errors.Is(err, http.ErrServerClosed) {
+	err := s.fast.Serve(ll)
+	s.mu.RLock()
+	stopping := s.stopping
+	s.mu.RUnlock()
+	if stopping {
 		return nil
 	}
 	return err
@@ -283,9 +292,8 @@ func (s *Server) Stop(ctx context.Context) error {
 		conns = append(conns, c)
 	}
 	serving := s.listener != nil
-	// http.Server.Shutdown waits up to 5s for connections that never sent a
-	// request (e.g. browser pre-connects); close them now. connState closes
-	// any accepted from here on.
+	// Connections that never sent a request (e.g. browser pre-connects):
+	// close them now. fastConnState closes any accepted from here on.
 	for c := range s.newConns {
 		c.Close()
 	}
@@ -301,7 +309,7 @@ func (s *Server) Stop(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := s.http.Shutdown(ctx); err != nil {
+			if err := s.fast.ShutdownWithContext(ctx); err != nil {
 				errc <- err
 			}
 		}()
@@ -316,8 +324,10 @@ func (s *Server) Stop(ctx context.Context) error {
 	wg.Wait()
 	err := s.active.wait(ctx)
 	if err != nil {
-		s.http.Close()
 		s.mu.RLock()
+		for c := range s.openConns {
+			c.Close()
+		}
 		left := make([]*wsConn, 0, len(s.wsConns))
 		for c := range s.wsConns {
 			left = append(left, c)
@@ -334,22 +344,6 @@ func (s *Server) Stop(ctx context.Context) error {
 	default:
 	}
 	return nil
-}
-
-// connState tracks connections that have not sent a request yet, so that
-// Stop can close them.
-func (s *Server) connState(c net.Conn, st http.ConnState) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if st != http.StateNew {
-		delete(s.newConns, c)
-		return
-	}
-	if s.stopping {
-		c.Close()
-		return
-	}
-	s.newConns[c] = struct{}{}
 }
 
 // ServeHTTP implements http.Handler: mounted handlers, JSON-RPC over HTTP
