@@ -91,7 +91,9 @@
 // handler call runs on its own goroutine so that the deadline can be enforced
 // even if the handler ignores ctx; a handler still running at the deadline is
 // answered with CodeTimeout and its eventual result discarded, so handlers
-// must honour ctx to free resources.
+// must honour ctx to free resources. Methods installed with RegisterInline
+// (constants, the in-memory head) run on the message's goroutine instead
+// and are answered when they return.
 //
 // A websocket has one reader goroutine, one writer goroutine (the only one
 // writing frames: data, pings and the close frame), and up to
