@@ -97,6 +97,7 @@ func NewServer(cfg Config, log zerolog.Logger) (*Server, error) {
 		mux:       http.NewServeMux(),
 		methods:   make(map[string]Handler),
 		limited:   make(map[string]bool),
+		inline:    make(map[string]bool),
 		subs:      make(map[string]SubscribeHandler),
 		wsConns:   make(map[*wsConn]struct{}),
 		newConns:  make(map[net.Conn]struct{}),
