@@ -26,6 +26,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime/debug"
 	"strings"
 	"sync"
 
@@ -61,7 +62,6 @@ func newFastServer(s *Server) *fasthttp.Server {
 		ReadBufferSize:               fastReadBuffer,
 		ConnState:                    s.fastConnState,
 		NoDefaultServerHeader:        true,
-		NoDefaultDate:                true,
 		NoDefaultContentType:         true,
 		DisablePreParseMultipartForm: true,
 		CloseOnShutdown:              true,
@@ -104,6 +104,16 @@ func (s *Server) serveFast(ctx *fasthttp.RequestCtx) {
 		s.slow(ctx)
 		return
 	}
+	// As net/http does for a handler: a panic (handlers' own are recovered
+	// in run) is logged and ends this connection, not the process.
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error().Interface("panic", p).Bytes("stack", debug.Stack()).Msg("rpc http request panicked")
+			ctx.Response.Reset()
+			ctx.SetStatusCode(fasthttp.StatusInternalServerError)
+			ctx.SetConnectionClose()
+		}
+	}()
 	s.active.add()
 	defer s.active.done()
 	ss := &session{transport: TransportHTTP, remote: ctx.RemoteAddr().String()}
@@ -245,6 +255,15 @@ func isTimeout(err error) bool {
 // yet (Stop closes them at once) and all open ones (a forced Stop closes
 // them).
 func (s *Server) fastConnState(c net.Conn, st fasthttp.ConnState) {
+	switch st {
+	case fasthttp.StateIdle:
+		return // after StateActive: nothing to update
+	case fasthttp.StateActive:
+		// Once per connection (the first request), not per request.
+		if lc, ok := c.(*limitConn); ok && lc.active.Swap(true) {
+			return
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch st {
