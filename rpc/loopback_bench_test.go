@@ -61,7 +61,7 @@ func BenchmarkLoopbackChainID(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s.Register("eth_chainId", func(context.Context, Params) (any, error) { return "0x539", nil })
+	s.RegisterInline("eth_chainId", func(context.Context, Params) (any, error) { return "0x539", nil })
 	if err := s.Start(); err != nil {
 		b.Fatal(err)
 	}
