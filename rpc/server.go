@@ -179,7 +179,9 @@ func (s *Server) RegisterSubscription(kind string, h SubscribeHandler) {
 // Handle mounts an extra HTTP handler (e.g. "/metrics" or "GET /health") on
 // the same listener, using http.ServeMux patterns. Everything not matched by
 // a mounted pattern is served as JSON-RPC. Mounted handlers are not subject
-// to the JSON-RPC method/content-type checks.
+// to the JSON-RPC method/content-type checks; under Start/Serve their
+// request bodies are bounded by Config.MaxRequestBytes too (fasthttp reads
+// a body before any handler runs).
 func (s *Server) Handle(pattern string, h http.Handler) {
 	if mountedRoot(pattern) {
 		s.rootMounted.Store(true)
