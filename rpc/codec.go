@@ -74,14 +74,16 @@ func parseRequest(raw json.RawMessage) *request {
 	if len(raw) == 0 || raw[0] != '{' {
 		return &request{err: ErrInvalidRequest("not a JSON object")}
 	}
-	m, ok := scanMembers(raw)
+	m, ok := scanEnvelope(raw)
 	if !ok { // escaped member names: let encoding/json unescape them
-		if err := json.Unmarshal(raw, &m); err != nil {
+		var all map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &all); err != nil {
 			return &request{err: ErrInvalidRequest(err.Error())}
 		}
+		m = envelope{id: all["id"], jsonrpc: all["jsonrpc"], method: all["method"], params: all["params"]}
 	}
 	r := &request{}
-	if id, ok := m["id"]; ok {
+	if id := m.id; id != nil {
 		if !validID(id) {
 			return &request{err: ErrInvalidRequest("id must be a string, number or null")}
 		}
@@ -94,13 +96,13 @@ func parseRequest(raw json.RawMessage) *request {
 		}
 		return r
 	}
-	v, ok := m["jsonrpc"]
+	v := m.jsonrpc
 	var version string
-	if !ok || (string(v) != `"2.0"` && (json.Unmarshal(v, &version) != nil || version != "2.0")) {
+	if v == nil || (string(v) != `"2.0"` && (json.Unmarshal(v, &version) != nil || version != "2.0")) {
 		return fail(ErrInvalidRequest(`"jsonrpc" must be "2.0"`))
 	}
-	mv, ok := m["method"]
-	if !ok || len(mv) == 0 || mv[0] != '"' {
+	mv := m.method
+	if len(mv) == 0 || mv[0] != '"' {
 		return fail(ErrInvalidRequest(`"method" must be a string`))
 	}
 	if plain := mv[1 : len(mv)-1]; bytes.IndexByte(plain, '\\') < 0 {
@@ -111,7 +113,7 @@ func parseRequest(raw json.RawMessage) *request {
 	if r.method == "" {
 		return fail(ErrInvalidRequest(`"method" must not be empty`))
 	}
-	if p, ok := m["params"]; ok {
+	if p := m.params; p != nil {
 		switch p[0] {
 		case 'n': // null
 		case '[':
@@ -223,28 +225,45 @@ func joinBatch(parts [][]byte) []byte {
 // json.RawMessage from encoding/json would hold (without surrounding
 // whitespace).
 
-// scanMembers returns the members of a valid JSON object (later duplicates
-// win, as with encoding/json). ok is false when a member name holds an
-// escape or a non-ASCII byte (encoding/json unescapes names and replaces
-// invalid UTF-8), which the caller leaves to encoding/json.
-func scanMembers(obj []byte) (m map[string]json.RawMessage, ok bool) {
-	m = make(map[string]json.RawMessage, 4)
+// envelope holds the members of a request object that JSON-RPC reads; nil
+// is an absent member (a present one is never empty).
+type envelope struct {
+	id, jsonrpc, method, params json.RawMessage
+}
+
+// scanEnvelope returns the id, jsonrpc, method and params members of a
+// valid JSON object (later duplicates win, as with encoding/json; other
+// members are skipped), without a map or a string per member. ok is false
+// when a member name holds an escape or a non-ASCII byte (encoding/json
+// unescapes names and replaces invalid UTF-8), which the caller leaves to
+// encoding/json.
+func scanEnvelope(obj []byte) (e envelope, ok bool) {
 	i := skipSpace(obj, 1)
 	for i < len(obj) && obj[i] == '"' {
 		end := skipString(obj, i)
 		name := obj[i+1 : end-1]
 		if !plainName(name) {
-			return nil, false
+			return envelope{}, false
 		}
 		i = skipSpace(obj, skipSpace(obj, end)+1) // past ':'
 		vend := skipValue(obj, i)
-		m[string(name)] = obj[i:vend:vend]
+		v := json.RawMessage(obj[i:vend:vend])
+		switch string(name) {
+		case "id":
+			e.id = v
+		case "jsonrpc":
+			e.jsonrpc = v
+		case "method":
+			e.method = v
+		case "params":
+			e.params = v
+		}
 		i = skipSpace(obj, vend)
 		if i < len(obj) && obj[i] == ',' {
 			i = skipSpace(obj, i+1)
 		}
 	}
-	return m, true
+	return e, true
 }
 
 // splitArray returns the elements of a valid JSON array (never nil).

@@ -130,12 +130,13 @@ type Config struct {
 	// deadline. Default 10s.
 	ShutdownTimeout time.Duration
 	// ReadHeaderTimeout bounds reading HTTP request headers (also of a new
-	// connection that sends nothing): slowloris clients are closed after
-	// it. Default 10s.
+	// connection that sends nothing): slowloris clients are answered 408
+	// and closed after it. Default 10s.
 	ReadHeaderTimeout time.Duration
-	// ReadTimeout bounds reading one whole HTTP request, headers and body;
-	// a body still arriving then is answered HTTP 408 with a CodeTimeout
-	// error and the connection closed. Default 15s.
+	// ReadTimeout bounds reading an HTTP request body, from the end of its
+	// headers (under net/http, when the Server is used as an http.Handler:
+	// the whole request); a body still arriving then is answered HTTP 408
+	// with a CodeTimeout error and the connection closed. Default 15s.
 	ReadTimeout time.Duration
 	// IdleTimeout closes HTTP keep-alive connections idle this long
 	// between requests. Default 120s.

@@ -80,12 +80,22 @@
 //
 // # Concurrency
 //
-// Each HTTP request is served on its net/http goroutine; batch elements run
+// Start and Serve run fasthttp (fast.go): a keep-alive connection is served
+// by one goroutine, and the plain JSON-RPC POST (POST /, Content-Type
+// application/json, no upgrade, no CORS origin) is answered there without
+// net/http; every other request (mounted handlers, websocket upgrades, other
+// paths, CORS, the 405/415/503 answers) goes through fasthttpadaptor to
+// ServeHTTP, the net/http handler, which is also what a Server used as an
+// http.Handler runs. Over fasthttp an HTTP call's context is not cancelled
+// when the client goes away (only at its deadline); over websockets and
+// under net/http it is. Batch elements run
 // concurrently, at most Config.BatchParallelism at a time per batch. Each
 // handler call runs on its own goroutine so that the deadline can be enforced
 // even if the handler ignores ctx; a handler still running at the deadline is
 // answered with CodeTimeout and its eventual result discarded, so handlers
-// must honour ctx to free resources.
+// must honour ctx to free resources. Methods installed with RegisterInline
+// (constants, the in-memory head) run on the message's goroutine instead
+// and are answered when they return.
 //
 // A websocket has one reader goroutine, one writer goroutine (the only one
 // writing frames: data, pings and the close frame), and up to
@@ -120,10 +130,13 @@
 //     contexts carry the deadline; -32002 "request timed out".
 //
 //   - ReadHeaderTimeout: headers not complete in time (slowloris, or a
-//     connection that sends nothing): the connection is closed.
+//     connection that sends nothing): HTTP 408 with -32002 "request headers
+//     not received within D", then closed.
 //
-//   - ReadTimeout: a whole request (headers and body) not received in time:
-//     HTTP 408 with -32002 "request not received within D", then closed.
+//   - ReadTimeout: a body not received within it after the headers: HTTP
+//     408 with -32002 "request not received within D", then closed.
+//
+//   - Request heads over 16 KiB: HTTP 431; malformed requests: HTTP 400.
 //
 //   - IdleTimeout: keep-alive connections idle between requests are closed.
 //

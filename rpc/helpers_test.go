@@ -70,6 +70,17 @@ func testServer(t *testing.T, cfg Config, setup func(*Server)) (*Server, string)
 }
 
 func registerTestMethods(s *Server) {
+	// RegisterInline: same answers as Register's, on the message's goroutine.
+	s.RegisterInline("inlineEcho", func(ctx context.Context, p Params) (any, error) {
+		if err := p.AtMost(1); err != nil {
+			return nil, err
+		}
+		var v any
+		_, err := p.DecodeOptional(0, "value", &v)
+		return v, err
+	})
+	s.RegisterInline("inlinePanic", func(context.Context, Params) (any, error) { panic("inline boom") })
+	s.RegisterInline("inlineSentinel", func(context.Context, Params) (any, error) { return nil, errors.New("inline failure") })
 	s.Register("echo", func(ctx context.Context, p Params) (any, error) {
 		if err := p.AtMost(1); err != nil {
 			return nil, err

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -256,6 +257,7 @@ type limitConn struct {
 	net.Conn
 	once    sync.Once
 	release func()
+	active  atomic.Bool // has sent a request (fastConnState)
 }
 
 // CloseWrite half-closes a TCP connection (lingerClose).

@@ -15,10 +15,13 @@ var scanCases = []string{
 	`{"a":1,"a":2}`, `{"n":null,"t":true,"f":false,"x":-1.5e+3}`,
 	`[1, "two" ,{"three":[3]}, null,true,false, -0.1 ,[[]] ]`,
 	"{\"a\":\t[ 1 ,\n 2 ]\r}",
+	`{"id":1,"id":"x","method":"a","extra":{"method":"c"},"method":"b","params":[1],"jsonrpc":"2.0"}`,
+	`{"params":null,"id":null, "ID":2, "Method":"m"}`,
 }
 
-// TestScannersMatchEncodingJSON: scanMembers and splitArray split valid JSON
-// as encoding/json's map[string]json.RawMessage and []json.RawMessage do.
+// TestScannersMatchEncodingJSON: scanEnvelope and splitArray split valid
+// JSON as encoding/json's map[string]json.RawMessage and []json.RawMessage do
+// (for the envelope: its four members).
 func TestScannersMatchEncodingJSON(t *testing.T) {
 	for _, c := range scanCases {
 		checkScan(t, []byte(c))
@@ -41,7 +44,7 @@ func checkScan(t *testing.T, data []byte) {
 	data = bytes.TrimLeft(data, " \t\r\n")
 	switch data[0] {
 	case '{':
-		got, ok := scanMembers(data)
+		got, ok := scanEnvelope(data)
 		var want map[string]json.RawMessage
 		if err := json.Unmarshal(data, &want); err != nil {
 			t.Fatalf("%s: %v", data, err)
@@ -53,12 +56,9 @@ func checkScan(t *testing.T, data []byte) {
 			t.Fatalf("%s: refused with plain names", data)
 			return
 		}
-		if len(got) != len(want) {
-			t.Fatalf("%s: %d members, encoding/json %d", data, len(got), len(want))
-		}
-		for k, v := range want {
-			if !bytes.Equal(got[k], v) {
-				t.Fatalf("%s: member %q = %s, encoding/json %s", data, k, got[k], v)
+		for k, v := range map[string]json.RawMessage{"id": got.id, "jsonrpc": got.jsonrpc, "method": got.method, "params": got.params} {
+			if w, present := want[k]; !bytes.Equal(v, w) || present != (v != nil) {
+				t.Fatalf("%s: member %q = %s, encoding/json %s (present %v)", data, k, v, w, present)
 			}
 		}
 	case '[':

@@ -9,13 +9,17 @@ import (
 	"net/http"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/valyala/fasthttp"
+	"github.com/valyala/fasthttp/fasthttpadaptor"
 )
 
 // Handler implements one JSON-RPC method. ctx carries the request deadline
-// (Config.RequestTimeout) and is cancelled when the client goes away; p holds
+// (Config.RequestTimeout) and is cancelled when a websocket client goes away
+// (not an HTTP client of Start/Serve: see the package doc); p holds
 // the positional params. The result is marshalled with encoding/json (nil
 // marshals as null). A returned error is converted as described in
 // Server.SetErrorMapper.
@@ -49,11 +53,15 @@ type Server struct {
 	cfg  Config
 	log  zerolog.Logger
 	mux  *http.ServeMux
-	http *http.Server
+	fast *fasthttp.Server        // serves the listener (fast.go)
+	slow fasthttp.RequestHandler // ServeHTTP under fasthttp: everything but the plain POST
+
+	rootMounted atomic.Bool // a Handle pattern may match "/" (no fast path)
 
 	mu        sync.RWMutex
 	methods   map[string]Handler
 	limited   map[string]bool // methods with their own Limiter (RegisterLimited)
+	inline    map[string]bool // methods run without a goroutine (RegisterInline)
 	subs      map[string]SubscribeHandler
 	mapper    func(error) *Error
 	batchCtx  func(context.Context) (context.Context, func())
@@ -61,6 +69,7 @@ type Server struct {
 	stopping  bool
 	wsConns   map[*wsConn]struct{}
 	newConns  map[net.Conn]struct{} // accepted HTTP connections that have not sent a request yet
+	openConns map[net.Conn]struct{} // accepted HTTP connections not closed or hijacked yet
 	serveDone chan struct{}
 
 	active tracker // ServeHTTP calls, websocket connections, running handlers
@@ -83,30 +92,24 @@ func NewServer(cfg Config, log zerolog.Logger) (*Server, error) {
 	}
 	cfg = cfg.WithDefaults()
 	s := &Server{
-		cfg:      cfg,
-		log:      log.With().Str("component", "rpc").Logger(),
-		mux:      http.NewServeMux(),
-		methods:  make(map[string]Handler),
-		limited:  make(map[string]bool),
-		subs:     make(map[string]SubscribeHandler),
-		wsConns:  make(map[*wsConn]struct{}),
-		newConns: make(map[net.Conn]struct{}),
-		conns:    newConnLimits(cfg),
-		calls:    &addrSlots{max: cfg.MaxCallsPerIP, m: make(map[string]*addrSem)},
-		output:   &outputBudget{limit: cfg.MaxQueuedOutput},
+		cfg:       cfg,
+		log:       log.With().Str("component", "rpc").Logger(),
+		mux:       http.NewServeMux(),
+		methods:   make(map[string]Handler),
+		limited:   make(map[string]bool),
+		inline:    make(map[string]bool),
+		subs:      make(map[string]SubscribeHandler),
+		wsConns:   make(map[*wsConn]struct{}),
+		newConns:  make(map[net.Conn]struct{}),
+		openConns: make(map[net.Conn]struct{}),
+		conns:     newConnLimits(cfg),
+		calls:     &addrSlots{max: cfg.MaxCallsPerIP, m: make(map[string]*addrSem)},
+		output:    &outputBudget{limit: cfg.MaxQueuedOutput},
 	}
 	s.stopCtx, s.stopCancel = context.WithCancel(context.Background())
 	s.mux.Handle("/", http.HandlerFunc(s.serveRPC))
-	s.http = &http.Server{
-		Handler:           s,
-		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
-		// Headers and body; websockets set their own deadlines after the upgrade.
-		ReadTimeout: cfg.ReadTimeout,
-		IdleTimeout: cfg.IdleTimeout,
-		// Set after the headers: body read + execution + write.
-		WriteTimeout: cfg.ReadTimeout + cfg.RequestTimeout + cfg.WSWriteTimeout,
-		ConnState:    s.connState,
-	}
+	s.fast = newFastServer(s)
+	s.slow = fasthttpadaptor.NewFastHTTPHandler(s)
 	return s, nil
 }
 
@@ -145,6 +148,20 @@ func (s *Server) RegisterLimited(method string, l *Limiter, h Handler) {
 	s.mu.Unlock()
 }
 
+// RegisterInline installs h as Register does, for a method that returns
+// at once without blocking (no I/O, no waiting on a lock or channel): it
+// runs on the goroutine executing the message instead of one of its own,
+// which saves a goroutine, a channel and two switches per call. The
+// deadline is not enforced on it (the call is answered when h returns),
+// so h must be that cheap. Limits, the call log and metrics treat it as
+// any method.
+func (s *Server) RegisterInline(method string, h Handler) {
+	s.Register(method, h)
+	s.mu.Lock()
+	s.inline[method] = true
+	s.mu.Unlock()
+}
+
 // RegisterSubscription installs h for eth_subscribe kind (e.g. "newHeads").
 // It panics on an empty kind, a nil handler or a duplicate.
 func (s *Server) RegisterSubscription(kind string, h SubscribeHandler) {
@@ -162,8 +179,15 @@ func (s *Server) RegisterSubscription(kind string, h SubscribeHandler) {
 // Handle mounts an extra HTTP handler (e.g. "/metrics" or "GET /health") on
 // the same listener, using http.ServeMux patterns. Everything not matched by
 // a mounted pattern is served as JSON-RPC. Mounted handlers are not subject
-// to the JSON-RPC method/content-type checks.
-func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
+// to the JSON-RPC method/content-type checks; under Start/Serve their
+// request bodies are bounded by Config.MaxRequestBytes too (fasthttp reads
+// a body before any handler runs).
+func (s *Server) Handle(pattern string, h http.Handler) {
+	if mountedRoot(pattern) {
+		s.rootMounted.Store(true)
+	}
+	s.mux.Handle(pattern, h)
+}
 
 // HandleStream mounts a long-lived handler (a websocket feed that hijacks
 // its connection) as Handle does. Its request context is also cancelled
@@ -171,7 +195,7 @@ func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, 
 // waits for it like any request. Its connections count against the
 // listener's limits (MaxConns, MaxConnsPerIP, ConnReserve) until closed.
 func (s *Server) HandleStream(pattern string, h http.Handler) {
-	s.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithCancel(r.Context())
 		defer cancel()
 		stop := context.AfterFunc(s.stopCtx, cancel)
@@ -248,8 +272,11 @@ func (s *Server) serve(l net.Listener, ready chan<- error) error {
 		ready <- nil
 	}
 	s.log.Info().Str("addr", l.Addr().String()).Msg("rpc server listening")
-	err := s.http.Serve(ll)
-	if errors.Is(err, http.ErrServerClosed) {
+	err := s.fast.Serve(ll)
+	s.mu.RLock()
+	stopping := s.stopping
+	s.mu.RUnlock()
+	if stopping {
 		return nil
 	}
 	return err
@@ -283,9 +310,8 @@ func (s *Server) Stop(ctx context.Context) error {
 		conns = append(conns, c)
 	}
 	serving := s.listener != nil
-	// http.Server.Shutdown waits up to 5s for connections that never sent a
-	// request (e.g. browser pre-connects); close them now. connState closes
-	// any accepted from here on.
+	// Connections that never sent a request (e.g. browser pre-connects):
+	// close them now. fastConnState closes any accepted from here on.
 	for c := range s.newConns {
 		c.Close()
 	}
@@ -301,7 +327,7 @@ func (s *Server) Stop(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := s.http.Shutdown(ctx); err != nil {
+			if err := s.fast.ShutdownWithContext(ctx); err != nil {
 				errc <- err
 			}
 		}()
@@ -316,8 +342,10 @@ func (s *Server) Stop(ctx context.Context) error {
 	wg.Wait()
 	err := s.active.wait(ctx)
 	if err != nil {
-		s.http.Close()
 		s.mu.RLock()
+		for c := range s.openConns {
+			c.Close()
+		}
 		left := make([]*wsConn, 0, len(s.wsConns))
 		for c := range s.wsConns {
 			left = append(left, c)
@@ -334,22 +362,6 @@ func (s *Server) Stop(ctx context.Context) error {
 	default:
 	}
 	return nil
-}
-
-// connState tracks connections that have not sent a request yet, so that
-// Stop can close them.
-func (s *Server) connState(c net.Conn, st http.ConnState) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if st != http.StateNew {
-		delete(s.newConns, c)
-		return
-	}
-	if s.stopping {
-		c.Close()
-		return
-	}
-	s.newConns[c] = struct{}{}
 }
 
 // ServeHTTP implements http.Handler: mounted handlers, JSON-RPC over HTTP
@@ -371,12 +383,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
-// lookup returns a method's handler, whether it has its own Limiter, and
-// the error mapper.
-func (s *Server) lookup(method string) (Handler, bool, func(error) *Error) {
+// lookup returns a method's handler, whether it has its own Limiter,
+// whether it runs inline, and the error mapper.
+func (s *Server) lookup(method string) (h Handler, limited, inline bool, mapper func(error) *Error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.methods[method], s.limited[method], s.mapper
+	return s.methods[method], s.limited[method], s.inline[method], s.mapper
 }
 
 func (s *Server) subscribeHandler(kind string) SubscribeHandler {
@@ -395,6 +407,7 @@ func (s *Server) errorMapper() func(error) *Error {
 type session struct {
 	transport string
 	remote    string  // the client's address, host:port
+	key       string  // addr(), computed once
 	ws        *wsConn // nil over HTTP
 	// afterSend collects callbacks to run after this message's response has
 	// been queued for writing (subscription activation).
@@ -404,6 +417,15 @@ type session struct {
 
 // addr is the client address calls count against (addrKey of remote).
 func (ss *session) addr() string {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.key == "" {
+		ss.key = ss.addrOf()
+	}
+	return ss.key
+}
+
+func (ss *session) addrOf() string {
 	host, _, err := net.SplitHostPort(ss.remote)
 	if err != nil {
 		return ss.remote
@@ -506,7 +528,7 @@ func (s *Server) admit(ctx context.Context, r *request, ss *session) (release fu
 	if r.err != nil || r.method == MethodSubscribe || r.method == MethodUnsubscribe {
 		return noop, nil
 	}
-	if h, limited, _ := s.lookup(r.method); h == nil || limited {
+	if h, limited, _, _ := s.lookup(r.method); h == nil || limited {
 		return noop, nil
 	}
 	release, cerr := s.calls.acquire(ctx, ss.addr())
@@ -579,7 +601,7 @@ func (s *Server) call(ctx context.Context, r *request, ss *session, release func
 		}
 		return ss.ws.unsubscribe(Params{raw: r.params, valid: true})
 	}
-	h, _, mapper := s.lookup(r.method)
+	h, _, inline, mapper := s.lookup(r.method)
 	if h == nil {
 		return nil, ErrMethodNotFound(r.method)
 	}
@@ -589,47 +611,17 @@ func (s *Server) call(ctx context.Context, r *request, ss *session, release func
 	if ctx.Err() != nil { // batch deadline passed before this element started
 		return nil, ErrTimeout()
 	}
-	handed = true
-	type outcome struct {
-		res json.RawMessage
-		err *Error
+	if inline {
+		o := s.run(ctx, h, r, mapper)
+		return o.res, o.err
 	}
+	handed = true
 	done := make(chan outcome, 1)
 	s.active.add()
 	go func() {
 		defer s.active.done()
 		defer release() // held until the handler really returns
-		var o outcome
-		defer func() {
-			if p := recover(); p != nil {
-				s.log.Error().Str("method", r.method).Interface("panic", p).Bytes("stack", debug.Stack()).Msg("rpc handler panicked")
-				o = outcome{err: ErrInternal("internal error")}
-			}
-			done <- o
-		}()
-		res, err := h(ctx, Params{raw: r.params, valid: true})
-		if err != nil {
-			o.err = toError(err, mapper)
-			if o.err.Code == CodeInternal {
-				s.log.Warn().Str("method", r.method).Err(err).Msg("rpc handler failed")
-			}
-			return
-		}
-		var (
-			b    []byte
-			merr error
-		)
-		if raw, ok := res.(RawResult); ok {
-			b = raw
-		} else {
-			b, merr = json.Marshal(res)
-		}
-		if merr != nil {
-			s.log.Error().Str("method", r.method).Err(merr).Msg("rpc result not marshallable")
-			o.err = ErrInternal("internal error: result cannot be encoded")
-			return
-		}
-		o.res = b
+		done <- s.run(ctx, h, r, mapper)
 	}()
 	select {
 	case o := <-done:
@@ -646,6 +638,40 @@ func (s *Server) call(ctx context.Context, r *request, ss *session, release func
 		}
 		return nil, ErrServer("request canceled")
 	}
+}
+
+// outcome is a handler's marshalled result or its error.
+type outcome struct {
+	res json.RawMessage
+	err *Error
+}
+
+// run calls h for r and marshals its result; a panic is recovered and
+// logged.
+func (s *Server) run(ctx context.Context, h Handler, r *request, mapper func(error) *Error) (o outcome) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error().Str("method", r.method).Interface("panic", p).Bytes("stack", debug.Stack()).Msg("rpc handler panicked")
+			o = outcome{err: ErrInternal("internal error")}
+		}
+	}()
+	res, err := h(ctx, Params{raw: r.params, valid: true})
+	if err != nil {
+		o.err = toError(err, mapper)
+		if o.err.Code == CodeInternal {
+			s.log.Warn().Str("method", r.method).Err(err).Msg("rpc handler failed")
+		}
+		return o
+	}
+	if raw, ok := res.(RawResult); ok {
+		return outcome{res: json.RawMessage(raw)}
+	}
+	b, merr := json.Marshal(res)
+	if merr != nil {
+		s.log.Error().Str("method", r.method).Err(merr).Msg("rpc result not marshallable")
+		return outcome{err: ErrInternal("internal error: result cannot be encoded")}
+	}
+	return outcome{res: b}
 }
 
 // tracker counts running activities and lets Stop wait until none is left.

@@ -107,6 +107,16 @@ func TestEnvelope(t *testing.T) {
 			`{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"notifications not supported"}}`},
 		{"whitespace around", " \n {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"echo\",\"params\":[1]} \n",
 			`{"jsonrpc":"2.0","id":1,"result":1}`},
+		{"inline result", `{"jsonrpc":"2.0","id":1,"method":"inlineEcho","params":["x"]}`,
+			`{"jsonrpc":"2.0","id":1,"result":"x"}`},
+		{"inline params error", `{"jsonrpc":"2.0","id":1,"method":"inlineEcho","params":[1,2]}`,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"too many arguments, want at most 1"}}`},
+		{"inline panic recovered", `{"jsonrpc":"2.0","id":1,"method":"inlinePanic"}`,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal error"}}`},
+		{"inline plain error", `{"jsonrpc":"2.0","id":1,"method":"inlineSentinel"}`,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"inline failure"}}`},
+		{"inline in a batch", `[{"jsonrpc":"2.0","id":1,"method":"inlineEcho","params":[1]},{"jsonrpc":"2.0","id":2,"method":"inlinePanic"}]`,
+			`[{"jsonrpc":"2.0","id":1,"result":1},{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"internal error"}}]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

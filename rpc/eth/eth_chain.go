@@ -21,11 +21,14 @@ import (
 
 // registerChain installs the chain data methods.
 func (a *API) registerChain(s *rpc.Server) {
-	s.Register("eth_chainId", a.ethChainID)
-	s.Register("net_version", a.netVersion)
-	s.Register("web3_clientVersion", a.web3ClientVersion)
+	// Constants and the in-memory head: nothing to wait for, no goroutine
+	// of their own (in a batch, eth_blockNumber opens the batch's read,
+	// which is in memory too).
+	s.RegisterInline("eth_chainId", a.ethChainID)
+	s.RegisterInline("net_version", a.netVersion)
+	s.RegisterInline("web3_clientVersion", a.web3ClientVersion)
 	s.Register("eth_syncing", a.ethSyncing)
-	s.Register("eth_blockNumber", a.ethBlockNumber)
+	s.RegisterInline("eth_blockNumber", a.ethBlockNumber)
 	s.Register("eth_getBlockByNumber", blockMethod(2, false, a.blockResult))
 	s.Register("eth_getBlockByHash", blockMethod(2, true, a.blockResult))
 	s.Register("eth_getBlockTransactionCountByNumber", blockMethod(1, false, a.txCount))
