@@ -46,6 +46,9 @@ type feeder struct {
 	signer types.Signer
 	keys   []*ecdsa.PrivateKey
 	nonces []uint64
+	// unsure marks senders whose last send's outcome is unknown (stopped
+	// mid-request: it may have been admitted); start reads their nonce again.
+	unsure map[int]bool
 	rng    *rand.Rand
 	next   int
 
@@ -75,7 +78,7 @@ func newFeeder(ctx context.Context, httpURL, wsURL string, c chaingen.Config, ra
 	f := &feeder{
 		log: log, ec: ethclient.NewClient(rc), wsURL: wsURL, chain: c, rate: rate,
 		signer: types.LatestSignerForChainID(big.NewInt(chaingen.ChainID)),
-		rng:    rand.New(rand.NewPCG(c.Seed, 0xfeed)),
+		rng:    rand.New(rand.NewPCG(c.Seed, 0xfeed)), unsure: map[int]bool{},
 	}
 	for i := 0; i < c.Senders; i++ {
 		k := chaingen.SenderKey(i)
@@ -94,6 +97,14 @@ const feedLead = 500 * time.Millisecond
 
 // start starts feeding and watching swaps (until stop).
 func (f *feeder) start(ctx context.Context) error {
+	for s := range f.unsure {
+		n, err := f.ec.PendingNonceAt(ctx, crypto.PubkeyToAddress(f.keys[s].PublicKey))
+		if err != nil {
+			return fmt.Errorf("feeder: nonce of sender %d: %w", s, err)
+		}
+		f.nonces[s] = n
+		delete(f.unsure, s)
+	}
 	ctx, f.cancel = context.WithCancel(ctx)
 	ws, err := gethrpc.DialWebsocket(ctx, f.wsURL, "")
 	if err != nil {
@@ -195,6 +206,7 @@ func (f *feeder) send(ctx context.Context) {
 		return
 	}
 	if ctx.Err() != nil {
+		f.unsure[s] = true
 		return
 	}
 	f.refused++
