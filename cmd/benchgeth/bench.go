@@ -186,7 +186,13 @@ func run(ctx context.Context, o *options, log zerolog.Logger) error {
 		if fed(w) {
 			wf = feed
 		}
-		wr, err := runWorkload(ctx, o, w, reqs[w.Name], order, nodes, wf, log)
+		var latestReqs [][]byte // a fed pending workload's latest counterpart, measured in turn with it
+		if wf != nil && w.LatestOf != "" {
+			if latestReqs, err = readLines(chaingen.RequestsFile(reqDir, w.LatestOf)); err != nil {
+				return err
+			}
+		}
+		wr, err := runWorkload(ctx, o, w, reqs[w.Name], latestReqs, order, nodes, wf, log)
 		if err != nil {
 			return err
 		}
@@ -268,7 +274,7 @@ func pendingRatios(rep *report) {
 	}
 }
 
-func runWorkload(ctx context.Context, o *options, w chaingen.Workload, reqs [][]byte, order []string, nodes map[string]*node, feed *feeder, log zerolog.Logger) (*workloadResult, error) {
+func runWorkload(ctx context.Context, o *options, w chaingen.Workload, reqs, latestReqs [][]byte, order []string, nodes map[string]*node, feed *feeder, log zerolog.Logger) (*workloadResult, error) {
 	serverCPUs, _ := proc.ParseCPUList(o.ServerCPU)
 	clientCPUs, _ := proc.ParseCPUList(o.ClientCPU)
 	wr := &workloadResult{Name: w.Name, Title: w.Title, Sat: map[string]summary{}, Open: map[string]summary{}}
@@ -312,6 +318,7 @@ func runWorkload(ctx context.Context, o *options, w chaingen.Workload, reqs [][]
 		}
 	}
 	sat := map[string][]*load.Result{}
+	var pairLatest []*load.Result
 	for r := 0; r < rounds; r++ {
 		for _, name := range orderOf(r) {
 			cfg := o.Load
@@ -321,6 +328,18 @@ func runWorkload(ctx context.Context, o *options, w chaingen.Workload, reqs [][]
 				return nil, fmt.Errorf("%s %s saturation: %w", w.Name, name, err)
 			}
 			sat[name] = append(sat[name], res)
+			if name == "tipnode" && latestReqs != nil {
+				// The latest counterpart right after, under the same feed:
+				// the pending / latest ratio without minutes of machine
+				// drift between the two workloads.
+				lj := job(nodes[name])
+				lj.Requests, lj.KeepSamples = latestReqs, false
+				res, err := fedRun(name, func() (*load.Result, error) { return load.ClosedLoop(ctx, cfg, lj) })
+				if err != nil {
+					return nil, fmt.Errorf("%s %s saturation (latest counterpart): %w", w.Name, name, err)
+				}
+				pairLatest = append(pairLatest, res)
+			}
 		}
 	}
 	minSat := 0.0
@@ -360,6 +379,12 @@ func runWorkload(ctx context.Context, o *options, w chaingen.Workload, reqs [][]
 		if feed != nil && name == "tipnode" {
 			wr.Feed = summarizeFeed(feed, c.Samples, o.SwapWindow)
 			f := wr.Feed
+			if len(pairLatest) > 0 {
+				f.LatestCPUInTurn = load.Combine(pairLatest...).CPUPerRequest()
+				if f.LatestCPUInTurn > 0 {
+					f.CPURatioInTurn = float64(wr.Sat["tipnode"].CPUPerReq) / float64(f.LatestCPUInTurn)
+				}
+			}
 			log.Info().Str("workload", w.Name).Int("swaps", f.Swaps).Int("seals", f.Seals).Str("swapGap", f.SwapGap.String()).
 				Float64("txsPerBlock", round1(f.TxsPerBlock)).Int64("sent", f.Sent).Int64("refused", f.Refused).
 				Str("p99", f.P99.String()).Str("p99AfterSwap", f.AfterSwap.P99.String()).Str("p99BeforeSwap", f.BeforeSwap.P99.String()).

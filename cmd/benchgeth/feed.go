@@ -252,6 +252,12 @@ type feedSummary struct {
 	// CPURatio is this workload's saturation CPU per request over its latest
 	// counterpart's (pending workloads only).
 	CPURatio float64 `json:"cpuRatioVsLatest,omitempty"`
+	// LatestCPUInTurn is the latest counterpart's saturation CPU per request
+	// measured right after each of this workload's saturation rounds (same
+	// feed, same minute), and CPURatioInTurn this workload's over it: the
+	// steadier pending / latest figure on a shared machine.
+	LatestCPUInTurn time.Duration `json:"latestCPUPerRequestInTurn,omitempty"`
+	CPURatioInTurn  float64       `json:"cpuRatioVsLatestInTurn,omitempty"`
 }
 
 // split is the latency of one group of requests.
