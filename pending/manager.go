@@ -192,6 +192,12 @@ type Read struct {
 	// stale (its anchor no longer canonical: never served on top of the
 	// wrong block).
 	Snapshot *Snapshot
+
+	// The header sources Headers and PendingHeaders return, set once by
+	// Open and never written after (a read may be shared by the calls of a
+	// batch): handing out pointers to them allocates nothing per request.
+	headers  chain.ViewHeaders
+	pheaders pendingHeaders
 }
 
 // Close releases the view.
@@ -199,14 +205,22 @@ func (r *Read) Close() { r.View.Close() }
 
 // Headers resolves canonical headers of the read (the Head's window, then
 // the view).
-func (r *Read) Headers() chain.HeaderSource { return chain.ViewHeaders{Head: r.Head, View: r.View} }
+func (r *Read) Headers() chain.HeaderSource {
+	if r.headers.View == nil { // a Read not made by Open
+		return chain.ViewHeaders{Head: r.Head, View: r.View}
+	}
+	return &r.headers
+}
 
 // PendingHeaders resolves the headers of the pending block's ancestors:
 // its pending parents' sealed headers (a block built ahead of the canonical
 // chain), then the canonical ones. Use it for the pending block's BLOCKHASH
 // context; only valid with a Snapshot.
 func (r *Read) PendingHeaders() chain.HeaderSource {
-	return pendingHeaders{snap: r.Snapshot, canon: r.Headers()}
+	if r.pheaders.snap != r.Snapshot || r.pheaders.snap == nil { // a Read not made by Open
+		return pendingHeaders{snap: r.Snapshot, canon: r.Headers()}
+	}
+	return &r.pheaders
 }
 
 // PendingState is the pre-confirmed state: the snapshot's layers (and its
@@ -256,6 +270,10 @@ func (m *Manager) Open() (*Read, error) {
 					m.metrics.stale()
 				}
 			}
+		}
+		r.headers = chain.ViewHeaders{Head: r.Head, View: r.View}
+		if r.Snapshot != nil {
+			r.pheaders = pendingHeaders{snap: r.Snapshot, canon: &r.headers}
 		}
 		return r, nil
 	}

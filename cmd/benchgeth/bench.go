@@ -55,6 +55,9 @@ type workloadResult struct {
 	Rate  float64            `json:"rate"` // open-loop rate
 	Sat   map[string]summary `json:"saturation"`
 	Open  map[string]summary `json:"openLoop"`
+	// Feed: tipnode's runs of this workload were fed transactions (the
+	// pending workloads and their latest counterparts; feed.go).
+	Feed *feedSummary `json:"tipnodeFeed,omitempty"`
 }
 
 // report is everything a run measured (written as JSON into the cache).
@@ -68,6 +71,7 @@ type report struct {
 	ClientCPU string               `json:"clientCPUs"`
 	ServerCPU string               `json:"serverCPUs"`
 	Sequencer bool                 `json:"tipnodeSequencer"`
+	FeedRate  float64              `json:"tipnodeFeedRate"`
 	Nodes     map[string]nodeFacts `json:"nodes"`
 	Agreement map[string]string    `json:"agreement"`
 	Workloads []workloadResult     `json:"workloads"`
@@ -146,6 +150,9 @@ func run(ctx context.Context, o *options, log zerolog.Logger) error {
 		ClientCPU: o.ClientCPU, ServerCPU: o.ServerCPU, Sequencer: o.Sequencer,
 		Nodes: map[string]nodeFacts{}, Agreement: map[string]string{},
 	}
+	if o.feeds() {
+		rep.FeedRate = o.FeedRate
+	}
 	for _, w := range workloads {
 		rep.Agreement[w.Name] = agree(ctx, w, reqs[w.Name], nodes["geth"], nodes["tipnode"])
 		if rep.Agreement[w.Name] != agreeSame && rep.Agreement[w.Name] != agreeSkipped {
@@ -159,17 +166,39 @@ func run(ctx context.Context, o *options, log zerolog.Logger) error {
 	}
 	runtime.GOMAXPROCS(len(clientCPUs))
 
+	// The feeder reads the senders' nonces after the agreement checks: fed
+	// transactions change balances only from here on.
+	var feed *feeder
+	for _, w := range workloads {
+		if o.feeds() && fed(w) && feed == nil {
+			t := nodes["tipnode"]
+			if feed, err = newFeeder(ctx, t.httpURL, t.wsURL, o.Chain, o.FeedRate, log); err != nil {
+				return err
+			}
+		}
+	}
 	for i, w := range workloads {
 		order := nodeOrder
 		if i%2 == 1 { // alternate which node goes first
 			order = []string{nodeOrder[1], nodeOrder[0]}
 		}
-		wr, err := runWorkload(ctx, o, w, reqs[w.Name], order, nodes, log)
+		var wf *feeder
+		if fed(w) {
+			wf = feed
+		}
+		var latestReqs [][]byte // a fed pending workload's latest counterpart, measured in turn with it
+		if wf != nil && w.LatestOf != "" {
+			if latestReqs, err = readLines(chaingen.RequestsFile(reqDir, w.LatestOf)); err != nil {
+				return err
+			}
+		}
+		wr, err := runWorkload(ctx, o, w, reqs[w.Name], latestReqs, order, nodes, wf, log)
 		if err != nil {
 			return err
 		}
 		rep.Workloads = append(rep.Workloads, *wr)
 	}
+	pendingRatios(rep)
 	for name, n := range nodes {
 		rep.Nodes[name] = n.facts
 	}
@@ -213,7 +242,39 @@ func atRest(ctx context.Context, nodes map[string]*node, log zerolog.Logger) err
 	return nil
 }
 
-func runWorkload(ctx context.Context, o *options, w chaingen.Workload, reqs [][]byte, order []string, nodes map[string]*node, log zerolog.Logger) (*workloadResult, error) {
+// fed reports whether tipnode's runs of w are fed transactions: a pending
+// workload or the latest counterpart of one.
+func fed(w chaingen.Workload) bool {
+	if w.LatestOf != "" {
+		return true
+	}
+	for _, p := range chaingen.Workloads() {
+		if p.LatestOf == w.Name {
+			return true
+		}
+	}
+	return false
+}
+
+// pendingRatios sets every fed pending workload's CPU ratio to its latest
+// counterpart (tipnode, saturation CPU per request), when both ran.
+func pendingRatios(rep *report) {
+	byName := map[string]*workloadResult{}
+	for i := range rep.Workloads {
+		byName[rep.Workloads[i].Name] = &rep.Workloads[i]
+	}
+	for _, w := range chaingen.Workloads() {
+		p, l := byName[w.Name], byName[w.LatestOf]
+		if w.LatestOf == "" || p == nil || l == nil || p.Feed == nil || l.Feed == nil {
+			continue
+		}
+		if lc := l.Sat["tipnode"].CPUPerReq; lc > 0 {
+			p.Feed.CPURatio = float64(p.Sat["tipnode"].CPUPerReq) / float64(lc)
+		}
+	}
+}
+
+func runWorkload(ctx context.Context, o *options, w chaingen.Workload, reqs, latestReqs [][]byte, order []string, nodes map[string]*node, feed *feeder, log zerolog.Logger) (*workloadResult, error) {
 	serverCPUs, _ := proc.ParseCPUList(o.ServerCPU)
 	clientCPUs, _ := proc.ParseCPUList(o.ClientCPU)
 	wr := &workloadResult{Name: w.Name, Title: w.Title, Sat: map[string]summary{}, Open: map[string]summary{}}
@@ -223,7 +284,20 @@ func runWorkload(ctx context.Context, o *options, w chaingen.Workload, reqs [][]
 		if w.WebSocket {
 			j.URL = n.wsURL
 		}
+		j.KeepSamples = feed != nil && n == nodes["tipnode"]
 		return j
+	}
+	// fedRun runs one measurement of node name, with the feeder running
+	// when it is tipnode's and the workload is fed.
+	fedRun := func(name string, fn func() (*load.Result, error)) (*load.Result, error) {
+		if feed == nil || name != "tipnode" {
+			return fn()
+		}
+		if err := feed.start(ctx); err != nil {
+			return nil, err
+		}
+		defer feed.stop()
+		return fn()
 	}
 	// Rounds alternate the nodes so that both see the same share of
 	// whatever else the machine does.
@@ -238,21 +312,34 @@ func runWorkload(ctx context.Context, o *options, w chaingen.Workload, reqs [][]
 		if o.Warmup > 0 {
 			cfg := o.Load
 			cfg.Duration = o.Warmup
-			if _, err := load.ClosedLoop(ctx, cfg, job(nodes[name])); err != nil {
+			if _, err := fedRun(name, func() (*load.Result, error) { return load.ClosedLoop(ctx, cfg, job(nodes[name])) }); err != nil {
 				return nil, fmt.Errorf("%s %s warm-up: %w", w.Name, name, err)
 			}
 		}
 	}
 	sat := map[string][]*load.Result{}
+	var pairLatest []*load.Result
 	for r := 0; r < rounds; r++ {
 		for _, name := range orderOf(r) {
 			cfg := o.Load
 			cfg.Duration = o.SatTime / time.Duration(rounds)
-			res, err := load.ClosedLoop(ctx, cfg, job(nodes[name]))
+			res, err := fedRun(name, func() (*load.Result, error) { return load.ClosedLoop(ctx, cfg, job(nodes[name])) })
 			if err != nil {
 				return nil, fmt.Errorf("%s %s saturation: %w", w.Name, name, err)
 			}
 			sat[name] = append(sat[name], res)
+			if name == "tipnode" && latestReqs != nil {
+				// The latest counterpart right after, under the same feed:
+				// the pending / latest ratio without minutes of machine
+				// drift between the two workloads.
+				lj := job(nodes[name])
+				lj.Requests, lj.KeepSamples = latestReqs, false
+				res, err := fedRun(name, func() (*load.Result, error) { return load.ClosedLoop(ctx, cfg, lj) })
+				if err != nil {
+					return nil, fmt.Errorf("%s %s saturation (latest counterpart): %w", w.Name, name, err)
+				}
+				pairLatest = append(pairLatest, res)
+			}
 		}
 	}
 	minSat := 0.0
@@ -277,7 +364,7 @@ func runWorkload(ctx context.Context, o *options, w chaingen.Workload, reqs [][]
 		for _, name := range orderOf(r) {
 			cfg := o.Load
 			cfg.Rate, cfg.Duration = wr.Rate, perRound
-			res, err := load.OpenLoop(ctx, cfg, job(nodes[name]))
+			res, err := fedRun(name, func() (*load.Result, error) { return load.OpenLoop(ctx, cfg, job(nodes[name])) })
 			if err != nil {
 				return nil, fmt.Errorf("%s %s open loop: %w", w.Name, name, err)
 			}
@@ -285,9 +372,27 @@ func runWorkload(ctx context.Context, o *options, w chaingen.Workload, reqs [][]
 		}
 	}
 	for _, name := range order {
-		s := summarize(load.Combine(open[name]...))
+		c := load.Combine(open[name]...)
+		s := summarize(c)
 		wr.Open[name] = s
 		logSummary(log, w.Name, name, fmt.Sprintf("open loop %.0f/s", wr.Rate), s)
+		if feed != nil && name == "tipnode" {
+			wr.Feed = summarizeFeed(feed, c.Samples, o.SwapWindow)
+			f := wr.Feed
+			if len(pairLatest) > 0 {
+				f.LatestCPUInTurn = load.Combine(pairLatest...).CPUPerRequest()
+				if f.LatestCPUInTurn > 0 {
+					f.CPURatioInTurn = float64(wr.Sat["tipnode"].CPUPerReq) / float64(f.LatestCPUInTurn)
+				}
+			}
+			log.Info().Str("workload", w.Name).Int("swaps", f.Swaps).Int("seals", f.Seals).Str("swapGap", f.SwapGap.String()).
+				Float64("txsPerBlock", round1(f.TxsPerBlock)).Int64("sent", f.Sent).Int64("refused", f.Refused).
+				Str("p99", f.P99.String()).Str("p99AfterSwap", f.AfterSwap.P99.String()).Str("p99BeforeSwap", f.BeforeSwap.P99.String()).
+				Str("p99AfterSeal", f.AfterSeal.P99.String()).Str("p99Rest", f.Rest.P99.String()).Msg("feed")
+			if f.Swaps == 0 {
+				log.Warn().Str("workload", w.Name).Msg(errNoFeed.Error())
+			}
+		}
 	}
 	return wr, nil
 }

@@ -46,8 +46,11 @@ type options struct {
 	ClientCPU string
 	ServerCPU string
 	Sequencer bool
-	SettleMax time.Duration
-	LogLevel  string
+	FeedRate  float64
+	// SwapWindow is the width of the latency split around swaps.
+	SwapWindow time.Duration
+	SettleMax  time.Duration
+	LogLevel   string
 }
 
 func parseFlags(args []string) (*options, error) {
@@ -81,6 +84,8 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.ClientCPU, "client-cpus", "0", "CPUs of the load generator (this process)")
 	fs.StringVar(&o.ServerCPU, "server-cpus", "1", "CPUs of both nodes (taskset)")
 	fs.BoolVar(&o.Sequencer, "sequencer", true, "run tipnode with --sequencer (pending = a pre-confirmation snapshot; empty blocks sealed every 2 s)")
+	fs.Float64Var(&o.FeedRate, "feed-rate", 100, "with --sequencer: transactions per second sent to tipnode while the pending workloads and their latest counterparts run against it (0: none)")
+	fs.DurationVar(&o.SwapWindow, "swap-window", 20*time.Millisecond, "fed workloads: latencies of requests due this long after (or before) a snapshot swap are reported apart")
 	fs.DurationVar(&o.SettleMax, "settle-max", 10*time.Minute, "longest wait for a node to become idle after start-up")
 	fs.StringVar(&o.LogLevel, "log.level", "info", "log level")
 	if err := fs.Parse(args); err != nil {
@@ -128,6 +133,9 @@ func (o *options) Validate() error {
 	if err := o.Load.Validate(false); err != nil {
 		return err
 	}
+	if o.FeedRate < 0 || o.FeedRate > 10_000 || o.SwapWindow <= 0 {
+		return fmt.Errorf("bad --feed-rate %v (0..10000) or --swap-window %v", o.FeedRate, o.SwapWindow)
+	}
 	if o.SatTime <= 0 || o.Warmup < 0 || o.Rate < 0 || o.RateFrac <= 0 || o.RateFrac > 1 || o.Rounds < 1 || o.Rounds > 100 {
 		return fmt.Errorf("bad --sat-duration %v, --warmup %v, --rate %v, --rate-fraction %v or --rounds %d", o.SatTime, o.Warmup, o.Rate, o.RateFrac, o.Rounds)
 	}
@@ -141,6 +149,9 @@ func (o *options) Validate() error {
 	}
 	return nil
 }
+
+// feeds reports whether tipnode's pending workloads are fed transactions.
+func (o *options) feeds() bool { return o.Sequencer && o.FeedRate > 0 }
 
 func workloadNames() []string {
 	var names []string

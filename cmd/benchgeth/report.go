@@ -54,6 +54,8 @@ func printReport(out io.Writer, rep *report, workloads []chaingen.Workload) {
 	fmt.Fprintln(out, "noise %: the most CPU other processes (the idle other node included) took on the server's core during the node's two runs; with noise, max rps")
 	fmt.Fprintln(out, "  falls but CPU µs/req stays comparable. client lag: how late the open-loop client sent requests (its own queueing, part of the latency).")
 
+	printFeed(out, rep, workloads)
+
 	fmt.Fprintf(out, "\n### Nodes\n\n")
 	tw = tabwriter.NewWriter(out, 0, 0, 1, ' ', tabwriter.AlignRight|tabwriter.Debug)
 	fmt.Fprintln(tw, "node\tinit s\timport s\timport Mgas/s\tstore MiB\tstartup s\tsettle s\tRSS at rest MiB\tidle CPU %\t")
@@ -115,4 +117,48 @@ func failures(s, o summary) string {
 		return "0"
 	}
 	return fmt.Sprintf("%d+%d", s.Failed, o.Failed)
+}
+
+// printFeed writes the table of the fed workloads (tipnode only): CPU per
+// request, the pending / latest ratio and the open-loop p99 split around
+// snapshot swaps.
+func printFeed(out io.Writer, rep *report, workloads []chaingen.Workload) {
+	var rows []*workloadResult
+	for _, w := range workloads {
+		for i := range rep.Workloads {
+			if rep.Workloads[i].Name == w.Name && rep.Workloads[i].Feed != nil {
+				rows = append(rows, &rep.Workloads[i])
+			}
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	win := rows[0].Feed.Window
+	fmt.Fprintf(out, "\n### tipnode pending vs latest, fed %.0f tx/s (geth not fed)\n\n", rep.FeedRate)
+	tw := tabwriter.NewWriter(out, 0, 0, 1, ' ', tabwriter.AlignRight|tabwriter.Debug)
+	fmt.Fprintf(tw, "workload\tCPU µs/req\tpending/latest\tlatest in turn µs/req\tpending/latest in turn\tswaps\tswap gap ms\ttxs/block\tp99 ms\tp99 ≤%v after swap\tp99 ≤%v before swap\tp99 ≤%v after seal\tp99 rest\trefused\t\n", win, win, win)
+	for _, wr := range rows {
+		f := wr.Feed
+		r := "-"
+		if f.CPURatio > 0 {
+			r = fmt.Sprintf("%.3f", f.CPURatio)
+		}
+		inTurn, rt := "-", "-"
+		if f.CPURatioInTurn > 0 {
+			inTurn, rt = fmt.Sprintf("%.1f", micros(f.LatestCPUInTurn)), fmt.Sprintf("%.3f", f.CPURatioInTurn)
+		}
+		fmt.Fprintf(tw, "%s\t%.1f\t%s\t%s\t%s\t%d\t%.0f\t%.0f\t%.2f\t%s\t%s\t%s\t%s\t%d\t\n", wr.Name, micros(wr.Sat["tipnode"].CPUPerReq), r, inTurn, rt,
+			f.Swaps, millis(f.SwapGap), f.TxsPerBlock, millis(f.P99), splitCell(f.AfterSwap), splitCell(f.BeforeSwap), splitCell(f.AfterSeal), splitCell(f.Rest), f.Refused)
+	}
+	tw.Flush()
+	fmt.Fprintln(out, "CPU: saturation, as above, with the feed running (the feed's own CPU is in both rows). in turn: the latest counterpart measured right")
+	fmt.Fprintln(out, "after each saturation round of the pending workload (the steadier ratio on a shared machine). p99 cells: ms (requests).")
+}
+
+func splitCell(s split) string {
+	if s.N == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f (%d)", millis(s.P99), s.N)
 }

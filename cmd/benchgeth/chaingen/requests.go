@@ -39,6 +39,10 @@ type Workload struct {
 	// succeed.
 	Batch  bool
 	Expect Expect
+	// LatestOf names the `latest` counterpart of a `pending` workload (the
+	// same requests at latest): the harness runs both against tipnode while
+	// feeding it transactions, and reports pending / latest.
+	LatestOf string
 	// gen builds one request (a line, or a batch) from the sampler.
 	gen func(g *sampler) any
 }
@@ -89,7 +93,7 @@ func Workloads() []Workload {
 			t, h := g.genesisHolder()
 			return req("eth_getStorageAt", TokenAddress(t), BalanceSlot(h), g.pastBlock())
 		}},
-		{Name: "storage-pending", Title: "getStorageAt pending, random slots", gen: func(g *sampler) any {
+		{Name: "storage-pending", Title: "getStorageAt pending, random slots", LatestOf: "storage-random", gen: func(g *sampler) any {
 			t, h := g.anyHolder()
 			return req("eth_getStorageAt", TokenAddress(t), BalanceSlot(h), "pending")
 		}},
@@ -101,7 +105,7 @@ func Workloads() []Workload {
 			t, h := g.genesisHolder()
 			return req("eth_call", callArgs{To: TokenAddress(t), Data: BalanceOfData(h)}, g.pastBlock())
 		}},
-		{Name: "balanceof-pending", Title: "eth_call balanceOf pending", gen: func(g *sampler) any {
+		{Name: "balanceof-pending", Title: "eth_call balanceOf pending", LatestOf: "balanceof-latest", gen: func(g *sampler) any {
 			t, h := g.anyHolder()
 			return req("eth_call", callArgs{To: TokenAddress(t), Data: BalanceOfData(h)}, "pending")
 		}},

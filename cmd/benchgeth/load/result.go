@@ -43,6 +43,16 @@ type Result struct {
 	ServerCPUsBusy, ClientCPUsBusy time.Duration
 	// Failures counts failures by kind, with one example each.
 	Failures map[string]FailureCount
+	// Samples are the answered requests of an open-loop run, each with its
+	// intended send time, when the Job asked for them (KeepSamples): the
+	// harness splits latencies by what the server did at the time.
+	Samples []Sample
+}
+
+// Sample is one answered open-loop request.
+type Sample struct {
+	Due     time.Time     // intended send time
+	Latency time.Duration // from Due to the answer
 }
 
 // FailureCount is one kind of failure.
@@ -131,6 +141,8 @@ type recorder struct {
 	ok, failed, answered int64
 	hist, queue          *hdrhistogram.Histogram
 	failures             map[string]FailureCount
+	keep                 bool // keep samples (answerAt)
+	samples              []Sample
 }
 
 func newRecorder() *recorder {
@@ -158,6 +170,16 @@ func (r *recorder) answer(latency time.Duration, f *Failure) {
 	r.ok++
 }
 
+// answerAt is answer for an open-loop request due at due; it also keeps
+// the sample when the recorder keeps them.
+func (r *recorder) answerAt(due time.Time, f *Failure) {
+	latency := time.Since(due)
+	if r.keep {
+		r.samples = append(r.samples, Sample{Due: due, Latency: latency})
+	}
+	r.answer(latency, f)
+}
+
 // fail records a failure (answered or not).
 func (r *recorder) fail(f *Failure) {
 	r.failed++
@@ -180,6 +202,7 @@ func merge(res *Result, recs []*recorder) {
 		res.Answered += r.answered
 		res.Latency.Merge(r.hist)
 		res.Queue.Merge(r.queue)
+		res.Samples = append(res.Samples, r.samples...)
 		for k, v := range r.failures {
 			fc := res.Failures[k]
 			fc.Count += v.Count
@@ -216,6 +239,7 @@ func Combine(rs ...*Result) *Result {
 		if r.Queue != nil {
 			out.Queue.Merge(r.Queue)
 		}
+		out.Samples = append(out.Samples, r.Samples...)
 		for k, v := range r.Failures {
 			fc := out.Failures[k]
 			fc.Count += v.Count

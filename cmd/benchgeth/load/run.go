@@ -26,6 +26,9 @@ type Job struct {
 	// are pinned to: their busy time by other processes is reported as
 	// noise. Optional.
 	ServerCPUs, ClientCPUs []int
+	// KeepSamples: an open-loop run returns every answered request's
+	// intended send time and latency (Result.Samples).
+	KeepSamples bool
 }
 
 func (j Job) validate() error {
@@ -186,6 +189,7 @@ func startHTTPOpen(ctx context.Context, cfg Config, job Job, tickets <-chan tick
 	var done sync.WaitGroup
 	for w := range recs {
 		rec := newRecorder()
+		rec.keep = job.KeepSamples
 		recs[w] = rec
 		wg.Add(1)
 		done.Add(1)
@@ -207,7 +211,7 @@ func startHTTPOpen(ctx context.Context, cfg Config, job Job, tickets <-chan tick
 				if f == nil {
 					_, f = checkBody(job.Check, body)
 				}
-				rec.answer(time.Since(t.due), f)
+				rec.answerAt(t.due, f)
 			}
 		}()
 	}
@@ -232,6 +236,7 @@ func startWSOpen(ctx context.Context, cfg Config, job Job, tickets <-chan ticket
 	var recs []*recorder
 	for _, c := range conns {
 		wrec, rrec := newRecorder(), newRecorder()
+		rrec.keep = job.KeepSamples
 		recs = append(recs, wrec, rrec)
 		writerDone := make(chan struct{})
 		wg.Add(3)
@@ -293,7 +298,7 @@ func startWSOpen(ctx context.Context, cfg Config, job Job, tickets <-chan ticket
 				if !ok {
 					rrec.fail(badResponse("answer to unknown id %d", id))
 				} else {
-					rrec.answer(time.Since(due), f)
+					rrec.answerAt(due, f)
 				}
 				if answered {
 					select {
