@@ -115,7 +115,15 @@ func tipnodeKind(binary string, sequencer bool) nodeKind {
 			return []string{"import", "--datadir", datadir, "--log.format", "json", chain}
 		},
 		runArgs: func(datadir string, p ports) []string {
-			args := []string{"run", "--datadir", datadir, "--log.format", "json", "--http.addr", fmt.Sprintf("127.0.0.1:%d", p.http)}
+			args := []string{"run", "--datadir", datadir, "--log.format", "json", "--http.addr", fmt.Sprintf("127.0.0.1:%d", p.http),
+				// Every request comes from one address (loopback), as from
+				// behind a reverse proxy: the per-address connection limit
+				// (100) and the execution queue (64) would refuse the open
+				// loop's up to --workers connections and the batch workload's
+				// 16 x 8 concurrent elements, where geth has no such limits.
+				// Raised above what the harness can send; every other limit
+				// keeps its default.
+				"--rpc.maxconnsperip", "1000", "--rpc.evmqueue", "1024"}
 			if sequencer {
 				args = append(args, "--sequencer")
 			}
