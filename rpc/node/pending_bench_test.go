@@ -16,6 +16,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/tipnode/tipnode/pending/pendingtest"
 )
 
 // slotRuntime: with 32 bytes of calldata returns SLOAD(calldata[0:32]);
@@ -47,11 +48,11 @@ func BenchmarkPendingReads(b *testing.B) {
 
 func benchPendingReads(b *testing.B, method, tag string) {
 	e := newEnvWith(b, envOptions{})
-	if err := e.pool.Add(e.tx(0, nil, big.NewInt(0), 200_000, deployCode(slotRuntime))); err != nil {
+	if err := e.Pool.Add(e.Tx(0, nil, big.NewInt(0), 200_000, pendingtest.InitCode(slotRuntime))); err != nil {
 		b.Fatal(err)
 	}
-	e.toSeal()
-	contract := crypto.CreateAddress(e.accs[0].Address, 0)
+	e.Seal()
+	contract := crypto.CreateAddress(e.Accs[0].Address, 0)
 	slot := func(i int) common.Hash { return common.BigToHash(big.NewInt(int64(i))) }
 	bodies := make([][]byte, benchSlots)
 	for i := range bodies {
@@ -65,13 +66,13 @@ func benchPendingReads(b *testing.B, method, tag string) {
 	for i := 0; i < benchSlots; i += 20 {
 		for j := i; j < i+20; j++ {
 			data := append(slot(j).Bytes(), common.BigToHash(big.NewInt(int64(j+1))).Bytes()...)
-			if err := e.pool.Add(e.tx(j%len(e.accs), &contract, big.NewInt(0), 60_000, data)); err != nil {
+			if err := e.Pool.Add(e.Tx(j%len(e.Accs), &contract, big.NewInt(0), 60_000, data)); err != nil {
 				b.Fatal(err)
 			}
 		}
-		e.tick(1)
+		e.Tick(1)
 	}
-	e.toSeal()
+	e.Seal()
 
 	var swapsMu sync.Mutex
 	var swaps []time.Time
@@ -91,13 +92,13 @@ func benchPendingReads(b *testing.B, method, tag string) {
 			for range 20 {
 				k++
 				data := append(slot(k*7919%benchSlots).Bytes(), common.BigToHash(big.NewInt(int64(k))).Bytes()...)
-				if err := e.pool.Add(e.tx(k%len(e.accs), &contract, big.NewInt(0), 60_000, data)); err != nil {
+				if err := e.Pool.Add(e.Tx(k%len(e.Accs), &contract, big.NewInt(0), 60_000, data)); err != nil {
 					feedErr.Store(err)
 					return
 				}
 			}
-			e.clock.Advance(e.cfg.PreconfInterval)
-			e.seq.Sync()
+			e.Clock.Advance(e.Cfg.PreconfInterval)
+			e.Seq.Sync()
 			swapsMu.Lock()
 			swaps = append(swaps, time.Now())
 			swapsMu.Unlock()
@@ -201,36 +202,36 @@ func processCPU(b *testing.B) int64 {
 // realistic snapshot, comparable with benchstat.
 func BenchmarkPendingServe(b *testing.B) {
 	e := newEnvWith(b, envOptions{})
-	if err := e.pool.Add(e.tx(0, nil, big.NewInt(0), 200_000, deployCode(slotRuntime))); err != nil {
+	if err := e.Pool.Add(e.Tx(0, nil, big.NewInt(0), 200_000, pendingtest.InitCode(slotRuntime))); err != nil {
 		b.Fatal(err)
 	}
-	e.toSeal()
-	contract := crypto.CreateAddress(e.accs[0].Address, 0)
+	e.Seal()
+	contract := crypto.CreateAddress(e.Accs[0].Address, 0)
 	slot := func(i int) common.Hash { return common.BigToHash(big.NewInt(int64(i))) }
 	write := func(k int) {
 		data := append(slot(k*7919%benchSlots).Bytes(), common.BigToHash(big.NewInt(int64(k+1))).Bytes()...)
-		if err := e.pool.Add(e.tx(k%len(e.accs), &contract, big.NewInt(0), 60_000, data)); err != nil {
+		if err := e.Pool.Add(e.Tx(k%len(e.Accs), &contract, big.NewInt(0), 60_000, data)); err != nil {
 			b.Fatal(err)
 		}
 	}
 	for i := 0; i < benchSlots; i++ {
 		data := append(slot(i).Bytes(), common.BigToHash(big.NewInt(int64(i+1))).Bytes()...)
-		if err := e.pool.Add(e.tx(i%len(e.accs), &contract, big.NewInt(0), 60_000, data)); err != nil {
+		if err := e.Pool.Add(e.Tx(i%len(e.Accs), &contract, big.NewInt(0), 60_000, data)); err != nil {
 			b.Fatal(err)
 		}
 		if i%20 == 19 {
-			e.tick(1)
+			e.Tick(1)
 		}
 	}
-	e.toSeal()
+	e.Seal()
 	for k := 0; k < 100; k++ {
 		write(k)
 		if k%20 == 19 {
-			e.tick(1)
+			e.Tick(1)
 		}
 	}
-	if s := e.mgr.Current(); s == nil || len(s.Transactions()) != 100 {
-		b.Fatalf("pending block holds %d transactions, want 100", len(e.mgr.Current().Transactions()))
+	if s := e.Mgr.Current(); s == nil || len(s.Transactions()) != 100 {
+		b.Fatalf("pending block holds %d transactions, want 100", len(e.Mgr.Current().Transactions()))
 	}
 	for _, method := range []string{"storage", "call"} {
 		for _, tag := range []string{"latest", "pending"} {

@@ -1,13 +1,13 @@
 package node_test
 
 import (
-	"maps"
 	"math/big"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/tipnode/tipnode/pending/pendingtest"
 )
 
 // TestReadsMatchModelAcrossSwapsSealsUnwinds: every interval three
@@ -27,11 +27,11 @@ import (
 // its old value.
 func TestReadsMatchModelAcrossSwapsSealsUnwinds(t *testing.T) {
 	e := newEnvWith(t, envOptions{dev: true})
-	if err := e.pool.Add(e.tx(0, nil, big.NewInt(0), 200_000, deployCode(slotRuntime))); err != nil {
+	if err := e.Pool.Add(e.Tx(0, nil, big.NewInt(0), 200_000, pendingtest.InitCode(slotRuntime))); err != nil {
 		t.Fatal(err)
 	}
-	e.toSeal()
-	contract := crypto.CreateAddress(e.accs[0].Address, 0)
+	e.Seal()
+	contract := crypto.CreateAddress(e.Accs[0].Address, 0)
 	const slots = 6
 	const abandoned = slots // written only between an evm_snapshot and its evm_revert
 	slot := func(i int) common.Hash { return common.BigToHash(big.NewInt(int64(i))) }
@@ -44,7 +44,7 @@ func TestReadsMatchModelAcrossSwapsSealsUnwinds(t *testing.T) {
 	var writes []write
 	model := func() (latest, pend map[int]int64) {
 		inPending := map[common.Hash]bool{}
-		for _, tx := range e.mgr.Current().Transactions() {
+		for _, tx := range e.Mgr.Current().Transactions() {
 			inPending[tx.Hash()] = true
 		}
 		latest, pend = map[int]int64{}, map[int]int64{}
@@ -62,7 +62,7 @@ func TestReadsMatchModelAcrossSwapsSealsUnwinds(t *testing.T) {
 		latest, pend := model()
 		for tag, m := range map[string]map[int]int64{"latest": latest, "pending": pend} {
 			for i := 0; i <= abandoned; i++ {
-				if i == abandoned && e.mgr.Head().Number() <= branchTop {
+				if i == abandoned && e.Mgr.Head().Number() <= branchTop {
 					continue
 				}
 				want := hexutil.Encode(common.BigToHash(big.NewInt(m[i])).Bytes())
@@ -83,7 +83,7 @@ func TestReadsMatchModelAcrossSwapsSealsUnwinds(t *testing.T) {
 	var (
 		snapID     string
 		snapWrites []write
-		snapNonces map[common.Address]uint64
+		snapNonces []uint64
 		reverts    int
 		seals      int
 	)
@@ -94,16 +94,16 @@ func TestReadsMatchModelAcrossSwapsSealsUnwinds(t *testing.T) {
 			if k == 0 && snapID != "" {
 				i = abandoned
 			}
-			tx := e.tx(int(v)%len(e.accs), &contract, big.NewInt(0), 60_000,
+			tx := e.Tx(int(v)%len(e.Accs), &contract, big.NewInt(0), 60_000,
 				append(slot(i).Bytes(), common.BigToHash(big.NewInt(v)).Bytes()...))
-			if err := e.pool.Add(tx); err != nil {
+			if err := e.Pool.Add(tx); err != nil {
 				t.Fatal(err)
 			}
 			writes = append(writes, write{tx.Hash(), i, v})
 		}
-		before := e.mgr.Current().Number()
-		e.tick(1)
-		if e.mgr.Current().Number() != before {
+		before := e.Mgr.Current().Number()
+		e.Tick(1)
+		if e.Mgr.Current().Number() != before {
 			seals++
 		}
 		check(step, step%5 == 0)
@@ -111,19 +111,25 @@ func TestReadsMatchModelAcrossSwapsSealsUnwinds(t *testing.T) {
 		case 12, 40: // remember this point (head and pending block)
 			snapID = e.str("evm_snapshot")
 			snapWrites = append([]write(nil), writes...)
-			snapNonces = maps.Clone(e.nonces)
+			snapNonces = snapNonces[:0]
+			for i := range e.Accs {
+				snapNonces = append(snapNonces, e.Nonce(i))
+			}
 		case 33, 62: // back to it: the store unwinds the blocks sealed since
-			branchTop = e.mgr.Head().Number()
+			branchTop = e.Mgr.Head().Number()
 			if string(e.call("evm_revert", snapID)) != "true" {
 				t.Fatalf("step %d: evm_revert %s refused", step, snapID)
 			}
-			writes, e.nonces = snapWrites, snapNonces
+			writes = snapWrites
+			for i, n := range snapNonces {
+				e.SetNonce(i, n)
+			}
 			snapID = ""
 			reverts++
 			check(step, true)
 		}
 	}
-	if seals < 5 || reverts != 2 || e.mgr.Head().Number() <= branchTop {
+	if seals < 5 || reverts != 2 || e.Mgr.Head().Number() <= branchTop {
 		t.Fatalf("%d seals, %d reverts: the test did not exercise them", seals, reverts)
 	}
 }
