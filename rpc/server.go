@@ -190,16 +190,18 @@ func (s *Server) Handle(pattern string, h http.Handler) {
 }
 
 // HandleStream mounts a long-lived handler (a websocket feed that hijacks
-// its connection) as Handle does. Its request context is also cancelled
-// when Stop begins, so it can close its connection (1001) and return: Stop
+// its connection) as Handle does. Its request context is cancelled when
+// Stop begins, so it can close its connection (1001) and return: Stop
 // waits for it like any request. Its connections count against the
 // listener's limits (MaxConns, MaxConnsPerIP, ConnReserve) until closed.
 func (s *Server) HandleStream(pattern string, h http.Handler) {
 	s.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithCancel(r.Context())
+		// Not derived from r.Context(): under fasthttp that is the request's
+		// RequestCtx, which fasthttp resets and reuses once the handler has
+		// hijacked the connection, while the feed (and this cancel) outlive
+		// it. A hijacked connection's context carries nothing else.
+		ctx, cancel := context.WithCancel(s.stopCtx)
 		defer cancel()
-		stop := context.AfterFunc(s.stopCtx, cancel)
-		defer stop()
 		h.ServeHTTP(w, r.WithContext(ctx))
 	}))
 }
