@@ -97,13 +97,17 @@
 // (constants, the in-memory head) run on the message's goroutine instead
 // and are answered when they return.
 //
-// A websocket has one reader goroutine, one writer goroutine (the only one
-// writing frames: data, pings and the close frame), and up to
+// A websocket has one reader goroutine, one writer goroutine (pings, the
+// close frame, notifications), and up to
 // Config.WSMaxInflight goroutines executing messages concurrently (so
 // responses may come back in a different order than requests; clients match
 // them by id). Responses and notifications share one outgoing queue and
 // never wait for room: a message that does not fit disconnects the client
-// (see Limits and Subscription). Registration (Register,
+// (see Limits and Subscription). One goroutine at a time writes data
+// frames, in queue order: a message's goroutine, having queued its response
+// and released its execution slot, writes the queue out itself when no one
+// is writing (saving a wake-up of the writer per message), else the writer
+// does. Registration (Register,
 // RegisterSubscription, Handle, SetErrorMapper) should happen before serving.
 //
 // Output accounting: every queued websocket message and every HTTP response

@@ -17,9 +17,13 @@ import (
 )
 
 // wsConn is one websocket session. Goroutines: one reader (readLoop), one
-// writer (writeLoop, the only one writing frames, pings and the close frame
-// included), and one per message being executed (at most
-// Config.WSMaxInflight).
+// writer (writeLoop: pings, the close frame, notifications), and one per
+// message being executed (at most Config.WSMaxInflight). Data frames are
+// written by whoever holds wmu: the writer, or a message's goroutine that
+// finds wmu free after queueing its answer and then writes the queue out
+// itself (its execution slot already released), which saves waking the
+// writer per message; one that finds wmu held wakes the writer instead, so
+// nothing queued is left unwritten. Frames go out in queue order either way.
 //
 // Output goes through one queue bounded in messages (Config.WSSendQueue)
 // and bytes (Config.WSMaxQueuedBytes, the message being written included),
@@ -32,6 +36,8 @@ type wsConn struct {
 	srv    *Server
 	conn   *websocket.Conn
 	remote string
+	key    string          // the session address key of remote, computed once
+	rbuf   []byte          // readMessage's scratch, reader goroutine only
 	ctx    context.Context // cancelled when the connection closes or aborts
 	cancel context.CancelFunc
 
@@ -52,6 +58,7 @@ type wsConn struct {
 	closeFrame []byte       // close frame payload (code and reason)
 	closeWhy   string       // for the log
 	wake       chan struct{}
+	wmu        sync.Mutex // held while taking data messages off the queue and writing them
 
 	mu   sync.Mutex
 	subs map[string]*Subscription // nil once closed
@@ -85,6 +92,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		subs:       make(map[string]*Subscription),
 		wake:       make(chan struct{}, 1),
 	}
+	c.key = (&session{remote: c.remote}).addr()
 	c.lastRead.Store(time.Now().UnixNano())
 	s.mu.Lock()
 	if s.stopping {
@@ -197,10 +205,20 @@ func (c *wsConn) stopReading() {
 // message being written).
 func (c *wsConn) droppable() int64 { return c.queued.Load() }
 
-// enqueue queues one message for the writer. A message that does not fit
-// the connection's bounds or the server's output budget aborts the
+// enqueue queues one message and wakes the writer. A message that does not
+// fit the connection's bounds or the server's output budget aborts the
 // connection (ErrSlowConsumer); errConnClosing when it is closing anyway.
 func (c *wsConn) enqueue(b []byte) error {
+	if err := c.push(b); err != nil {
+		return err
+	}
+	c.wakeWriter()
+	return nil
+}
+
+// push queues one message as enqueue does, without waking the writer: the
+// caller calls flush.
+func (c *wsConn) push(b []byte) error {
 	n := int64(len(b))
 	cfg := &c.srv.cfg
 	c.qmu.Lock()
@@ -230,8 +248,40 @@ func (c *wsConn) enqueue(b []byte) error {
 	c.qbytes += n
 	c.queued.Add(n)
 	c.qmu.Unlock()
-	c.wakeWriter()
 	return nil
+}
+
+// flush writes the queue out on the calling goroutine when no one else is
+// writing, else (or when a close frame is due) wakes the writer.
+func (c *wsConn) flush() {
+	if !c.wmu.TryLock() {
+		c.wakeWriter() // the holder may have seen the queue empty already
+		return
+	}
+	for {
+		msg, closeFrame := c.next()
+		if msg == nil {
+			c.wmu.Unlock()
+			if closeFrame != nil {
+				c.wakeWriter()
+			}
+			return
+		}
+		if err := c.write(msg); err != nil {
+			c.wmu.Unlock()
+			c.close("write: " + err.Error())
+			return
+		}
+	}
+}
+
+// write writes one data message taken off the queue by next (wmu held)
+// and releases it.
+func (c *wsConn) write(msg []byte) error {
+	c.conn.SetWriteDeadline(time.Now().Add(c.srv.cfg.WSWriteTimeout))
+	err := c.conn.WriteMessage(websocket.TextMessage, msg)
+	c.written()
+	return err
 }
 
 // next pops the next message for the writer (counted as being written
@@ -272,20 +322,46 @@ func (c *wsConn) extendReadDeadline() {
 	c.dlMu.Unlock()
 }
 
-// readMessage reads one data message, at most WSMaxMessageBytes of it.
+// wsKeepReadBuffer bounds the scratch buffer a connection keeps between
+// messages; a larger message's buffer is dropped after use.
+const wsKeepReadBuffer = 64 << 10
+
+// readMessage reads one data message, at most WSMaxMessageBytes of it,
+// into the connection's scratch buffer and returns an exact-size copy
+// (one allocation per message).
 func (c *wsConn) readMessage() ([]byte, error) {
 	_, r, err := c.conn.NextReader()
 	if err != nil {
 		return nil, err
 	}
 	limit := c.srv.cfg.WSMaxMessageBytes
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, err
+	buf := c.rbuf[:0]
+	if buf == nil {
+		buf = make([]byte, 0, 512)
 	}
-	if int64(len(data)) > limit {
-		return nil, errTooBig
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > limit {
+			return nil, errTooBig
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
+	if cap(buf) <= wsKeepReadBuffer {
+		c.rbuf = buf
+	} else {
+		c.rbuf = nil
+	}
+	data := make([]byte, len(buf))
+	copy(data, buf)
 	return data, nil
 }
 
@@ -322,10 +398,18 @@ func (c *wsConn) readLoop() {
 		c.inflight.Add(1)
 		c.executing.Add(1)
 		go func() {
-			defer func() { c.executing.Add(-1); <-c.sem; c.inflight.Done() }()
-			ss := &session{transport: TransportWS, remote: c.remote, ws: c}
+			queued := false
+			defer func() {
+				c.executing.Add(-1)
+				<-c.sem
+				if queued {
+					c.flush()
+				}
+				c.inflight.Done()
+			}()
+			ss := &session{transport: TransportWS, remote: c.remote, key: c.key, ws: c}
 			if out := c.srv.handleMessage(c.ctx, data, ss); out != nil {
-				c.enqueue(out)
+				queued = c.push(out) == nil
 			}
 			ss.runAfterSend()
 		}()
@@ -339,18 +423,18 @@ func (c *wsConn) writeLoop() {
 	idle := time.NewTimer(cfg.WSIdleTimeout)
 	defer idle.Stop()
 	for {
+		c.wmu.Lock()
 		msg, closeFrame := c.next()
 		switch {
 		case msg != nil:
-			c.conn.SetWriteDeadline(time.Now().Add(cfg.WSWriteTimeout))
-			err := c.conn.WriteMessage(websocket.TextMessage, msg)
-			c.written()
+			err := c.write(msg)
+			c.wmu.Unlock()
 			if err != nil {
 				c.close("write: " + err.Error())
 				return
 			}
 			continue
-		case closeFrame != nil:
+		case closeFrame != nil: // wmu stays held: no data frame after the close frame
 			if c.conn.WriteControl(websocket.CloseMessage, closeFrame, time.Now().Add(cfg.WSWriteTimeout)) == nil {
 				lingerClose(c.conn.NetConn())
 			}
@@ -360,6 +444,7 @@ func (c *wsConn) writeLoop() {
 			c.close(why)
 			return
 		}
+		c.wmu.Unlock()
 		select {
 		case <-c.wake:
 		case <-ping.C:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -261,5 +262,63 @@ func TestWebsocketGracefulStop(t *testing.T) {
 	<-sub.Done()
 	if err := <-stopped; err != nil {
 		t.Errorf("Stop: %v", err)
+	}
+}
+
+// TestWebsocketMessageSizes: messages around the read buffer's sizes (its
+// first 512 bytes, the 64 KiB it keeps) and the limit itself are read
+// whole, one after the other on one connection; one byte over the limit
+// closes with 1009.
+func TestWebsocketMessageSizes(t *testing.T) {
+	const limit = 100 << 10
+	_, url := testServer(t, Config{WSMaxMessageBytes: limit}, nil)
+	c := wsDial(t, url)
+	envelope := len(`{"jsonrpc":"2.0","id":1,"method":"echo","params":[""]}`)
+	for _, size := range []int{envelope, 511, 512, 513, 4096, wsKeepReadBuffer + 1, 100, limit} {
+		pad := strings.Repeat("a", size-envelope)
+		req := `{"jsonrpc":"2.0","id":1,"method":"echo","params":["` + pad + `"]}`
+		if len(req) != size {
+			t.Fatalf("built %d bytes, want %d", len(req), size)
+		}
+		if got, want := wsCall(t, c, req), `{"jsonrpc":"2.0","id":1,"result":"`+pad+`"}`; string(got) != want {
+			t.Fatalf("size %d: got %d bytes, want %d", size, len(got), len(want))
+		}
+	}
+	over := `{"jsonrpc":"2.0","id":1,"method":"echo","params":["` + strings.Repeat("a", limit+1-envelope) + `"]}`
+	if err := c.WriteMessage(websocket.TextMessage, []byte(over)); err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, _, err := c.ReadMessage(); !websocket.IsCloseError(err, websocket.CloseMessageTooBig) {
+		t.Fatalf("want close 1009, got %v", err)
+	}
+}
+
+// TestWebsocketPipelined: many requests sent before any answer is read
+// (answers written by the messages' goroutines and by the writer, in turn)
+// are each answered exactly once.
+func TestWebsocketPipelined(t *testing.T) {
+	_, url := testServer(t, Config{}, nil)
+	c := wsDial(t, url)
+	const n = 500
+	for i := range n {
+		req := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"echo","params":[%d]}`, i, i)
+		if err := c.WriteMessage(websocket.TextMessage, []byte(req)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := make(map[int]bool)
+	for range n {
+		var resp struct {
+			ID     int `json:"id"`
+			Result int `json:"result"`
+		}
+		if err := json.Unmarshal(wsRead(t, c), &resp); err != nil {
+			t.Fatal(err)
+		}
+		if resp.ID != resp.Result || seen[resp.ID] || resp.ID < 0 || resp.ID >= n {
+			t.Fatalf("unexpected answer %+v (seen before: %v)", resp, seen[resp.ID])
+		}
+		seen[resp.ID] = true
 	}
 }
