@@ -152,10 +152,9 @@ func (c *wsConn) endSubs() {
 // close frame with code and text after the message it is writing, then
 // closes. metric is the disconnect reason counted.
 func (c *wsConn) abort(code int, text, metric string) {
-	if !c.requestClose(code, text, true) {
+	if !c.requestClose(code, text, true, metric) {
 		return
 	}
-	c.srv.stats.disconnect(metric)
 	c.srv.log.Info().Str("remote", c.remote).Int("code", code).Str("reason", text).Msg("rpc websocket disconnected")
 	c.cancel()
 	go c.endSubs() // the caller may hold a subscription's lock (Notify)
@@ -163,9 +162,11 @@ func (c *wsConn) abort(code int, text, metric string) {
 }
 
 // requestClose makes the writer send a close frame (code, text) and close
-// once the queue is written; with drop the queue is dropped first. False
-// when the connection was already closing.
-func (c *wsConn) requestClose(code int, text string, drop bool) bool {
+// once the queue is written; with drop the queue is dropped first. The
+// disconnect metric (if any) is counted before the writer is woken, so a
+// client that sees the close frame also sees it counted. False when the
+// connection was already closing.
+func (c *wsConn) requestClose(code int, text string, drop bool, metric string) bool {
 	c.qmu.Lock()
 	if c.closing {
 		c.qmu.Unlock()
@@ -182,6 +183,9 @@ func (c *wsConn) requestClose(code int, text string, drop bool) bool {
 	}
 	c.qmu.Unlock()
 	c.srv.output.release(freed)
+	if metric != "" {
+		c.srv.stats.disconnect(metric)
+	}
 	c.wakeWriter()
 	return true
 }
@@ -487,8 +491,7 @@ func (c *wsConn) checkIdle() time.Duration {
 	if since < timeout {
 		return timeout - since
 	}
-	if c.requestClose(CloseNormal, fmt.Sprintf("idle timeout (no request for %s)", timeout), false) {
-		c.srv.stats.disconnect(disconnectIdle)
+	if c.requestClose(CloseNormal, fmt.Sprintf("idle timeout (no request for %s)", timeout), false, disconnectIdle) {
 		c.stopReading()
 	}
 	return timeout
@@ -506,7 +509,7 @@ func (c *wsConn) shutdown(ctx context.Context) {
 	}()
 	select {
 	case <-drained:
-		c.requestClose(CloseGoingAway, "server shutting down", false)
+		c.requestClose(CloseGoingAway, "server shutting down", false, "")
 		select {
 		case <-c.closed:
 		case <-ctx.Done():
