@@ -99,16 +99,30 @@ func (rc *rawWSClient) readFrame() (int, error) {
 // the number of requests each connection keeps in flight.
 func BenchmarkLoopbackWS(b *testing.B) {
 	for _, depth := range []int{1, 4} {
-		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) { benchLoopbackWS(b, depth) })
+		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) { benchLoopbackWS(b, depth, true) })
 	}
 }
 
-func benchLoopbackWS(b *testing.B, depth int) {
+// BenchmarkLoopbackWSPlain is BenchmarkLoopbackWS with the method
+// registered by Register, not RegisterInline: the path of eth_call and
+// every other method that may block (deadline enforced).
+func BenchmarkLoopbackWSPlain(b *testing.B) {
+	for _, depth := range []int{1, 4} {
+		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) { benchLoopbackWS(b, depth, false) })
+	}
+}
+
+func benchLoopbackWS(b *testing.B, depth int, inline bool) {
 	s, err := NewServer(Config{Addr: "127.0.0.1:0"}, zerolog.New(io.Discard))
 	if err != nil {
 		b.Fatal(err)
 	}
-	s.RegisterInline("eth_chainId", func(context.Context, Params) (any, error) { return "0x539", nil })
+	h := func(context.Context, Params) (any, error) { return "0x539", nil }
+	if inline {
+		s.RegisterInline("eth_chainId", h)
+	} else {
+		s.Register("eth_chainId", h)
+	}
 	if err := s.Start(); err != nil {
 		b.Fatal(err)
 	}
