@@ -168,17 +168,9 @@ func scanObject(data []byte, i int, member func(key []byte, i int) (int, bool)) 
 		if i, ok = member(key, skipWS(data, i+1)); !ok {
 			return 0, false
 		}
-		i = skipWS(data, i)
-		if i >= len(data) {
-			return 0, false
-		}
-		switch data[i] {
-		case ',':
-			i = skipWS(data, i+1)
-		case '}':
-			return i + 1, true
-		default:
-			return 0, false
+		var done bool
+		if i, done, ok = afterItem(data, i, '}'); !ok || done {
+			return i, ok
 		}
 	}
 }
@@ -199,19 +191,28 @@ func scanArray(data []byte, i int, elem func(i int) (int, bool)) (int, bool) {
 		if i, ok = elem(i); !ok {
 			return 0, false
 		}
-		i = skipWS(data, i)
-		if i >= len(data) {
-			return 0, false
-		}
-		switch data[i] {
-		case ',':
-			i = skipWS(data, i+1)
-		case ']':
-			return i + 1, true
-		default:
-			return 0, false
+		var done bool
+		if i, done, ok = afterItem(data, i, ']'); !ok || done {
+			return i, ok
 		}
 	}
+}
+
+// afterItem reads what follows a member or element at data[i]: a comma
+// (the index of the next item, done false) or the closing byte (the index
+// after it, done true); anything else is not ok.
+func afterItem(data []byte, i int, closing byte) (next int, done, ok bool) {
+	i = skipWS(data, i)
+	if i >= len(data) {
+		return 0, false, false
+	}
+	switch data[i] {
+	case ',':
+		return skipWS(data, i+1), false, true
+	case closing:
+		return i + 1, true, true
+	}
+	return 0, false, false
 }
 
 // skipValue returns the index after the object or array starting at
