@@ -64,17 +64,9 @@ func (v *jsonValidator) value(i, depth int) (int, bool) {
 			if i, ok = v.value(v.ws(i+1), depth+1); !ok {
 				return i, false
 			}
-			i = v.ws(i)
-			if i >= len(d) {
-				return i, false
-			}
-			switch d[i] {
-			case ',':
-				i = v.ws(i + 1)
-			case '}':
-				return i + 1, true
-			default:
-				return i, false
+			var done bool
+			if i, done, ok = v.afterItem(i, '}'); done || !ok {
+				return i, ok
 			}
 		}
 	case c == '[':
@@ -90,17 +82,9 @@ func (v *jsonValidator) value(i, depth int) (int, bool) {
 			if i, ok = v.value(i, depth+1); !ok {
 				return i, false
 			}
-			i = v.ws(i)
-			if i >= len(d) {
-				return i, false
-			}
-			switch d[i] {
-			case ',':
-				i = v.ws(i + 1)
-			case ']':
-				return i + 1, true
-			default:
-				return i, false
+			var done bool
+			if i, done, ok = v.afterItem(i, ']'); done || !ok {
+				return i, ok
 			}
 		}
 	case c == '-' || (c >= '0' && c <= '9'):
@@ -113,6 +97,22 @@ func (v *jsonValidator) value(i, depth int) (int, bool) {
 		return v.literal(i, "null")
 	}
 	return i, false
+}
+
+// afterItem reads what follows an object member or array element ending at
+// i: a ',' (returns the index of the next item, done false) or the
+// container's closing byte (returns the index after it, done true).
+func (v *jsonValidator) afterItem(i int, closing byte) (next int, done, ok bool) {
+	i = v.ws(i)
+	switch {
+	case i >= len(v.data):
+		return i, false, false
+	case v.data[i] == ',':
+		return v.ws(i + 1), false, true
+	case v.data[i] == closing:
+		return i + 1, true, true
+	}
+	return i, false, false
 }
 
 func (v *jsonValidator) literal(i int, lit string) (int, bool) {
