@@ -48,10 +48,8 @@ func (db *DB) Reorg(ancestor uint64, blocks []*BlockWrite) error {
 	if err := db.checkSchema(); err != nil {
 		return fail(err)
 	}
-	latest, err := readTag(db.pdb, TagLatest)
-	if isNotFound(err) {
-		return fail(ErrNoGenesis)
-	} else if err != nil {
+	latest, err := db.writeBase()
+	if err != nil {
 		return fail(err)
 	}
 	if ancestor > latest {

@@ -129,10 +129,8 @@ func (db *DB) WriteBlock(w *BlockWrite) error {
 		return fail(err)
 	}
 	defer done()
-	latest, err := readTag(db.pdb, TagLatest)
-	if isNotFound(err) {
-		return fail(ErrNoGenesis)
-	} else if err != nil {
+	latest, err := db.writeBase()
+	if err != nil {
 		return fail(err)
 	}
 	latestHash, found, err := getCopy(db.pdb, canonicalKey(latest))
@@ -302,6 +300,16 @@ func (db *DB) liveSlots(b *pebble.Batch, addr common.Address, height uint64, fn 
 	return errors.Join(err, it.Error(), it.Close())
 }
 
+// writeBase reads the latest tag a write builds on: ErrNoGenesis when the
+// store has none yet.
+func (db *DB) writeBase() (uint64, error) {
+	latest, err := readTag(db.pdb, TagLatest)
+	if isNotFound(err) {
+		return 0, ErrNoGenesis
+	}
+	return latest, err
+}
+
 // SetTag moves safe or finalized to a canonical block at or below latest.
 // Latest itself only moves with WriteBlock and UnwindTo; setting it to its
 // current value is accepted as a no-op.
@@ -315,10 +323,8 @@ func (db *DB) SetTag(tag Tag, number uint64) error {
 		return fail(err)
 	}
 	defer done()
-	latest, err := readTag(db.pdb, TagLatest)
-	if isNotFound(err) {
-		return fail(ErrNoGenesis)
-	} else if err != nil {
+	latest, err := db.writeBase()
+	if err != nil {
 		return fail(err)
 	}
 	if number > latest {
@@ -347,10 +353,8 @@ func (db *DB) UnwindTo(number uint64) error {
 		return fail(err)
 	}
 	defer done()
-	latest, err := readTag(db.pdb, TagLatest)
-	if isNotFound(err) {
-		return fail(ErrNoGenesis)
-	} else if err != nil {
+	latest, err := db.writeBase()
+	if err != nil {
 		return fail(err)
 	}
 	if number >= latest {
