@@ -178,17 +178,19 @@ func (a *API) override(p rpc.Params, o store.PendingOverride) (any, error) {
 	return nil, nil
 }
 
-func decodeAddr(p rpc.Params) (common.Address, error) {
+// addrArgs checks that there are at most n arguments and decodes the
+// first, an address.
+func addrArgs(p rpc.Params, n int) (common.Address, error) {
 	var addr common.Address
+	if err := p.AtMost(n); err != nil {
+		return addr, err
+	}
 	err := p.Decode(0, "address", &addr)
 	return addr, err
 }
 
 func (a *API) devSetBalance(_ context.Context, p rpc.Params) (any, error) {
-	if err := p.AtMost(2); err != nil {
-		return nil, err
-	}
-	addr, err := decodeAddr(p)
+	addr, err := addrArgs(p, 2)
 	if err != nil {
 		return nil, err
 	}
@@ -200,10 +202,7 @@ func (a *API) devSetBalance(_ context.Context, p rpc.Params) (any, error) {
 }
 
 func (a *API) devSetNonce(_ context.Context, p rpc.Params) (any, error) {
-	if err := p.AtMost(2); err != nil {
-		return nil, err
-	}
-	addr, err := decodeAddr(p)
+	addr, err := addrArgs(p, 2)
 	if err != nil {
 		return nil, err
 	}
@@ -215,10 +214,7 @@ func (a *API) devSetNonce(_ context.Context, p rpc.Params) (any, error) {
 }
 
 func (a *API) devSetCode(_ context.Context, p rpc.Params) (any, error) {
-	if err := p.AtMost(2); err != nil {
-		return nil, err
-	}
-	addr, err := decodeAddr(p)
+	addr, err := addrArgs(p, 2)
 	if err != nil {
 		return nil, err
 	}
@@ -232,10 +228,7 @@ func (a *API) devSetCode(_ context.Context, p rpc.Params) (any, error) {
 // devSetStorageAt: the slot a number (or 32-byte hex), the value 32 bytes
 // of hex (a shorter quantity is left-padded).
 func (a *API) devSetStorageAt(_ context.Context, p rpc.Params) (any, error) {
-	if err := p.AtMost(3); err != nil {
-		return nil, err
-	}
-	addr, err := decodeAddr(p)
+	addr, err := addrArgs(p, 3)
 	if err != nil {
 		return nil, err
 	}
@@ -370,10 +363,7 @@ func (a *API) evmSetNextBlockTimestamp(_ context.Context, p rpc.Params) (any, er
 }
 
 func (a *API) devImpersonate(_ context.Context, p rpc.Params) (any, error) {
-	if err := p.AtMost(1); err != nil {
-		return nil, err
-	}
-	addr, err := decodeAddr(p)
+	addr, err := addrArgs(p, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -384,10 +374,7 @@ func (a *API) devImpersonate(_ context.Context, p rpc.Params) (any, error) {
 }
 
 func (a *API) devStopImpersonating(_ context.Context, p rpc.Params) (any, error) {
-	if err := p.AtMost(1); err != nil {
-		return nil, err
-	}
-	addr, err := decodeAddr(p)
+	addr, err := addrArgs(p, 1)
 	if err != nil {
 		return nil, err
 	}
