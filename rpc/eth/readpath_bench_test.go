@@ -24,6 +24,7 @@ import (
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/holiman/uint256"
 	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/chain"
@@ -218,16 +219,31 @@ func BenchmarkHTTPHeavy(b *testing.B) {
 	runRequest(b, client, url, callBody(readToken, mustPack(b, token, "heavy", holders), "latest"))
 }
 
-// pastBlocks is the length of the chain of the past-read benchmarks, and
-// pastChanges how many holders' balances each of its blocks changes.
-const pastBlocks, pastChanges = 300, 20
+// pastBlocks is the length of the chain of the past-read benchmarks,
+// pastChanges how many holders' balances each of its blocks changes, and
+// pastHot how many hot holders (the senders of the side-by-side benchmark's
+// chain) it has.
+const pastBlocks, pastChanges, pastHot = 300, 20, 8
+
+// pastCoinbase is the fee recipient of every block of the past-read chain
+// (as cmd/benchgeth/chaingen's Coinbase: its balance changes in every block).
+var pastCoinbase = common.HexToAddress("0xc014ba5e00000000000000000000000000000001")
+
+// pastHotHolder is hot holder i of the past-read chain.
+func pastHotHolder(i int) common.Address {
+	return common.BytesToAddress(crypto.Keccak256([]byte(fmt.Sprintf("sender-%d", i)))[12:])
+}
 
 // pastChainNode is readPathNode on a chain of pastBlocks blocks on top of
-// the genesis, each changing the token balances of pastChanges holders (a
-// holder's slot changes every readHolders/pastChanges blocks on average, so
-// a read at a random past height usually predates its latest version).
-// The blocks are written to the store directly (state diffs, no
-// transactions) before the node starts.
+// the genesis, shaped like the side-by-side benchmark's chain: each block
+// changes the token balances of pastChanges random holders (a holder's slot
+// changes every readHolders/pastChanges blocks on average, so a read at a
+// random past height usually predates its latest version), and, in every
+// block, the balance of the fee recipient, the nonces and ether of the
+// pastHot senders and their token balances: entities with a version in
+// every block (far more than the past cache lists per entry). The blocks
+// are written to the store directly (state diffs, no transactions) before
+// the node starts.
 func pastChainNode(b *testing.B) (*http.Client, string, abi.ABI) {
 	b.Helper()
 	tokenCode, tokenABI := benchContract(b, "BenchToken")
@@ -265,11 +281,16 @@ func pastChainNode(b *testing.B) (*http.Client, string, abi.ABI) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for n := uint64(1); n <= pastBlocks; n++ {
 		h := types.CopyHeader(parent)
-		h.ParentHash, h.Number, h.Time = parent.Hash(), new(big.Int).SetUint64(n), parent.Time+12
+		h.ParentHash, h.Number, h.Time, h.Coinbase = parent.Hash(), new(big.Int).SetUint64(n), parent.Time+12, pastCoinbase
 		d := store.NewStateDiff()
-		d.Storage[readToken] = make(map[common.Hash]common.Hash, pastChanges)
+		d.Storage[readToken] = make(map[common.Hash]common.Hash, pastChanges+pastHot)
 		for j := 0; j < pastChanges; j++ {
 			d.Storage[readToken][balanceSlot(readHolder(rng.IntN(readHolders)))] = common.BigToHash(big.NewInt(int64(n*1000 + uint64(j))))
+		}
+		d.Accounts[pastCoinbase] = &store.Account{Balance: uint256.NewInt(n * 1e15), CodeHash: types.EmptyCodeHash}
+		for i := range pastHot {
+			d.Accounts[pastHotHolder(i)] = &store.Account{Nonce: n, Balance: uint256.NewInt(1e18 - n*1e12), CodeHash: types.EmptyCodeHash}
+			d.Storage[readToken][balanceSlot(pastHotHolder(i))] = common.BigToHash(big.NewInt(int64(1e9 - n)))
 		}
 		blk := types.NewBlockWithHeader(h).WithBody(types.Body{Withdrawals: types.Withdrawals{}})
 		if err := db.WriteBlock(&store.BlockWrite{Block: blk, Diff: d}); err != nil {
@@ -326,8 +347,8 @@ func runRequests(b *testing.B, client *http.Client, url string, bodies []string)
 }
 
 // pastBodies returns pastRequests request bodies made by body from a
-// random holder and a random block selector: a past block number in
-// [0, pastBlocks], or "latest" when latest is set.
+// random holder (one time in ten a hot one) and a random block selector: a
+// past block number in [0, pastBlocks], or "latest" when latest is set.
 func pastBodies(latest bool, body func(holder common.Address, block string) string) []string {
 	rng := rand.New(rand.NewPCG(3, 4))
 	bodies := make([]string, pastRequests)
@@ -336,7 +357,11 @@ func pastBodies(latest bool, body func(holder common.Address, block string) stri
 		if !latest {
 			block = hexutil.EncodeUint64(rng.Uint64N(pastBlocks + 1))
 		}
-		bodies[i] = body(readHolder(rng.IntN(readHolders)), block)
+		holder := readHolder(rng.IntN(readHolders))
+		if rng.IntN(10) == 0 {
+			holder = pastHotHolder(rng.IntN(pastHot))
+		}
+		bodies[i] = body(holder, block)
 	}
 	return bodies
 }
