@@ -132,6 +132,8 @@ type StateDB struct {
 	txIndex int
 	logs    map[common.Hash][]*types.Log
 	logSize uint
+
+	codeCache *CodeCache // nil: code is read from the backend
 }
 
 // NewStateDB returns a StateDB reading from backend. Only the maps every
@@ -145,6 +147,10 @@ func NewStateDB(backend Backend) *StateDB {
 		dirties: make(map[common.Address]int),
 	}
 }
+
+// SetCodeCache makes the StateDB read code through c (shared with other
+// StateDBs) before its backend, and add what it reads from the backend.
+func (s *StateDB) SetCodeCache(c *CodeCache) { s.codeCache = c }
 
 // put inserts k -> v into *m, allocating the map on first use (reading,
 // deleting from and ranging over a nil map are fine; inserting is not).
@@ -328,9 +334,17 @@ func (s *StateDB) loadCode(o *object) []byte {
 	if o.data.CodeHash == types.EmptyCodeHash {
 		return nil
 	}
+	if s.codeCache != nil {
+		if code, ok := s.codeCache.get(o.data.CodeHash); ok {
+			o.code = code
+			return code
+		}
+	}
 	code, err := s.backend.Code(o.data.CodeHash)
 	if err != nil {
 		s.setErr(fmt.Errorf("read code %s of %s: %w", o.data.CodeHash, o.addr, err))
+	} else if s.codeCache != nil && len(code) > 0 {
+		s.codeCache.add(o.data.CodeHash, code)
 	}
 	o.code = code
 	return code
