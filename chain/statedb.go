@@ -591,8 +591,8 @@ func (s *StateDB) Prepare(rules params.Rules, sender, coinbase common.Address, d
 			}
 			al[el.Address] = slots
 		}
-		if rules.IsShanghai {
-			al[coinbase] = nil
+		if _, listed := al[coinbase]; rules.IsShanghai && !listed {
+			al[coinbase] = nil // keeps slots the transaction's list gave it
 		}
 		s.accessAdr = al
 	}
