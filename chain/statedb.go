@@ -126,6 +126,12 @@ type StateDB struct {
 
 	refund    uint64
 	accessAdr map[common.Address]map[common.Hash]struct{}
+	// accessPre lists the precompiles Prepare put in the access list; they
+	// are in it without an entry in accessAdr (unless slots of them were
+	// added): filling a map with the fork's precompiles cost every
+	// transaction (every eth_call) a map of twenty entries. Shared,
+	// read-only (go-ethereum's per-fork list).
+	accessPre []common.Address
 	transient map[common.Address]map[common.Hash]common.Hash
 
 	thash   common.Hash
@@ -517,22 +523,37 @@ func (s *StateDB) GetRefund() uint64 { return s.refund }
 
 // --- access list (EIP-2929/2930) ---------------------------------------------
 
+// The access list is accessAdr (addresses and their slots) plus the
+// addresses of accessPre.
+
 func (s *StateDB) AddressInAccessList(addr common.Address) bool {
-	_, ok := s.accessAdr[addr]
-	return ok
+	if _, ok := s.accessAdr[addr]; ok {
+		return true
+	}
+	return s.precompileInAccessList(addr)
+}
+
+// precompileInAccessList reports whether addr is one of accessPre.
+func (s *StateDB) precompileInAccessList(addr common.Address) bool {
+	for _, p := range s.accessPre {
+		if p == addr {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *StateDB) SlotInAccessList(addr common.Address, slot common.Hash) (bool, bool) {
 	slots, ok := s.accessAdr[addr]
 	if !ok {
-		return false, false
+		return s.precompileInAccessList(addr), false
 	}
 	_, sok := slots[slot]
 	return true, sok
 }
 
 func (s *StateDB) AddAddressToAccessList(addr common.Address) {
-	if _, ok := s.accessAdr[addr]; ok {
+	if s.AddressInAccessList(addr) {
 		return
 	}
 	put(&s.accessAdr, addr, nil)
@@ -542,6 +563,10 @@ func (s *StateDB) AddAddressToAccessList(addr common.Address) {
 func (s *StateDB) AddSlotToAccessList(addr common.Address, slot common.Hash) {
 	slots, ok := s.accessAdr[addr]
 	if !ok {
+		// Journals the address unless it is a precompile (in the list
+		// already); its slot map below is then not journaled: reverting
+		// the slot leaves an empty map, and the address stays listed
+		// either way.
 		s.AddAddressToAccessList(addr)
 	}
 	if _, ok := slots[slot]; ok {
@@ -555,10 +580,6 @@ func (s *StateDB) AddSlotToAccessList(addr common.Address, slot common.Hash) {
 	s.journal = append(s.journal, journalEntry{addr: addr, kind: jAccessSlot, slot: slot})
 }
 
-// AccessList returns the current access list (for eth_createAccessList):
-// the live map, valid until the next Prepare.
-func (s *StateDB) AccessList() map[common.Address]map[common.Hash]struct{} { return s.accessAdr }
-
 // Prepare resets the per-transaction access list and transient storage, as
 // go-ethereum's StateDB does at the start of every transaction.
 func (s *StateDB) Prepare(rules params.Rules, sender, coinbase common.Address, dst *common.Address, precompiles []common.Address, list types.AccessList) {
@@ -570,7 +591,7 @@ func (s *StateDB) Prepare(rules params.Rules, sender, coinbase common.Address, d
 		// one per call and per system call); nothing keeps it.
 		al := s.accessAdr
 		if al == nil {
-			al = make(map[common.Address]map[common.Hash]struct{}, len(precompiles)+len(list)+3)
+			al = make(map[common.Address]map[common.Hash]struct{}, len(list)+3)
 		} else {
 			clear(al)
 		}
@@ -578,9 +599,7 @@ func (s *StateDB) Prepare(rules params.Rules, sender, coinbase common.Address, d
 		if dst != nil {
 			al[*dst] = nil
 		}
-		for _, p := range precompiles {
-			al[p] = nil
-		}
+		s.accessPre = precompiles
 		for _, el := range list {
 			slots := al[el.Address]
 			if slots == nil && len(el.StorageKeys) > 0 {
