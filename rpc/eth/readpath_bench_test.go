@@ -246,6 +246,13 @@ func pastHotHolder(i int) common.Address {
 // the node starts.
 func pastChainNode(b *testing.B) (*http.Client, string, abi.ABI) {
 	b.Helper()
+	_, client, url, token := pastChainAPI(b)
+	return client, url, token
+}
+
+// pastChainAPI is pastChainNode that also returns the node's API.
+func pastChainAPI(b *testing.B) (*API, *http.Client, string, abi.ABI) {
+	b.Helper()
 	tokenCode, tokenABI := benchContract(b, "BenchToken")
 	spec, err := devnet.Genesis(devnet.GenesisConfig{ChainID: 1337})
 	if err != nil {
@@ -307,9 +314,9 @@ func pastChainNode(b *testing.B) (*http.Client, string, abi.ABI) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { db.Close() })
-	_, url := startNode(b, db, gen, nil)
+	api, url := startNode(b, db, gen, nil)
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-	return client, url, tokenABI
+	return api, client, url, tokenABI
 }
 
 // pastRequests is how many distinct requests a past-read benchmark cycles
@@ -396,6 +403,59 @@ func BenchmarkHTTPBalanceOfPast(b *testing.B) {
 func BenchmarkHTTPBalanceOfRandom(b *testing.B) {
 	client, url, token := pastChainNode(b)
 	runRequests(b, client, url, pastBodies(true, func(h common.Address, block string) string {
+		return callBody(readToken, mustPack(b, token, "balanceOf", h), block)
+	}))
+}
+
+// benchCallHandler runs eth_call with each of bodies' params in turn
+// through the handler, b.N times: the server's own work for the request
+// without the transport (HTTP, JSON-RPC envelope) and the client. One
+// difference from the server: params made by rpc.NewParams are not marked
+// validated, so the call object goes through encoding/json.Unmarshal
+// (its validation pass and reflection) before its UnmarshalJSON, which the
+// server calls directly.
+func benchCallHandler(b *testing.B, api *API, bodies []string) {
+	params := make([][]json.RawMessage, len(bodies))
+	for i, body := range bodies {
+		var req struct {
+			Params []json.RawMessage `json:"params"`
+		}
+		if err := json.Unmarshal([]byte(body), &req); err != nil {
+			b.Fatal(err)
+		}
+		params[i] = req.Params
+	}
+	ctx := context.Background()
+	call := func(i int) {
+		if _, err := api.ethCall(ctx, rpc.NewParams(params[i%len(params)]...)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := range params {
+		call(i)
+	}
+	b.ReportAllocs()
+	cpu0 := processCPU(b)
+	b.ResetTimer()
+	for i := range b.N {
+		call(i)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+// BenchmarkCallBalanceOfPast / Random: the requests of
+// BenchmarkHTTPBalanceOfPast / Random through the handler.
+func BenchmarkCallBalanceOfPast(b *testing.B) {
+	api, _, _, token := pastChainAPI(b)
+	benchCallHandler(b, api, pastBodies(false, func(h common.Address, block string) string {
+		return callBody(readToken, mustPack(b, token, "balanceOf", h), block)
+	}))
+}
+
+func BenchmarkCallBalanceOfRandom(b *testing.B) {
+	api, _, _, token := pastChainAPI(b)
+	benchCallHandler(b, api, pastBodies(true, func(h common.Address, block string) string {
 		return callBody(readToken, mustPack(b, token, "balanceOf", h), block)
 	}))
 }
