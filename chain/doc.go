@@ -12,7 +12,8 @@
 //     removal and SELFDESTRUCT deletion in Finalise, and hands out complete
 //     state diffs (BlockDiff for the store, TakeDiff for copy-on-write
 //     pending layers): balances, nonces, code, storage, account deletions and
-//     storage wipes.
+//     storage wipes. StateDBs may share a CodeCache (codecache.go): code by
+//     hash, read from a backend once, then shared (never modified).
 //   - Executor / BlockProcessor (executor.go) drive go-ethereum's
 //     core.ApplyMessage, core.PreExecution (EIP-4788 beacon root, EIP-2935
 //     parent hash), core.PostExecution (withdrawals, EIP-6110 deposits,
@@ -73,9 +74,9 @@
 //
 // # Concurrency
 //
-// Executor is immutable and safe for concurrent use. A StateDB and a
-// BlockProcessor belong to one goroutine. Backends must be safe for
-// concurrent reads (store views and pending snapshots are). Writer methods
+// Executor is immutable and safe for concurrent use, and so is a CodeCache.
+// A StateDB and a BlockProcessor belong to one goroutine. Backends must be
+// safe for concurrent reads (store views and pending snapshots are). Writer methods
 // are safe for concurrent use (they queue on the writer goroutine); Head
 // values are immutable.
 //

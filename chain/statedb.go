@@ -126,12 +126,20 @@ type StateDB struct {
 
 	refund    uint64
 	accessAdr map[common.Address]map[common.Hash]struct{}
+	// accessPre lists the precompiles Prepare put in the access list; they
+	// are in it without an entry in accessAdr (unless slots of them were
+	// added): filling a map with the fork's precompiles cost every
+	// transaction (every eth_call) a map of twenty entries. Shared,
+	// read-only (go-ethereum's per-fork list).
+	accessPre []common.Address
 	transient map[common.Address]map[common.Hash]common.Hash
 
 	thash   common.Hash
 	txIndex int
 	logs    map[common.Hash][]*types.Log
 	logSize uint
+
+	codeCache *CodeCache // nil: code is read from the backend
 }
 
 // NewStateDB returns a StateDB reading from backend. Only the maps every
@@ -145,6 +153,10 @@ func NewStateDB(backend Backend) *StateDB {
 		dirties: make(map[common.Address]int),
 	}
 }
+
+// SetCodeCache makes the StateDB read code through c (shared with other
+// StateDBs) before its backend, and add what it reads from the backend.
+func (s *StateDB) SetCodeCache(c *CodeCache) { s.codeCache = c }
 
 // put inserts k -> v into *m, allocating the map on first use (reading,
 // deleting from and ranging over a nil map are fine; inserting is not).
@@ -328,9 +340,17 @@ func (s *StateDB) loadCode(o *object) []byte {
 	if o.data.CodeHash == types.EmptyCodeHash {
 		return nil
 	}
+	if s.codeCache != nil {
+		if code, ok := s.codeCache.get(o.data.CodeHash); ok {
+			o.code = code
+			return code
+		}
+	}
 	code, err := s.backend.Code(o.data.CodeHash)
 	if err != nil {
 		s.setErr(fmt.Errorf("read code %s of %s: %w", o.data.CodeHash, o.addr, err))
+	} else if s.codeCache != nil && len(code) > 0 {
+		s.codeCache.add(o.data.CodeHash, code)
 	}
 	o.code = code
 	return code
@@ -503,22 +523,37 @@ func (s *StateDB) GetRefund() uint64 { return s.refund }
 
 // --- access list (EIP-2929/2930) ---------------------------------------------
 
+// The access list is accessAdr (addresses and their slots) plus the
+// addresses of accessPre.
+
 func (s *StateDB) AddressInAccessList(addr common.Address) bool {
-	_, ok := s.accessAdr[addr]
-	return ok
+	if _, ok := s.accessAdr[addr]; ok {
+		return true
+	}
+	return s.precompileInAccessList(addr)
+}
+
+// precompileInAccessList reports whether addr is one of accessPre.
+func (s *StateDB) precompileInAccessList(addr common.Address) bool {
+	for _, p := range s.accessPre {
+		if p == addr {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *StateDB) SlotInAccessList(addr common.Address, slot common.Hash) (bool, bool) {
 	slots, ok := s.accessAdr[addr]
 	if !ok {
-		return false, false
+		return s.precompileInAccessList(addr), false
 	}
 	_, sok := slots[slot]
 	return true, sok
 }
 
 func (s *StateDB) AddAddressToAccessList(addr common.Address) {
-	if _, ok := s.accessAdr[addr]; ok {
+	if s.AddressInAccessList(addr) {
 		return
 	}
 	put(&s.accessAdr, addr, nil)
@@ -528,6 +563,10 @@ func (s *StateDB) AddAddressToAccessList(addr common.Address) {
 func (s *StateDB) AddSlotToAccessList(addr common.Address, slot common.Hash) {
 	slots, ok := s.accessAdr[addr]
 	if !ok {
+		// Journals the address unless it is a precompile (in the list
+		// already); its slot map below is then not journaled: reverting
+		// the slot leaves an empty map, and the address stays listed
+		// either way.
 		s.AddAddressToAccessList(addr)
 	}
 	if _, ok := slots[slot]; ok {
@@ -541,10 +580,6 @@ func (s *StateDB) AddSlotToAccessList(addr common.Address, slot common.Hash) {
 	s.journal = append(s.journal, journalEntry{addr: addr, kind: jAccessSlot, slot: slot})
 }
 
-// AccessList returns the current access list (for eth_createAccessList):
-// the live map, valid until the next Prepare.
-func (s *StateDB) AccessList() map[common.Address]map[common.Hash]struct{} { return s.accessAdr }
-
 // Prepare resets the per-transaction access list and transient storage, as
 // go-ethereum's StateDB does at the start of every transaction.
 func (s *StateDB) Prepare(rules params.Rules, sender, coinbase common.Address, dst *common.Address, precompiles []common.Address, list types.AccessList) {
@@ -556,7 +591,7 @@ func (s *StateDB) Prepare(rules params.Rules, sender, coinbase common.Address, d
 		// one per call and per system call); nothing keeps it.
 		al := s.accessAdr
 		if al == nil {
-			al = make(map[common.Address]map[common.Hash]struct{}, len(precompiles)+len(list)+3)
+			al = make(map[common.Address]map[common.Hash]struct{}, len(list)+3)
 		} else {
 			clear(al)
 		}
@@ -564,9 +599,7 @@ func (s *StateDB) Prepare(rules params.Rules, sender, coinbase common.Address, d
 		if dst != nil {
 			al[*dst] = nil
 		}
-		for _, p := range precompiles {
-			al[p] = nil
-		}
+		s.accessPre = precompiles
 		for _, el := range list {
 			slots := al[el.Address]
 			if slots == nil && len(el.StorageKeys) > 0 {
@@ -577,8 +610,8 @@ func (s *StateDB) Prepare(rules params.Rules, sender, coinbase common.Address, d
 			}
 			al[el.Address] = slots
 		}
-		if rules.IsShanghai {
-			al[coinbase] = nil
+		if _, listed := al[coinbase]; rules.IsShanghai && !listed {
+			al[coinbase] = nil // keeps slots the transaction's list gave it
 		}
 		s.accessAdr = al
 	}

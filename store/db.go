@@ -168,7 +168,7 @@ func Open(cfg Config, log zerolog.Logger) (*DB, error) {
 		return nil, errors.Join(fmt.Errorf("open store at %s: %w", cfg.Dir, err), pdb.Close())
 	}
 	db.state = newStateCache(cfg.StateCacheBytes, epoch, latest)
-	db.past = &pastCache{state: db.state}
+	db.past = newPastCache(db.state)
 	if v != FormatNone && v < FormatCurrent {
 		log.Warn().Uint64("stored", uint64(v)).Uint64("binary", uint64(FormatCurrent)).Msg("store format outdated; migrations required")
 	}

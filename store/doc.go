@@ -133,15 +133,21 @@
 // goes to the past cache (pastcache.go), which lives in the same fastcache
 // under keys of its own (so it shares the memory bound and every reset).
 // An entry (epoch e, through T, versions) lists every version of an entity
-// at heights in [oldest listed, T] on the chain of epoch e (newest first,
-// at most maxPastVersions; a flag says whether there is none below). Within
-// an epoch, versions at committed heights never change (blocks are only
-// appended; UnwindTo and Reorg bump the epoch), so the entry answers a
-// view of epoch e at any height <= T, whatever its latest block and
-// whatever the writer does meanwhile; other epochs ignore it. On a miss,
-// one iterator walks the entity's versions (adjacent keys) down from the
-// view's latest block L, answers the read and stores the entry with T = L;
-// the newest version goes to the state cache as a read at L would fill it.
+// at heights in [oldest listed, T] on the chain of epoch e (newest first;
+// a flag says whether there is none below). Within an epoch, versions at
+// committed heights never change (blocks are only appended; UnwindTo and
+// Reorg bump the epoch), so the entry answers a view of epoch e at any
+// height <= T, whatever its latest block and whatever the writer does
+// meanwhile; other epochs ignore it. An entity's head entry holds its
+// newest versions (at most 64); on a miss, one iterator walks the entity's
+// versions (adjacent keys) down from the view's latest block L, answers
+// the read and stores the head entry with T = L; the newest version goes
+// to the state cache as a read at L would fill it. An entity with more
+// versions than that (a fee recipient, a busy holder: one version a block)
+// answers heights below its head entry from page entries, one per span of
+// 32 heights, each listing the span's versions and the one in force at its
+// start (built on a miss by the same kind of walk, from the span's end or
+// L if lower): every height is one bounded cache lookup after the first.
 //
 // Canonical hashes and decoded headers by number (canoncache.go) follow the
 // same rule: an entry read at epoch e answers views of epoch e whose latest

@@ -150,9 +150,29 @@ func (p *pastPair) add(r1, r2 *rand.Rand, n uint64) {
 // deleted accounts, code, slots, wiped and zeroed slots, canonical hashes
 // and headers), through views of every age, after each new block, after
 // an unwind and a rewrite of the same heights with other values, and after
-// a reorg, equal those of a store without caches.
+// a reorg, equal those of a store without caches. With the default bounds
+// every entity's versions fit its head entry; with small ones most reads
+// go through pages (and pages cross the unwind and the reorg).
 func TestPastReadsMatchUncached(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		maxVersions int
+		pageBlocks  uint64
+	}{
+		{"default", defaultPastVersions, defaultPastPage},
+		{"pages", 3, 4},
+		{"page of one block", 1, 1},
+		{"pages longer than the head", 1, 8},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			testPastReadsMatchUncached(t, tc.maxVersions, tc.pageBlocks)
+		})
+	}
+}
+
+func testPastReadsMatchUncached(t *testing.T, maxVersions int, pageBlocks uint64) {
 	db, ref := openTest(t), openUncached(t)
+	db.past.maxVersions, db.past.pageBlocks = maxVersions, pageBlocks
 	g := diffOf(map[common.Address]*Account{addr(0): acct(0, 5)}, nil)
 	p := &pastPair{tb: t, db: db, ref: ref, c: newTestChain(t, db, g), cref: newTestChain(t, ref, g)}
 	r := rand.New(rand.NewPCG(7, 8))
@@ -192,13 +212,15 @@ func TestPastReadsMatchUncached(t *testing.T) {
 	}
 }
 
-// TestPastReadsManyVersions: an entity with more versions than one past
-// entry holds (maxPastVersions) reads right at every height, before and
-// after its entry is cached, and its newest versions are served from it.
+// TestPastReadsManyVersions: an entity with more versions than its head
+// entry holds (defaultPastVersions) reads right at every height, before
+// and after its entries are cached, and the second pass is served from the
+// past cache at every height below the latest block (the newest versions
+// from the head entry, the older ones from pages).
 func TestPastReadsManyVersions(t *testing.T) {
 	db := openTest(t)
 	c := newTestChain(t, db, nil)
-	const blocks = 2*maxPastVersions + 10
+	const blocks = 2*defaultPastVersions + 10
 	a, k := addr(1), slot(1)
 	for n := 1; n <= blocks; n++ {
 		d := NewStateDiff()
@@ -210,6 +232,14 @@ func TestPastReadsManyVersions(t *testing.T) {
 	}
 	withView(t, db, func(v View) {
 		for pass := 0; pass < 2; pass++ {
+			misses := db.past.misses.Load()
+			if pass == 1 {
+				defer func() {
+					if n := db.past.misses.Load() - misses; n != 0 {
+						t.Errorf("second pass: %d past cache misses", n)
+					}
+				}()
+			}
 			for h := uint64(0); h <= blocks; h++ {
 				s := stateAt(t, v, h)
 				got, err := s.Storage(a, k)
@@ -240,7 +270,7 @@ func TestPastReadsManyVersions(t *testing.T) {
 
 // TestLookupPastRejects: entries of another epoch, heights above the
 // entry's, heights below an incomplete entry and truncated entries are
-// misses.
+// misses (heights below an incomplete entry of the right epoch say so).
 func TestLookupPastRejects(t *testing.T) {
 	entry := func(epoch, through uint64, all bool, versions ...uint64) []byte {
 		b := make([]byte, pastHeaderLen)
@@ -269,22 +299,23 @@ func TestLookupPastRejects(t *testing.T) {
 		buf    []byte
 		height uint64
 		want   []byte
-		ok     bool
+		res    pastLookup
 	}{
-		{"hit newest", entry(3, 20, false, 15, 9), 17, []byte{15}, true},
-		{"hit older", entry(3, 20, false, 15, 9), 12, []byte{9}, true},
-		{"hit at through", entry(3, 20, false, 15, 9), 20, []byte{15}, true},
-		{"below listed, incomplete", entry(3, 20, false, 15, 9), 8, nil, false},
-		{"below listed, complete", entry(3, 20, true, 15, 9), 8, absent, true},
-		{"no versions, complete", entry(3, 20, true), 5, absent, true},
-		{"above through", entry(3, 20, true, 15), 21, nil, false},
-		{"other epoch", entry(4, 20, true, 15), 16, nil, false},
-		{"truncated", entry(3, 20, true, 15)[:pastHeaderLen+5], 16, nil, false},
-		{"short", []byte{1, 2}, 1, nil, false},
+		{"hit newest", entry(3, 20, false, 15, 9), 17, []byte{15}, pastHit},
+		{"hit older", entry(3, 20, false, 15, 9), 12, []byte{9}, pastHit},
+		{"hit at through", entry(3, 20, false, 15, 9), 20, []byte{15}, pastHit},
+		{"below listed, incomplete", entry(3, 20, false, 15, 9), 8, nil, pastBelowHead},
+		{"below listed, complete", entry(3, 20, true, 15, 9), 8, absent, pastHit},
+		{"no versions, complete", entry(3, 20, true), 5, absent, pastHit},
+		{"above through", entry(3, 20, true, 15), 21, nil, pastMiss},
+		{"other epoch", entry(4, 20, true, 15), 16, nil, pastMiss},
+		{"other epoch, below listed", entry(4, 20, false, 15), 8, nil, pastMiss},
+		{"truncated", entry(3, 20, true, 15)[:pastHeaderLen+5], 16, nil, pastMiss},
+		{"short", []byte{1, 2}, 1, nil, pastMiss},
 	} {
-		got, ok := lookupPast(tc.buf, 3, tc.height, absent)
-		if ok != tc.ok || string(got) != string(tc.want) {
-			t.Errorf("%s: got %x, %v; want %x, %v", tc.name, got, ok, tc.want, tc.ok)
+		got, res := lookupPast(tc.buf, 3, tc.height, absent)
+		if res != tc.res || string(got) != string(tc.want) {
+			t.Errorf("%s: got %x, %v; want %x, %v", tc.name, got, res, tc.want, tc.res)
 		}
 	}
 }

@@ -174,6 +174,10 @@ type API struct {
 	// jumpDests is go-ethereum's bounded, concurrent cache of JUMPDEST
 	// analyses by code hash, shared by every call's EVM (callEVM).
 	jumpDests vm.JumpDestCache
+	// codes is the contract code cache of every call's StateDB
+	// (newStateDB): the code a call runs is shared, not copied out of the
+	// store's cache on every call.
+	codes *chain.CodeCache
 	// syncProgress is eth_syncing's source (tipnode.go).
 	syncProgress atomic.Pointer[func() (SyncProgress, bool)]
 }
@@ -193,7 +197,19 @@ func NewAPI(cfg APIConfig, g *chain.Genesis, exec *chain.Executor, reads *pendin
 	if err != nil {
 		return nil, err
 	}
-	return &API{cfg: cfg, exec: exec, genesis: g, reads: reads, chain: heads, pool: pool, log: log.With().Str("component", "eth").Logger(), accounts: accs, execs: execs, jumpDests: core.NewJumpDestCache()}, nil
+	return &API{cfg: cfg, exec: exec, genesis: g, reads: reads, chain: heads, pool: pool, log: log.With().Str("component", "eth").Logger(), accounts: accs, execs: execs, jumpDests: core.NewJumpDestCache(), codes: chain.NewCodeCache(codeCacheBytes)}, nil
+}
+
+// codeCacheBytes bounds API.codes (a few thousand contracts of a typical
+// size).
+const codeCacheBytes = 32 << 20
+
+// newStateDB is a StateDB for an execution (eth_call and its kin,
+// eth_simulateV1) on backend, reading code through the API's code cache.
+func (a *API) newStateDB(backend chain.Backend) *chain.StateDB {
+	st := chain.NewStateDB(backend)
+	st.SetCodeCache(a.codes)
+	return st
 }
 
 // Executions is the limiter of EVM executions (its Stats and Collector).

@@ -80,7 +80,9 @@
 // goroutine for it. Per-request state (views, StateDBs, EVMs) is never
 // shared. Shared state is small: the pending snapshot and the head are
 // atomic pointers owned by their producers; the suggested-tip cache
-// (eth_fees.go, one value per head hash) has its own mutex.
+// (eth_fees.go, one value per head hash) has its own mutex; the executions'
+// JUMPDEST-analysis and code caches (by code hash, so never stale) are
+// concurrent caches shared by every call's EVM and StateDB.
 //
 // Executions (eth_call, eth_estimateGas, eth_createAccessList,
 // eth_simulateV1) go through one rpc.Limiter (API.Executions): at most

@@ -85,7 +85,7 @@ func (env *callEnv) precompileAddrs() []common.Address {
 // of a call on blk.
 func (a *API) prepareCall(blk *ReadContext, stateOv StateOverride, blockOv *BlockOverrides) (*callEnv, error) {
 	header := blk.Header
-	state := chain.NewStateDB(blk.State())
+	state := a.newStateDB(blk.State())
 	blockCtx := a.exec.BlockContext(header, blk.Headers, state)
 	header, err := applyBlockOverrides(blockOv, &blockCtx, header)
 	if err != nil {

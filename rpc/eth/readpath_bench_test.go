@@ -24,6 +24,7 @@ import (
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/holiman/uint256"
 	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/chain"
@@ -218,17 +219,39 @@ func BenchmarkHTTPHeavy(b *testing.B) {
 	runRequest(b, client, url, callBody(readToken, mustPack(b, token, "heavy", holders), "latest"))
 }
 
-// pastBlocks is the length of the chain of the past-read benchmarks, and
-// pastChanges how many holders' balances each of its blocks changes.
-const pastBlocks, pastChanges = 300, 20
+// pastBlocks is the length of the chain of the past-read benchmarks,
+// pastChanges how many holders' balances each of its blocks changes, and
+// pastHot how many hot holders (the senders of the side-by-side benchmark's
+// chain) it has.
+const pastBlocks, pastChanges, pastHot = 300, 20, 8
+
+// pastCoinbase is the fee recipient of every block of the past-read chain
+// (as cmd/benchgeth/chaingen's Coinbase: its balance changes in every block).
+var pastCoinbase = common.HexToAddress("0xc014ba5e00000000000000000000000000000001")
+
+// pastHotHolder is hot holder i of the past-read chain.
+func pastHotHolder(i int) common.Address {
+	return common.BytesToAddress(crypto.Keccak256([]byte(fmt.Sprintf("sender-%d", i)))[12:])
+}
 
 // pastChainNode is readPathNode on a chain of pastBlocks blocks on top of
-// the genesis, each changing the token balances of pastChanges holders (a
-// holder's slot changes every readHolders/pastChanges blocks on average, so
-// a read at a random past height usually predates its latest version).
-// The blocks are written to the store directly (state diffs, no
-// transactions) before the node starts.
+// the genesis, shaped like the side-by-side benchmark's chain: each block
+// changes the token balances of pastChanges random holders (a holder's slot
+// changes every readHolders/pastChanges blocks on average, so a read at a
+// random past height usually predates its latest version), and, in every
+// block, the balance of the fee recipient, the nonces and ether of the
+// pastHot senders and their token balances: entities with a version in
+// every block (far more than the past cache lists per entry). The blocks
+// are written to the store directly (state diffs, no transactions) before
+// the node starts.
 func pastChainNode(b *testing.B) (*http.Client, string, abi.ABI) {
+	b.Helper()
+	_, client, url, token := pastChainAPI(b)
+	return client, url, token
+}
+
+// pastChainAPI is pastChainNode that also returns the node's API.
+func pastChainAPI(b *testing.B) (*API, *http.Client, string, abi.ABI) {
 	b.Helper()
 	tokenCode, tokenABI := benchContract(b, "BenchToken")
 	spec, err := devnet.Genesis(devnet.GenesisConfig{ChainID: 1337})
@@ -265,11 +288,16 @@ func pastChainNode(b *testing.B) (*http.Client, string, abi.ABI) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for n := uint64(1); n <= pastBlocks; n++ {
 		h := types.CopyHeader(parent)
-		h.ParentHash, h.Number, h.Time = parent.Hash(), new(big.Int).SetUint64(n), parent.Time+12
+		h.ParentHash, h.Number, h.Time, h.Coinbase = parent.Hash(), new(big.Int).SetUint64(n), parent.Time+12, pastCoinbase
 		d := store.NewStateDiff()
-		d.Storage[readToken] = make(map[common.Hash]common.Hash, pastChanges)
+		d.Storage[readToken] = make(map[common.Hash]common.Hash, pastChanges+pastHot)
 		for j := 0; j < pastChanges; j++ {
 			d.Storage[readToken][balanceSlot(readHolder(rng.IntN(readHolders)))] = common.BigToHash(big.NewInt(int64(n*1000 + uint64(j))))
+		}
+		d.Accounts[pastCoinbase] = &store.Account{Balance: uint256.NewInt(n * 1e15), CodeHash: types.EmptyCodeHash}
+		for i := range pastHot {
+			d.Accounts[pastHotHolder(i)] = &store.Account{Nonce: n, Balance: uint256.NewInt(1e18 - n*1e12), CodeHash: types.EmptyCodeHash}
+			d.Storage[readToken][balanceSlot(pastHotHolder(i))] = common.BigToHash(big.NewInt(int64(1e9 - n)))
 		}
 		blk := types.NewBlockWithHeader(h).WithBody(types.Body{Withdrawals: types.Withdrawals{}})
 		if err := db.WriteBlock(&store.BlockWrite{Block: blk, Diff: d}); err != nil {
@@ -286,9 +314,9 @@ func pastChainNode(b *testing.B) (*http.Client, string, abi.ABI) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { db.Close() })
-	_, url := startNode(b, db, gen, nil)
+	api, url := startNode(b, db, gen, nil)
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-	return client, url, tokenABI
+	return api, client, url, tokenABI
 }
 
 // pastRequests is how many distinct requests a past-read benchmark cycles
@@ -326,8 +354,8 @@ func runRequests(b *testing.B, client *http.Client, url string, bodies []string)
 }
 
 // pastBodies returns pastRequests request bodies made by body from a
-// random holder and a random block selector: a past block number in
-// [0, pastBlocks], or "latest" when latest is set.
+// random holder (one time in ten a hot one) and a random block selector: a
+// past block number in [0, pastBlocks], or "latest" when latest is set.
 func pastBodies(latest bool, body func(holder common.Address, block string) string) []string {
 	rng := rand.New(rand.NewPCG(3, 4))
 	bodies := make([]string, pastRequests)
@@ -336,7 +364,11 @@ func pastBodies(latest bool, body func(holder common.Address, block string) stri
 		if !latest {
 			block = hexutil.EncodeUint64(rng.Uint64N(pastBlocks + 1))
 		}
-		bodies[i] = body(readHolder(rng.IntN(readHolders)), block)
+		holder := readHolder(rng.IntN(readHolders))
+		if rng.IntN(10) == 0 {
+			holder = pastHotHolder(rng.IntN(pastHot))
+		}
+		bodies[i] = body(holder, block)
 	}
 	return bodies
 }
@@ -371,6 +403,59 @@ func BenchmarkHTTPBalanceOfPast(b *testing.B) {
 func BenchmarkHTTPBalanceOfRandom(b *testing.B) {
 	client, url, token := pastChainNode(b)
 	runRequests(b, client, url, pastBodies(true, func(h common.Address, block string) string {
+		return callBody(readToken, mustPack(b, token, "balanceOf", h), block)
+	}))
+}
+
+// benchCallHandler runs eth_call with each of bodies' params in turn
+// through the handler, b.N times: the server's own work for the request
+// without the transport (HTTP, JSON-RPC envelope) and the client. One
+// difference from the server: params made by rpc.NewParams are not marked
+// validated, so the call object goes through encoding/json.Unmarshal
+// (its validation pass and reflection) before its UnmarshalJSON, which the
+// server calls directly.
+func benchCallHandler(b *testing.B, api *API, bodies []string) {
+	params := make([][]json.RawMessage, len(bodies))
+	for i, body := range bodies {
+		var req struct {
+			Params []json.RawMessage `json:"params"`
+		}
+		if err := json.Unmarshal([]byte(body), &req); err != nil {
+			b.Fatal(err)
+		}
+		params[i] = req.Params
+	}
+	ctx := context.Background()
+	call := func(i int) {
+		if _, err := api.ethCall(ctx, rpc.NewParams(params[i%len(params)]...)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := range params {
+		call(i)
+	}
+	b.ReportAllocs()
+	cpu0 := processCPU(b)
+	b.ResetTimer()
+	for i := range b.N {
+		call(i)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+// BenchmarkCallBalanceOfPast / Random: the requests of
+// BenchmarkHTTPBalanceOfPast / Random through the handler.
+func BenchmarkCallBalanceOfPast(b *testing.B) {
+	api, _, _, token := pastChainAPI(b)
+	benchCallHandler(b, api, pastBodies(false, func(h common.Address, block string) string {
+		return callBody(readToken, mustPack(b, token, "balanceOf", h), block)
+	}))
+}
+
+func BenchmarkCallBalanceOfRandom(b *testing.B) {
+	api, _, _, token := pastChainAPI(b)
+	benchCallHandler(b, api, pastBodies(true, func(h common.Address, block string) string {
 		return callBody(readToken, mustPack(b, token, "balanceOf", h), block)
 	}))
 }

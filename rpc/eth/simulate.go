@@ -113,7 +113,7 @@ func (a *API) simulate(ctx context.Context, p rpc.Params) (simResult, error) {
 		api:      a,
 		config:   a.exec.Config(),
 		base:     blk.Header,
-		state:    chain.NewStateDB(blk.State()),
+		state:    a.newStateDB(blk.State()),
 		headers:  newSimHeaders(blk.Header, blk.Hash(), blk.Headers),
 		budget:   a.cfg.GasCap,
 		validate: in.Validation,
