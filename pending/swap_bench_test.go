@@ -37,7 +37,8 @@ func tokenRuntime() []byte {
 
 // readerDelays runs an open-loop "reader" on its own goroutine until stop
 // is closed: a request is due every period and takes work of CPU; it
-// records how late each one started (the queueing delay a read sees).
+// records how late each one started (the queueing delay a read sees). It
+// waits runnable (yielding), so it starts as soon as it gets a P.
 func readerDelays(stop <-chan struct{}, out chan<- []time.Duration, period, work time.Duration) {
 	lat := make([]time.Duration, 0, 4096)
 	due := time.Now()
@@ -49,8 +50,8 @@ func readerDelays(stop <-chan struct{}, out chan<- []time.Duration, period, work
 		default:
 		}
 		due = due.Add(period)
-		if d := time.Until(due); d > 0 {
-			time.Sleep(d)
+		for time.Now().Before(due) {
+			runtime.Gosched() // waits runnable: a timer would add its own ~1 ms granularity
 		}
 		lat = append(lat, time.Since(due))
 		for t0 := time.Now(); time.Since(t0) < work; {
