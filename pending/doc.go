@@ -100,7 +100,10 @@
 //     header, the same transactions replayed in order (hence the same
 //     receipts), and seals it on time. Transactions admitted to the pool
 //     but not yet pre-confirmed are not journaled: a crash loses them (the
-//     client holds only their hash, no receipt).
+//     client holds only their hash, no receipt). The journal's fsync
+//     blocks its goroutine in a syscall, which on a single P (GOMAXPROCS
+//     1) would hold every reader until it returns: cmd/tipnode runs with
+//     at least two Ps (BenchmarkSwapReaderDelay).
 //   - State roots: tipnode keeps flat state and does not compute Merkle
 //     roots for the blocks it seals; their Root is the zero hash.
 //   - The parent beacon root of dev blocks is derived

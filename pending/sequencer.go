@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -415,6 +416,10 @@ func (s *Sequencer) preconfirm() error {
 			continue
 		}
 		included = append(included, pt)
+		// Let queued reads run between transactions: on one P they would
+		// otherwise wait for the whole interval's execution
+		// (BenchmarkSwapReaderDelay).
+		runtime.Gosched()
 		c.pos++
 		if c.pos < len(c.list) && c.list[c.pos].tx.Nonce() == pt.tx.Nonce()+1 {
 			c.tip = s.effectiveTip(c.list[c.pos].tx)
