@@ -119,9 +119,9 @@ func (db *DB) WriteGenesis(w *BlockWrite, spec, config []byte) error {
 }
 
 // settleGenesis moves a large genesis (a big alloc, the genesis spec) from
-// L0 down the LSM right after it was written. Its tables do not overlap, so
-// that is a move of files, not a rewrite; left in L0, Pebble's automatic
-// L0 compaction rewrites them during the first import or run instead,
+// L0 down the LSM right after it was written (Pebble rewrites the tables
+// into the lower level: init pays for it). Left in L0, Pebble's automatic
+// L0 compaction does the same rewrite during the first import or run,
 // competing with block execution (about a tenth of the CPU of importing
 // 300 blocks on a genesis of a million slots). A failure is logged, not
 // returned: the genesis is committed and correct either way.
