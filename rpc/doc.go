@@ -95,7 +95,10 @@
 // answered with CodeTimeout and its eventual result discarded, so handlers
 // must honour ctx to free resources. Methods installed with RegisterInline
 // (constants, the in-memory head) run on the message's goroutine instead
-// and are answered when they return.
+// and are answered when they return. Websocket message goroutines and
+// handler goroutines are kept for later work once done (workers.go, at
+// most 128 idle per Server, ended by Stop), so that a stack grown by a
+// deep call (the EVM) is not grown again, by copying, on every request.
 //
 // A websocket has one reader goroutine, one writer goroutine (pings, the
 // close frame, notifications), and up to

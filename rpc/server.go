@@ -76,6 +76,7 @@ type Server struct {
 
 	stopCtx    context.Context // cancelled when Stop begins (HandleStream handlers)
 	stopCancel context.CancelFunc
+	workers    *workers // goroutines of websocket messages and handlers (workers.go)
 
 	conns       *connLimits   // connection admission (MaxConns, MaxConnsPerIP, ConnReserve)
 	calls       *addrSlots    // executing calls per client address (MaxCallsPerIP)
@@ -107,6 +108,7 @@ func NewServer(cfg Config, log zerolog.Logger) (*Server, error) {
 		output:    &outputBudget{limit: cfg.MaxQueuedOutput},
 	}
 	s.stopCtx, s.stopCancel = context.WithCancel(context.Background())
+	s.workers = newWorkers(s.stopCtx.Done())
 	s.mux.Handle("/", http.HandlerFunc(s.serveRPC))
 	s.fast = newFastServer(s)
 	s.slow = fasthttpadaptor.NewFastHTTPHandler(s)
@@ -620,11 +622,11 @@ func (s *Server) call(ctx context.Context, r *request, ss *session, release func
 	handed = true
 	done := make(chan outcome, 1)
 	s.active.add()
-	go func() {
+	s.workers.run(func() {
 		defer s.active.done()
 		defer release() // held until the handler really returns
 		done <- s.run(ctx, h, r, mapper)
-	}()
+	})
 	select {
 	case o := <-done:
 		return o.res, o.err

@@ -401,7 +401,7 @@ func (c *wsConn) readLoop() {
 		}
 		c.inflight.Add(1)
 		c.executing.Add(1)
-		go func() {
+		c.srv.workers.run(func() {
 			queued := false
 			defer func() {
 				c.executing.Add(-1)
@@ -416,7 +416,7 @@ func (c *wsConn) readLoop() {
 				queued = c.push(out) == nil
 			}
 			ss.runAfterSend()
-		}()
+		})
 	}
 }
 

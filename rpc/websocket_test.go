@@ -322,3 +322,43 @@ func TestWebsocketPipelined(t *testing.T) {
 		seen[resp.ID] = true
 	}
 }
+
+// TestWebsocketRequestTimeout: a handler that ignores its context is
+// answered -32002 at the deadline while it runs on; its execution slot is
+// free again (WSMaxInflight 1: the next request is served), its late result
+// is never sent, and a timed-out notification gets no answer.
+func TestWebsocketRequestTimeout(t *testing.T) {
+	release := make(chan struct{})
+	returned := make(chan struct{}, 4)
+	_, url := testServer(t, Config{RequestTimeout: 50 * time.Millisecond, WSMaxInflight: 1}, func(s *Server) {
+		s.Register("stuck", func(ctx context.Context, p Params) (any, error) {
+			defer func() { returned <- struct{}{} }()
+			<-release // ignores ctx on purpose
+			return "late", nil
+		})
+	})
+	c := wsDial(t, url)
+	timeout := `{"code":-32002,"message":"request timed out"}`
+	if got := wsCall(t, c, `{"jsonrpc":"2.0","id":1,"method":"stuck"}`); !jsonEqual(t, got, `{"jsonrpc":"2.0","id":1,"error":`+timeout+`}`) {
+		t.Fatalf("stuck: %s", got)
+	}
+	// Notification: nothing is sent for it; the next answer is id 3's.
+	if err := c.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","method":"stuck"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got := wsCall(t, c, `{"jsonrpc":"2.0","id":3,"method":"echo","params":[3]}`); !jsonEqual(t, got, `{"jsonrpc":"2.0","id":3,"result":3}`) {
+		t.Fatalf("after timeouts: %s", got)
+	}
+	close(release)
+	for range 2 {
+		select {
+		case <-returned:
+		case <-time.After(5 * time.Second):
+			t.Fatal("stuck handlers did not return")
+		}
+	}
+	// The late results were dropped: the next message is id 4's answer.
+	if got := wsCall(t, c, `{"jsonrpc":"2.0","id":4,"method":"echo","params":[4]}`); !jsonEqual(t, got, `{"jsonrpc":"2.0","id":4,"result":4}`) {
+		t.Fatalf("late result sent: %s", got)
+	}
+}
