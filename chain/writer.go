@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -202,9 +203,30 @@ func (w *Writer) loop() {
 		case <-w.quit:
 			return
 		case fn := <-w.reqs:
-			fn()
+			withSpareP(fn)
 		}
 	}
+}
+
+// withSpareP runs a writer job with a second P when the process has one
+// (GOMAXPROCS 1: a node limited to one CPU). A job's synced Pebble commit
+// (a block, a pre-confirmation journal) waits in fsync, a blocking system
+// call, and a goroutine in a system call keeps its P until the call returns
+// or the runtime's sysmon retakes it, which can take up to 10 ms when sysmon
+// is idle: with one P every read would wait for the disk. The second P
+// exists only for the job (two stop-the-world pauses of microseconds each),
+// so reads do not pay for two Ps time-sharing one core the rest of the time
+// (that cost 10-40 % CPU per request in the side-by-side benchmark). Only
+// the writer goroutine calls it, so nothing else changes GOMAXPROCS under it
+// (pending.BenchmarkSwapReaderDelay measures the reader's delay).
+func withSpareP(fn func()) {
+	if runtime.GOMAXPROCS(0) != 1 {
+		fn()
+		return
+	}
+	runtime.GOMAXPROCS(2)
+	defer runtime.GOMAXPROCS(1)
+	fn()
 }
 
 // do runs fn on the writer goroutine and returns its error.

@@ -102,8 +102,8 @@
 //     but not yet pre-confirmed are not journaled: a crash loses them (the
 //     client holds only their hash, no receipt). The journal's fsync
 //     blocks its goroutine in a syscall, which on a single P (GOMAXPROCS
-//     1) would hold every reader until it returns: cmd/tipnode runs with
-//     at least two Ps (BenchmarkSwapReaderDelay).
+//     1) would hold every reader until it returns: chain.Writer lends the
+//     runtime a second P for each of its jobs (BenchmarkSwapReaderDelay).
 //   - State roots: tipnode keeps flat state and does not compute Merkle
 //     roots for the blocks it seals; their Root is the zero hash.
 //   - The parent beacon root of dev blocks is derived

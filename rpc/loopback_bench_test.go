@@ -10,10 +10,10 @@ import (
 	"io"
 	"net"
 	"strconv"
-	"syscall"
 	"testing"
 
 	"github.com/rs/zerolog"
+	"github.com/tipnode/tipnode/rpc/rpctest"
 )
 
 // rawClient is a minimal keep-alive HTTP/1.1 client over one TCP
@@ -71,8 +71,7 @@ func BenchmarkLoopbackChainID(b *testing.B) {
 	addr := s.Addr().String()
 	b.SetParallelism(4) // 4 x GOMAXPROCS connections
 	b.ReportAllocs()
-	var ru0 syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	cpu0 := rpctest.ProcessCPU(b)
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		c, err := net.Dial("tcp", addr)
@@ -90,8 +89,5 @@ func BenchmarkLoopbackChainID(b *testing.B) {
 		}
 	})
 	b.StopTimer()
-	var ru1 syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
-	cpu := ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano()
-	b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(rpctest.ProcessCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
 }

@@ -10,10 +10,10 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"syscall"
 	"testing"
 
 	"github.com/rs/zerolog"
+	"github.com/tipnode/tipnode/rpc/rpctest"
 )
 
 // rawWSClient is a minimal websocket client over one TCP connection: it
@@ -131,8 +131,7 @@ func benchLoopbackWS(b *testing.B, depth int, inline bool) {
 	addr := s.Addr().String()
 	b.SetParallelism(4) // 4 x GOMAXPROCS connections
 	b.ReportAllocs()
-	var ru0 syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	cpu0 := rpctest.ProcessCPU(b)
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		rc, err := dialRawWS(addr)
@@ -165,8 +164,5 @@ func benchLoopbackWS(b *testing.B, depth int, inline bool) {
 		}
 	})
 	b.StopTimer()
-	var ru1 syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
-	cpu := ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano()
-	b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(rpctest.ProcessCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
 }

@@ -7,15 +7,6 @@
 //
 // Flags become Config structs (validated once) handed to the packages; the
 // command itself holds no behaviour beyond wiring.
-//
-// The process runs with at least two Ps (GOMAXPROCS 2 when the runtime's
-// default, the CPUs it may use, is 1, e.g. under taskset to one core),
-// unless the GOMAXPROCS environment variable sets it: with a single P, a
-// goroutine blocked in a syscall keeps the P until the syscall returns or
-// the runtime's sysmon retakes it, and sysmon sleeps up to 10 ms when idle.
-// The sequencer's pre-confirmation journal is an fsync every interval
-// (Pebble's WAL sync): with one P every read queued behind it would wait
-// for the disk (pending.BenchmarkSwapReaderDelay).
 package main
 
 import (
@@ -26,7 +17,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime"
 	"syscall"
 )
 
@@ -58,13 +48,7 @@ func usage() {
 	fmt.Fprintf(os.Stderr, "\nRun 'tipnode <command> -h' for the flags of a command.\n")
 }
 
-// minProcs is the fewest Ps the process runs with (see the package comment).
-const minProcs = 2
-
 func main() {
-	if os.Getenv("GOMAXPROCS") == "" && runtime.GOMAXPROCS(0) < minProcs {
-		runtime.GOMAXPROCS(minProcs)
-	}
 	if len(os.Args) < 2 {
 		usage()
 		os.Exit(2)

@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -31,6 +30,7 @@ import (
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/pending/devnet"
 	"github.com/tipnode/tipnode/rpc"
+	"github.com/tipnode/tipnode/rpc/rpctest"
 	"github.com/tipnode/tipnode/store"
 )
 
@@ -131,7 +131,7 @@ func runRequest(b *testing.B, client *http.Client, url, body string) {
 		b.Fatalf("bad response %s: %v", first, err)
 	}
 	b.ReportAllocs()
-	cpu0 := processCPU(b)
+	cpu0 := rpctest.ProcessCPU(b)
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
@@ -144,16 +144,7 @@ func runRequest(b *testing.B, client *http.Client, url, body string) {
 	b.StopTimer()
 	// CPU time of the whole process (client and server) per request: on a
 	// shared machine it is steadier than the wall time.
-	b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
-}
-
-// processCPU is the user+system CPU time of this process in nanoseconds.
-func processCPU(b *testing.B) int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
+	b.ReportMetric(float64(rpctest.ProcessCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
 }
 
 func callBody(to common.Address, data []byte, block string) string {
@@ -333,7 +324,7 @@ func runRequests(b *testing.B, client *http.Client, url string, bodies []string)
 	}
 	var next atomic.Uint64
 	b.ReportAllocs()
-	cpu0 := processCPU(b)
+	cpu0 := rpctest.ProcessCPU(b)
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
@@ -350,7 +341,7 @@ func runRequests(b *testing.B, client *http.Client, url string, bodies []string)
 		}
 	})
 	b.StopTimer()
-	b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(rpctest.ProcessCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
 }
 
 // pastBodies returns pastRequests request bodies made by body from a
@@ -435,13 +426,13 @@ func benchCallHandler(b *testing.B, api *API, bodies []string) {
 		call(i)
 	}
 	b.ReportAllocs()
-	cpu0 := processCPU(b)
+	cpu0 := rpctest.ProcessCPU(b)
 	b.ResetTimer()
 	for i := range b.N {
 		call(i)
 	}
 	b.StopTimer()
-	b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(rpctest.ProcessCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
 }
 
 // BenchmarkCallBalanceOfPast / Random: the requests of
@@ -525,7 +516,7 @@ func benchSimulateHandler(b *testing.B, api *API, params string) {
 	}
 	checkSimulateOK(b, run())
 	b.ReportAllocs()
-	cpu0 := processCPU(b)
+	cpu0 := rpctest.ProcessCPU(b)
 	b.ResetTimer()
 	for range b.N {
 		run()
@@ -533,7 +524,7 @@ func benchSimulateHandler(b *testing.B, api *API, params string) {
 	b.StopTimer()
 	// CPU time of the process per request (GC included): on a shared
 	// machine it is steadier than the wall time.
-	b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(rpctest.ProcessCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
 }
 
 // checkSimulateOK fails unless every call of a simulate result succeeded.

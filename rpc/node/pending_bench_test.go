@@ -10,13 +10,13 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/tipnode/tipnode/pending/pendingtest"
+	"github.com/tipnode/tipnode/rpc/rpctest"
 )
 
 // slotRuntime: with 32 bytes of calldata returns SLOAD(calldata[0:32]);
@@ -125,7 +125,7 @@ func benchPendingReads(b *testing.B, method, tag string) {
 	var bad atomic.Int64
 	var next atomic.Int64
 	b.ReportAllocs()
-	cpu0 := processCPU(b)
+	cpu0 := rpctest.ProcessCPU(b)
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		var mine []sample
@@ -149,7 +149,7 @@ func benchPendingReads(b *testing.B, method, tag string) {
 		samplesMu.Unlock()
 	})
 	b.StopTimer()
-	b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(rpctest.ProcessCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
 	if bad.Load() > 0 {
 		b.Fatalf("%d failed calls", bad.Load())
 	}
@@ -182,15 +182,6 @@ func benchPendingReads(b *testing.B, method, tag string) {
 		b.ReportMetric(p99(before), "p99-before-swap-µs")
 	}
 	b.ReportMetric(p99(rest), "p99-rest-µs")
-}
-
-// processCPU is the user+system CPU time of this process in nanoseconds.
-func processCPU(b *testing.B) int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
 // BenchmarkPendingServe: the server's own work (Server.ServeHTTP in
@@ -252,7 +243,7 @@ func BenchmarkPendingServe(b *testing.B) {
 				req.Header.Set("Content-Type", "application/json")
 				b.ReportAllocs()
 				i := 0
-				cpu0 := processCPU(b)
+				cpu0 := rpctest.ProcessCPU(b)
 				for b.Loop() {
 					body := bodies[i%benchSlots]
 					i++
@@ -266,7 +257,7 @@ func BenchmarkPendingServe(b *testing.B) {
 				}
 				// Process CPU (GC included) per request: steadier than the
 				// wall time on a shared machine.
-				b.ReportMetric(float64(processCPU(b)-cpu0)/float64(i), "cpu-ns/op")
+				b.ReportMetric(float64(rpctest.ProcessCPU(b)-cpu0)/float64(i), "cpu-ns/op")
 			})
 		}
 	}

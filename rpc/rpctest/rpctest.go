@@ -1,5 +1,6 @@
 // Package rpctest holds test support shared by the JSON-RPC packages' tests
-// (rpc, rpc/eth): HTTP posts and structural JSON comparison. It imports
+// (rpc, rpc/eth, rpc/node): HTTP posts, structural JSON comparison and the
+// process CPU its benchmarks report per operation. It imports
 // none of our packages, so package rpc's own tests can use it.
 package rpctest
 
@@ -10,8 +11,20 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 )
+
+// ProcessCPU is the user+system CPU time of this process in nanoseconds
+// (benchmarks report its growth per operation as cpu-ns/op: the server's
+// and the in-process client's work, whatever goroutine did it).
+func ProcessCPU(tb testing.TB) int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
 
 // Post sends body to url as application/json and returns the status and
 // the response body.
