@@ -154,10 +154,13 @@ type API struct {
 	cfg     APIConfig
 	exec    *chain.Executor
 	genesis *chain.Genesis
-	reads   *pending.Manager
-	chain   Heads
-	pool    TxPool
-	log     zerolog.Logger
+	// chainIDJSON is eth_chainId's answer, encoded once (read-only: the
+	// server copies a RawResult into each response).
+	chainIDJSON rpc.RawResult
+	reads       *pending.Manager
+	chain       Heads
+	pool        TxPool
+	log         zerolog.Logger
 	// gasPrice caches the suggested tip of the current head (eth_fees.go).
 	gasPrice gasPriceCache
 	// execs bounds concurrent EVM executions (MaxExecutions).
@@ -197,7 +200,7 @@ func NewAPI(cfg APIConfig, g *chain.Genesis, exec *chain.Executor, reads *pendin
 	if err != nil {
 		return nil, err
 	}
-	return &API{cfg: cfg, exec: exec, genesis: g, reads: reads, chain: heads, pool: pool, log: log.With().Str("component", "eth").Logger(), accounts: accs, execs: execs, jumpDests: core.NewJumpDestCache(), codes: chain.NewCodeCache(codeCacheBytes)}, nil
+	return &API{cfg: cfg, exec: exec, genesis: g, chainIDJSON: quantityJSON(g.Config.ChainID), reads: reads, chain: heads, pool: pool, log: log.With().Str("component", "eth").Logger(), accounts: accs, execs: execs, jumpDests: core.NewJumpDestCache(), codes: chain.NewCodeCache(codeCacheBytes)}, nil
 }
 
 // codeCacheBytes bounds API.codes (a few thousand contracts of a typical

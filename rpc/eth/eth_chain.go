@@ -9,6 +9,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/big"
+	"strconv"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -48,7 +50,25 @@ func (a *API) ethChainID(ctx context.Context, p rpc.Params) (any, error) {
 	if err := p.AtMost(0); err != nil {
 		return nil, err
 	}
-	return (*hexutil.Big)(a.genesis.Config.ChainID), nil
+	return a.chainIDJSON, nil
+}
+
+// quantityJSON encodes n as a JSON hex quantity string (null for nil), as
+// hexutil.Big marshals it.
+func quantityJSON(n *big.Int) rpc.RawResult {
+	if n == nil {
+		return rpc.RawResult("null")
+	}
+	return rpc.RawResult(`"` + hexutil.EncodeBig(n) + `"`)
+}
+
+// uint64JSON encodes n as a JSON hex quantity string, as hexutil.Uint64
+// marshals it, without encoding/json's reflection.
+func uint64JSON(n uint64) rpc.RawResult {
+	b := make([]byte, 0, 20)
+	b = append(b, `"0x`...)
+	b = strconv.AppendUint(b, n, 16)
+	return append(b, '"')
 }
 
 func (a *API) netVersion(ctx context.Context, p rpc.Params) (any, error) {
@@ -81,7 +101,7 @@ func (a *API) ethBlockNumber(ctx context.Context, p rpc.Params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return hexutil.Uint64(h.Number()), nil
+	return uint64JSON(h.Number()), nil
 }
 
 // chainBlock is a block loaded with the view it was read from. For the
