@@ -85,12 +85,10 @@ func readPathNode(b *testing.B) (*http.Client, string, abi.ABI, abi.ABI) {
 	return client, url, tokenABI, mcABI
 }
 
-// readPathAPI is readPathNode that also returns the node's API, for
-// benchmarks that call a handler directly.
-func readPathAPI(b *testing.B) (*API, *http.Client, string, abi.ABI, abi.ABI) {
+// tokenGenesis is the dev chain's genesis with the token at readToken,
+// readHolders holders of balances and a total supply.
+func tokenGenesis(b *testing.B, tokenCode []byte) *core.Genesis {
 	b.Helper()
-	tokenCode, tokenABI := benchContract(b, "BenchToken")
-	mcCode, mcABI := benchContract(b, "Multicall")
 	spec, err := devnet.Genesis(devnet.GenesisConfig{ChainID: 1337})
 	if err != nil {
 		b.Fatal(err)
@@ -105,8 +103,19 @@ func readPathAPI(b *testing.B) (*API, *http.Client, string, abi.ABI, abi.ABI) {
 	}
 	storage[common.Hash{31: 1}] = common.BigToHash(big.NewInt(1e12))
 	g.Alloc[readToken] = types.Account{Code: tokenCode, Storage: storage, Balance: common.Big0, Nonce: 1}
+	return g
+}
+
+// readPathAPI is readPathNode that also returns the node's API, for
+// benchmarks that call a handler directly.
+func readPathAPI(b *testing.B) (*API, *http.Client, string, abi.ABI, abi.ABI) {
+	b.Helper()
+	tokenCode, tokenABI := benchContract(b, "BenchToken")
+	mcCode, mcABI := benchContract(b, "Multicall")
+	g := tokenGenesis(b, tokenCode)
 	g.Alloc[readMulticall] = types.Account{Code: mcCode, Balance: common.Big0, Nonce: 1}
-	if spec, err = json.Marshal(g); err != nil {
+	spec, err := json.Marshal(g)
+	if err != nil {
 		b.Fatal(err)
 	}
 	db, gen, w := chaintest.InitStore(b, spec)
@@ -245,21 +254,8 @@ func pastChainNode(b *testing.B) (*http.Client, string, abi.ABI) {
 func pastChainAPI(b *testing.B) (*API, *http.Client, string, abi.ABI) {
 	b.Helper()
 	tokenCode, tokenABI := benchContract(b, "BenchToken")
-	spec, err := devnet.Genesis(devnet.GenesisConfig{ChainID: 1337})
+	spec, err := json.Marshal(tokenGenesis(b, tokenCode))
 	if err != nil {
-		b.Fatal(err)
-	}
-	g := new(core.Genesis)
-	if err := json.Unmarshal(spec, g); err != nil {
-		b.Fatal(err)
-	}
-	storage := make(map[common.Hash]common.Hash, readHolders+1)
-	for i := 0; i < readHolders; i++ {
-		storage[balanceSlot(readHolder(i))] = common.BigToHash(big.NewInt(int64(1e6 + i)))
-	}
-	storage[common.Hash{31: 1}] = common.BigToHash(big.NewInt(1e12))
-	g.Alloc[readToken] = types.Account{Code: tokenCode, Storage: storage, Balance: common.Big0, Nonce: 1}
-	if spec, err = json.Marshal(g); err != nil {
 		b.Fatal(err)
 	}
 	gen, err := chain.ParseGenesis(spec)
