@@ -216,8 +216,10 @@ func (w *Writer) loop() {
 // is idle: with one P every read would wait for the disk. The second P
 // exists only for the job (two stop-the-world pauses of microseconds each),
 // so reads do not pay for two Ps time-sharing one core the rest of the time
-// (that cost 10-40 % CPU per request in the side-by-side benchmark). Only
-// the writer goroutine calls it, so nothing else changes GOMAXPROCS under it
+// (that cost 10-40 % CPU per request in the side-by-side benchmark). A node
+// has one Writer, so nothing else changes GOMAXPROCS under it; where a
+// process holds several (tests), overlapping jobs may end one another's
+// spare P early, which costs only the spare P, never correctness
 // (pending.BenchmarkSwapReaderDelay measures the reader's delay).
 func withSpareP(fn func()) {
 	if runtime.GOMAXPROCS(0) != 1 {
