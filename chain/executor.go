@@ -1,6 +1,8 @@
 package chain
 
 import (
+	"github.com/tipnode/tipnode/store/xtypes"
+
 	"context"
 	"fmt"
 	"math/big"
@@ -60,7 +62,7 @@ type BlockProcessor struct {
 	gp       *core.GasPool
 	signer   types.Signer
 	rules    params.Rules
-	receipts types.Receipts
+	receipts xtypes.Receipts
 	logs     []*types.Log
 	blobGas  uint64
 	headers  HeaderSource
@@ -166,7 +168,7 @@ func (p *BlockProcessor) EVM() *vm.EVM { return p.evm }
 func (p *BlockProcessor) State() *StateDB { return p.state }
 
 // Receipts returns the receipts so far.
-func (p *BlockProcessor) Receipts() types.Receipts { return p.receipts }
+func (p *BlockProcessor) Receipts() xtypes.Receipts { return p.receipts }
 
 // GasUsed is the cumulative gas used so far.
 func (p *BlockProcessor) GasUsed() uint64 { return p.gp.CumulativeUsed() }
@@ -197,11 +199,23 @@ func (p *BlockProcessor) BlobGasLeft() uint64 {
 	return max - p.blobGas
 }
 
+// ApplyTx executes a block's transaction as the next one of the block:
+// ApplyTransaction for a signed transaction. A deposit is refused
+// (ErrTxInvalid) on a chain whose rules have no deposits.
+func (p *BlockProcessor) ApplyTx(tx xtypes.Tx) (*xtypes.Receipt, error) {
+	switch t := tx.(type) {
+	case *types.Transaction:
+		return p.ApplyTransaction(t)
+	default:
+		return nil, fmt.Errorf("%w: tx %s: transaction type 0x%x is not valid on this chain", ErrTxInvalid, tx.Hash(), tx.Type())
+	}
+}
+
 // ApplyTransaction executes tx as the next transaction of the block. A
 // transaction that cannot be included (bad nonce, funds, gas above the
 // block's remaining gas...) returns an error wrapping ErrTxInvalid and leaves
 // state and gas pool untouched.
-func (p *BlockProcessor) ApplyTransaction(tx *types.Transaction) (*types.Receipt, error) {
+func (p *BlockProcessor) ApplyTransaction(tx *types.Transaction) (*xtypes.Receipt, error) {
 	msg, err := core.TransactionToMessage(tx, p.signer, p.header.BaseFee)
 	if err != nil {
 		return nil, fmt.Errorf("%w: tx %s: %v", ErrTxInvalid, tx.Hash(), err)
@@ -224,7 +238,7 @@ func (p *BlockProcessor) ApplyTransaction(tx *types.Transaction) (*types.Receipt
 // itself is not changed). A message the protocol refuses returns a *TxError
 // and leaves state and gas pool untouched; the result holds the EVM outcome
 // (return data, revert, gas) of an executed one.
-func (p *BlockProcessor) ApplyMessage(tx *types.Transaction, msg *core.Message) (*types.Receipt, *core.ExecutionResult, error) {
+func (p *BlockProcessor) ApplyMessage(tx *types.Transaction, msg *core.Message) (*xtypes.Receipt, *core.ExecutionResult, error) {
 	if p.opts.NoValidation {
 		m := *msg
 		m.SkipNonceCheck().SkipExecutionGasCapCheck()
@@ -235,7 +249,7 @@ func (p *BlockProcessor) ApplyMessage(tx *types.Transaction, msg *core.Message) 
 
 // apply runs msg as tx, the next transaction of the block, and records its
 // receipt.
-func (p *BlockProcessor) apply(tx *types.Transaction, msg *core.Message) (*types.Receipt, *core.ExecutionResult, error) {
+func (p *BlockProcessor) apply(tx *types.Transaction, msg *core.Message) (*xtypes.Receipt, *core.ExecutionResult, error) {
 	snap := p.state.Snapshot()
 	gpSnap := p.gp.Snapshot()
 	index := len(p.receipts)
@@ -258,7 +272,7 @@ func (p *BlockProcessor) apply(tx *types.Transaction, msg *core.Message) (*types
 		}
 		root = r.Bytes()
 	}
-	receipt := &types.Receipt{
+	xr := &xtypes.Receipt{Receipt: types.Receipt{
 		Type:              tx.Type(),
 		PostState:         root,
 		CumulativeGasUsed: p.gp.CumulativeUsed(),
@@ -267,7 +281,8 @@ func (p *BlockProcessor) apply(tx *types.Transaction, msg *core.Message) (*types
 		BlockHash:         p.hash,
 		BlockNumber:       new(big.Int).Set(p.header.Number),
 		TransactionIndex:  uint(index),
-	}
+	}}
+	receipt := &xr.Receipt
 	// The price paid per gas (go-ethereum derives the same at read time for
 	// stored receipts); pending receipts carry it as is.
 	if msg.GasPrice != nil {
@@ -291,9 +306,9 @@ func (p *BlockProcessor) apply(tx *types.Transaction, msg *core.Message) (*types
 		receipt.Logs = []*types.Log{}
 	}
 	receipt.Bloom = types.CreateBloom(receipt)
-	p.receipts = append(p.receipts, receipt)
+	p.receipts = append(p.receipts, xr)
 	p.logs = append(p.logs, receipt.Logs...)
-	return receipt, result, nil
+	return xr, result, nil
 }
 
 // Finish runs the post-transaction part of the block: withdrawals, the

@@ -1,6 +1,8 @@
 package chain
 
 import (
+	"github.com/tipnode/tipnode/store/xtypes"
+
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,7 +25,7 @@ type Store interface {
 // exactly this genesis (store.ErrGenesisMismatch otherwise). It runs before
 // a Writer is opened on the store.
 func InitGenesis(db store.Writer, g *Genesis) error {
-	w := &store.BlockWrite{Block: g.Block, Diff: g.Diff(), Tags: []store.Tag{store.TagLatest, store.TagSafe, store.TagFinalized}}
+	w := &store.BlockWrite{Block: xtypes.FromEthBlock(g.Block), Diff: g.Diff(), Tags: []store.Tag{store.TagLatest, store.TagSafe, store.TagFinalized}}
 	config, err := json.Marshal(g.Config)
 	if err != nil {
 		return fmt.Errorf("%w: encode chain config: %v", ErrGenesis, err)
@@ -33,19 +35,15 @@ func InitGenesis(db store.Writer, g *Genesis) error {
 
 // ExecutedBlock is a verified block with everything the store needs.
 type ExecutedBlock struct {
-	Block    *types.Block
-	Receipts types.Receipts
+	Block    *xtypes.Block
+	Receipts xtypes.Receipts
 	Requests [][]byte
 	Diff     *store.StateDiff
 }
 
 // BlockWrite is the store write of the block, moving latest plus tags to it.
 func (eb *ExecutedBlock) BlockWrite(tags ...store.Tag) *store.BlockWrite {
-	rs := make([]*types.ReceiptForStorage, len(eb.Receipts))
-	for i, r := range eb.Receipts {
-		rs[i] = (*types.ReceiptForStorage)(r)
-	}
-	return &store.BlockWrite{Block: eb.Block, Receipts: rs, Diff: eb.Diff, Tags: append([]store.Tag{store.TagLatest}, tags...)}
+	return &store.BlockWrite{Block: eb.Block, Receipts: eb.Receipts, Diff: eb.Diff, Tags: append([]store.Tag{store.TagLatest}, tags...)}
 }
 
 // ExecuteBlock verifies block against parent (its parent: the canonical
@@ -53,7 +51,7 @@ func (eb *ExecutedBlock) BlockWrite(tags ...store.Tag) *store.BlockWrite {
 // read from view, without writing anything. A block that fails
 // verification returns an error wrapping ErrInvalidBlock naming the block
 // and the mismatch; a failed read returns that error (not ErrInvalidBlock).
-func (e *Executor) ExecuteBlock(block *types.Block, parent *types.Header, headers HeaderSource, view store.View) (*ExecutedBlock, error) {
+func (e *Executor) ExecuteBlock(block *xtypes.Block, parent *types.Header, headers HeaderSource, view store.View) (*ExecutedBlock, error) {
 	reader, err := view.StateAt(parent.Number.Uint64())
 	if err != nil {
 		return nil, err
@@ -65,7 +63,7 @@ func (e *Executor) ExecuteBlock(block *types.Block, parent *types.Header, header
 // (the store at the parent's height, or the parent's state stacked in
 // memory on an ancestor's, as Writer.Reorg executes a new branch). headers
 // must resolve parent's chain.
-func (e *Executor) ExecuteBlockOn(block *types.Block, parent *types.Header, headers HeaderSource, reader Backend) (*ExecutedBlock, error) {
+func (e *Executor) ExecuteBlockOn(block *xtypes.Block, parent *types.Header, headers HeaderSource, reader Backend) (*ExecutedBlock, error) {
 	num := block.NumberU64()
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w %d (%s): %s", ErrInvalidBlock, num, block.Hash().Hex(), fmt.Sprintf(format, args...))
@@ -91,7 +89,7 @@ func (e *Executor) ExecuteBlockOn(block *types.Block, parent *types.Header, head
 	}
 	proc := e.NewBlockProcessor(header, parent, block.Hash(), state, headers, vm.Config{})
 	for i, tx := range block.Transactions() {
-		if _, err := proc.ApplyTransaction(tx); err != nil {
+		if _, err := proc.ApplyTx(tx); err != nil {
 			if errors.Is(err, ErrStateRead) {
 				return nil, err
 			}
@@ -115,7 +113,7 @@ func (e *Executor) ExecuteBlockOn(block *types.Block, parent *types.Header, head
 	if root := types.DeriveSha(receipts, trie.NewStackTrie(nil)); root != header.ReceiptHash {
 		return nil, bad("receipts root %s, header says %s", root.Hex(), header.ReceiptHash.Hex())
 	}
-	if bloom := types.MergeBloom(receipts); bloom != header.Bloom {
+	if bloom := receipts.Bloom(); bloom != header.Bloom {
 		return nil, bad("logs bloom mismatch")
 	}
 	if header.RequestsHash != nil {
@@ -128,7 +126,7 @@ func (e *Executor) ExecuteBlockOn(block *types.Block, parent *types.Header, head
 	return &ExecutedBlock{Block: block, Receipts: receipts, Requests: requests, Diff: state.BlockDiff()}, nil
 }
 
-func verifyBody(block *types.Block) error {
+func verifyBody(block *xtypes.Block) error {
 	h := block.Header()
 	if root := types.DeriveSha(block.Transactions(), trie.NewStackTrie(nil)); root != h.TxHash {
 		return fmt.Errorf("transactions root %s, header says %s", root.Hex(), h.TxHash.Hex())

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"github.com/tipnode/tipnode/store/xtypes"
+
 	"errors"
 	"fmt"
 	"sync"
@@ -229,25 +231,25 @@ func (v *view) Header(number uint64, hash common.Hash) (*types.Header, error) {
 	return h, nil
 }
 
-func (v *view) Body(number uint64, hash common.Hash) (*types.Body, error) {
+func (v *view) Body(number uint64, hash common.Hash) (*xtypes.Body, error) {
 	val, err := v.mustGet(bodyKey(number, hash), "body %s at %d", hash, number)
 	if err != nil {
 		return nil, err
 	}
-	b := new(types.Body)
+	b := new(xtypes.Body)
 	if err := rlp.DecodeBytes(val, b); err != nil {
 		return nil, fmt.Errorf("%w: body %s at %d: %w", ErrCorrupt, hash, number, err)
 	}
 	return b, nil
 }
 
-func (v *view) Receipts(number uint64, hash common.Hash) ([]*types.ReceiptForStorage, error) {
+func (v *view) Receipts(number uint64, hash common.Hash) (xtypes.Receipts, error) {
 	val, err := v.mustGet(receiptsKey(number, hash), "receipts %s at %d", hash, number)
 	if err != nil {
 		return nil, err
 	}
-	var rs []*types.ReceiptForStorage
-	if err := rlp.DecodeBytes(val, &rs); err != nil {
+	rs, err := xtypes.DecodeStored(val)
+	if err != nil {
 		return nil, fmt.Errorf("%w: receipts %s at %d: %w", ErrCorrupt, hash, number, err)
 	}
 	return rs, nil

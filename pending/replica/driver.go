@@ -9,13 +9,13 @@ import (
 	"github.com/ethereum/go-ethereum/beacon/engine"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
-	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/stream"
 	"github.com/tipnode/tipnode/store"
+	"github.com/tipnode/tipnode/store/xtypes"
 )
 
 // Writer is what the driver needs of the node's store writer
@@ -70,7 +70,7 @@ type entry struct {
 	id           engine.PayloadID
 	base         *stream.Base
 	index        uint64
-	txs          []*types.Transaction
+	txs          xtypes.Txs
 	cuts         []int // len(txs) after each message, index 0 first: a rebuild cuts where the stream did
 	gasUsed      uint64
 	receiptsRoot common.Hash
@@ -312,11 +312,11 @@ func (d *Driver) releaseHeld() {
 	}
 }
 
-func decodeTxs(raw []hexutil.Bytes) ([]*types.Transaction, error) {
-	txs := make([]*types.Transaction, len(raw))
+func decodeTxs(raw []hexutil.Bytes) (xtypes.Txs, error) {
+	txs := make(xtypes.Txs, len(raw))
 	for i, b := range raw {
-		tx := new(types.Transaction)
-		if err := tx.UnmarshalBinary(b); err != nil {
+		tx, err := xtypes.DecodeTx(b)
+		if err != nil {
 			return nil, fmt.Errorf("%w: transaction %d: %v", ErrExecution, i, err)
 		}
 		txs[i] = tx
@@ -417,7 +417,7 @@ func (d *Driver) appendTo(p *stream.Payload, received time.Time) {
 // execute runs txs (only the message's new ones) on the open block, checks
 // the cumulative totals against e's and publishes the snapshot; on any
 // disagreement the block is dropped and nothing is published.
-func (d *Driver) execute(e *entry, txs []*types.Transaction, received, t0 time.Time) {
+func (d *Driver) execute(e *entry, txs xtypes.Txs, received, t0 time.Time) {
 	snap, err := d.apply(e, txs)
 	d.metrics.executed(time.Since(t0))
 	if err != nil {
@@ -438,7 +438,7 @@ func (d *Driver) execute(e *entry, txs []*types.Transaction, received, t0 time.T
 
 // apply adds txs to the builder's open block and verifies the totals
 // against the stream's (e.gasUsed, e.receiptsRoot).
-func (d *Driver) apply(e *entry, txs []*types.Transaction) (*pending.Snapshot, error) {
+func (d *Driver) apply(e *entry, txs xtypes.Txs) (*pending.Snapshot, error) {
 	for _, tx := range txs {
 		if _, err := d.b.Add(tx); err != nil {
 			return nil, fmt.Errorf("%w: %s: %v", ErrExecution, tx.Hash().Hex(), err)

@@ -67,7 +67,7 @@ func toPayload(s *pending.Snapshot) *stream.Payload {
 		p.Diff.Transactions = append(p.Diff.Transactions, b)
 	}
 	p.Diff.GasUsed = hexutil.Uint64(h.GasUsed)
-	p.Diff.ReceiptsRoot = types.DeriveSha(types.Receipts(s.Receipts()), trie.NewStackTrie(nil))
+	p.Diff.ReceiptsRoot = types.DeriveSha(s.Receipts(), trie.NewStackTrie(nil))
 	p.Diff.LogsBloom = h.Bloom
 	p.Diff.Withdrawals = []*types.Withdrawal{}
 	return p

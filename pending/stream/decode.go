@@ -15,6 +15,8 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/gorilla/websocket"
+
+	"github.com/tipnode/tipnode/store/xtypes"
 )
 
 const (
@@ -307,11 +309,11 @@ func jsonUint(raw json.RawMessage) (uint64, error) {
 // Txs decodes the message's new transactions (EIP-2718 binary encodings:
 // a typed transaction or a legacy RLP list). Every failure wraps
 // ErrBadTransaction and names the transaction's position.
-func (p *Payload) Txs() ([]*types.Transaction, error) {
-	txs := make([]*types.Transaction, len(p.Diff.Transactions))
+func (p *Payload) Txs() (xtypes.Txs, error) {
+	txs := make(xtypes.Txs, len(p.Diff.Transactions))
 	for i, raw := range p.Diff.Transactions {
-		tx := new(types.Transaction)
-		if err := tx.UnmarshalBinary(raw); err != nil {
+		tx, err := xtypes.DecodeTx(raw)
+		if err != nil {
 			return nil, fmt.Errorf("%w: transaction %d of message %d (block %d): %v", ErrBadTransaction, i, p.Index, p.Metadata.BlockNumber, err)
 		}
 		txs[i] = tx

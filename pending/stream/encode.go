@@ -106,7 +106,10 @@ func Encode(s *pending.Snapshot) (*Payload, error) {
 	txs := s.NewTransactions()
 	p.Diff.Transactions = make([]hexutil.Bytes, len(txs))
 	for i, tx := range txs {
-		b, err := tx.WithoutBlobTxSidecar().MarshalBinary()
+		if t, ok := tx.(*types.Transaction); ok {
+			tx = t.WithoutBlobTxSidecar()
+		}
+		b, err := tx.MarshalBinary()
 		if err != nil {
 			return nil, fmt.Errorf("%w: transaction %s: %v", ErrEncode, tx.Hash().Hex(), err)
 		}

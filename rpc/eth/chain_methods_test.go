@@ -18,6 +18,7 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/rpc"
+	"github.com/tipnode/tipnode/store/xtypes"
 )
 
 // callRPC posts one request built from method and params.
@@ -351,7 +352,7 @@ func TestUnclesAndMissingBlocks(t *testing.T) {
 // headFeedNode serves the conformance genesis with the first n blocks of
 // the chain imported through the node's writer, and returns the API, the
 // writer and all blocks.
-func headFeedNode(t *testing.T, n int) (*API, *chain.Writer, []*types.Block) {
+func headFeedNode(t *testing.T, n int) (*API, *chain.Writer, []*xtypes.Block) {
 	t.Helper()
 	db, g, w := chaintest.GenesisStore(t)
 	w.Stop() // the node runs its own writer

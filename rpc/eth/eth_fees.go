@@ -152,7 +152,11 @@ func (a *API) suggestTip(view store.View, h *types.Header) (*big.Int, error) {
 		}
 		var tips []*big.Int
 		for _, tx := range body.Transactions {
-			tip, err := tx.EffectiveGasTip(hdr.BaseFee)
+			t, ok := tx.(*types.Transaction) // a deposit pays no tip: not a sample
+			if !ok {
+				continue
+			}
+			tip, err := t.EffectiveGasTip(hdr.BaseFee)
 			if err != nil || tip.Cmp(big.NewInt(tipOracleIgnore)) < 0 {
 				continue
 			}
@@ -367,7 +371,10 @@ func (a *API) blockRewards(view store.View, h *types.Header, percentiles []float
 	sorted := make([]gasTip, len(body.Transactions))
 	prev := uint64(0)
 	for i, tx := range body.Transactions {
-		tip, _ := tx.EffectiveGasTip(h.BaseFee)
+		var tip *big.Int
+		if t, ok := tx.(*types.Transaction); ok { // a deposit's tip is 0
+			tip, _ = t.EffectiveGasTip(h.BaseFee)
+		}
 		if tip == nil || tip.Sign() < 0 {
 			tip = new(big.Int)
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/store"
+	"github.com/tipnode/tipnode/store/xtypes"
 )
 
 // eth_simulateV1: a chain of simulated blocks on top of any block (or the
@@ -352,7 +353,7 @@ func (sim *simulator) processBlock(ctx context.Context, pb plannedBlock) (*simBl
 
 	var (
 		calls   = pb.in.Calls
-		txs     = make([]*types.Transaction, len(calls))
+		txs     = make(xtypes.Txs, len(calls))
 		results = make([]simCallResult, len(calls))
 		senders = make([]common.Address, len(calls))
 	)
@@ -371,7 +372,7 @@ func (sim *simulator) processBlock(ctx context.Context, pb plannedBlock) (*simBl
 		tracer.startTx(tx.Hash(), uint(i))
 
 		var (
-			receipt  *types.Receipt
+			receipt  *xtypes.Receipt
 			result   *core.ExecutionResult
 			applyErr error
 		)
@@ -425,7 +426,7 @@ func (sim *simulator) processBlock(ctx context.Context, pb plannedBlock) (*simBl
 		blobGas := proc.BlobGasUsed()
 		header.BlobGasUsed = &blobGas
 	}
-	body := &types.Body{Transactions: txs}
+	body := &xtypes.Body{Transactions: txs}
 	if sim.config.IsShanghai(header.Number, header.Time) {
 		body.Withdrawals = types.Withdrawals{}
 		if ov.Withdrawals != nil {
@@ -453,7 +454,7 @@ func (sim *simulator) processBlock(ctx context.Context, pb plannedBlock) (*simBl
 		header.RequestsHash = &h
 	}
 	header.Root = common.Hash{} // simulation commits nothing to a trie
-	block := types.NewBlock(header, body, proc.Receipts(), sim.hasher)
+	block := xtypes.NewBlock(header, body, proc.Receipts(), sim.hasher)
 	hash := block.Hash()
 	for i := range results {
 		for _, l := range results[i].Logs {
