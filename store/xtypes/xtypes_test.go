@@ -59,7 +59,7 @@ func TestDepositFields(t *testing.T) {
 	to := common.Address{0x42}
 	cases := []xtypes.DepositFields{
 		{SourceHash: common.Hash{1}, From: common.Address{2}, To: &to, Mint: big.NewInt(1e18), Value: big.NewInt(5), Gas: 100_000, Data: []byte{1, 2, 3}},
-		{SourceHash: common.Hash{3}, From: common.Address{4}, Gas: 21_000, IsSystemTx: true}, // create, no mint, nil value
+		{SourceHash: common.Hash{3}, From: common.Address{4}, Gas: 21_000, IsSystemTx: true},                    // create, no mint, nil value
 		{SourceHash: common.Hash{5}, From: common.Address{6}, To: &to, Mint: new(big.Int), Value: new(big.Int)}, // zero mint = none
 	}
 	for i, f := range cases {
