@@ -17,7 +17,8 @@ var (
 	ErrL1Info = errors.New("invalid L1 attributes calldata")
 	// ErrDAFootprint: a block's DA footprint cannot be computed (no
 	// L1-attributes deposit first, a user transaction in the Jovian
-	// activation block) or exceeds the gas limit.
+	// activation block), exceeds the gas limit, or a header's blobGasUsed /
+	// excessBlobGas differ from what its fork requires.
 	ErrDAFootprint = errors.New("invalid DA footprint")
 	// ErrPrecompileInput: an OP precompile refused an input longer than its
 	// fork's limit. Like every precompile error it consumes the call's gas.
