@@ -269,13 +269,25 @@ func (f *konaFixture) config() *Config {
 	return c
 }
 
-// loadKona reads every fixture.json of ../shared/op/kona, by block number.
+var konaDir = filepath.Join("..", "..", "..", "shared", "op", "kona")
+
+// loadKona reads every fixture.json of ../shared/op/kona, by block number,
+// skipping the test when they are absent.
 func loadKona(t *testing.T) map[uint64]*konaFixture {
 	t.Helper()
-	dir := filepath.Join("..", "..", "..", "shared", "op", "kona")
-	files, _ := filepath.Glob(filepath.Join(dir, "block-*.tar.gz"))
+	fx := loadKonaOptional(t)
+	if fx == nil {
+		t.Skipf("no kona fixtures in %s (../shared/op absent)", konaDir)
+	}
+	return fx
+}
+
+// loadKonaOptional is loadKona returning nil when the fixtures are absent.
+func loadKonaOptional(t *testing.T) map[uint64]*konaFixture {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(konaDir, "block-*.tar.gz"))
 	if len(files) == 0 {
-		t.Skipf("no kona fixtures in %s (../shared/op absent)", dir)
+		return nil
 	}
 	out := map[uint64]*konaFixture{}
 	for _, name := range files {
