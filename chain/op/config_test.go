@@ -182,3 +182,21 @@ func TestApplyToGenesisWithoutBlobSchedule(t *testing.T) {
 		t.Fatalf("blob schedule: %+v", pc.BlobScheduleConfig)
 	}
 }
+
+func FuzzParseConfig(f *testing.F) {
+	f.Add([]byte(opChainConfig))
+	f.Add([]byte(`{"optimism": {"eip1559Elasticity": 6, "eip1559Denominator": 50}}`))
+	f.Add([]byte(`{"chainId": 1}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		cfg, err := ParseConfig(raw)
+		if err != nil || cfg == nil {
+			return
+		}
+		// An accepted config validates and maps onto go-ethereum's without
+		// panicking.
+		if err := cfg.Validate(); err != nil {
+			t.Fatalf("accepted config fails Validate: %v", err)
+		}
+		_ = cfg.ApplyTo(new(params.ChainConfig))
+	})
+}

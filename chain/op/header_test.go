@@ -379,3 +379,23 @@ func TestKonaHeaders(t *testing.T) {
 		t.Fatalf("only %d consecutive fixture pairs", pairs)
 	}
 }
+
+func FuzzDecodeExtraData(f *testing.F) {
+	f.Add(EIP1559Params{Denominator: 250, Elasticity: 6}.Encode(false), false)
+	f.Add(EIP1559Params{Denominator: 250, Elasticity: 6, MinBaseFee: 9}.Encode(true), true)
+	f.Fuzz(func(t *testing.T, extra []byte, jovian bool) {
+		p, err := DecodeExtraData(extra, jovian)
+		if err != nil {
+			return
+		}
+		if !bytes.Equal(p.Encode(jovian), extra) {
+			t.Fatalf("accepted extraData %x does not round-trip", extra)
+		}
+		// The base fee from such a parent is computable.
+		cfg := holoceneConfig(u64p(0), map[bool]*uint64{true: u64p(0)}[jovian])
+		h := &types.Header{Number: big.NewInt(1), GasLimit: 30_000_000, GasUsed: 1, BaseFee: big.NewInt(1000), Extra: extra}
+		if _, err := CalcBaseFee(cfg, h, 2); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
