@@ -37,6 +37,17 @@ func flzCorpus() [][]byte {
 		p := random(l)
 		c = append(c, append(append(append(random(5), p...), random(7)...), append(p, random(20)...)...))
 	}
+	// A 3-byte sequence seen again exactly 8191 bytes later (the farthest a
+	// match may reach) and exactly 8192 bytes later (too far), with zeros
+	// between so that few positions are hashed.
+	for _, d := range []int{8191, 8192} {
+		p := random(16)
+		b := make([]byte, 2+d+40)
+		copy(b[2:], p)
+		copy(b[2+d:], p)
+		copy(b[2+d+16:], random(24))
+		c = append(c, b)
+	}
 	// Text-like and calldata-like data.
 	c = append(c, bytes.Repeat([]byte("transfer(address,uint256) "), 40))
 	cd := make([]byte, 0, 4+32*12)
@@ -65,9 +76,9 @@ func flzCorpus() [][]byte {
 var flzCorpusWant = []uint64{
 	0, 0, 2, 2, 3, 3, 4, 4, 5, 5, 13, 13, 14, 14, 15, 15, 16, 16, 17, 17, 12, 18, 12, 32, 12,
 	33, 12, 35, 12, 66, 12, 12, 12, 12, 12, 12, 15, 15, 18, 69, 813, 21, 32, 33, 35, 65, 66,
-	68, 104, 1032, 9281, 3169, 9386, 39, 40, 41, 42, 43, 44, 46, 47, 48, 49, 45, 131, 1431,
-	1100, 504, 1204, 1121, 204, 1452, 1354, 984, 759, 528, 1550, 943, 478, 323, 95, 1030,
-	1956, 1129, 24,
+	68, 104, 1032, 9281, 3169, 9386, 39, 40, 41, 42, 43, 44, 46, 47, 48, 49, 144, 158, 45,
+	132, 641, 1160, 1929, 966, 2010, 1213, 470, 1820, 1539, 992, 1528, 195, 347, 1271, 114,
+	46, 383, 107, 250, 1039,
 }
 
 func TestFastLZSizeCorpus(t *testing.T) {

@@ -66,10 +66,14 @@ func TestL1InfoRoundTrip(t *testing.T) {
 		cfg := fjordConfig()
 		cfg.HoloceneTime, cfg.IsthmusTime, cfg.JovianTime = cfg.GraniteTime, cfg.GraniteTime, cfg.GraniteTime
 		cd := CostData{Zeroes: 40, Ones: 160, FastLZSize: 170}
-		a := ReadFeeParams(cfg, 1, reader(infoSlots(back))).ReceiptFields(cd)
-		b := back.FeeParams(cfg, 1).ReceiptFields(cd)
+		pa, pb := ReadFeeParams(cfg, 1, reader(infoSlots(back))), back.FeeParams(cfg, 1)
+		a, b := pa.ReceiptFields(cd), pb.ReceiptFields(cd)
 		if a.L1Fee.Cmp(b.L1Fee) != 0 || a.L1GasUsed.Cmp(b.L1GasUsed) != 0 || *a.BlobGasUsed != *b.BlobGasUsed {
 			t.Errorf("version %d: storage %+v, calldata %+v", v, a, b)
+		}
+		if pa.OperatorFeeScalar != info.OperatorFeeScalar || pa.OperatorFeeConstant != info.OperatorFeeConstant ||
+			pa.DAFootprintGasScalar != info.DAFootprintGasScalar || pa.OperatorFee(100_000).Cmp(pb.OperatorFee(100_000)) != 0 {
+			t.Errorf("version %d: operator/DA params from storage %+v, calldata %+v", v, pa, pb)
 		}
 	}
 }

@@ -102,19 +102,22 @@ func TestPrecompileLimits(t *testing.T) {
 	cases := []struct {
 		t    uint64
 		addr common.Address
-		max  int // 0: no limit
+		max  int // 0: no limit; the specs' figures
 	}{
 		{25, Bn256PairingAddr, 0},
-		{30, Bn256PairingAddr, GraniteBn256PairingMax},
-		{55, Bn256PairingAddr, GraniteBn256PairingMax},
-		{60, Bn256PairingAddr, JovianBn256PairingMax},
-		{70, Bn256PairingAddr, KarstBn256PairingMax},
-		{50, BLSG1MSMAddr, IsthmusBLSG1MSMMax},
-		{50, BLSG2MSMAddr, IsthmusBLSG2MSMMax},
-		{50, BLSPairingAddr, IsthmusBLSPairingMax},
-		{60, BLSG1MSMAddr, JovianBLSG1MSMMax},
-		{70, BLSG2MSMAddr, JovianBLSG2MSMMax},
-		{70, BLSPairingAddr, JovianBLSPairingMax},
+		{60, BLSG1MSMAddr, 288_960},
+		{60, BLSG2MSMAddr, 278_784},
+		{60, BLSPairingAddr, 156_672},
+		{30, Bn256PairingAddr, 112_687},
+		{55, Bn256PairingAddr, 112_687},
+		{60, Bn256PairingAddr, 81_984},
+		{70, Bn256PairingAddr, 57_600},
+		{50, BLSG1MSMAddr, 513_760},
+		{50, BLSG2MSMAddr, 488_448},
+		{50, BLSPairingAddr, 235_008},
+		{60, BLSG1MSMAddr, 288_960},
+		{70, BLSG2MSMAddr, 278_784},
+		{70, BLSPairingAddr, 156_672},
 	}
 	for _, c := range cases {
 		set := Precompiles(cfg, rules(c.t), c.t)
