@@ -1,6 +1,7 @@
 package chain
 
 import (
+	"github.com/tipnode/tipnode/chain/op"
 	"github.com/tipnode/tipnode/store/xtypes"
 
 	"context"
@@ -26,6 +27,7 @@ import (
 type Executor struct {
 	config *params.ChainConfig
 	engine consensus.Engine
+	op     *opRules // the OP Stack seam (opstack.go); nil on an L1 chain
 }
 
 // NewExecutor returns an executor for config. Pre-merge blocks get ethash
@@ -33,6 +35,35 @@ type Executor struct {
 // verified), post-merge blocks the beacon rules.
 func NewExecutor(config *params.ChainConfig) *Executor {
 	return &Executor{config: config, engine: beacon.New(ethash.NewFaker())}
+}
+
+// Precompiles returns the precompiled contracts a block at rules and time
+// t runs with, as a fresh map the caller may edit (state overrides move
+// precompiles): go-ethereum's fork set, or the OP set on an OP chain.
+func (e *Executor) Precompiles(rules params.Rules, t uint64) vm.PrecompiledContracts {
+	if e.op != nil {
+		return op.Precompiles(e.op.cfg, rules, t)
+	}
+	return vm.ActivePrecompiledContracts(rules)
+}
+
+// ChainPrecompiles is Precompiles where the chain's set differs from
+// go-ethereum's fork set (an OP chain), nil where it does not: the EVM then
+// uses go-ethereum's shared set.
+func (e *Executor) ChainPrecompiles(rules params.Rules, t uint64) vm.PrecompiledContracts {
+	if e.op == nil {
+		return nil
+	}
+	return op.Precompiles(e.op.cfg, rules, t)
+}
+
+// PrepareState sets what the chain's rules add to every transaction's
+// access list at time t on state (the OP precompiles go-ethereum's list
+// lacks; nothing on L1).
+func (e *Executor) PrepareState(state *StateDB, t uint64) {
+	if e.op != nil {
+		state.extraWarm = op.ExtraWarmAddresses(e.op.cfg, t)
+	}
 }
 
 // Config returns the chain configuration.
@@ -63,6 +94,7 @@ type BlockProcessor struct {
 	signer   types.Signer
 	rules    params.Rules
 	receipts xtypes.Receipts
+	opb      opBlock // OP Stack per-block state (opstack.go)
 	logs     []*types.Log
 	blobGas  uint64
 	headers  HeaderSource
@@ -143,7 +175,10 @@ func (e *Executor) NewBlockProcessorWith(header, parent *types.Header, blockHash
 	p.evm = vm.NewEVM(blockCtx, evmState, e.config, cfg)
 	if opts.Precompiles != nil {
 		p.evm.SetPrecompiles(opts.Precompiles)
+	} else if pc := e.ChainPrecompiles(p.rules, header.Time); pc != nil {
+		p.evm.SetPrecompiles(pc)
 	}
+	e.PrepareState(state, header.Time)
 	core.PreExecution(context.Background(), header.ParentBeaconRoot, parent, e.config, p.evm, header.Number, header.Time)
 	state.Finalise(p.rules)
 	return p
@@ -206,6 +241,11 @@ func (p *BlockProcessor) ApplyTx(tx xtypes.Tx) (*xtypes.Receipt, error) {
 	switch t := tx.(type) {
 	case *types.Transaction:
 		return p.ApplyTransaction(t)
+	case *xtypes.Deposit:
+		if p.exec.op != nil {
+			return p.applyDeposit(t)
+		}
+		return nil, fmt.Errorf("%w: tx %s: deposit transactions (type 0x7e) exist only on OP Stack chains", ErrTxInvalid, tx.Hash())
 	default:
 		return nil, fmt.Errorf("%w: tx %s: transaction type 0x%x is not valid on this chain", ErrTxInvalid, tx.Hash(), tx.Type())
 	}
@@ -225,6 +265,9 @@ func (p *BlockProcessor) ApplyTransaction(tx *types.Transaction) (*xtypes.Receip
 		if p.blobGas+tx.BlobGas() > max {
 			return nil, fmt.Errorf("%w: tx %s: blob gas %d exceeds block limit %d", ErrTxInvalid, tx.Hash(), p.blobGas+tx.BlobGas(), max)
 		}
+	}
+	if p.exec.op != nil {
+		return p.applyOPTransaction(tx, msg)
 	}
 	receipt, _, err := p.apply(tx, msg)
 	return receipt, err
@@ -316,9 +359,13 @@ func (p *BlockProcessor) apply(tx *types.Transaction, msg *core.Message) (*xtype
 // and the consensus engine's rewards (ethash block and uncle rewards before
 // the merge). It returns the execution requests (nil before Prague).
 func (p *BlockProcessor) Finish(withdrawals types.Withdrawals, uncles []*types.Header) ([][]byte, error) {
-	requests, _, err := core.PostExecution(context.Background(), p.exec.config, p.header.Number, p.header.Time, p.logs, withdrawals, p.evm, uint32(len(p.receipts)+1))
-	if err != nil {
-		return nil, fmt.Errorf("block %d post-execution: %w", p.header.Number, err)
+	var requests [][]byte
+	if p.exec.op == nil { // OP chains have no EIP-6110/7002/7251 requests
+		var err error
+		requests, _, err = core.PostExecution(context.Background(), p.exec.config, p.header.Number, p.header.Time, p.logs, withdrawals, p.evm, uint32(len(p.receipts)+1))
+		if err != nil {
+			return nil, fmt.Errorf("block %d post-execution: %w", p.header.Number, err)
+		}
 	}
 	p.exec.Finalize(p.header, p.state, p.headers, &types.Body{Uncles: uncles, Withdrawals: withdrawals})
 	p.state.Finalise(p.rules)

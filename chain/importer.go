@@ -1,6 +1,7 @@
 package chain
 
 import (
+	"github.com/tipnode/tipnode/chain/op"
 	"github.com/tipnode/tipnode/store/xtypes"
 
 	"encoding/json"
@@ -26,7 +27,15 @@ type Store interface {
 // a Writer is opened on the store.
 func InitGenesis(db store.Writer, g *Genesis) error {
 	w := &store.BlockWrite{Block: xtypes.FromEthBlock(g.Block), Diff: g.Diff(), Tags: []store.Tag{store.TagLatest, store.TagSafe, store.TagFinalized}}
-	config, err := json.Marshal(g.Config)
+	var raw struct {
+		Config json.RawMessage `json:"config"`
+	}
+	if g.OP != nil {
+		if err := json.Unmarshal(g.Spec, &raw); err != nil {
+			return fmt.Errorf("%w: %v", ErrGenesis, err)
+		}
+	}
+	config, err := g.ConfigJSON(raw.Config)
 	if err != nil {
 		return fmt.Errorf("%w: encode chain config: %v", ErrGenesis, err)
 	}
@@ -80,12 +89,18 @@ func (e *Executor) ExecuteBlockOn(block *xtypes.Block, parent *types.Header, hea
 	}
 	header := block.Header()
 	state := NewStateDB(reader)
-	cc := &chainContext{config: e.config, engine: e.engine, headers: headers, current: parent, fail: state.setErr}
-	if err := e.engine.VerifyHeader(cc, header); err != nil {
-		if rerr := state.Error(); rerr != nil {
-			return nil, rerr
+	if e.op != nil {
+		if err := e.verifyOPHeader(header, parent); err != nil {
+			return nil, bad("header: %v", err)
 		}
-		return nil, bad("header: %v", err)
+	} else {
+		cc := &chainContext{config: e.config, engine: e.engine, headers: headers, current: parent, fail: state.setErr}
+		if err := e.engine.VerifyHeader(cc, header); err != nil {
+			if rerr := state.Error(); rerr != nil {
+				return nil, rerr
+			}
+			return nil, bad("header: %v", err)
+		}
 	}
 	proc := e.NewBlockProcessor(header, parent, block.Hash(), state, headers, vm.Config{})
 	for i, tx := range block.Transactions() {
@@ -106,6 +121,11 @@ func (e *Executor) ExecuteBlockOn(block *xtypes.Block, parent *types.Header, hea
 	receipts := proc.Receipts()
 	if got := proc.GasUsed(); got != header.GasUsed {
 		return nil, bad("gas used %d, header says %d", got, header.GasUsed)
+	}
+	if e.op != nil {
+		if err := op.VerifyBlobGas(e.op.cfg, header, proc.BlobGasUsed()); err != nil {
+			return nil, bad("%v", err)
+		}
 	}
 	if header.BlobGasUsed != nil && proc.BlobGasUsed() != *header.BlobGasUsed {
 		return nil, bad("blob gas used %d, header says %d", proc.BlobGasUsed(), *header.BlobGasUsed)

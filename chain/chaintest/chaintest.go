@@ -196,7 +196,7 @@ func initStore(t testing.TB, g *chain.Genesis) (*store.DB, *chain.Writer) {
 // stopped at the end of the test.
 func StartWriter(t testing.TB, db *store.DB, g *chain.Genesis) *chain.Writer {
 	t.Helper()
-	w, err := chain.NewWriter(db, chain.NewExecutor(g.Config), zerolog.Nop())
+	w, err := chain.NewWriter(db, g.Executor(), zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func ReexecuteOnConformance(t testing.TB, g *chain.Genesis, block *xtypes.Block)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := chain.NewExecutor(g.Config).ExecuteBlock(block, parent, headers, view)
+	res, err := g.Executor().ExecuteBlock(block, parent, headers, view)
 	if err != nil {
 		t.Fatalf("the importer rejects block %d: %v", block.NumberU64(), err)
 	}

@@ -325,7 +325,7 @@ func (sim *simulator) processBlock(ctx context.Context, pb plannedBlock) (*simBl
 		header.ExcessBlobGas = &excess
 	}
 	rules := sim.config.Rules(header.Number, header.Difficulty.Sign() == 0, header.Time)
-	precompiles := vm.ActivePrecompiledContracts(rules)
+	precompiles := sim.api.exec.Precompiles(rules, header.Time)
 
 	ovs, err := chainOverrides(pb.in.StateOverrides)
 	if err != nil {

@@ -26,7 +26,7 @@ type Receipt struct {
 // receipt only the fee fields (those the active fork defines).
 type OPReceipt struct {
 	// DepositNonce is the sender's nonce before the deposit (Regolith on;
-	// nil before). Part of the consensus encoding.
+	// nil before). Part of the consensus encoding from Canyon.
 	DepositNonce *uint64
 	// DepositReceiptVersion is 1 from Canyon (nil before). Part of the
 	// consensus encoding.
@@ -100,8 +100,8 @@ func setStatus(r *types.Receipt, b []byte) error {
 
 // EncodeIndex writes receipt i's consensus encoding (what the receipts
 // trie holds): go-ethereum's for every upstream type; for a deposit
-// 0x7e ‖ RLP([status, cumulativeGas, bloom, logs, depositNonce?,
-// depositReceiptVersion?]) with the two OP fields when set.
+// 0x7e ‖ RLP([status, cumulativeGas, bloom, logs]) plus [depositNonce,
+// depositReceiptVersion] from Canyon (when the version is set).
 func (rs Receipts) EncodeIndex(i int, w *bytes.Buffer) {
 	r := rs[i]
 	if r.Type != DepositTxType {
@@ -119,11 +119,12 @@ func (rs Receipts) EncodeIndex(i int, w *bytes.Buffer) {
 		lg.EncodeRLP(&enc)
 	}
 	enc.ListEnd(logs)
-	if r.OP != nil && r.OP.DepositNonce != nil {
+	// From Canyon (a receipt version is set) the nonce and version are
+	// hashed; a Regolith receipt before Canyon carries its nonce outside the
+	// consensus encoding.
+	if r.OP != nil && r.OP.DepositNonce != nil && r.OP.DepositReceiptVersion != nil {
 		enc.WriteUint64(*r.OP.DepositNonce)
-		if r.OP.DepositReceiptVersion != nil {
-			enc.WriteUint64(*r.OP.DepositReceiptVersion)
-		}
+		enc.WriteUint64(*r.OP.DepositReceiptVersion)
 	}
 	enc.ListEnd(l)
 	enc.Flush()

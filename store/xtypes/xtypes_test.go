@@ -261,12 +261,12 @@ func TestDepositReceiptEncoding(t *testing.T) {
 	if !bytes.Equal(buf.Bytes(), want) {
 		t.Fatalf("deposit receipt encoding\n%x\nwant\n%x", buf.Bytes(), want)
 	}
-	// Pre-Canyon: no version; pre-Regolith: neither.
+	// Pre-Canyon: the nonce is not hashed; pre-Regolith: there is none.
 	nonce := uint64(7)
 	rs[2].OP = &xtypes.OPReceipt{DepositNonce: &nonce}
 	buf.Reset()
 	rs.EncodeIndex(2, &buf)
-	want = append([]byte{0x7e}, mustRLP(t, []any{[]byte{1}, uint64(90000), rs[2].Bloom, []*types.Log{}, uint64(7)})...)
+	want = append([]byte{0x7e}, mustRLP(t, []any{[]byte{1}, uint64(90000), rs[2].Bloom, []*types.Log{}})...)
 	if !bytes.Equal(buf.Bytes(), want) {
 		t.Fatalf("pre-Canyon deposit receipt encoding %x", buf.Bytes())
 	}
