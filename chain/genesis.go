@@ -49,6 +49,25 @@ func (g *Genesis) parseOP(rawConfig []byte) error {
 	return nil
 }
 
+// ParseChainConfig reads a chain config's JSON (the genesis JSON's
+// "config", or the stored one) with its OP part: a Genesis with Config and
+// OP set and no block (for tools and tests that execute blocks of a chain
+// whose genesis they do not have).
+func ParseChainConfig(raw []byte) (*Genesis, error) {
+	config := new(params.ChainConfig)
+	if err := json.Unmarshal(raw, config); err != nil {
+		return nil, fmt.Errorf("%w: chain config: %v", ErrGenesis, err)
+	}
+	g := &Genesis{Config: config}
+	if err := g.parseOP(raw); err != nil {
+		return nil, err
+	}
+	if err := config.CheckConfigForkOrder(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrGenesis, err)
+	}
+	return g, nil
+}
+
 // ConfigJSON is the chain config as the store keeps it: go-ethereum's
 // members plus, on an OP chain, the OP members of rawConfig (the genesis
 // JSON's "config").
