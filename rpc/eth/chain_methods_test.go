@@ -259,6 +259,10 @@ func TestSendRawTransactionChecks(t *testing.T) {
 	wantCode(t, callRPC(t, url, "eth_sendRawTransaction", "0x02zz"), rpc.CodeInvalidParams)
 	wantCode(t, callRPC(t, url, "eth_sendRawTransaction", "0x0201"), rpc.CodeInvalidParams)
 	wantCode(t, callRPC(t, url, "eth_sendRawTransaction", "0x"), rpc.CodeInvalidParams)
+	dep, _ := xtypes.NewDeposit(xtypes.DepositFields{From: to, Gas: 21000, Mint: big.NewInt(1)}).MarshalBinary()
+	if r := callRPC(t, url, "eth_sendRawTransaction", hexutil.Encode(dep)); r.Error == nil || r.Error.Code != rpc.CodeInvalidParams || !strings.Contains(r.Error.Message, "deposit") {
+		t.Fatalf("a deposit sent: %+v, want invalid params naming deposits", r.Error)
+	}
 	if len(pool.txs) != 1 {
 		t.Fatalf("refused transactions reached the pool")
 	}

@@ -278,7 +278,18 @@ func (a *API) txMethod(fn func(t *foundTx) (any, error)) rpc.Handler {
 
 func (a *API) transactionByHash(t *foundTx) (any, error) {
 	if b := t.Block; b != nil {
-		return newRPCTransaction(b.Transactions()[t.Index], blockLocation(b, t.Index), b.BaseFee(), a.genesis.Config), nil
+		tx := b.Transactions()[t.Index]
+		out := newRPCTransaction(tx, blockLocation(b, t.Index), b.BaseFee(), a.genesis.Config)
+		if xtypes.IsDeposit(tx) { // its nonce and receipt version are in its receipt
+			rs, err := t.View.Receipts(b.NumberU64(), b.Hash())
+			if err != nil {
+				return nil, fmt.Errorf("receipts of block %d: %w", b.NumberU64(), err)
+			}
+			if int(t.Index) < len(rs) {
+				out.withDepositReceipt(rs[t.Index])
+			}
+		}
+		return out, nil
 	}
 	// Pre-confirmed transactions: no block hash / number yet (go-ethereum's
 	// shape for a pool transaction).
