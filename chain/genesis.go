@@ -128,6 +128,17 @@ func ParseGenesis(spec []byte) (*Genesis, error) {
 		return nil, fmt.Errorf("%w: %v", ErrGenesis, err)
 	}
 	out.Block = g.ToBlock()
+	if out.OP != nil && out.OP.IsIsthmus(g.Timestamp) {
+		// From Isthmus the withdrawals root is the L2ToL1MessagePasser's
+		// storage root.
+		root, err := SlotsRoot(g.Alloc[op.L2ToL1MessagePasser].Storage)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrGenesis, err)
+		}
+		h := out.Block.Header()
+		h.WithdrawalsHash = &root
+		out.Block = out.Block.WithSeal(h)
+	}
 	return out, nil
 }
 

@@ -84,7 +84,7 @@ func (e *Executor) ExecuteBlockOn(block *xtypes.Block, parent *types.Header, hea
 	if block.ParentHash() != parent.Hash() {
 		return nil, bad("parent hash %s does not match block %d hash %s", block.ParentHash().Hex(), latest, parent.Hash().Hex())
 	}
-	if err := verifyBody(block); err != nil {
+	if err := e.verifyBody(block); err != nil {
 		return nil, bad("%v", err)
 	}
 	header := block.Header()
@@ -146,7 +146,7 @@ func (e *Executor) ExecuteBlockOn(block *xtypes.Block, parent *types.Header, hea
 	return &ExecutedBlock{Block: block, Receipts: receipts, Requests: requests, Diff: state.BlockDiff()}, nil
 }
 
-func verifyBody(block *xtypes.Block) error {
+func (e *Executor) verifyBody(block *xtypes.Block) error {
 	h := block.Header()
 	if root := types.DeriveSha(block.Transactions(), trie.NewStackTrie(nil)); root != h.TxHash {
 		return fmt.Errorf("transactions root %s, header says %s", root.Hex(), h.TxHash.Hex())
@@ -159,6 +159,13 @@ func verifyBody(block *xtypes.Block) error {
 		return errors.New("withdrawals present but header has no withdrawals root")
 	case h.WithdrawalsHash != nil && block.Withdrawals() == nil:
 		return errors.New("header has a withdrawals root but body has no withdrawals")
+	case h.WithdrawalsHash != nil && e.op != nil && e.op.cfg.IsIsthmus(h.Time):
+		// OP from Isthmus: the root is the L2ToL1MessagePasser's storage
+		// root, trusted (computing it needs all of that account's storage);
+		// the body carries no withdrawals.
+		if len(block.Withdrawals()) != 0 {
+			return errors.New("an OP block carries withdrawals")
+		}
 	case h.WithdrawalsHash != nil:
 		if root := types.DeriveSha(block.Withdrawals(), trie.NewStackTrie(nil)); root != *h.WithdrawalsHash {
 			return fmt.Errorf("withdrawals root %s, header says %s", root.Hex(), h.WithdrawalsHash.Hex())
