@@ -87,6 +87,11 @@ func (e *Executor) ExecuteBlockOn(block *xtypes.Block, parent *types.Header, hea
 	if err := e.verifyBody(block); err != nil {
 		return nil, bad("%v", err)
 	}
+	if e.op != nil {
+		if err := verifyOPBody(block.Transactions()); err != nil {
+			return nil, bad("%v", err)
+		}
+	}
 	header := block.Header()
 	state := NewStateDB(reader)
 	if e.op != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"strings"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -160,14 +161,31 @@ func TestKonaBlocks(t *testing.T) {
 			if _, err := g.Executor().ExecuteBlockOn(block, f.Parent, parentOnly{f.Parent}, f.State()); err != nil {
 				t.Fatalf("import of the real block: %v", err)
 			}
-			// And refuses it with a wrong extraData or a deposit moved
-			// after a user transaction.
+			// And refuses it, naming the block and the field, with a wrong
+			// extraData, a deposit moved after a user transaction, a
+			// missing L1-info deposit, or a receipt (an L1 fee) that is not
+			// the block's.
+			refused := func(what string, b *xtypes.Block, want string) {
+				t.Helper()
+				_, err := g.Executor().ExecuteBlockOn(b, f.Parent, parentOnly{f.Parent}, f.State())
+				if !errors.Is(err, chain.ErrInvalidBlock) || !strings.Contains(err.Error(), fmt.Sprint(n)) || !strings.Contains(err.Error(), want) {
+					t.Fatalf("%s: %v, want ErrInvalidBlock naming block %d and %q", what, err, n, want)
+				}
+			}
 			bad := block.Header()
 			bad.Extra = append([]byte{}, bad.Extra...)
 			bad.Extra[0] = 9
-			if _, err := g.Executor().ExecuteBlockOn(block.WithSeal(bad), f.Parent, parentOnly{f.Parent}, f.State()); !errors.Is(err, chain.ErrInvalidBlock) {
-				t.Fatalf("bad extraData: %v", err)
+			refused("bad extraData", block.WithSeal(bad), "extraData")
+			txs := block.Transactions()
+			if deposits < len(txs) {
+				moved := append(append(xtypes.Txs{}, txs[:deposits-1]...), txs[deposits:]...)
+				moved = append(moved, txs[deposits-1])
+				refused("deposit after a user transaction", xtypes.NewBlock(block.Header(), &xtypes.Body{Transactions: moved, Withdrawals: block.Withdrawals()}, nil, nil), "deposit")
 			}
+			refused("no L1-info deposit", xtypes.NewBlock(block.Header(), &xtypes.Body{Transactions: txs[1:], Withdrawals: block.Withdrawals()}, nil, nil), "L1-info")
+			wrong := block.Header()
+			wrong.ReceiptHash = common.Hash{1}
+			refused("wrong receipts (L1 fee) root", block.WithSeal(wrong), "receipts root")
 		})
 	}
 }

@@ -221,6 +221,30 @@ func (p *BlockProcessor) applyOPTransaction(tx *types.Transaction, msg *core.Mes
 	return receipt, nil
 }
 
+// verifyOPBody checks the OP block layout: the L1-info deposit first
+// (from the depositor account to the L1Block predeploy), then the block's
+// other deposits, then the sequenced transactions; no deposit after a
+// sequenced transaction.
+func verifyOPBody(txs xtypes.Txs) error {
+	if len(txs) == 0 {
+		return errors.New("no L1-info deposit: an OP block starts with one")
+	}
+	first, ok := txs[0].(*xtypes.Deposit)
+	if !ok || first.From() != op.L1InfoDepositor || first.To() == nil || *first.To() != op.L1BlockAddr {
+		return fmt.Errorf("transaction 0 (%s) is not the L1-info deposit", txs[0].Hash())
+	}
+	sequenced := false
+	for i, tx := range txs {
+		switch {
+		case !xtypes.IsDeposit(tx):
+			sequenced = true
+		case sequenced:
+			return fmt.Errorf("deposit %d (%s) after a sequenced transaction: deposits come first", i, tx.Hash())
+		}
+	}
+	return nil
+}
+
 // verifyOPHeader checks an OP block's header against its parent: linkage,
 // time, gas, the OP base fee, extraData and the blob gas fields (daFootprint
 // is the block's DA footprint, checked against blobGasUsed from Jovian).
