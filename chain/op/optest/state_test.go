@@ -253,7 +253,11 @@ func TestPostStateRootSynthetic(t *testing.T) {
 		{"all slots cleared", func(d *store.StateDiff) {
 			d.Storage[addr(4)] = map[common.Hash]common.Hash{slot(0): {}, slot(1): {}, slot(2): {}, slot(3): {}}
 		}},
-		{"deleted", func(d *store.StateDiff) { d.Accounts[addr(5)] = nil; d.Accounts[addr(12)] = nil; d.Wiped[addr(12)] = struct{}{} }},
+		{"deleted", func(d *store.StateDiff) {
+			d.Accounts[addr(5)] = nil
+			d.Accounts[addr(12)] = nil
+			d.Wiped[addr(12)] = struct{}{}
+		}},
 		{"created with storage", func(d *store.StateDiff) {
 			d.Accounts[addr(1000)] = newAcc(1, 0, codeHash)
 			d.Storage[addr(1000)] = map[common.Hash]common.Hash{slot(1): {1}, slot(2): {0}}
