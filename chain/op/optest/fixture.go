@@ -22,6 +22,10 @@ import (
 // OP reference data (the directory holding kona/; tests only).
 const EnvDir = "TIPNODE_OP"
 
+// L1Block is the address of the L1 attributes predeploy, which every
+// fixture block's first (L1-info) deposit calls.
+var L1Block = common.HexToAddress("0x4200000000000000000000000000000000000015")
+
 // Blocks returns the numbers of the kona fixtures, in order.
 func Blocks() []uint64 {
 	return []uint64{26207960, 26207961, 26207962, 26207963, 26208384, 26208858, 26211680}
@@ -32,6 +36,9 @@ func Blocks() []uint64 {
 func Dir(t testing.TB) string {
 	t.Helper()
 	if d := os.Getenv(EnvDir); d != "" {
+		if _, err := os.Stat(filepath.Join(d, "kona")); err != nil {
+			t.Fatalf("%s=%s: %v", EnvDir, d, err)
+		}
 		return d
 	}
 	wd, err := os.Getwd()
@@ -172,27 +179,36 @@ func Load(t testing.TB, block uint64) *Fixture {
 	if err != nil {
 		t.Fatalf("fixture %d: %v", block, err)
 	}
-	prev, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("block-%d.tar.gz", block-1)))
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-	case err != nil:
+	if err := checkParentHash(dir, f); err != nil {
 		t.Fatal(err)
-	default:
-		js, _, err := untar(prev, block-1, false)
-		if err != nil {
-			t.Fatalf("fixture %d: %v", block-1, err)
-		}
-		var top struct {
-			Expected common.Hash `json:"expected_block_hash"`
-		}
-		if err := json.Unmarshal(js, &top); err != nil {
-			t.Fatalf("fixture %d: %v", block-1, err)
-		}
-		if got := f.Parent.Hash(); got != top.Expected {
-			t.Fatalf("fixture %d: parent header hashes to %s, fixture %d expects %s", block, got, block-1, top.Expected)
-		}
 	}
 	return f
+}
+
+// checkParentHash compares the hash of f's parent header with the expected
+// hash of the fixture of block N-1 in dir, when that fixture exists.
+func checkParentHash(dir string, f *Fixture) error {
+	prev, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("block-%d.tar.gz", f.Number-1)))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	js, _, err := untar(prev, f.Number-1, false)
+	if err != nil {
+		return fmt.Errorf("fixture %d: %w", f.Number-1, err)
+	}
+	var top struct {
+		Expected common.Hash `json:"expected_block_hash"`
+	}
+	if err := json.Unmarshal(js, &top); err != nil {
+		return fmt.Errorf("%w: fixture %d: %v", ErrFixture, f.Number-1, err)
+	}
+	if got := f.Parent.Hash(); got != top.Expected {
+		return fmt.Errorf("%w: fixture %d: parent header hashes to %s, fixture %d expects %s", ErrFixture, f.Number, got, f.Number-1, top.Expected)
+	}
+	return nil
 }
 
 // Parse reads a fixture archive: a plain tar holding block-N/fixture.json

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"maps"
 	"math/big"
 	"slices"
@@ -245,7 +246,7 @@ func TestPostStateRootSynthetic(t *testing.T) {
 		{"empty", func(d *store.StateDiff) {}},
 		{"balance", func(d *store.StateDiff) { d.Accounts[addr(3)] = newAcc(3, 1, types.EmptyCodeHash) }},
 		{"slot set", func(d *store.StateDiff) {
-			d.Storage[addr(8)] = map[common.Hash]common.Hash{slot(2): {7}, slot(500): {8}}
+			d.Storage[addr(8)] = map[common.Hash]common.Hash{slot(2): slot(7), slot(500): {8}}
 		}},
 		{"slot cleared", func(d *store.StateDiff) {
 			d.Storage[addr(8)] = map[common.Hash]common.Hash{slot(0): {}, slot(3): {}}
@@ -260,7 +261,7 @@ func TestPostStateRootSynthetic(t *testing.T) {
 		}},
 		{"created with storage", func(d *store.StateDiff) {
 			d.Accounts[addr(1000)] = newAcc(1, 0, codeHash)
-			d.Storage[addr(1000)] = map[common.Hash]common.Hash{slot(1): {1}, slot(2): {0}}
+			d.Storage[addr(1000)] = map[common.Hash]common.Hash{slot(1): slot(1), slot(2): {0}, slot(3): {3}}
 		}},
 		{"wiped and recreated", func(d *store.StateDiff) {
 			d.Wiped[addr(16)] = struct{}{}
@@ -303,9 +304,6 @@ func TestPostStateRootSynthetic(t *testing.T) {
 	}
 }
 
-// L1Block is the L1 attributes predeploy.
-var l1Block = common.HexToAddress("0x4200000000000000000000000000000000000015")
-
 // TestStateRealL1Block reads the L1Block predeploy of each fixture's
 // parent state and checks it against the block's own L1-info deposit:
 // when its sequence number is not zero, block N has the same L1 origin as
@@ -316,7 +314,7 @@ func TestStateRealL1Block(t *testing.T) {
 	for _, n := range Blocks() {
 		f := Load(t, n)
 		s := f.State()
-		acc, err := s.Account(l1Block)
+		acc, err := s.Account(L1Block)
 		if err != nil || acc == nil || acc.CodeHash == types.EmptyCodeHash {
 			t.Fatalf("block %d: L1Block account %+v, %v", n, acc, err)
 		}
@@ -339,7 +337,7 @@ func TestStateRealL1Block(t *testing.T) {
 		num := binary.BigEndian.Uint64(data[28:36])
 		hash := common.BytesToHash(data[100:132])
 		read := func(i uint64) common.Hash {
-			v, err := s.Storage(l1Block, slot(i))
+			v, err := s.Storage(L1Block, slot(i))
 			if err != nil {
 				t.Fatalf("block %d: L1Block slot %d: %v", n, i, err)
 			}
@@ -376,22 +374,22 @@ func TestPostStateRootReal(t *testing.T) {
 		if err != nil || root != f.Parent.Root {
 			t.Fatalf("block %d: empty diff gives %s, %v; want the parent root %s", n, root, err, f.Parent.Root)
 		}
-		acc, err := s.Account(l1Block)
+		acc, err := s.Account(L1Block)
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, err := s.Storage(l1Block, slot(2))
+		v, err := s.Storage(L1Block, slot(2))
 		if err != nil {
 			t.Fatal(err)
 		}
 		same := store.NewStateDiff()
-		same.Accounts[l1Block] = acc
-		same.Storage[l1Block] = map[common.Hash]common.Hash{slot(2): v}
+		same.Accounts[L1Block] = acc
+		same.Storage[L1Block] = map[common.Hash]common.Hash{slot(2): v}
 		if root, err := f.PostStateRoot(same); err != nil || root != f.Parent.Root {
 			t.Fatalf("block %d: rewriting L1Block unchanged gives %s, %v; want %s", n, root, err, f.Parent.Root)
 		}
 		changed := store.NewStateDiff()
-		changed.Storage[l1Block] = map[common.Hash]common.Hash{slot(2): {0x42}}
+		changed.Storage[L1Block] = map[common.Hash]common.Hash{slot(2): slot(0x42)}
 		r1, err := f.PostStateRoot(changed)
 		if err != nil {
 			t.Fatal(err)
@@ -404,8 +402,37 @@ func TestPostStateRootReal(t *testing.T) {
 			t.Fatalf("block %d: changed slot gives %s then %s (parent %s)", n, r1, r2, f.Parent.Root)
 		}
 		// The state reader is unaffected by PostStateRoot.
-		if again, err := s.Storage(l1Block, slot(2)); err != nil || again != v {
+		if again, err := s.Storage(L1Block, slot(2)); err != nil || again != v {
 			t.Fatalf("block %d: slot reads %s, %v after PostStateRoot; want %s", n, again, err, v)
+		}
+	}
+}
+
+// TestStateConcurrent: a State may be shared by goroutines (run with -race).
+func TestStateConcurrent(t *testing.T) {
+	f, state := synthetic(t)
+	s := f.State()
+	done := make(chan error)
+	for g := 0; g < 4; g++ {
+		go func() {
+			for a, fa := range state {
+				if _, err := s.Account(a); err != nil {
+					done <- err
+					return
+				}
+				for k, v := range fa.storage {
+					if got, err := s.Storage(a, k); err != nil || got != v {
+						done <- fmt.Errorf("storage %s %s: %s, %v", a, k, got, err)
+						return
+					}
+				}
+			}
+			done <- nil
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
 		}
 	}
 }
