@@ -8,8 +8,6 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
-	"github.com/ethereum/go-ethereum/consensus/misc/eip1559"
-	"github.com/ethereum/go-ethereum/consensus/misc/eip4844"
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/core/vm"
@@ -311,17 +309,14 @@ func (sim *simulator) processBlock(ctx context.Context, pb plannedBlock) (*simBl
 		// Without validation the base fee is zero unless overridden, so
 		// calls without fee fields run (gasPrice 0 < baseFee otherwise).
 		if sim.validate {
-			header.BaseFee = eip1559.CalcBaseFee(sim.config, parent)
+			header.BaseFee = sim.api.exec.NextBaseFee(parent, header.Time)
 		} else {
 			header.BaseFee = new(big.Int)
 		}
 	}
 	cancun := sim.config.IsCancun(header.Number, header.Time)
 	if cancun {
-		var excess uint64
-		if sim.config.IsCancun(parent.Number, parent.Time) {
-			excess = eip4844.CalcExcessBlobGas(sim.config, parent, header.Time)
-		}
+		excess := sim.api.exec.NextExcessBlobGas(parent, header.Time)
 		header.ExcessBlobGas = &excess
 	}
 	rules := sim.config.Rules(header.Number, header.Difficulty.Sign() == 0, header.Time)
