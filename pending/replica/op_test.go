@@ -365,7 +365,9 @@ func TestOPReplicaRefusesBadHeader(t *testing.T) {
 		field string
 		edit  func(b *stream.Base)
 	}{
-		{"base_fee", func(b *stream.Base) { b.BaseFeePerGas = (*hexutil.Big)(new(big.Int).Add(b.BaseFeePerGas.ToInt(), common.Big1)) }},
+		{"base_fee", func(b *stream.Base) {
+			b.BaseFeePerGas = (*hexutil.Big)(new(big.Int).Add(b.BaseFeePerGas.ToInt(), common.Big1))
+		}},
 		{"extra_data", func(b *stream.Base) { b.ExtraData = []byte{0, 0, 0, 0, 250, 0, 0, 0, 6} }},
 	} {
 		t.Run(tc.field, func(t *testing.T) {
