@@ -49,7 +49,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeBlock -fuzztime 20s ./chain/follow/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeRawBlock -fuzztime 20s ./chain/follow/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeGenesis -fuzztime 20s ./chain/follow/
-	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 20s ./pending/stream/
+	$(GO) test -run '^$$' -fuzz 'FuzzDecode$$' -fuzztime 20s ./pending/stream/
+	$(GO) test -run '^$$' -fuzz FuzzMetadata -fuzztime 20s ./pending/stream/
 	$(GO) test -run '^$$' -fuzz FuzzReplicaSequence -fuzztime 20s ./pending/replica/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeTx -fuzztime 20s ./store/xtypes/
 	$(GO) test -run '^$$' -fuzz FuzzParseConfig -fuzztime 20s ./chain/op/

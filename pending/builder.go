@@ -283,6 +283,28 @@ func (b *Builder) Apply(txs xtypes.Txs, now time.Time) (*Snapshot, error) {
 // written since the previous cut, over that snapshot's layers. It returns
 // nil when no transaction was added since.
 func (b *Builder) Cut(now time.Time) *Snapshot {
+	return b.cut(now, b.snap.index+1)
+}
+
+// CutOpen is Cut for a block whose first pre-confirmation carries
+// transactions (an OP block's deposits, a stream's index 0 with
+// transactions): the returned snapshot stays index 0. It returns nil when
+// a Cut was made already (the index-0 snapshot was superseded) or nothing
+// was added since Open.
+func (b *Builder) CutOpen(now time.Time) *Snapshot {
+	if b.snap.index != 0 {
+		return nil
+	}
+	return b.cut(now, 0)
+}
+
+// Balance is addr's balance in the open block's current state.
+func (b *Builder) Balance(addr common.Address) (*uint256.Int, error) {
+	v := b.state.GetBalance(addr)
+	return v, b.state.Error()
+}
+
+func (b *Builder) cut(now time.Time, index uint64) *Snapshot {
 	first := len(b.snap.txs)
 	if len(b.txs) == first && !b.dirty {
 		return nil
@@ -300,7 +322,7 @@ func (b *Builder) Cut(now time.Time) *Snapshot {
 		anchorHash: b.snap.anchorHash,
 		parent:     b.snap.parent,
 		header:     b.pendingHeader(),
-		index:      b.snap.index + 1,
+		index:      index,
 		layers:     pushLayer(b.snap.layers, b.state.TakeDiff(), txIdx),
 		txs:        b.txs[:n:n],
 		receipts:   b.receipts[:n:n],
