@@ -79,6 +79,16 @@ type APIConfig struct {
 	// accepts, a guard against fat-fingered prices; nil or 0 = no cap.
 	// Default 1 ether (go-ethereum's default).
 	TxFeeCap *big.Int
+	// TxSyncTimeout is eth_sendRawTransactionSync's wait for a receipt
+	// when the call gives no timeout (or an invalid one: zero, or above
+	// TxSyncMaxTimeout). Default 2 s (EIP-7966's recommendation).
+	TxSyncTimeout time.Duration
+	// TxSyncMaxTimeout is the longest timeout a call may ask for. Default
+	// 10 s. The wait also ends before the request's own deadline.
+	TxSyncMaxTimeout time.Duration
+	// TxSyncMaxWaiting bounds the eth_sendRawTransactionSync calls
+	// waiting at once; one more is refused with -32005. Default 1024.
+	TxSyncMaxWaiting int
 }
 
 // DefaultAPIConfig returns the documented defaults.
@@ -97,6 +107,9 @@ func DefaultAPIConfig() APIConfig {
 		FeeHistoryMaxBlocks:      1024,
 		ClientVersion:            "tipnode",
 		TxFeeCap:                 big.NewInt(params.Ether),
+		TxSyncTimeout:            2 * time.Second,
+		TxSyncMaxTimeout:         10 * time.Second,
+		TxSyncMaxWaiting:         1024,
 	}
 }
 
@@ -115,6 +128,8 @@ func (c APIConfig) Validate() error {
 		return errors.New("simulate limits must be > 0")
 	case c.FeeHistoryMaxBlocks == 0:
 		return errors.New("fee history limit must be > 0")
+	case c.TxSyncTimeout <= 0 || c.TxSyncMaxTimeout < c.TxSyncTimeout || c.TxSyncMaxWaiting <= 0:
+		return errors.New("rpc.txsync: default timeout must be > 0 and <= the maximum timeout, waiting calls > 0")
 	}
 	for i, k := range c.Accounts {
 		if k == nil {
@@ -165,6 +180,10 @@ type API struct {
 	gasPrice gasPriceCache
 	// execs bounds concurrent EVM executions (MaxExecutions).
 	execs *rpc.Limiter
+	// syncWaits bounds the eth_sendRawTransactionSync calls waiting
+	// (TxSyncMaxWaiting), txWaits are those calls by hash (eth_sendsync.go).
+	syncWaits *rpc.Limiter
+	txWaits   txWaiters
 	// accounts maps the addresses of APIConfig.Accounts to their keys.
 	accounts map[common.Address]*ecdsa.PrivateKey
 	// sendMu makes eth_sendTransaction choose a nonce and pool the
@@ -200,7 +219,11 @@ func NewAPI(cfg APIConfig, g *chain.Genesis, exec *chain.Executor, reads *pendin
 	if err != nil {
 		return nil, err
 	}
-	return &API{cfg: cfg, exec: exec, genesis: g, chainIDJSON: quantityJSON(g.Config.ChainID), reads: reads, chain: heads, pool: pool, log: log.With().Str("component", "eth").Logger(), accounts: accs, execs: execs, jumpDests: core.NewJumpDestCache(), codes: chain.NewCodeCache(codeCacheBytes)}, nil
+	syncWaits, err := rpc.NewLimiter(cfg.TxSyncMaxWaiting, 0, time.Second)
+	if err != nil {
+		return nil, err
+	}
+	return &API{cfg: cfg, exec: exec, genesis: g, chainIDJSON: quantityJSON(g.Config.ChainID), reads: reads, chain: heads, pool: pool, log: log.With().Str("component", "eth").Logger(), accounts: accs, execs: execs, syncWaits: syncWaits, jumpDests: core.NewJumpDestCache(), codes: chain.NewCodeCache(codeCacheBytes)}, nil
 }
 
 // codeCacheBytes bounds API.codes (a few thousand contracts of a typical
@@ -298,6 +321,7 @@ func (a *API) Register(s *rpc.Server) {
 		a.registerLogs,       // eth_logs.go
 		a.registerPending,    // eth_pending.go
 		a.registerSend,       // eth_send.go
+		a.registerSendSync,   // eth_sendsync.go
 		a.registerState,      // eth_state.go
 		a.registerSimulate,   // simulate.go
 		a.registerTipnode,    // tipnode.go

@@ -251,28 +251,40 @@ func (a *API) txMethod(fn func(t *foundTx) (any, error)) rpc.Handler {
 		if err := p.AtMost(1); err != nil {
 			return nil, err
 		}
-		t := &foundTx{}
-		if err := p.Decode(0, "transactionHash", &t.Hash); err != nil {
+		var h common.Hash
+		if err := p.Decode(0, "transactionHash", &h); err != nil {
 			return nil, err
 		}
-		// The pool first: a transaction leaves it only after the snapshot
-		// holding it is published (and a snapshot only after the head
-		// holding its anchor), so the read opened next finds whatever the
-		// pool no longer had.
-		if a.pool != nil {
-			t.Pooled = a.pool.Get(t.Hash)
-		}
-		r, err := a.open(ctx)
+		t, release, err := a.findTx(ctx, h)
 		if err != nil {
 			return nil, err
 		}
-		defer r.Close()
-		t.Snap, t.View = r.Snapshot, r.View
-		if t.Block, t.Index, err = a.lookupTx(r.View, t.Hash); err != nil {
-			return nil, err
-		}
+		defer release()
 		return fn(t)
 	}
+}
+
+// findTx looks hash up in one consistent read (the pool first, see
+// txMethod); release closes the read.
+func (a *API) findTx(ctx context.Context, hash common.Hash) (*foundTx, func(), error) {
+	t := &foundTx{Hash: hash}
+	// The pool first: a transaction leaves it only after the snapshot
+	// holding it is published (and a snapshot only after the head holding
+	// its anchor), so the read opened next finds whatever the pool no
+	// longer had.
+	if a.pool != nil {
+		t.Pooled = a.pool.Get(hash)
+	}
+	r, err := a.open(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	t.Snap, t.View = r.Snapshot, r.View
+	if t.Block, t.Index, err = a.lookupTx(r.View, hash); err != nil {
+		r.Close()
+		return nil, nil, err
+	}
+	return t, r.Close, nil
 }
 
 func (a *API) transactionByHash(t *foundTx) (any, error) {
