@@ -200,6 +200,8 @@ type API struct {
 	// (newStateDB): the code a call runs is shared, not copied out of the
 	// store's cache on every call.
 	codes *chain.CodeCache
+	// modules are rpc_modules' namespaces (net.go).
+	modules modules
 	// syncProgress is eth_syncing's source (tipnode.go).
 	syncProgress atomic.Pointer[func() (SyncProgress, bool)]
 }
@@ -240,6 +242,9 @@ func (a *API) newStateDB(backend chain.Backend) *chain.StateDB {
 
 // Executions is the limiter of EVM executions (its Stats and Collector).
 func (a *API) Executions() *rpc.Limiter { return a.execs }
+
+// SyncWaits is the limiter of waiting eth_sendRawTransactionSync calls.
+func (a *API) SyncWaits() *rpc.Limiter { return a.syncWaits }
 
 // open opens one consistent read (see pending.Manager.Open).
 // Within a batch (BatchScope), every element gets the batch's one read.
@@ -319,6 +324,7 @@ func (a *API) Register(s *rpc.Server) {
 		a.registerEstimate,   // eth_estimate.go
 		a.registerFees,       // eth_fees.go
 		a.registerLogs,       // eth_logs.go
+		a.registerNet,        // net.go
 		a.registerPending,    // eth_pending.go
 		a.registerSend,       // eth_send.go
 		a.registerSendSync,   // eth_sendsync.go
@@ -328,6 +334,7 @@ func (a *API) Register(s *rpc.Server) {
 	} {
 		register(s)
 	}
+	a.modules.add("eth", "net", "web3", "rpc", "debug", "tipnode")
 }
 
 // ReadContext is what a block selector resolves to (API.Resolve): the header

@@ -78,6 +78,7 @@ func (im *impersonation) has(a common.Address) bool {
 func (a *API) RegisterDev(s *rpc.Server, d DevChain) {
 	a.dev = d
 	a.imp = &impersonation{addrs: make(map[common.Address]struct{})}
+	a.modules.add("anvil", "hardhat", "evm")
 	for _, m := range []struct {
 		names []string
 		fn    rpc.Handler

@@ -291,11 +291,12 @@ func (a *API) transactionByHash(t *foundTx) (any, error) {
 	if b := t.Block; b != nil {
 		return newRPCTransaction(b.Transactions()[t.Index], blockLocation(b, t.Index), b.BaseFee(), a.genesis.Config), nil
 	}
-	// Pre-confirmed transactions: no block hash / number yet (go-ethereum's
-	// shape for a pool transaction).
+	// Pre-confirmed transactions: in the pending block (its number, the
+	// zero hash: see pendingLocation), as the receipt shows them.
 	if t.Snap != nil {
-		if tx, _, _, ok := t.Snap.Transaction(t.Hash); ok {
-			return newRPCTransaction(tx, nil, nil, a.genesis.Config), nil
+		if tx, _, i, ok := t.Snap.Transaction(t.Hash); ok {
+			h := t.Snap.Header()
+			return newRPCTransaction(tx, pendingLocation(h, uint64(i)), h.BaseFee, a.genesis.Config), nil
 		}
 	}
 	// Pooled (accepted by eth_sendRawTransaction, not pre-confirmed yet):
@@ -341,9 +342,11 @@ func (a *API) txByIndex(ctx context.Context, sel BlockSelector, p rpc.Params) (a
 		if uint64(idx) >= uint64(len(txs)) {
 			return nil, nil
 		}
-		loc := blockLocation(c.Block, uint64(idx))
+		var loc *txLocation
 		if c.Snap != nil {
-			loc.Hash = nil
+			loc = pendingLocation(c.Block.Header(), uint64(idx))
+		} else {
+			loc = blockLocation(c.Block, uint64(idx))
 		}
 		return newRPCTransaction(txs[idx], loc, c.Block.BaseFee(), a.genesis.Config), nil
 	})
