@@ -89,6 +89,17 @@ type APIConfig struct {
 	// TxSyncMaxWaiting bounds the eth_sendRawTransactionSync calls
 	// waiting at once; one more is refused with -32005. Default 1024.
 	TxSyncMaxWaiting int
+	// FilterTimeout removes a filter (eth_newFilter and kin) not polled
+	// for that long. Default 5 min (go-ethereum's).
+	FilterTimeout time.Duration
+	// FilterMax bounds the filters installed on the node, and
+	// FilterMaxPerClient those of one client address; one more is
+	// refused with -32005. Defaults 10,000 and 256.
+	FilterMax          int
+	FilterMaxPerClient int
+	// FilterMaxBuffered bounds the items (hashes or logs) one filter holds
+	// between two polls; beyond it the oldest are dropped. Default 10,000.
+	FilterMaxBuffered int
 }
 
 // DefaultAPIConfig returns the documented defaults.
@@ -110,6 +121,10 @@ func DefaultAPIConfig() APIConfig {
 		TxSyncTimeout:            2 * time.Second,
 		TxSyncMaxTimeout:         10 * time.Second,
 		TxSyncMaxWaiting:         1024,
+		FilterTimeout:            5 * time.Minute,
+		FilterMax:                10_000,
+		FilterMaxPerClient:       256,
+		FilterMaxBuffered:        10_000,
 	}
 }
 
@@ -130,6 +145,8 @@ func (c APIConfig) Validate() error {
 		return errors.New("fee history limit must be > 0")
 	case c.TxSyncTimeout <= 0 || c.TxSyncMaxTimeout < c.TxSyncTimeout || c.TxSyncMaxWaiting <= 0:
 		return errors.New("rpc.txsync: default timeout must be > 0 and <= the maximum timeout, waiting calls > 0")
+	case c.FilterTimeout <= 0 || c.FilterMax <= 0 || c.FilterMaxPerClient <= 0 || c.FilterMaxBuffered <= 0:
+		return errors.New("filter limits must be > 0")
 	}
 	for i, k := range c.Accounts {
 		if k == nil {
@@ -200,6 +217,10 @@ type API struct {
 	// (newStateDB): the code a call runs is shared, not copied out of the
 	// store's cache on every call.
 	codes *chain.CodeCache
+	// filters are the installed filters (filters.go); now is their clock
+	// (nil: time.Now), replaced by tests.
+	filters filters
+	now     func() time.Time
 	// modules are rpc_modules' namespaces (net.go).
 	modules modules
 	// syncProgress is eth_syncing's source (tipnode.go).
@@ -323,6 +344,7 @@ func (a *API) Register(s *rpc.Server) {
 		a.registerConfig,     // eth_config.go
 		a.registerEstimate,   // eth_estimate.go
 		a.registerFees,       // eth_fees.go
+		a.registerFilters,    // filters.go
 		a.registerLogs,       // eth_logs.go
 		a.registerNet,        // net.go
 		a.registerPending,    // eth_pending.go
