@@ -353,10 +353,11 @@ func (a *API) Register(s *rpc.Server) {
 		a.registerState,      // eth_state.go
 		a.registerSimulate,   // simulate.go
 		a.registerTipnode,    // tipnode.go
+		a.registerTxPool,     // txpool.go
 	} {
 		register(s)
 	}
-	a.modules.add("eth", "net", "web3", "rpc", "debug", "tipnode")
+	a.modules.add("eth", "net", "web3", "rpc", "debug", "tipnode", "txpool")
 }
 
 // ReadContext is what a block selector resolves to (API.Resolve): the header

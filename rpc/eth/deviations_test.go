@@ -19,7 +19,7 @@ func TestNetMethods(t *testing.T) {
 		{"net_peerCount", nil, `"0x0"`},
 		{"web3_sha3", []any{"0x68656c6c6f20776f726c64"}, `"0x47173285a8d7341e5e972fc677286384f802f8ef42a5ec5f03bbfa254cb01fad"`},
 		{"web3_sha3", []any{"0x"}, `"0xc5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470"`},
-		{"rpc_modules", nil, `{"debug":"1.0","eth":"1.0","net":"1.0","rpc":"1.0","tipnode":"1.0","web3":"1.0"}`},
+		{"rpc_modules", nil, `{"debug":"1.0","eth":"1.0","net":"1.0","rpc":"1.0","tipnode":"1.0","txpool":"1.0","web3":"1.0"}`},
 	} {
 		r := callRPC(t, d.url, tc.method, tc.params...)
 		if r.Error != nil || !jsonEqual(t, r.Result, tc.want) {
