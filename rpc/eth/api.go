@@ -221,6 +221,9 @@ type API struct {
 	// (nil: time.Now), replaced by tests.
 	filters filters
 	now     func() time.Time
+	// flash is the flashblocks subscriptions' shared encodings
+	// (flashblocks.go).
+	flash flashCache
 	// modules are rpc_modules' namespaces (net.go).
 	modules modules
 	// syncProgress is eth_syncing's source (tipnode.go).
@@ -337,23 +340,24 @@ func (a *API) Executor() *chain.Executor { return a.exec }
 // them.
 func (a *API) Register(s *rpc.Server) {
 	for _, register := range []func(*rpc.Server){
-		a.registerAccessList, // eth_accesslist.go
-		a.registerAccounts,   // eth_accounts.go
-		a.registerCall,       // eth_call.go
-		a.registerChain,      // eth_chain.go
-		a.registerConfig,     // eth_config.go
-		a.registerEstimate,   // eth_estimate.go
-		a.registerFees,       // eth_fees.go
-		a.registerFilters,    // filters.go
-		a.registerLogs,       // eth_logs.go
-		a.registerNet,        // net.go
-		a.registerPending,    // eth_pending.go
-		a.registerSend,       // eth_send.go
-		a.registerSendSync,   // eth_sendsync.go
-		a.registerState,      // eth_state.go
-		a.registerSimulate,   // simulate.go
-		a.registerTipnode,    // tipnode.go
-		a.registerTxPool,     // txpool.go
+		a.registerAccessList,  // eth_accesslist.go
+		a.registerAccounts,    // eth_accounts.go
+		a.registerCall,        // eth_call.go
+		a.registerChain,       // eth_chain.go
+		a.registerConfig,      // eth_config.go
+		a.registerEstimate,    // eth_estimate.go
+		a.registerFees,        // eth_fees.go
+		a.registerFilters,     // filters.go
+		a.registerFlashblocks, // flashblocks.go
+		a.registerLogs,        // eth_logs.go
+		a.registerNet,         // net.go
+		a.registerPending,     // eth_pending.go
+		a.registerSend,        // eth_send.go
+		a.registerSendSync,    // eth_sendsync.go
+		a.registerState,       // eth_state.go
+		a.registerSimulate,    // simulate.go
+		a.registerTipnode,     // tipnode.go
+		a.registerTxPool,      // txpool.go
 	} {
 		register(s)
 	}

@@ -125,19 +125,7 @@ func (a *API) loadBlock(ctx context.Context, sel BlockSelector) (*chainBlock, er
 		return nil, err
 	}
 	if res.Pending != nil {
-		snap := res.Pending
-		// The snapshot header carries running totals; its transactions and
-		// receipts roots are derived on demand, once per snapshot.
-		h := types.CopyHeader(snap.Header())
-		h.TxHash, h.ReceiptHash = snap.TxRoot(), snap.ReceiptsRoot()
-		body := types.Body{Transactions: snap.Transactions()}
-		if h.WithdrawalsHash != nil {
-			// The sequencer's blocks carry no withdrawals: shown as [] like
-			// a sealed block of the fork.
-			body.Withdrawals = types.Withdrawals{}
-		}
-		b := types.NewBlockWithHeader(h).WithBody(body)
-		return &chainBlock{res: res, Block: b, Snap: snap}, nil
+		return &chainBlock{res: res, Block: pendingBlock(res.Pending), Snap: res.Pending}, nil
 	}
 	h := res.Header
 	body, err := res.View.Body(h.Number.Uint64(), h.Hash())
@@ -150,6 +138,21 @@ func (a *API) loadBlock(ctx context.Context, sel BlockSelector) (*chainBlock, er
 		return nil, err
 	}
 	return &chainBlock{res: res, Block: types.NewBlockWithHeader(h).WithBody(*body)}, nil
+}
+
+// pendingBlock assembles the pending block of snap.
+func pendingBlock(snap *pending.Snapshot) *types.Block {
+	// The snapshot header carries running totals; its transactions and
+	// receipts roots are derived on demand, once per snapshot.
+	h := types.CopyHeader(snap.Header())
+	h.TxHash, h.ReceiptHash = snap.TxRoot(), snap.ReceiptsRoot()
+	body := types.Body{Transactions: snap.Transactions()}
+	if h.WithdrawalsHash != nil {
+		// The sequencer's blocks carry no withdrawals: shown as [] like a
+		// sealed block of the fork.
+		body.Withdrawals = types.Withdrawals{}
+	}
+	return types.NewBlockWithHeader(h).WithBody(body)
 }
 
 // receipts returns the derived receipts of the loaded block.
