@@ -342,6 +342,7 @@ func (a *API) Register(s *rpc.Server) {
 	for _, register := range []func(*rpc.Server){
 		a.registerAccessList,  // eth_accesslist.go
 		a.registerAccounts,    // eth_accounts.go
+		a.registerBundle,      // bundle.go
 		a.registerCall,        // eth_call.go
 		a.registerChain,       // eth_chain.go
 		a.registerConfig,      // eth_config.go
