@@ -37,6 +37,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/rpc"
@@ -416,6 +417,12 @@ func (a *API) ethUninstallFilter(ctx context.Context, p rpc.Params) (any, error)
 	}
 	a.sweepFilters(false)
 	return a.removeFilter(id), nil
+}
+
+// FilterCollector is the gauge tipnode_rpc_filters (installed filters).
+func (a *API) FilterCollector() prometheus.Collector {
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "tipnode_rpc_filters", Help: "Installed filters (eth_newFilter, eth_newBlockFilter, eth_newPendingTransactionFilter)."},
+		func() float64 { return float64(a.FilterCount()) })
 }
 
 // FilterCount is the number of installed filters (metrics, tests).
