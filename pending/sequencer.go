@@ -115,7 +115,7 @@ type Sequencer struct {
 	devc         chan devReq
 	// Dev mining mode (dev.go): manual (no automatic pre-confirmation or
 	// seal), and automine (a block per arrival, woken through autoc).
-	manual bool
+	manual    bool
 	auto      atomic.Bool
 	autoc     chan struct{}
 	unsubAuto func()
