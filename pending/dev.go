@@ -30,6 +30,17 @@ package pending
 //     the head block (chain.Writer.UnwindTo: exact), empties the pool,
 //     rebuilds the open block as it was and drops that snapshot and every
 //     later one.
+//   - Mining mode (evm_setAutomine, evm_setIntervalMining): interval
+//     mining is the sequencer's normal behaviour (a pre-confirmation every
+//     PreconfInterval, a seal every BlockTime; SetIntervalMining changes
+//     the block time). Automine pre-confirms and seals as soon as the pool
+//     admits a transaction (one block per wake-up: transactions admitted
+//     together may share a block). Manual (automine off, or interval 0)
+//     does nothing on its own: transactions wait in the pool until Mine.
+//     Ticks are ignored in both. A block keeps the timestamp it was
+//     opened with (after the previous seal, or set by the time methods).
+//   - Reset (anvil_reset) unwinds the store to genesis, empties the pool,
+//     forgets snapshots and the time offset, and opens an empty block.
 
 import (
 	"context"
@@ -358,4 +369,87 @@ func (s *Sequencer) Revert(id uint64) (bool, error) {
 		return nil, false
 	})
 	return ok, err
+}
+
+// wakeAuto asks the loop to automine (never blocks; wake-ups coalesce).
+func (s *Sequencer) wakeAuto() {
+	select {
+	case s.autoc <- struct{}{}:
+	default:
+	}
+}
+
+// automine pre-confirms the executable pool transactions and seals them
+// into a block (on the loop goroutine), when automine is on.
+func (s *Sequencer) automine() error {
+	if !s.auto.Load() {
+		return nil
+	}
+	if err := s.preconfirm(); err != nil {
+		return err
+	}
+	if s.b.Len() == 0 {
+		return nil
+	}
+	return s.seal(true)
+}
+
+// SetAutomine turns automine on (a block as soon as a transaction is
+// pooled; transactions already pooled are mined at once) or off (manual
+// mining: nothing happens until Mine or SetIntervalMining), as anvil's
+// evm_setAutomine.
+func (s *Sequencer) SetAutomine(on bool) error {
+	return s.dev(func() (error, bool) {
+		s.auto.Store(on)
+		if on {
+			s.manual = false
+			s.wakeAuto()
+		} else {
+			s.manual = true
+		}
+		return nil, false
+	})
+}
+
+// Automine reports whether automine is on.
+func (s *Sequencer) Automine() bool { return s.auto.Load() }
+
+// SetIntervalMining turns automine off and seals a block every d (rounded
+// up to whole pre-confirmation intervals), pre-confirming every interval
+// in between (evm_setIntervalMining); d = 0 is manual mining.
+func (s *Sequencer) SetIntervalMining(d time.Duration) error {
+	if d < 0 {
+		return fmt.Errorf("%w: negative mining interval %s", ErrDev, d)
+	}
+	return s.dev(func() (error, bool) {
+		s.auto.Store(false)
+		if d == 0 {
+			s.manual = true
+			return nil, false
+		}
+		s.manual = false
+		s.perBlock = max(1, int((d+s.cfg.PreconfInterval-1)/s.cfg.PreconfInterval))
+		return nil, false
+	})
+}
+
+// Reset brings the dev chain back to its genesis (anvil_reset): the store
+// is unwound to block 0, the pool emptied, snapshots and the time offset
+// forgotten, and an empty pending block opened. The mining mode stays.
+func (s *Sequencer) Reset() error {
+	return s.dev(func() (error, bool) {
+		dropped := s.pool.Clear()
+		s.snaps, s.offset = nil, 0
+		if s.w.Head().Number() > 0 {
+			if err := s.w.UnwindTo(0, s.openBlock); err != nil {
+				return fmt.Errorf("reset to genesis: %w", err), true
+			}
+		}
+		// An empty block on genesis (dropping the journal of the one open).
+		if err, fatal := s.rebuild(NextHeader(s.b.exec.Config(), s.b.Parent(), s.now(), s.cfg.HeaderParams()), nil, nil); err != nil {
+			return err, fatal
+		}
+		s.log.Info().Int("poolDropped", dropped).Msg("dev chain reset to genesis")
+		return nil, false
+	})
 }

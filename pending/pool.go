@@ -164,6 +164,26 @@ func (p *Pool) Get(hash common.Hash) *types.Transaction {
 	return nil
 }
 
+// Content returns the pooled transactions per sender in nonce order (only
+// sender's when sender is not nil): copies, for txpool_content and kin.
+func (p *Pool) Content(sender *common.Address) map[common.Address][]*types.Transaction {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make(map[common.Address][]*types.Transaction)
+	for addr, q := range p.senders {
+		if sender != nil && addr != *sender {
+			continue
+		}
+		list := make([]*types.Transaction, 0, len(q))
+		for _, ptx := range q {
+			list = append(list, ptx.tx)
+		}
+		sort.Slice(list, func(i, j int) bool { return list[i].Nonce() < list[j].Nonce() })
+		out[addr] = list
+	}
+	return out
+}
+
 // PooledNonces is a copy of one sender's pooled nonces (Pool.Nonces).
 type PooledNonces map[uint64]struct{}
 

@@ -113,6 +113,12 @@ type Sequencer struct {
 	snaps        []devSnapshot           // dev snapshots, oldest first
 	nextSnap     uint64
 	devc         chan devReq
+	// Dev mining mode (dev.go): manual (no automatic pre-confirmation or
+	// seal), and automine (a block per arrival, woken through autoc).
+	manual    bool
+	auto      atomic.Bool
+	autoc     chan struct{}
+	unsubAuto func()
 }
 
 // HeaderParams returns the header choices of cfg (for NewManager).
@@ -139,6 +145,7 @@ func New(cfg Config, w Writer, exec *chain.Executor, pool *Pool, mgr *Manager, c
 	return &Sequencer{
 		cfg: cfg, w: w, b: b, pool: pool, mgr: mgr, clock: clock, metrics: metrics,
 		devc:     make(chan devReq),
+		autoc:    make(chan struct{}, 1),
 		log:      log.With().Str("component", "sequencer").Logger(),
 		perBlock: int(cfg.BlockTime / cfg.PreconfInterval),
 		quit:     make(chan struct{}),
@@ -157,6 +164,13 @@ func (s *Sequencer) Start() error {
 			return
 		}
 		t := s.clock.NewTicker(s.cfg.PreconfInterval)
+		if s.cfg.Dev {
+			s.unsubAuto = s.pool.SubscribeTxs(func(*types.Transaction) {
+				if s.auto.Load() {
+					s.wakeAuto()
+				}
+			})
+		}
 		go s.loop(t)
 		s.log.Info().Uint64("block", s.b.Header().Number.Uint64()).Stringer("preconfInterval", s.cfg.PreconfInterval).
 			Stringer("blockTime", s.cfg.BlockTime).Msg("sequencer started")
@@ -202,6 +216,9 @@ func (s *Sequencer) loop(t Ticker) {
 	defer close(s.done)
 	defer t.Stop()
 	defer func() { s.b.Close() }() // dev.go may replace the builder
+	if s.unsubAuto != nil {
+		defer s.unsubAuto()
+	}
 	ticks := 0
 	for {
 		select {
@@ -214,6 +231,16 @@ func (s *Sequencer) loop(t Ticker) {
 			s.log.Info().Msg("sequencer stopped")
 			return
 		case c := <-s.syncc:
+			// An automine wake-up sent before the Sync is handled first.
+			select {
+			case <-s.autoc:
+				if err := s.automine(); err != nil {
+					s.fail(err)
+					close(c)
+					return
+				}
+			default:
+			}
 			close(c)
 		case r := <-s.devc:
 			err, fatal := r.fn()
@@ -222,7 +249,15 @@ func (s *Sequencer) loop(t Ticker) {
 				s.fail(err)
 				return
 			}
+		case <-s.autoc:
+			if err := s.automine(); err != nil {
+				s.fail(err)
+				return
+			}
 		case <-t.C():
+			if s.manual || s.auto.Load() {
+				continue // dev mining mode: no automatic pre-confirmation or seal
+			}
 			ticks++
 			if err := s.preconfirm(); err != nil {
 				s.fail(err)

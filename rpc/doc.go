@@ -72,7 +72,8 @@
 // message. eth_subscribe / eth_unsubscribe are implemented here, only on
 // websockets (over HTTP they answer -32601 "notifications not supported").
 // eth_subscribe's params[0] selects the SubscribeHandler registered for that
-// kind (unknown kind: -32602); the result is the subscription id
+// kind (unknown kind: -32601 "no \"KIND\" subscription in eth namespace",
+// as go-ethereum answers); the result is the subscription id
 // ("0x" + 32 hex digits); notifications are
 // {"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":ID,"result":…}}
 // and never reach the client before the eth_subscribe response.

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // JSON-RPC error codes used anywhere in tipnode. Codes are assigned only in
@@ -56,6 +57,14 @@ const (
 	// results of eth_simulateV1, with the revert bytes as data; eth_call and
 	// eth_estimateGas report a revert as CodeCallReverted (-32000).
 	CodeExecutionReverted = 3
+	// CodeTxSyncTimeout: eth_sendRawTransactionSync accepted the
+	// transaction but no receipt came within its timeout (EIP-7966; data:
+	// the transaction hash).
+	CodeTxSyncTimeout = 4
+	// CodeTxSyncNotReady: eth_sendRawTransactionSync accepted the
+	// transaction but it cannot execute now (a nonce gap: EIP-7966's
+	// "unreadiness" error; data: the transaction hash).
+	CodeTxSyncNotReady = 5
 
 	// eth_simulateV1 codes (execution-apis specification).
 
@@ -173,6 +182,18 @@ func ErrReverted(revertData []byte) *Error {
 
 // ErrTimeout returns the -32002 "request timed out" error.
 func ErrTimeout() *Error { return &Error{Code: CodeTimeout, Message: "request timed out"} }
+
+// ErrTxSyncTimeout is eth_sendRawTransactionSync's timeout (EIP-7966: code
+// 4, data the transaction hash), after waiting d.
+func ErrTxSyncTimeout(d time.Duration, txHash string) *Error {
+	return &Error{Code: CodeTxSyncTimeout, Message: fmt.Sprintf("The transaction was added to the mempool but wasn't processed in %s.", d), Data: txHash}
+}
+
+// ErrTxSyncNotReady is eth_sendRawTransactionSync's "unreadiness" error
+// (EIP-7966: code 5): the transaction was pooled but cannot execute yet.
+func ErrTxSyncNotReady(detail, txHash string) *Error {
+	return &Error{Code: CodeTxSyncNotReady, Message: "The transaction was added to the mempool but wasn't processed: " + detail, Data: txHash}
+}
 
 // ErrLimit returns a -32005 limit exceeded error with the formatted message.
 func ErrLimit(format string, args ...any) *Error {

@@ -419,6 +419,19 @@ type session struct {
 	afterSend []func()
 }
 
+// sessionKey keys the message's session in its handlers' context.
+type sessionKey struct{}
+
+// ClientAddr is the address of the client whose call ctx belongs to, as
+// per-client limits count it (an IP address; IPv6: its /64), or "" outside
+// a call.
+func ClientAddr(ctx context.Context) string {
+	if ss, ok := ctx.Value(sessionKey{}).(*session); ok {
+		return ss.addr()
+	}
+	return ""
+}
+
 // addr is the client address calls count against (addrKey of remote).
 func (ss *session) addr() string {
 	ss.mu.Lock()
@@ -466,7 +479,7 @@ func (s *Server) handleMessage(parent context.Context, body []byte, ss *session)
 		s.logCall(ss, "", 0, msgErr)
 		return encodeError(nil, msgErr)
 	}
-	ctx, cancel := context.WithTimeout(parent, s.cfg.RequestTimeout)
+	ctx, cancel := context.WithTimeout(context.WithValue(parent, sessionKey{}, ss), s.cfg.RequestTimeout)
 	defer cancel()
 	if !batch {
 		release, aerr := s.admit(ctx, reqs[0], ss)

@@ -528,7 +528,8 @@ func (c *wsConn) subscribe(ctx context.Context, p Params, ss *session) (json.Raw
 	}
 	h := c.srv.subscribeHandler(kind)
 	if h == nil {
-		return nil, ErrInvalidParams("unsupported subscription kind %q", kind)
+		// go-ethereum's answer, which clients probe for.
+		return nil, &Error{Code: CodeMethodNotFound, Message: fmt.Sprintf("no %q subscription in eth namespace", kind)}
 	}
 	sub := newSubscription(c, kind)
 	c.mu.Lock()

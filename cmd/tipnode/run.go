@@ -61,6 +61,8 @@ type NodeFlags struct {
 	EVMConcurrency    int
 	EVMQueue          int
 	EVMWait           time.Duration
+	TxSyncTimeout     time.Duration
+	TxSyncMaxTimeout  time.Duration
 
 	preloadKZG bool // set by serveUntilDone, not a flag
 	// Follow mode (run only).
@@ -128,6 +130,8 @@ func (f *NodeFlags) register(fs *flag.FlagSet, dev bool) {
 	fs.IntVar(&f.EVMConcurrency, "rpc.evmconcurrency", 0, "eth_call / eth_estimateGas / eth_createAccessList / eth_simulateV1 executions running at once (0 = every CPU, half of them with --sequencer or on `tipnode dev`)")
 	fs.IntVar(&f.EVMQueue, "rpc.evmqueue", api.ExecutionQueue, "executions waiting for a slot; more are refused with -32005")
 	fs.DurationVar(&f.EVMWait, "rpc.evmwait", api.ExecutionWait, "longest wait of an execution for a slot before -32005")
+	fs.DurationVar(&f.TxSyncTimeout, "rpc.txsync.defaulttimeout", api.TxSyncTimeout, "eth_sendRawTransactionSync: wait for the receipt when the call gives no (valid) timeout")
+	fs.DurationVar(&f.TxSyncMaxTimeout, "rpc.txsync.maxtimeout", api.TxSyncMaxTimeout, "eth_sendRawTransactionSync: longest timeout a call may ask for (a longer one gets the default)")
 }
 
 func (f *NodeFlags) sequencerConfig() (pending.Config, error) {
@@ -149,6 +153,7 @@ func (f *NodeFlags) nodeConfig() (node.Config, error) {
 	if f.EVMConcurrency == 0 {
 		cfg.API.MaxExecutions = eth.DefaultMaxExecutions(f.Sequencer)
 	}
+	cfg.API.TxSyncTimeout, cfg.API.TxSyncMaxTimeout = f.TxSyncTimeout, f.TxSyncMaxTimeout
 	cfg.Server.Addr, cfg.Server.RequestTimeout, cfg.Server.MaxBatch = f.HTTPAddr, f.RequestTimeout, f.BatchLimit
 	cfg.Server.ReadHeaderTimeout, cfg.Server.ReadTimeout, cfg.Server.IdleTimeout = f.ReadHeaderTimeout, f.ReadTimeout, f.HTTPIdleTimeout
 	cfg.Server.WSIdleTimeout, cfg.Server.WSMaxQueuedBytes, cfg.Server.MaxQueuedOutput = f.WSIdleTimeout, f.WSMaxQueueMiB<<20, f.MaxOutputMiB<<20

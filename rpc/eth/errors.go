@@ -54,6 +54,10 @@ var (
 	// errors (-32602).
 	errInvalidPercentile = errors.New("invalid reward percentile")
 
+	// errFilterNotFound: an unknown, expired or uninstalled filter id
+	// (-32000, go-ethereum's message).
+	errFilterNotFound = errors.New("filter not found")
+
 	// Subscriptions that need a feed the node does not run (-32000).
 	errNoPendingFeed = errors.New("no pre-confirmation feed: this node runs without a sequencer")
 	errNoPoolFeed    = errors.New("no pending-transaction feed: this node runs without a transaction pool")
@@ -69,7 +73,7 @@ func (a *API) MapError(err error) *rpc.Error {
 		errors.Is(err, ErrTxFeeTooHigh), errors.Is(err, ErrTxRejected):
 		// eth_sendRawTransaction refusals (eth_send.go).
 		return &rpc.Error{Code: rpc.CodeServerError, Message: err.Error()}
-	case errors.Is(err, ErrNoAccounts), errors.Is(err, ErrUnknownAccount):
+	case errors.Is(err, ErrNoAccounts), errors.Is(err, ErrUnknownAccount), errors.Is(err, errFilterNotFound):
 		return &rpc.Error{Code: rpc.CodeServerError, Message: err.Error()}
 	}
 	return nil

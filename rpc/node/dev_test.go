@@ -19,6 +19,8 @@ var devMethodNames = []string{
 	"anvil_mine", "hardhat_mine", "evm_mine", "evm_increaseTime", "evm_setNextBlockTimestamp",
 	"anvil_impersonateAccount", "hardhat_impersonateAccount", "anvil_stopImpersonatingAccount",
 	"hardhat_stopImpersonatingAccount", "anvil_autoImpersonateAccount", "evm_snapshot", "evm_revert",
+	"evm_setAutomine", "anvil_setAutomine", "anvil_getAutomine", "hardhat_getAutomine",
+	"evm_setIntervalMining", "anvil_setIntervalMining", "anvil_reset",
 }
 
 func (e *env) str(method string, params ...any) string {

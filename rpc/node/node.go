@@ -257,7 +257,7 @@ func New(cfg Config, db *store.DB, g *chain.Genesis, clock pending.Clock, log ze
 	n.Server.SetErrorMapper(n.API.MapError)
 	n.Server.SetBatchScope(n.API.BatchScope)
 	if n.Registry != nil {
-		n.Registry.MustRegister(n.Server.Collector(), n.API.Executions().Collector("evm"), storeCollector{db})
+		n.Registry.MustRegister(n.Server.Collector(), n.API.Executions().Collector("evm"), n.API.SyncWaits().Collector("txsync"), n.API.FilterCollector(), storeCollector{db})
 		n.Server.Handle("GET /metrics", promhttp.HandlerFor(n.Registry, promhttp.HandlerOpts{}))
 	}
 	if cfg.Stream != nil {
