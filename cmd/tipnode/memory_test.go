@@ -14,7 +14,7 @@ import (
 func TestMemoryLimit(t *testing.T) {
 	for _, tc := range []struct {
 		mib, caches, want int64
-		fails            bool
+		fails             bool
 	}{
 		{0, 256 << 20, 256<<20 + 1<<30, false},
 		{0, 0, 1 << 30, false},
