@@ -142,7 +142,7 @@ func TestHugeBatchMemoryBounded(t *testing.T) {
 // memoryTestNode starts a node whose executions never time out or wait
 // too long for a slot in these tests (the race detector slows the EVM
 // about tenfold) and returns its URL.
-func memoryTestNode(t *testing.T) string {
+func memoryTestNode(t *testing.T, opts ...func(*node.Config)) string {
 	t.Helper()
 	cfg := store.DefaultConfig(t.TempDir())
 	cfg.SyncWrites = false
@@ -157,6 +157,52 @@ func memoryTestNode(t *testing.T) string {
 	ncfg.Server.Addr = "127.0.0.1:0"
 	ncfg.Server.RequestTimeout = 2 * time.Minute
 	ncfg.API.EVMTimeout, ncfg.API.ExecutionWait = time.Minute, time.Minute
+	for _, o := range opts {
+		o(&ncfg)
+	}
 	n := startNode(t, ncfg, db, g, nil, zerolog.New(io.Discard))
 	return "http://" + n.Server.Addr().String()
+}
+
+// TestSimulateStopsAtResponseLimit: an eth_simulateV1 whose results cannot
+// fit in the response limit is refused with -32005 as soon as its results
+// so far pass it, without running (and holding) the rest: 200 calls each
+// returning 64 KiB (26 MiB of hex) against a 1 MiB limit never hold more
+// than a few MiB.
+func TestSimulateStopsAtResponseLimit(t *testing.T) {
+	url := memoryTestNode(t, func(c *node.Config) { c.Server.MaxResponseBytes = 1 << 20 })
+	const c = "0x00000000000000000000000000000000000c0de2"
+	var calls strings.Builder
+	for i := range 200 {
+		if i > 0 {
+			calls.WriteByte(',')
+		}
+		fmt.Fprintf(&calls, `{"to":"%s"}`, c)
+	}
+	// PUSH3 0x010000 PUSH1 0 RETURN: 64 KiB of zeros.
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"eth_simulateV1","params":[{"blockStateCalls":[{"stateOverrides":{"%s":{"code":"0x620100006000f3"}},"calls":[%s]}]},"latest"]}`, c, calls.String())
+	runtime.GC()
+	base := heapObjects()
+	sampler := sampleHeap()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		sampler.stop()
+		t.Fatal(err)
+	}
+	var answer struct {
+		Error *rpc.Error `json:"error"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&answer)
+	resp.Body.Close()
+	growth := int64(sampler.stop()) - int64(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if answer.Error == nil || answer.Error.Code != rpc.CodeLimitExceeded || !strings.HasPrefix(answer.Error.Message, "response too large (limit 1048576 bytes)") {
+		t.Fatalf("answer %+v, want -32005 response too large", answer.Error)
+	}
+	t.Logf("heap peak +%d KiB", growth>>10)
+	if growth > 12<<20 {
+		t.Fatalf("heap peak %d MiB above its rest level: the simulation ran on past the limit", growth>>20)
+	}
 }
