@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // rawExchange writes req on a new connection to addr, all of it before
@@ -123,5 +124,58 @@ func TestRefusalSeenByClientWritingFirst(t *testing.T) {
 				checkJSONRPCError(t, resp, b, tc.status, tc.code)
 			}
 		})
+	}
+}
+
+// TestIDNotValidUnicode: a request whose string id holds invalid UTF-8 or
+// an escaped lone surrogate is refused with -32700 and id null (the id is
+// echoed byte for byte, so echoing it would make the answer invalid
+// JSON); valid ids, escaped surrogate pairs included, are echoed as sent.
+// Every answer is valid UTF-8.
+func TestIDNotValidUnicode(t *testing.T) {
+	_, url := testServer(t, Config{}, nil)
+	for _, tc := range []struct {
+		id string
+		ok bool
+	}{
+		{"\"a\xff\"", false},
+		{"\"\xed\xa0\x80\"", false}, // a surrogate encoded in UTF-8
+		{`"\ud800"`, false},
+		{`"\uDC00x"`, false},
+		{`"x\ud800y"`, false},
+		{`"\ud800\u0041"`, false},
+		{`"\ud800\\u0041"`, false},
+		{`"\ud83d\ude00"`, true},
+		{`"\uD83D\uDE00\u00e9"`, true},
+		{"\"\xc3\xa9\xf0\x9f\x98\x80\"", true},
+		{`"\\ud800"`, true}, // an escaped backslash, not an escape
+		{`7`, true},
+	} {
+		for _, batch := range []bool{false, true} {
+			body := `{"jsonrpc":"2.0","id":` + tc.id + `,"method":"echo","params":[1]}`
+			if batch {
+				body = "[" + body + `,{"jsonrpc":"2.0","id":2,"method":"echo","params":[2]}]`
+			}
+			_, got := post(t, url, body)
+			if !utf8.Valid(got) {
+				t.Fatalf("id %s: answer not valid UTF-8: %q", tc.id, got)
+			}
+			var r rpcResp
+			if batch {
+				all := parseArray(t, got)
+				if len(all) != 2 || string(all[1].ID) != "2" || string(all[1].Result) != "2" {
+					t.Fatalf("id %s: batch answer %s", tc.id, got)
+				}
+				r = all[0]
+			} else if err := json.Unmarshal(got, &r); err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tc.ok && (string(r.ID) != tc.id || string(r.Result) != "1"):
+				t.Fatalf("id %s (batch %v): answer %s", tc.id, batch, got)
+			case !tc.ok && (string(r.ID) != "null" || r.Error == nil || r.Error.Code != CodeParseError):
+				t.Fatalf("id %q (batch %v): answer %s, want -32700 with id null", tc.id, batch, got)
+			}
+		}
 	}
 }
