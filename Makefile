@@ -50,6 +50,9 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeGenesis -fuzztime 20s ./chain/follow/
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 20s ./pending/stream/
 	$(GO) test -run '^$$' -fuzz FuzzReplicaSequence -fuzztime 20s ./pending/replica/
+	# The wire-level fuzz of a real node over HTTP and websocket (make test
+	# runs it for 3 s).
+	TIPNODE_WIREFUZZ=60s $(GO) test -count=1 -run TestWireFuzz -v -timeout 10m ./rpc/node/
 
 # Run the embedded dev chain (fresh temporary data directory unless DATADIR
 # is set; more flags in ARGS).
