@@ -19,9 +19,8 @@ const (
 	// Go-heap caches (--cache.state): requests in flight, batches, the
 	// websockets' queues (--rpc.maxoutput), pending state.
 	memoryHeadroom int64 = 1 << 30
-	// returnInterval is how often the returner looks at the heap's free
-	// memory; returnThreshold is the free, not yet returned memory above
-	// which it hands it back to the system.
+	// returnInterval is how often the returner looks at the heap;
+	// returnThreshold is the least growth it hands back to the system.
 	returnInterval  = 5 * time.Second
 	returnThreshold = 64 << 20
 )
@@ -42,20 +41,25 @@ func memoryLimit(limitMiB, heapCaches int64) (int64, error) {
 	return limitMiB << 20, nil
 }
 
-// memoryReturner hands memory the Go heap freed back to the system soon
-// after a burst (a big batch, a burst of simulations) instead of keeping
-// it until the next garbage collections shrink the heap goal: every
-// interval, when more than threshold bytes of heap are free and not yet
-// returned, it collects and returns them (debug.FreeOSMemory). The soft
-// memory limit (debug.SetMemoryLimit) bounds the heap under load; this
-// brings resident memory back down once the load ends.
+// memoryReturner hands memory the Go heap took for a burst (a big batch, a
+// burst of simulations) back to the system soon after, instead of keeping
+// it until later garbage collections shrink the heap goal (on a quiet node
+// that can take minutes): every interval, when the heap holds (objects,
+// garbage included, plus free memory not returned) more than threshold —
+// and more than it did after the last return — above what it held after
+// the last return, it collects and returns the free memory
+// (debug.FreeOSMemory). In a steady state the heap stays under twice its
+// live size (GOGC 100) and nothing is done; the soft memory limit
+// (debug.SetMemoryLimit) bounds the heap under load.
 type memoryReturner struct {
 	clock     chain.Clock
 	interval  time.Duration
 	threshold uint64
-	freeBytes func() uint64 // free heap memory not returned to the system
-	free      func()        // returns it
+	heapBytes func() uint64 // the heap's memory not returned to the system
+	free      func()        // collects and returns it
 	log       zerolog.Logger
+
+	base uint64 // heapBytes after the last return (loop goroutine only)
 
 	startOnce, stopOnce sync.Once
 	quit, done          chan struct{}
@@ -64,21 +68,29 @@ type memoryReturner struct {
 func newMemoryReturner(clock chain.Clock, log zerolog.Logger) *memoryReturner {
 	return &memoryReturner{
 		clock: clock, interval: returnInterval, threshold: returnThreshold,
-		freeBytes: heapFreeBytes, free: debug.FreeOSMemory,
+		heapBytes: heapRetained, free: debug.FreeOSMemory,
 		log:  log.With().Str("component", "memory").Logger(),
 		quit: make(chan struct{}), done: make(chan struct{}),
 	}
 }
 
-// heapFreeBytes reads the heap's free, unreturned memory without stopping
-// the world (runtime/metrics, unlike runtime.ReadMemStats).
-func heapFreeBytes() uint64 {
-	s := []metrics.Sample{{Name: "/memory/classes/heap/free:bytes"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		return 0
+// heapRetained reads the heap memory not returned to the system (objects,
+// live or garbage, free and unused spans) without stopping the world
+// (runtime/metrics, unlike runtime.ReadMemStats).
+func heapRetained() uint64 {
+	s := []metrics.Sample{
+		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/memory/classes/heap/free:bytes"},
+		{Name: "/memory/classes/heap/unused:bytes"},
 	}
-	return s[0].Value.Uint64()
+	metrics.Read(s)
+	var n uint64
+	for _, v := range s {
+		if v.Value.Kind() == metrics.KindUint64 {
+			n += v.Value.Uint64()
+		}
+	}
+	return n
 }
 
 // Start runs the loop until Stop.
@@ -100,12 +112,16 @@ func (m *memoryReturner) Start() {
 	})
 }
 
-// check returns the free memory when it passed the threshold.
+// check returns the memory when the heap grew past its level after the
+// last return by more than the threshold and more than that level.
 func (m *memoryReturner) check() {
-	if n := m.freeBytes(); n > m.threshold {
-		m.free()
-		m.log.Debug().Uint64("freeBytes", n).Msg("returned free heap memory to the system")
+	n := m.heapBytes()
+	if n <= m.base+max(m.threshold, m.base) {
+		return
 	}
+	m.free()
+	m.base = m.heapBytes()
+	m.log.Debug().Uint64("heapBytes", n).Uint64("afterBytes", m.base).Msg("returned heap memory to the system")
 }
 
 // Stop ends the loop (after Start) and waits for it.

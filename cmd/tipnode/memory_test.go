@@ -29,38 +29,49 @@ func TestMemoryLimit(t *testing.T) {
 	}
 }
 
-// TestMemoryReturner: every interval, free heap memory above the
-// threshold is returned; below it nothing is done; Stop ends the loop.
+// TestMemoryReturner: every interval, a heap that grew past its level
+// after the last return by more than the threshold and more than that
+// level is collected and returned; smaller growth (a steady state under
+// GOGC 100) is left alone; Stop ends the loop.
 func TestMemoryReturner(t *testing.T) {
 	clock := chain.NewManualClock(time.Unix(1_700_000_000, 0))
 	m := newMemoryReturner(clock, zerolog.Nop())
-	var free atomic.Uint64
+	var heap atomic.Uint64
 	var returned atomic.Int64
-	checked := make(chan struct{}, 16)
-	m.freeBytes = func() uint64 {
-		defer func() { checked <- struct{}{} }()
-		return free.Load()
+	calls := make(chan struct{}, 16) // one per heapBytes call: one per check, two when it returns
+	m.heapBytes = func() uint64 {
+		calls <- struct{}{}
+		return heap.Load()
 	}
-	m.free = func() { returned.Add(1); free.Store(0) }
+	const live = 100 << 20
+	m.free = func() { returned.Add(1); heap.Store(live) }
 	m.Start()
 	defer m.Stop()
-	tick := func() { // Start armed the ticker before returning
-		clock.Advance(m.interval)
-		<-checked
-	}
-	free.Store(returnThreshold)
-	tick()
-	if returned.Load() != 0 {
-		t.Fatal("returned memory at the threshold")
-	}
-	free.Store(returnThreshold + 1)
-	tick()
-	if returned.Load() != 1 || free.Load() != 0 {
-		t.Fatalf("%d returns above the threshold, want 1", returned.Load())
-	}
-	tick()
-	if returned.Load() != 1 {
-		t.Fatal("returned again with nothing free")
+	var want int64
+	for _, tc := range []struct {
+		heap    uint64
+		returns bool
+	}{
+		{returnThreshold, false},
+		{returnThreshold + 1, true}, // base 0: the threshold applies; the base is now 100 MiB
+		{200 << 20, false},          // twice the base: a steady state
+		{200<<20 + 1, true},         // past it
+		{150 << 20, false},
+		{150 << 20, false},
+	} {
+		heap.Store(tc.heap)
+		clock.Advance(m.interval) // Start armed the ticker before returning
+		<-calls
+		if tc.returns {
+			want++
+			<-calls
+		}
+		if got := returned.Load(); got != want {
+			t.Fatalf("heap %d MiB: %d returns, want %d", tc.heap>>20, got, want)
+		}
 	}
 	m.Stop()
+	if got := returned.Load(); got != want {
+		t.Fatalf("%d returns, want %d", got, want)
+	}
 }
