@@ -20,7 +20,7 @@ import (
 // empty), and the window is refilled from the store instead of shrinking
 // to what was kept and added.
 func TestHeadWindowAfterDeepUnwindAndReorg(t *testing.T) {
-	const height = chain.HeadWindow + 60
+	const height = chain.HeadWindow + 4
 	config, engine := params.MergedTestChainConfig, gethCases()[1].engine
 	gg := newGethGenesis(config, engine)
 	gdb, blocks, _ := core.GenerateChainWithGenesis(gg.gspec, engine, height, func(int, *core.BlockGen) {})
@@ -73,7 +73,7 @@ func TestHeadWindowAfterDeepUnwindAndReorg(t *testing.T) {
 		}
 	}
 	check("import", blocks)
-	for _, depth := range []uint64{1, chain.HeadWindow - 1, chain.HeadWindow, chain.HeadWindow + 1, 300, height} {
+	for _, depth := range []uint64{chain.HeadWindow - 1, chain.HeadWindow, chain.HeadWindow + 1, height} {
 		keep := uint64(height) - depth
 		t.Run(fmt.Sprintf("unwind-%d", depth), func(t *testing.T) {
 			if err := w.UnwindTo(keep, nil); err != nil {
@@ -90,20 +90,25 @@ func TestHeadWindowAfterDeepUnwindAndReorg(t *testing.T) {
 			check("re-import", blocks)
 		})
 	}
-	for _, depth := range []uint64{chain.HeadWindow - 1, chain.HeadWindow, chain.HeadWindow + 1, 300} {
+	// Reorgs onto a shorter branch (one block: the window must be refilled
+	// from the store) at and just past the window's depth, and onto a
+	// longer one at its depth.
+	for _, tc := range []struct {
+		depth uint64
+		n     int
+	}{{chain.HeadWindow, 1}, {chain.HeadWindow + 1, 1}, {chain.HeadWindow, chain.HeadWindow + 1}} {
+		depth, n := tc.depth, tc.n
 		ancestor := uint64(height) - depth
-		for _, n := range []int{1, int(depth) + 1} { // a shorter and a longer branch
-			t.Run(fmt.Sprintf("reorg-%d-onto-%d", depth, n), func(t *testing.T) {
-				side := branch(ancestor, n)
-				if err := w.Reorg(ancestor, side, chain.ImportOptions{}); err != nil {
-					t.Fatal(err)
-				}
-				check("reorg", append(append([]*types.Block{}, blocks[:ancestor]...), side...))
-				if err := w.Reorg(ancestor, blocks[ancestor:], chain.ImportOptions{}); err != nil {
-					t.Fatal(err)
-				}
-				check("reorg back", blocks)
-			})
-		}
+		t.Run(fmt.Sprintf("reorg-%d-onto-%d", depth, n), func(t *testing.T) {
+			side := branch(ancestor, n)
+			if err := w.Reorg(ancestor, side, chain.ImportOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			check("reorg", append(append([]*types.Block{}, blocks[:ancestor]...), side...))
+			if err := w.Reorg(ancestor, blocks[ancestor:], chain.ImportOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			check("reorg back", blocks)
+		})
 	}
 }
