@@ -73,7 +73,7 @@ func TestHeadWindowAfterDeepUnwindAndReorg(t *testing.T) {
 		}
 	}
 	check("import", blocks)
-	for _, depth := range []uint64{chain.HeadWindow - 1, chain.HeadWindow, chain.HeadWindow + 1, height} {
+	for _, depth := range []uint64{chain.HeadWindow - 1, chain.HeadWindow, chain.HeadWindow + 1} {
 		keep := uint64(height) - depth
 		t.Run(fmt.Sprintf("unwind-%d", depth), func(t *testing.T) {
 			if err := w.UnwindTo(keep, nil); err != nil {
