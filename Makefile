@@ -8,7 +8,7 @@ PKGS    := ./...
 DATADIR ?=
 ARGS    ?=
 
-.PHONY: build test bench run vet fuzz clean crash bench-geth bench-geth-quick
+.PHONY: build test bench run vet fuzz clean crash soak bench-geth bench-geth-quick
 
 build:
 	$(GO) build -o $(BIN) ./cmd/tipnode
@@ -28,6 +28,14 @@ bench:
 # stream (make test runs 12).
 crash:
 	TIPNODE_CRASH_ITERATIONS=60 $(GO) test -count=1 -run TestCrashKeepsPreconfirmations -v -timeout 30m ./cmd/tipnode/
+
+# The soak test (not in make test): a sequencer and two replicas under
+# load, one killed with SIGKILL in turn every SOAK_KILL; nothing lost, the
+# same hashes, pending never older than latest, resident memory reported.
+SOAK      ?= 300s
+SOAK_KILL ?= 40s
+soak:
+	TIPNODE_SOAK=$(SOAK) TIPNODE_SOAK_KILL=$(SOAK_KILL) $(GO) test -count=1 -run TestSoak -v -timeout 60m ./cmd/tipnode/
 
 # Short fuzzing pass over every decoder of outside input.
 fuzz:
@@ -59,6 +67,9 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseL1Info -fuzztime 20s ./chain/op/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeExtraData -fuzztime 20s ./chain/op/
 	$(GO) test -run '^$$' -fuzz FuzzFastLZSize -fuzztime 20s ./chain/op/
+	# The wire-level fuzz of a real node over HTTP and websocket (make test
+	# runs it for 3 s).
+	TIPNODE_WIREFUZZ=60s $(GO) test -count=1 -run TestWireFuzz -v -timeout 10m ./rpc/node/
 
 # Run the embedded dev chain (fresh temporary data directory unless DATADIR
 # is set; more flags in ARGS).

@@ -61,8 +61,10 @@
 // carries the removed blocks, their logs (RemovedLogs, read before the
 // write) and the added blocks. After each write it opens a store view, publishes an
 // immutable Head (head.go: head, safe and finalized headers, the last
-// HeadWindow canonical headers and that view, shared by reference count)
-// with one atomic store, runs the calling driver's Rebase (the pending
+// HeadWindow canonical headers and that view, shared by reference count;
+// an unwind or reorg below the window's first block refills the window
+// from the view, so it always holds the newest min(HeadWindow, head+1)
+// headers) with one atomic store, runs the calling driver's Rebase (the pending
 // layer moves onto the new head) and then sends a HeadEvent (added and
 // removed blocks) on its Feed. Readers call OpenHead: two atomic
 // operations, never a lock, never Pebble for latest/safe/finalized or a

@@ -104,6 +104,9 @@ type Error struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
 	Data    any    `json:"data,omitempty"`
+	// overflow marks ErrResponseTooLarge: in a batch it spends the
+	// response budget (the elements not started yet are not run).
+	overflow bool
 }
 
 // Error implements error.
@@ -198,6 +201,20 @@ func ErrTxSyncNotReady(detail, txHash string) *Error {
 // ErrLimit returns a -32005 limit exceeded error with the formatted message.
 func ErrLimit(format string, args ...any) *Error {
 	return &Error{Code: CodeLimitExceeded, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrResponseTooLarge returns the -32005 error of a response (or batch
+// element) whose encoding does not fit in Config.MaxResponseBytes.
+func ErrResponseTooLarge(limit int) *Error {
+	e := ErrLimit("response too large (limit %d bytes)", limit)
+	e.overflow = true
+	return e
+}
+
+// errNotExecuted is the -32005 error of a batch element that was not run
+// because the batch's response budget was already spent.
+func errNotExecuted(limit int64) *Error {
+	return ErrLimit("response too large (limit %d bytes): the batch's earlier elements used it up; not executed", limit)
 }
 
 // Sentinel errors of the transport.

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -72,6 +73,16 @@ var upgrader = websocket.Upgrader{
 	WriteBufferSize: 4096,
 	// tipnode serves public, read-only data: any origin may connect.
 	CheckOrigin: func(*http.Request) bool { return true },
+	Error:       refuseUpgrade,
+}
+
+// refuseUpgrade answers a websocket upgrade the server cannot take (not a
+// GET, a missing or bad key or version...) with the status gorilla chose
+// and a JSON-RPC error naming the reason, as every HTTP refusal.
+func refuseUpgrade(w http.ResponseWriter, _ *http.Request, status int, reason error) {
+	w.Header().Set("Sec-Websocket-Version", "13")
+	msg := strings.TrimPrefix(reason.Error(), "websocket: ")
+	writeHTTPError(w, status, ErrInvalidRequest("websocket upgrade refused: "+msg))
 }
 
 func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {

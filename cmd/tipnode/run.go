@@ -7,7 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -63,6 +65,12 @@ type NodeFlags struct {
 	EVMWait           time.Duration
 	TxSyncTimeout     time.Duration
 	TxSyncMaxTimeout  time.Duration
+
+	// MemoryLimitMiB is the Go soft memory limit (--memory.limit; 0 =
+	// automatic, negative = none); heapCaches (not a flag: set from the
+	// store flags) is what the store's caches hold on the Go heap.
+	MemoryLimitMiB int64
+	heapCaches     int64
 
 	preloadKZG bool // set by serveUntilDone, not a flag
 	// Follow mode (run only).
@@ -128,6 +136,7 @@ func (f *NodeFlags) register(fs *flag.FlagSet, dev bool) {
 	fs.IntVar(&f.ConnReservePerIP, "rpc.connreserve.perip", rpc.DefaultConnReservePerIP, "see --rpc.connreserve")
 	fs.IntVar(&f.MaxCallsPerIP, "rpc.maxcallsperip", rpc.DefaultMaxCallsPerIP, "calls (batch elements included) one client address runs at once; more wait their turn (EVM executions have their own limit)")
 	fs.IntVar(&f.EVMConcurrency, "rpc.evmconcurrency", 0, "eth_call / eth_estimateGas / eth_createAccessList / eth_simulateV1 executions running at once (0 = every CPU, half of them with --sequencer or on `tipnode dev`)")
+	fs.Int64Var(&f.MemoryLimitMiB, "memory.limit", 0, "Go soft memory limit in MiB: the garbage collector works harder near it and freed memory goes back to the system (0 = --cache.state + 1024, -1 = none)")
 	fs.IntVar(&f.EVMQueue, "rpc.evmqueue", api.ExecutionQueue, "executions waiting for a slot; more are refused with -32005")
 	fs.DurationVar(&f.EVMWait, "rpc.evmwait", api.ExecutionWait, "longest wait of an execution for a slot before -32005")
 	fs.DurationVar(&f.TxSyncTimeout, "rpc.txsync.defaulttimeout", api.TxSyncTimeout, "eth_sendRawTransactionSync: wait for the receipt when the call gives no (valid) timeout")
@@ -274,6 +283,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	log := lc.logger(stderr)
 	cfg := sf.config()
 	cfg.MustExist = true // an empty or missing directory is not initialised: create nothing
+	nf.heapCaches = cfg.StateCacheBytes
 	db, err := openStore(cfg, log)
 	if err != nil {
 		return err
@@ -293,6 +303,17 @@ func serveUntilDone(ctx context.Context, nf NodeFlags, keys []*ecdsa.PrivateKey,
 	// The CLI's node loads the KZG setup up front when blob transactions
 	// can come (in-process tests do not pay for it).
 	nf.preloadKZG = g.Config.CancunTime != nil
+	limit, err := memoryLimit(nf.MemoryLimitMiB, nf.heapCaches)
+	if err != nil {
+		return err
+	}
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(limit))
+	if limit != math.MaxInt64 {
+		log.Info().Int64("limitMiB", limit>>20).Msg("Go soft memory limit")
+	}
+	mr := newMemoryReturner(chain.SystemClock{}, log)
+	mr.Start()
+	defer mr.Stop()
 	n, err := startNode(nf, keys, db, g, pending.SystemClock{}, log)
 	if err != nil {
 		return err
@@ -341,6 +362,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		defer os.RemoveAll(dir)
 		sf.DataDir = dir
 	}
+	nf.heapCaches = sf.config().StateCacheBytes
 	db, err := openStore(sf.config(), log)
 	if err != nil {
 		return err

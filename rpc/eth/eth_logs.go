@@ -209,7 +209,7 @@ func (a *API) ethGetLogs(ctx context.Context, p rpc.Params) (any, error) {
 	if err := p.Decode(0, "filter", &f); err != nil {
 		return nil, err
 	}
-	logs, err := a.filterLogs(ctx, &f)
+	logs, err := a.filterLogs(ctx, &f, p.CheckResponse)
 	if err != nil {
 		return nil, err
 	}
@@ -219,8 +219,10 @@ func (a *API) ethGetLogs(ctx context.Context, p rpc.Params) (any, error) {
 	return logs, nil
 }
 
-// filterLogs runs a log query.
-func (a *API) filterLogs(ctx context.Context, f *LogFilter) ([]*types.Log, error) {
+// filterLogs runs a log query. fits (nil: none) checks the answer's
+// estimated size against the response budget as logs are collected.
+func (a *API) filterLogs(ctx context.Context, f *LogFilter, fits func(int) error) ([]*types.Log, error) {
+	lim := logsLimit{max: a.cfg.LogsResultLimit, fits: fits}
 	r, err := a.open(ctx)
 	if err != nil {
 		return nil, err
@@ -239,7 +241,7 @@ func (a *API) filterLogs(ctx context.Context, f *LogFilter) ([]*types.Log, error
 		if out, err = a.blockLogs(view, n, *f.BlockHash, f, out); err != nil {
 			return nil, err
 		}
-		return out, a.checkLogsLimit(out)
+		return out, lim.check(out)
 	}
 	head, err := view.Tag(store.TagLatest)
 	if err != nil {
@@ -281,7 +283,7 @@ func (a *API) filterLogs(ctx context.Context, f *LogFilter) ([]*types.Log, error
 			if out, err = a.blockLogs(view, n, hash, f, out); err != nil {
 				return nil, err
 			}
-			if err := a.checkLogsLimit(out); err != nil {
+			if err := lim.check(out); err != nil {
 				return nil, err
 			}
 		}
@@ -312,7 +314,7 @@ func (a *API) filterLogs(ctx context.Context, f *LogFilter) ([]*types.Log, error
 					out = append(out, l)
 				}
 			}
-			if err := a.checkLogsLimit(out); err != nil {
+			if err := lim.check(out); err != nil {
 				return nil, err
 			}
 		}
@@ -320,11 +322,31 @@ func (a *API) filterLogs(ctx context.Context, f *LogFilter) ([]*types.Log, error
 	return out, nil
 }
 
-func (a *API) checkLogsLimit(out []*types.Log) error {
-	if len(out) > a.cfg.LogsResultLimit {
-		return rpc.ErrLimit("query returned more than %d results", a.cfg.LogsResultLimit)
+// logsLimit checks a log query's results as they are collected: at most
+// max logs, and an estimated answer that fits the response budget.
+type logsLimit struct {
+	max     int
+	fits    func(int) error
+	counted int // logs whose size is in size
+	size    int
+}
+
+// logJSON is the encoded size of a log's fixed fields (without its data
+// and topics).
+const logJSON = 420
+
+func (l *logsLimit) check(out []*types.Log) error {
+	if len(out) > l.max {
+		return rpc.ErrLimit("query returned more than %d results", l.max)
 	}
-	return nil
+	if l.fits == nil {
+		return nil
+	}
+	for _, lg := range out[l.counted:] {
+		l.size += logJSON + 2*len(lg.Data) + 70*len(lg.Topics)
+	}
+	l.counted = len(out)
+	return l.fits(l.size)
 }
 
 // filterBound resolves fromBlock/toBlock (absent = latest). pending reports

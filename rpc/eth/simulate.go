@@ -118,6 +118,7 @@ func (a *API) simulate(ctx context.Context, p rpc.Params) (simResult, error) {
 		validate: in.Validation,
 		trace:    in.TraceTransfers,
 		hasher:   trie.NewStackTrie(nil),
+		fits:     p.CheckResponse,
 	}
 	blocks, err := sim.plan(in.BlockStateCalls)
 	if err != nil {
@@ -125,6 +126,9 @@ func (a *API) simulate(ctx context.Context, p rpc.Params) (simResult, error) {
 	}
 	out := make(simResult, 0, len(blocks))
 	for _, pb := range blocks {
+		if err := sim.produce(simBlockJSON); err != nil {
+			return nil, err
+		}
 		res, err := sim.processBlock(ctx, pb)
 		if err != nil {
 			return nil, sim.abort(ctx, err)
@@ -167,6 +171,29 @@ type simulator struct {
 	validate bool
 	trace    bool
 	hasher   *trie.StackTrie // derives every block's tx and receipt roots (DeriveSha resets it)
+	// fits checks the answer's estimated size so far (produced) against
+	// the response budget (rpc.Params.CheckResponse): a simulation whose
+	// results cannot be sent stops as soon as that is known.
+	fits     func(n int) error
+	produced int
+}
+
+// Estimated encoded sizes of a simulated call, log and block (the fixed
+// fields, without variable data): the answer's size is checked as the
+// results are produced.
+const (
+	simCallJSON  = 160
+	simLogJSON   = 520
+	simBlockJSON = 1400
+)
+
+// produce counts n more bytes of answer.
+func (sim *simulator) produce(n int) error {
+	sim.produced += n
+	if sim.fits == nil {
+		return nil
+	}
+	return sim.fits(sim.produced)
 }
 
 // plannedBlock is one block to simulate: its preliminary header (number,
@@ -398,6 +425,13 @@ func (sim *simulator) processBlock(ctx context.Context, pb plannedBlock) (*simBl
 		}
 		if res.Logs == nil {
 			res.Logs = []*types.Log{}
+		}
+		size := simCallJSON + 2*len(res.ReturnData) + 2*len(result.Revert())
+		for _, l := range res.Logs {
+			size += simLogJSON + 2*len(l.Data) + 70*len(l.Topics)
+		}
+		if err := sim.produce(size); err != nil {
+			return nil, err
 		}
 		if result.Failed() {
 			if errors.Is(result.Err, vm.ErrExecutionReverted) {

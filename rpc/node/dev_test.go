@@ -214,6 +214,27 @@ func TestDevSnapshotRevert(t *testing.T) {
 	}
 }
 
+// evm_revert across more blocks than the in-memory header window (the
+// issue's reproduction: snapshot, mine 300, revert) keeps the node serving:
+// it used to panic in chain.(*Head).Recent.
+func TestDevRevertDeeperThanHeadWindow(t *testing.T) {
+	e := newEnvWith(t, envOptions{dev: true})
+	n := e.str("eth_blockNumber")
+	hash := e.blockField("latest", "hash")
+	id := e.str("evm_snapshot")
+	e.call("anvil_mine", "0x12c")
+	if string(e.call("evm_revert", id)) != "true" {
+		t.Fatal("evm_revert of a live snapshot is not true")
+	}
+	if got := e.str("eth_blockNumber"); got != n || e.blockField("latest", "hash") != hash {
+		t.Fatalf("block number after revert %s, want %s (hash %s)", got, n, hash)
+	}
+	e.call("anvil_mine", "0x1")
+	if got := e.blockField(n, "hash"); got != hash {
+		t.Fatalf("block %s after revert and mine: %s, want %s", n, got, hash)
+	}
+}
+
 // Bad arguments: -32602 with a message naming what is wrong.
 func TestDevMethodErrors(t *testing.T) {
 	e := newEnvWith(t, envOptions{dev: true})
