@@ -400,7 +400,7 @@ func (a *API) ethGetFilterLogs(ctx context.Context, p rpc.Params) (any, error) {
 	f.mu.Lock()
 	f.lastPoll = a.clock()
 	f.mu.Unlock()
-	logs, err := a.filterLogs(ctx, &f.crit)
+	logs, err := a.filterLogs(ctx, &f.crit, p.CheckResponse)
 	if err != nil {
 		return nil, err
 	}
