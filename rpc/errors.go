@@ -56,6 +56,10 @@ const (
 	// results of eth_simulateV1, with the revert bytes as data; eth_call and
 	// eth_estimateGas report a revert as CodeCallReverted (-32000).
 	CodeExecutionReverted = 3
+	// CodePrunedHistory: the block, receipts or logs asked for are below
+	// the history this node holds (a store initialised from a state dump
+	// at a later block): go-ethereum's "pruned history unavailable".
+	CodePrunedHistory = 4444
 
 	// eth_simulateV1 codes (execution-apis specification).
 
