@@ -17,6 +17,10 @@ type Headers struct {
 	Block   *types.Block    // block N, when the file holds blocks (not bare headers)
 }
 
+// maxHeadersItem bounds one block of a headers file (a size field can
+// claim anything).
+const maxHeadersItem = 64 << 20
+
 // ReadHeaders reads RLP blocks or headers (as `geth export` writes blocks:
 // concatenated, ascending) up to block n, keeping block 0's header, the
 // last keep+1 headers ending at n and block n. Items above n are not read.
@@ -27,9 +31,16 @@ func ReadHeaders(r io.Reader, n uint64, keep int) (*Headers, error) {
 	out := new(Headers)
 	var last *types.Header
 	for item := 1; ; item++ {
-		raw, err := s.Raw()
+		_, size, err := s.Kind()
 		if errors.Is(err, io.EOF) {
 			break
+		}
+		if err == nil && size > maxHeadersItem {
+			err = fmt.Errorf("item of %d bytes (at most %d)", size, maxHeadersItem)
+		}
+		var raw []byte
+		if err == nil {
+			raw, err = s.Raw()
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: headers file, item %d: %v", ErrMalformed, item, err)
