@@ -12,6 +12,7 @@ package extsort
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"container/heap"
 	"encoding/binary"
 	"errors"
@@ -31,15 +32,23 @@ type record struct {
 	klen, vlen uint32
 }
 
-// Sorter buffers records and spills sorted runs to files in Dir.
+// Sorter buffers records and spills sorted runs to files in Dir. A full
+// buffer is sorted and written by a background goroutine while Add fills
+// the other one (two buffers of half the budget each).
 type Sorter struct {
 	dir    string
-	budget int
+	budget int // bytes of one buffer: half the memory budget
 	arena  []byte
 	recs   []record
 	runs   []string
 	count  int64
 	closed bool
+
+	// inflight is the result of the background spill (nil: none), spare
+	// its buffer once done.
+	inflight   chan error
+	spareArena []byte
+	spareRecs  []record
 }
 
 // New returns a sorter that spills to files in dir (created if needed)
@@ -49,7 +58,7 @@ func New(dir string, memBytes int) (*Sorter, error) {
 		return nil, fmt.Errorf("extsort: %w", err)
 	}
 	memBytes = max(memBytes, 1<<20)
-	return &Sorter{dir: dir, budget: memBytes}, nil
+	return &Sorter{dir: dir, budget: memBytes / 2}, nil
 }
 
 // Count is the number of records added.
@@ -61,15 +70,15 @@ func (s *Sorter) Add(key, value []byte) error {
 		return ErrClosed
 	}
 	if len(key)+len(value) > s.budget/2 {
-		return fmt.Errorf("extsort: record of %d bytes exceeds half the memory budget", len(key)+len(value))
+		return fmt.Errorf("extsort: record of %d bytes exceeds a quarter of the memory budget", len(key)+len(value))
 	}
-	if len(s.arena)+len(key)+len(value) > s.budget/2 || len(s.recs)*16 > s.budget/2 {
-		if err := s.spill(); err != nil {
+	if len(s.arena)+len(key)+len(value) > s.budget*3/4 || len(s.recs)*12 > s.budget/4 {
+		if err := s.spillAsync(); err != nil {
 			return err
 		}
 	}
 	if s.arena == nil {
-		s.arena = make([]byte, 0, s.budget/2)
+		s.arena = make([]byte, 0, s.budget*3/4)
 	}
 	s.recs = append(s.recs, record{off: uint32(len(s.arena)), klen: uint32(len(key)), vlen: uint32(len(value))})
 	s.arena = append(s.arena, key...)
@@ -83,39 +92,94 @@ func (s *Sorter) value(r record) []byte {
 	return s.arena[r.off+r.klen : r.off+r.klen+r.vlen]
 }
 
-func (s *Sorter) sortBuffer() {
-	slices.SortStableFunc(s.recs, func(a, b record) int { return bytes.Compare(s.key(a), s.key(b)) })
+func (s *Sorter) sortBuffer() { sortRecords(s.arena, s.recs) }
+
+// sortRecords sorts records by key; equal keys keep the order they were
+// added in (arena offsets grow with every Add), without the cost of a
+// stable sort.
+func sortRecords(arena []byte, recs []record) {
+	slices.SortFunc(recs, func(a, b record) int {
+		if c := bytes.Compare(arena[a.off:a.off+a.klen], arena[b.off:b.off+b.klen]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.off, b.off)
+	})
 }
 
-// spill writes the buffered records as one sorted run file.
-func (s *Sorter) spill() error {
+// wait waits for the background spill, if any.
+func (s *Sorter) wait() error {
+	if s.inflight == nil {
+		return nil
+	}
+	err := <-s.inflight
+	s.inflight = nil
+	return err
+}
+
+// spillAsync hands the buffer to a background goroutine that sorts it and
+// writes it as the next run, after the previous one finished, and goes on
+// with the other buffer.
+func (s *Sorter) spillAsync() error {
+	if err := s.wait(); err != nil {
+		return err
+	}
 	if len(s.recs) == 0 {
 		return nil
 	}
-	s.sortBuffer()
 	name := filepath.Join(s.dir, fmt.Sprintf("run-%06d", len(s.runs)))
+	s.runs = append(s.runs, name)
+	arena, recs := s.arena, s.recs
+	s.arena, s.recs = s.spareArena[:0], s.spareRecs[:0]
+	done := make(chan error, 1)
+	s.inflight = done
+	go func() {
+		err := writeRun(name, arena, recs)
+		s.spareArena, s.spareRecs = arena, recs // read by the Add after wait
+		done <- err
+	}()
+	return nil
+}
+
+// spill writes the buffered records as one sorted run file (in the
+// caller's goroutine).
+func (s *Sorter) spill() error {
+	if err := s.wait(); err != nil {
+		return err
+	}
+	if len(s.recs) == 0 {
+		return nil
+	}
+	name := filepath.Join(s.dir, fmt.Sprintf("run-%06d", len(s.runs)))
+	s.runs = append(s.runs, name)
+	if err := writeRun(name, s.arena, s.recs); err != nil {
+		return err
+	}
+	s.recs, s.arena = s.recs[:0], s.arena[:0]
+	return nil
+}
+
+// writeRun sorts recs and writes them to the file name.
+func writeRun(name string, arena []byte, recs []record) error {
+	sortRecords(arena, recs)
 	f, err := os.Create(name)
 	if err != nil {
 		return fmt.Errorf("extsort: %w", err)
 	}
-	s.runs = append(s.runs, name)
 	w := bufio.NewWriterSize(f, 1<<20)
 	var hdr [2 * binary.MaxVarintLen32]byte
-	for _, r := range s.recs {
+	for _, r := range recs {
 		n := binary.PutUvarint(hdr[:], uint64(r.klen))
 		n += binary.PutUvarint(hdr[n:], uint64(r.vlen))
 		if _, err := w.Write(hdr[:n]); err != nil {
 			break
 		}
-		if _, err := w.Write(s.arena[r.off : r.off+r.klen+r.vlen]); err != nil {
+		if _, err := w.Write(arena[r.off : r.off+r.klen+r.vlen]); err != nil {
 			break
 		}
 	}
-	err = errors.Join(w.Flush(), f.Close())
-	if err != nil {
+	if err := errors.Join(w.Flush(), f.Close()); err != nil {
 		return fmt.Errorf("extsort: write run: %w", err)
 	}
-	s.recs, s.arena = s.recs[:0], s.arena[:0]
 	return nil
 }
 
@@ -171,6 +235,9 @@ func (s *Sorter) Merge(fn func(key, value []byte) error) error {
 	if s.closed {
 		return ErrClosed
 	}
+	if err := s.wait(); err != nil {
+		return err
+	}
 	if len(s.runs) == 0 {
 		// Everything fits in memory: no file at all.
 		s.sortBuffer()
@@ -185,14 +252,14 @@ func (s *Sorter) Merge(fn func(key, value []byte) error) error {
 	if err := s.spill(); err != nil {
 		return err
 	}
-	s.arena, s.recs = nil, nil
+	s.arena, s.recs, s.spareArena, s.spareRecs = nil, nil, nil, nil
 	h := make(runHeap, 0, len(s.runs))
 	defer func() {
 		for _, rr := range h {
 			rr.f.Close()
 		}
 	}()
-	bufSize := max(64<<10, min(1<<20, s.budget/2/len(s.runs)))
+	bufSize := max(64<<10, min(1<<20, s.budget/len(s.runs)))
 	for i, name := range s.runs {
 		f, err := os.Open(name)
 		if err != nil {
@@ -234,7 +301,8 @@ func (s *Sorter) Merge(fn func(key, value []byte) error) error {
 // Close drops the buffer and removes the run files.
 func (s *Sorter) Close() error {
 	s.closed = true
-	s.arena, s.recs = nil, nil
+	werr := s.wait()
+	s.arena, s.recs, s.spareArena, s.spareRecs = nil, nil, nil, nil
 	var errs []error
 	for _, name := range s.runs {
 		if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -242,5 +310,5 @@ func (s *Sorter) Close() error {
 		}
 	}
 	s.runs = nil
-	return errors.Join(errs...)
+	return errors.Join(append(errs, werr)...)
 }
