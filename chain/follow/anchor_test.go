@@ -251,5 +251,3 @@ func TestFollowRefusesOtherAnchor(t *testing.T) {
 		t.Fatalf("start on another branch: %v", err)
 	}
 }
-
-
