@@ -2,7 +2,6 @@ package statedump
 
 import (
 	"bufio"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -473,31 +472,13 @@ func (p *parser) finishAccount(a *dumpAccount, hexBalance bool) error {
 			return fmt.Errorf("%w: code %s: %w", ErrSink, codeHash.Hex(), err)
 		}
 	}
-	// Account record: hashed address + 0, then its slots: + 1 + hashed slot.
-	p.key = append(append(p.key[:0], hashed[:]...), kindAccount)
-	p.val = binary.BigEndian.AppendUint64(p.val[:0], uint64(a.line))
-	p.val = append(p.val, a.addr[:]...)
-	p.val = binary.BigEndian.AppendUint64(p.val, a.nonce)
-	bal := a.balance.Bytes32()
-	p.val = append(p.val, bal[:]...)
-	p.val = append(p.val, codeHash[:]...)
-	if a.root != nil {
-		p.val = append(p.val, 1)
-		p.val = append(p.val, a.root[:]...)
-	} else {
-		p.val = append(p.val, 0)
-	}
-	if err := p.sorter.Add(p.key, p.val); err != nil {
+	// Account record, then its slots (builder.go).
+	if err := addAccountRecord(p.sorter, &p.key, &p.val, hashed, a.line, *a.addr, a.nonce, a.balance.Bytes32(), codeHash, a.root); err != nil {
 		return err
 	}
 	p.res.Slots += int64(p.slots.n)
 	return p.slots.drain(func(slot, value []byte) error {
-		p.key = append(append(p.key[:0], hashed[:]...), kindSlot)
-		p.key = append(p.key, crypto.Keccak256(slot)...)
-		p.val = binary.BigEndian.AppendUint64(p.val[:0], uint64(a.line))
-		p.val = append(p.val, slot...)
-		p.val = append(p.val, value...)
-		return p.sorter.Add(p.key, p.val)
+		return addSlotRecord(p.sorter, &p.key, &p.val, hashed, a.line, slot, value)
 	})
 }
 
