@@ -106,6 +106,7 @@ func runInit(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		genesis     string
 		genesisFrom string
 		st          StateInitFlags
+		snapFrom    string
 	)
 	sf.register(fs, datadirRequired)
 	lc.register(fs)
@@ -116,6 +117,7 @@ func runInit(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	})
 	fs.StringVar(&st.From, "state.from", "", "upstream JSON-RPC URL giving header N, the 256 headers before it, block N and its receipts (for --state)")
+	fs.StringVar(&snapFrom, "snapshot-from", "", "join a tipnode network: initialise from the snapshot stream of a node running with --snapshot.serve at this JSON-RPC URL (instead of --genesis)")
 	fs.StringVar(&st.Headers, "state.headers", "", "RLP file of blocks or headers ending at N (as geth export writes), instead of --state.from")
 	fs.StringVar(&genesis, "genesis", "", "genesis JSON file in go-ethereum's format")
 	fs.StringVar(&genesisFrom, "genesis-from", "", "fetch the genesis from a tipnode upstream at this JSON-RPC URL (tipnode_genesis)")
@@ -124,6 +126,12 @@ func runInit(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if err := lc.Validate(); err != nil {
 		return err
+	}
+	if snapFrom != "" {
+		if genesis != "" || genesisFrom != "" || st.Dump != "" || sf.DataDir == "" {
+			return errors.New("--snapshot-from needs --datadir and excludes --genesis, --genesis-from and --state")
+		}
+		return initFromSnapshot(ctx, sf, snapFrom, lc.logger(stderr))
 	}
 	if (genesis == "") == (genesisFrom == "") || sf.DataDir == "" {
 		return errors.New("--datadir and one of --genesis or --genesis-from are required")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/follow"
+	"github.com/tipnode/tipnode/chain/snapshot"
 	"github.com/tipnode/tipnode/chain/statedump"
 	"github.com/tipnode/tipnode/store"
 )
@@ -180,5 +181,43 @@ func initFromState(ctx context.Context, sf StoreFlags, f StateInitFlags, g *chai
 		Float64("entries/s", float64(entries)/secs).
 		Bool("anchorHistory", anchor.Body != nil).
 		Msg("initialised from a state dump")
+	return nil
+}
+
+// initFromSnapshot initialises the store of sf from the snapshot stream of
+// the tipnode at url (chain/snapshot): all or nothing, as init --state.
+func initFromSnapshot(ctx context.Context, sf StoreFlags, url string, log zerolog.Logger) error {
+	if err := checkNotHalfInitialised(sf.DataDir); err != nil {
+		return err
+	}
+	start := time.Now()
+	cfg := sf.config()
+	cfg.SyncWrites = false
+	db, err := openStore(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := db.Latest(); err == nil {
+		return fmt.Errorf("the data directory %s is already initialised: --snapshot-from needs a new one", sf.DataDir)
+	}
+	tmp := filepath.Join(sf.DataDir, initMarker)
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return err
+	}
+	stats, err := snapshot.JoinURL(ctx, url, db, tmp)
+	if rerr := os.RemoveAll(tmp); rerr != nil && err == nil {
+		log.Warn().Err(rerr).Msg("remove the join's temporary files")
+	}
+	if err != nil {
+		return fmt.Errorf("--snapshot-from %s: %w", url, err)
+	}
+	secs := time.Since(start).Seconds()
+	log.Info().Str("datadir", sf.DataDir).Uint64("anchor", stats.Anchor).Str("hash", stats.Hash.Hex()).
+		Bool("stateRootChecked", stats.RootChecked).
+		Int64("accounts", stats.Accounts).Int64("slots", stats.Slots).Int64("codes", stats.Codes).
+		Str("elapsed", time.Since(start).Round(time.Millisecond).String()).
+		Float64("entries/s", float64(stats.Accounts+stats.Slots+stats.Codes)/secs).
+		Msg("initialised from a snapshot")
 	return nil
 }
