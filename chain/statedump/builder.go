@@ -83,7 +83,7 @@ func (b *Builder) Code(item int64, hash common.Hash, code []byte) error {
 // state root (a duplicate account or slot, or slots of an account not
 // given, are refused).
 func (b *Builder) Finish(ctx context.Context) (common.Hash, error) {
-	return emit(ctx, b.sorter, b.sink)
+	return emit(ctx, b.sorter, b.sink, nil)
 }
 
 // Close removes the builder's files.

@@ -38,7 +38,13 @@ type Config struct {
 	// Expected is the state root the dump must produce (the anchor
 	// header's); zero checks nothing (the result's Root says what it is).
 	Expected common.Hash
+	// Progress, when set, is called about every ProgressEvery entries
+	// read ("parse") and verified ("verify"), with the count so far.
+	Progress func(phase string, entries int64)
 }
+
+// ProgressEvery is how many entries pass between Config.Progress calls.
+const ProgressEvery = 1 << 20
 
 // DefaultMemBytes is Config.MemBytes's default.
 const DefaultMemBytes = 128 << 20
@@ -75,7 +81,7 @@ func Load(ctx context.Context, r io.Reader, sink Sink, cfg Config) (Result, erro
 	lines := &lineReader{r: ctxReader{ctx, r}}
 	dec := json.NewDecoder(lines)
 	dec.UseNumber()
-	p := &parser{dec: dec, lines: lines, sorter: sorter, sink: sink, slots: slotBuffer{dir: dir}, res: &res}
+	p := &parser{dec: dec, lines: lines, sorter: sorter, sink: sink, slots: slotBuffer{dir: dir}, res: &res, progress: cfg.Progress}
 	defer p.slots.reset()
 	if err := p.run(cfg.Expected); err != nil {
 		if cerr := ctx.Err(); cerr != nil {
@@ -86,7 +92,7 @@ func Load(ctx context.Context, r io.Reader, sink Sink, cfg Config) (Result, erro
 	if res.Format == "" {
 		res.Format = FormatGethIterative
 	}
-	root, err := emit(ctx, sorter, sink)
+	root, err := emit(ctx, sorter, sink, cfg.Progress)
 	if err != nil {
 		return res, err
 	}
@@ -127,7 +133,7 @@ type pendingAccount struct {
 // emit walks the sorted records: per account its record, then its slots,
 // building the storage and account tries and feeding sink. It returns the
 // state root.
-func emit(ctx context.Context, sorter *extsort.Sorter, sink Sink) (common.Hash, error) {
+func emit(ctx context.Context, sorter *extsort.Sorter, sink Sink, progress func(string, int64)) (common.Hash, error) {
 	accounts := trie.NewStackTrie(nil)
 	var (
 		cur      *pendingAccount
@@ -159,6 +165,9 @@ func emit(ctx context.Context, sorter *extsort.Sorter, sink Sink) (common.Hash, 
 		if count++; count%4096 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
+			}
+			if progress != nil && count%ProgressEvery == 0 {
+				progress("verify", int64(count))
 			}
 		}
 		line := int64(binary.BigEndian.Uint64(val))

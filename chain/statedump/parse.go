@@ -160,6 +160,9 @@ type parser struct {
 	sink   Sink
 	slots  slotBuffer
 	res    *Result
+	// progress is Config.Progress; next the count that calls it.
+	progress func(string, int64)
+	next     int64
 	// scratch
 	key, val []byte
 }
@@ -477,6 +480,10 @@ func (p *parser) finishAccount(a *dumpAccount, hexBalance bool) error {
 		return err
 	}
 	p.res.Slots += int64(p.slots.n)
+	if n := p.res.Accounts + p.res.Slots; p.progress != nil && n >= p.next {
+		p.progress("parse", n)
+		p.next = n + ProgressEvery
+	}
 	return p.slots.drain(func(slot, value []byte) error {
 		return addSlotRecord(p.sorter, &p.key, &p.val, hashed, a.line, slot, value)
 	})

@@ -156,12 +156,17 @@ func initFromState(ctx context.Context, sf StoreFlags, f StateInitFlags, g *chai
 	// From here a failure removes the marker (nothing was ingested: the
 	// store is as empty as before); a crash leaves it.
 	cleanup := func() error { return errors.Join(si.Close(), os.RemoveAll(tmp)) }
-	res, err := statedump.Load(ctx, dump, si, statedump.Config{TempDir: tmp, Expected: top.Root})
+	progress := func(phase string, n int64) {
+		log.Info().Str("phase", phase).Int64("entries", n).Str("elapsed", time.Since(start).Round(time.Second).String()).Msg("state dump")
+	}
+	res, err := statedump.Load(ctx, dump, si, statedump.Config{TempDir: tmp, Expected: top.Root, Progress: progress})
 	if err != nil {
 		cleanup()
 		return fmt.Errorf("--state %s: %w", f.Dump, err)
 	}
 	parsed := time.Since(start)
+	log.Info().Str("stateRoot", res.Root.Hex()).Int64("accounts", res.Accounts).Int64("slots", res.Slots).
+		Msg("state root verified; writing the store")
 	stats, err := si.Commit(ctx, anchor)
 	if err != nil {
 		cleanup()
