@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -63,11 +64,26 @@ func (f StateInitFlags) Validate() error {
 	return nil
 }
 
+// importMemoryLimit is the Go runtime's soft memory limit during an
+// import (init --state, --snapshot-from): the sorts hold about 256 MiB,
+// and without a limit the heap's GC slack grows with the dump (peak RSS
+// 403 MB for 3M slots, 313 MB with the limit, and less CPU).
+const importMemoryLimit = 320 << 20
+
+// limitImportMemory lowers the runtime's memory limit to importMemoryLimit
+// (a lower one set by GOMEMLIMIT stays).
+func limitImportMemory() {
+	if debug.SetMemoryLimit(-1) > importMemoryLimit {
+		debug.SetMemoryLimit(importMemoryLimit)
+	}
+}
+
 // initFromState initialises the store of sf at block f.Block from the
 // state dump f.Dump (see README "Starting from a recent block"): all or
 // nothing, the dump verified against the anchor header's state root.
 func initFromState(ctx context.Context, sf StoreFlags, f StateInitFlags, g *chain.Genesis, log zerolog.Logger) error {
 	start := time.Now()
+	limitImportMemory()
 	n := f.Block
 	anchor := &store.AnchorWrite{Spec: g.Spec}
 	config, err := json.Marshal(g.Config)
@@ -196,6 +212,7 @@ func initFromSnapshot(ctx context.Context, sf StoreFlags, url string, log zerolo
 		return err
 	}
 	start := time.Now()
+	limitImportMemory()
 	cfg := sf.config()
 	cfg.SyncWrites = false
 	db, err := openStore(cfg, log)
