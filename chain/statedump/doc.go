@@ -27,6 +27,12 @@
 // entries before a refusal: it must be all or nothing itself (the
 // store's StateImport is: nothing reaches the store before Commit).
 //
+// Builder does the second pass for entries that do not come from a JSON
+// dump (a peer's snapshot stream, chain/snapshot): Account, Storage and
+// Code in any order, then Finish.
+//
+// ReadHeaders reads the anchor's headers from an RLP file (`geth export`).
+//
 // # Formats
 //
 // An account object has "balance" (decimal, or hex with 0x), "nonce"

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"os"
 	"path/filepath"
 	"sort"
@@ -103,6 +104,7 @@ func TestLoadConformanceDump(t *testing.T) {
 	}{
 		{"object", raw, FormatGethObject},
 		{"iterative", iterative(t, raw, nil), FormatGethIterative},
+		{"reth", iterative(t, raw, rethAccount), FormatReth},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, sink, err := load(t, tc.dump, root)
@@ -117,6 +119,28 @@ func TestLoadConformanceDump(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rethAccount rewrites an account as reth's init-state JSONL has it: hex
+// balance, nonce as a hex string, 32-byte 0x storage values, no hashed
+// key, code hash or storage root.
+func rethAccount(_ int, acc map[string]any) map[string]any {
+	bal, ok := new(big.Int).SetString(acc["balance"].(string), 10)
+	if !ok {
+		panic("balance")
+	}
+	out := map[string]any{"balance": fmt.Sprintf("0x%064x", bal), "nonce": fmt.Sprintf("0x%x", uint64(acc["nonce"].(float64))), "address": acc["address"]}
+	if c, ok := acc["code"]; ok {
+		out["code"] = c
+	}
+	if st, ok := acc["storage"].(map[string]any); ok {
+		m := make(map[string]string, len(st))
+		for k, v := range st {
+			m[k] = fmt.Sprintf("0x%064s", v.(string))
+		}
+		out["storage"] = m
+	}
+	return out
 }
 
 // TestLoadRefusals: every broken dump is refused with what is wrong and
