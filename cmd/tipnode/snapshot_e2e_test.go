@@ -94,7 +94,9 @@ func TestSnapshotJoinE2E(t *testing.T) {
 	rep := startProcess(t, bin, "run", "--datadir", repDir, "--http.addr", repAddr,
 		"--follow.rpc", "ws://"+seqAddr, "--follow.preconf", "ws://"+seqAddr+"/preconfirmations", "--log.level", "warn", "--log.format", "json")
 	waitRPC(t, repURL, rep)
-	logs := func() string { return "sequencer:\n" + seq.out.String() + "\nreplica:\n" + rep.out.String() + "\ninit:\n" + string(out) }
+	logs := func() string {
+		return "sequencer:\n" + seq.out.String() + "\nreplica:\n" + rep.out.String() + "\ninit:\n" + string(out)
+	}
 
 	// The replica holds the sequencer's chain: same block hashes and
 	// balances at its head once caught up.
