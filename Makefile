@@ -46,11 +46,18 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDevNum -fuzztime 20s ./rpc/eth/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeHeader -fuzztime 20s ./chain/follow/
 	$(GO) test -run '^$$' -fuzz FuzzLoad -fuzztime 20s ./chain/statedump/
+	$(GO) test -run '^$$' -fuzz FuzzPreimages -fuzztime 20s ./chain/op/optest/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeBlock -fuzztime 20s ./chain/follow/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeRawBlock -fuzztime 20s ./chain/follow/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeGenesis -fuzztime 20s ./chain/follow/
-	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 20s ./pending/stream/
+	$(GO) test -run '^$$' -fuzz 'FuzzDecode$$' -fuzztime 20s ./pending/stream/
+	$(GO) test -run '^$$' -fuzz FuzzMetadata -fuzztime 20s ./pending/stream/
 	$(GO) test -run '^$$' -fuzz FuzzReplicaSequence -fuzztime 20s ./pending/replica/
+	$(GO) test -run '^$$' -fuzz FuzzDecodeTx -fuzztime 20s ./store/xtypes/
+	$(GO) test -run '^$$' -fuzz FuzzParseConfig -fuzztime 20s ./chain/op/
+	$(GO) test -run '^$$' -fuzz FuzzParseL1Info -fuzztime 20s ./chain/op/
+	$(GO) test -run '^$$' -fuzz FuzzDecodeExtraData -fuzztime 20s ./chain/op/
+	$(GO) test -run '^$$' -fuzz FuzzFastLZSize -fuzztime 20s ./chain/op/
 
 # Run the embedded dev chain (fresh temporary data directory unless DATADIR
 # is set; more flags in ARGS).

@@ -6,12 +6,12 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
-	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/store"
+	"github.com/tipnode/tipnode/store/xtypes"
 )
 
 // TestCrashLeavesBlockBoundary imports the conformance chain on an
@@ -66,7 +66,7 @@ func TestCrashLeavesBlockBoundary(t *testing.T) {
 }
 
 // checkBoundary verifies a reopened store and returns its latest block.
-func checkBoundary(t *testing.T, db *store.DB, blocks []*types.Block) uint64 {
+func checkBoundary(t *testing.T, db *store.DB, blocks []*xtypes.Block) uint64 {
 	t.Helper()
 	defer db.Close()
 	view, err := db.View()

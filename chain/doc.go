@@ -30,8 +30,13 @@
 // core.NewEVMBlockContext, core.PreExecution, core.PostExecution,
 // core.Genesis (genesis JSON and block 0), consensus/beacon + ethash.NewFaker
 // (rewards and header rules; the proof-of-work seal is not verified),
-// misc.ApplyDAOHardFork, types.* (blocks, receipts, DeriveSha, blooms,
-// requests hash), trie.NewStackTrie, params.ChainConfig.
+// misc.ApplyDAOHardFork, types.* (headers, signed transactions, receipts,
+// DeriveSha, blooms, requests hash), trie.NewStackTrie, params.ChainConfig.
+//
+// Blocks, their transactions and receipts are store/xtypes values: a
+// block's transaction is a *types.Transaction or an OP Stack deposit
+// (*xtypes.Deposit). BlockProcessor.ApplyTx dispatches on the kind; a chain
+// whose rules have no deposits refuses one as an invalid transaction.
 //
 // # Import
 //

@@ -1,6 +1,9 @@
 package chain
 
 import (
+	"github.com/tipnode/tipnode/chain/op"
+	"github.com/tipnode/tipnode/store/xtypes"
+
 	"context"
 	"fmt"
 	"math/big"
@@ -24,6 +27,7 @@ import (
 type Executor struct {
 	config *params.ChainConfig
 	engine consensus.Engine
+	op     *opRules // the OP Stack seam (opstack.go); nil on an L1 chain
 }
 
 // NewExecutor returns an executor for config. Pre-merge blocks get ethash
@@ -31,6 +35,35 @@ type Executor struct {
 // verified), post-merge blocks the beacon rules.
 func NewExecutor(config *params.ChainConfig) *Executor {
 	return &Executor{config: config, engine: beacon.New(ethash.NewFaker())}
+}
+
+// Precompiles returns the precompiled contracts a block at rules and time
+// t runs with, as a fresh map the caller may edit (state overrides move
+// precompiles): go-ethereum's fork set, or the OP set on an OP chain.
+func (e *Executor) Precompiles(rules params.Rules, t uint64) vm.PrecompiledContracts {
+	if e.op != nil {
+		return op.Precompiles(e.op.cfg, rules, t)
+	}
+	return vm.ActivePrecompiledContracts(rules)
+}
+
+// ChainPrecompiles is Precompiles where the chain's set differs from
+// go-ethereum's fork set (an OP chain), nil where it does not: the EVM then
+// uses go-ethereum's shared set.
+func (e *Executor) ChainPrecompiles(rules params.Rules, t uint64) vm.PrecompiledContracts {
+	if e.op == nil {
+		return nil
+	}
+	return op.Precompiles(e.op.cfg, rules, t)
+}
+
+// PrepareState sets what the chain's rules add to every transaction's
+// access list at time t on state (the OP precompiles go-ethereum's list
+// lacks; nothing on L1).
+func (e *Executor) PrepareState(state *StateDB, t uint64) {
+	if e.op != nil {
+		state.extraWarm = op.ExtraWarmAddresses(e.op.cfg, t)
+	}
 }
 
 // Config returns the chain configuration.
@@ -60,7 +93,8 @@ type BlockProcessor struct {
 	gp       *core.GasPool
 	signer   types.Signer
 	rules    params.Rules
-	receipts types.Receipts
+	receipts xtypes.Receipts
+	opb      opBlock // OP Stack per-block state (opstack.go)
 	logs     []*types.Log
 	blobGas  uint64
 	headers  HeaderSource
@@ -141,7 +175,10 @@ func (e *Executor) NewBlockProcessorWith(header, parent *types.Header, blockHash
 	p.evm = vm.NewEVM(blockCtx, evmState, e.config, cfg)
 	if opts.Precompiles != nil {
 		p.evm.SetPrecompiles(opts.Precompiles)
+	} else if pc := e.ChainPrecompiles(p.rules, header.Time); pc != nil {
+		p.evm.SetPrecompiles(pc)
 	}
+	e.PrepareState(state, header.Time)
 	core.PreExecution(context.Background(), header.ParentBeaconRoot, parent, e.config, p.evm, header.Number, header.Time)
 	state.Finalise(p.rules)
 	return p
@@ -166,7 +203,7 @@ func (p *BlockProcessor) EVM() *vm.EVM { return p.evm }
 func (p *BlockProcessor) State() *StateDB { return p.state }
 
 // Receipts returns the receipts so far.
-func (p *BlockProcessor) Receipts() types.Receipts { return p.receipts }
+func (p *BlockProcessor) Receipts() xtypes.Receipts { return p.receipts }
 
 // GasUsed is the cumulative gas used so far.
 func (p *BlockProcessor) GasUsed() uint64 { return p.gp.CumulativeUsed() }
@@ -197,11 +234,28 @@ func (p *BlockProcessor) BlobGasLeft() uint64 {
 	return max - p.blobGas
 }
 
+// ApplyTx executes a block's transaction as the next one of the block:
+// ApplyTransaction for a signed transaction. A deposit is refused
+// (ErrTxInvalid) on a chain whose rules have no deposits.
+func (p *BlockProcessor) ApplyTx(tx xtypes.Tx) (*xtypes.Receipt, error) {
+	switch t := tx.(type) {
+	case *types.Transaction:
+		return p.ApplyTransaction(t)
+	case *xtypes.Deposit:
+		if p.exec.op != nil {
+			return p.applyDeposit(t)
+		}
+		return nil, fmt.Errorf("%w: tx %s: deposit transactions (type 0x7e) exist only on OP Stack chains", ErrTxInvalid, tx.Hash())
+	default:
+		return nil, fmt.Errorf("%w: tx %s: transaction type 0x%x is not valid on this chain", ErrTxInvalid, tx.Hash(), tx.Type())
+	}
+}
+
 // ApplyTransaction executes tx as the next transaction of the block. A
 // transaction that cannot be included (bad nonce, funds, gas above the
 // block's remaining gas...) returns an error wrapping ErrTxInvalid and leaves
 // state and gas pool untouched.
-func (p *BlockProcessor) ApplyTransaction(tx *types.Transaction) (*types.Receipt, error) {
+func (p *BlockProcessor) ApplyTransaction(tx *types.Transaction) (*xtypes.Receipt, error) {
 	msg, err := core.TransactionToMessage(tx, p.signer, p.header.BaseFee)
 	if err != nil {
 		return nil, fmt.Errorf("%w: tx %s: %v", ErrTxInvalid, tx.Hash(), err)
@@ -211,6 +265,9 @@ func (p *BlockProcessor) ApplyTransaction(tx *types.Transaction) (*types.Receipt
 		if p.blobGas+tx.BlobGas() > max {
 			return nil, fmt.Errorf("%w: tx %s: blob gas %d exceeds block limit %d", ErrTxInvalid, tx.Hash(), p.blobGas+tx.BlobGas(), max)
 		}
+	}
+	if p.exec.op != nil {
+		return p.applyOPTransaction(tx, msg)
 	}
 	receipt, _, err := p.apply(tx, msg)
 	return receipt, err
@@ -224,7 +281,7 @@ func (p *BlockProcessor) ApplyTransaction(tx *types.Transaction) (*types.Receipt
 // itself is not changed). A message the protocol refuses returns a *TxError
 // and leaves state and gas pool untouched; the result holds the EVM outcome
 // (return data, revert, gas) of an executed one.
-func (p *BlockProcessor) ApplyMessage(tx *types.Transaction, msg *core.Message) (*types.Receipt, *core.ExecutionResult, error) {
+func (p *BlockProcessor) ApplyMessage(tx *types.Transaction, msg *core.Message) (*xtypes.Receipt, *core.ExecutionResult, error) {
 	if p.opts.NoValidation {
 		m := *msg
 		m.SkipNonceCheck().SkipExecutionGasCapCheck()
@@ -235,7 +292,7 @@ func (p *BlockProcessor) ApplyMessage(tx *types.Transaction, msg *core.Message) 
 
 // apply runs msg as tx, the next transaction of the block, and records its
 // receipt.
-func (p *BlockProcessor) apply(tx *types.Transaction, msg *core.Message) (*types.Receipt, *core.ExecutionResult, error) {
+func (p *BlockProcessor) apply(tx *types.Transaction, msg *core.Message) (*xtypes.Receipt, *core.ExecutionResult, error) {
 	snap := p.state.Snapshot()
 	gpSnap := p.gp.Snapshot()
 	index := len(p.receipts)
@@ -258,7 +315,7 @@ func (p *BlockProcessor) apply(tx *types.Transaction, msg *core.Message) (*types
 		}
 		root = r.Bytes()
 	}
-	receipt := &types.Receipt{
+	xr := &xtypes.Receipt{Receipt: types.Receipt{
 		Type:              tx.Type(),
 		PostState:         root,
 		CumulativeGasUsed: p.gp.CumulativeUsed(),
@@ -267,7 +324,8 @@ func (p *BlockProcessor) apply(tx *types.Transaction, msg *core.Message) (*types
 		BlockHash:         p.hash,
 		BlockNumber:       new(big.Int).Set(p.header.Number),
 		TransactionIndex:  uint(index),
-	}
+	}}
+	receipt := &xr.Receipt
 	// The price paid per gas (go-ethereum derives the same at read time for
 	// stored receipts); pending receipts carry it as is.
 	if msg.GasPrice != nil {
@@ -291,9 +349,9 @@ func (p *BlockProcessor) apply(tx *types.Transaction, msg *core.Message) (*types
 		receipt.Logs = []*types.Log{}
 	}
 	receipt.Bloom = types.CreateBloom(receipt)
-	p.receipts = append(p.receipts, receipt)
+	p.receipts = append(p.receipts, xr)
 	p.logs = append(p.logs, receipt.Logs...)
-	return receipt, result, nil
+	return xr, result, nil
 }
 
 // Finish runs the post-transaction part of the block: withdrawals, the
@@ -301,9 +359,13 @@ func (p *BlockProcessor) apply(tx *types.Transaction, msg *core.Message) (*types
 // and the consensus engine's rewards (ethash block and uncle rewards before
 // the merge). It returns the execution requests (nil before Prague).
 func (p *BlockProcessor) Finish(withdrawals types.Withdrawals, uncles []*types.Header) ([][]byte, error) {
-	requests, _, err := core.PostExecution(context.Background(), p.exec.config, p.header.Number, p.header.Time, p.logs, withdrawals, p.evm, uint32(len(p.receipts)+1))
-	if err != nil {
-		return nil, fmt.Errorf("block %d post-execution: %w", p.header.Number, err)
+	var requests [][]byte
+	if p.exec.op == nil { // OP chains have no EIP-6110/7002/7251 requests
+		var err error
+		requests, _, err = core.PostExecution(context.Background(), p.exec.config, p.header.Number, p.header.Time, p.logs, withdrawals, p.evm, uint32(len(p.receipts)+1))
+		if err != nil {
+			return nil, fmt.Errorf("block %d post-execution: %w", p.header.Number, err)
+		}
 	}
 	p.exec.Finalize(p.header, p.state, p.headers, &types.Body{Uncles: uncles, Withdrawals: withdrawals})
 	p.state.Finalise(p.rules)

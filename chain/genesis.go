@@ -11,6 +11,7 @@ import (
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/holiman/uint256"
 
+	"github.com/tipnode/tipnode/chain/op"
 	"github.com/tipnode/tipnode/store"
 )
 
@@ -21,6 +22,83 @@ type Genesis struct {
 	Core   *core.Genesis // go-ethereum's model of it
 	Block  *types.Block  // block 0 (state root computed by go-ethereum's genesis code)
 	Config *params.ChainConfig
+	// OP is the OP Stack part of the chain config (nil on an L1 chain).
+	// Config then runs the L1 forks the OP forks stand for (op.Config.ApplyTo).
+	OP *op.Config
+}
+
+// opConfigKeys are the chain-config members op.ParseConfig reads: kept in
+// the stored chain config beside go-ethereum's.
+var opConfigKeys = []string{"bedrockBlock", "regolithTime", "canyonTime", "deltaTime", "ecotoneTime", "fjordTime",
+	"graniteTime", "holoceneTime", "isthmusTime", "jovianTime", "karstTime", "optimism"}
+
+// parseOP reads the OP part of a chain config's JSON into g.OP and applies
+// its forks to g.Config (nothing on an L1 chain).
+func (g *Genesis) parseOP(rawConfig []byte) error {
+	oc, err := op.ParseConfig(rawConfig)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrGenesis, err)
+	}
+	if oc == nil {
+		return nil
+	}
+	if err := oc.ApplyTo(g.Config); err != nil {
+		return fmt.Errorf("%w: %v", ErrGenesis, err)
+	}
+	g.OP = oc
+	return nil
+}
+
+// ParseChainConfig reads a chain config's JSON (the genesis JSON's
+// "config", or the stored one) with its OP part: a Genesis with Config and
+// OP set and no block (for tools and tests that execute blocks of a chain
+// whose genesis they do not have).
+func ParseChainConfig(raw []byte) (*Genesis, error) {
+	config := new(params.ChainConfig)
+	if err := json.Unmarshal(raw, config); err != nil {
+		return nil, fmt.Errorf("%w: chain config: %v", ErrGenesis, err)
+	}
+	g := &Genesis{Config: config}
+	if err := g.parseOP(raw); err != nil {
+		return nil, err
+	}
+	if err := config.CheckConfigForkOrder(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrGenesis, err)
+	}
+	return g, nil
+}
+
+// ConfigJSON is the chain config as the store keeps it: go-ethereum's
+// members plus, on an OP chain, the OP members of rawConfig (the genesis
+// JSON's "config").
+func (g *Genesis) ConfigJSON(rawConfig []byte) ([]byte, error) {
+	enc, err := json.Marshal(g.Config)
+	if err != nil || g.OP == nil {
+		return enc, err
+	}
+	var out, in map[string]json.RawMessage
+	if err := json.Unmarshal(enc, &out); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(rawConfig, &in); err != nil {
+		return nil, err
+	}
+	for _, k := range opConfigKeys {
+		if v, ok := in[k]; ok {
+			out[k] = v
+		}
+	}
+	return json.Marshal(out)
+}
+
+// Executor returns the executor of the chain's rules (OP Stack rules when
+// the config has them).
+func (g *Genesis) Executor() *Executor {
+	e := NewExecutor(g.Config)
+	if g.OP != nil {
+		e.op = newOPRules(g.OP)
+	}
+	return e
 }
 
 // ParseGenesis parses go-ethereum's genesis JSON (chain config including
@@ -36,11 +114,32 @@ func ParseGenesis(spec []byte) (*Genesis, error) {
 	if g.Config.ChainID == nil {
 		return nil, fmt.Errorf("%w: config has no chainId", ErrGenesis)
 	}
+	var raw struct {
+		Config json.RawMessage `json:"config"`
+	}
+	if err := json.Unmarshal(spec, &raw); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrGenesis, err)
+	}
+	out := &Genesis{Spec: spec, Core: g, Config: g.Config}
+	if err := out.parseOP(raw.Config); err != nil {
+		return nil, err
+	}
 	if err := g.Config.CheckConfigForkOrder(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrGenesis, err)
 	}
-	block := g.ToBlock()
-	return &Genesis{Spec: spec, Core: g, Block: block, Config: g.Config}, nil
+	out.Block = g.ToBlock()
+	if out.OP != nil && out.OP.IsIsthmus(g.Timestamp) {
+		// From Isthmus the withdrawals root is the L2ToL1MessagePasser's
+		// storage root.
+		root, err := SlotsRoot(g.Alloc[op.L2ToL1MessagePasser].Storage)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrGenesis, err)
+		}
+		h := out.Block.Header()
+		h.WithdrawalsHash = &root
+		out.Block = out.Block.WithSeal(h)
+	}
+	return out, nil
 }
 
 // ParseGenesisConfig parses only the chain config of a genesis spec: no
@@ -88,7 +187,11 @@ func LoadGenesis(view store.ChainReader) (*Genesis, error) {
 	if err := json.Unmarshal(raw, config); err != nil {
 		return nil, fmt.Errorf("%w: stored chain config: %v", ErrGenesis, err)
 	}
-	return &Genesis{Block: types.NewBlockWithHeader(header), Config: config}, nil
+	g := &Genesis{Block: types.NewBlockWithHeader(header), Config: config}
+	if err := g.parseOP(raw); err != nil {
+		return nil, err
+	}
+	return g, nil
 }
 
 // Diff returns the genesis allocation as a state diff.

@@ -1,6 +1,9 @@
 package chain
 
 import (
+	"github.com/tipnode/tipnode/chain/op"
+	"github.com/tipnode/tipnode/store/xtypes"
+
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,8 +26,16 @@ type Store interface {
 // exactly this genesis (store.ErrGenesisMismatch otherwise). It runs before
 // a Writer is opened on the store.
 func InitGenesis(db store.Writer, g *Genesis) error {
-	w := &store.BlockWrite{Block: g.Block, Diff: g.Diff(), Tags: []store.Tag{store.TagLatest, store.TagSafe, store.TagFinalized}}
-	config, err := json.Marshal(g.Config)
+	w := &store.BlockWrite{Block: xtypes.FromEthBlock(g.Block), Diff: g.Diff(), Tags: []store.Tag{store.TagLatest, store.TagSafe, store.TagFinalized}}
+	var raw struct {
+		Config json.RawMessage `json:"config"`
+	}
+	if g.OP != nil {
+		if err := json.Unmarshal(g.Spec, &raw); err != nil {
+			return fmt.Errorf("%w: %v", ErrGenesis, err)
+		}
+	}
+	config, err := g.ConfigJSON(raw.Config)
 	if err != nil {
 		return fmt.Errorf("%w: encode chain config: %v", ErrGenesis, err)
 	}
@@ -33,19 +44,15 @@ func InitGenesis(db store.Writer, g *Genesis) error {
 
 // ExecutedBlock is a verified block with everything the store needs.
 type ExecutedBlock struct {
-	Block    *types.Block
-	Receipts types.Receipts
+	Block    *xtypes.Block
+	Receipts xtypes.Receipts
 	Requests [][]byte
 	Diff     *store.StateDiff
 }
 
 // BlockWrite is the store write of the block, moving latest plus tags to it.
 func (eb *ExecutedBlock) BlockWrite(tags ...store.Tag) *store.BlockWrite {
-	rs := make([]*types.ReceiptForStorage, len(eb.Receipts))
-	for i, r := range eb.Receipts {
-		rs[i] = (*types.ReceiptForStorage)(r)
-	}
-	return &store.BlockWrite{Block: eb.Block, Receipts: rs, Diff: eb.Diff, Tags: append([]store.Tag{store.TagLatest}, tags...)}
+	return &store.BlockWrite{Block: eb.Block, Receipts: eb.Receipts, Diff: eb.Diff, Tags: append([]store.Tag{store.TagLatest}, tags...)}
 }
 
 // ExecuteBlock verifies block against parent (its parent: the canonical
@@ -53,7 +60,7 @@ func (eb *ExecutedBlock) BlockWrite(tags ...store.Tag) *store.BlockWrite {
 // read from view, without writing anything. A block that fails
 // verification returns an error wrapping ErrInvalidBlock naming the block
 // and the mismatch; a failed read returns that error (not ErrInvalidBlock).
-func (e *Executor) ExecuteBlock(block *types.Block, parent *types.Header, headers HeaderSource, view store.View) (*ExecutedBlock, error) {
+func (e *Executor) ExecuteBlock(block *xtypes.Block, parent *types.Header, headers HeaderSource, view store.View) (*ExecutedBlock, error) {
 	reader, err := view.StateAt(parent.Number.Uint64())
 	if err != nil {
 		return nil, err
@@ -65,7 +72,7 @@ func (e *Executor) ExecuteBlock(block *types.Block, parent *types.Header, header
 // (the store at the parent's height, or the parent's state stacked in
 // memory on an ancestor's, as Writer.Reorg executes a new branch). headers
 // must resolve parent's chain.
-func (e *Executor) ExecuteBlockOn(block *types.Block, parent *types.Header, headers HeaderSource, reader Backend) (*ExecutedBlock, error) {
+func (e *Executor) ExecuteBlockOn(block *xtypes.Block, parent *types.Header, headers HeaderSource, reader Backend) (*ExecutedBlock, error) {
 	num := block.NumberU64()
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w %d (%s): %s", ErrInvalidBlock, num, block.Hash().Hex(), fmt.Sprintf(format, args...))
@@ -77,21 +84,32 @@ func (e *Executor) ExecuteBlockOn(block *types.Block, parent *types.Header, head
 	if block.ParentHash() != parent.Hash() {
 		return nil, bad("parent hash %s does not match block %d hash %s", block.ParentHash().Hex(), latest, parent.Hash().Hex())
 	}
-	if err := verifyBody(block); err != nil {
+	if err := e.verifyBody(block); err != nil {
 		return nil, bad("%v", err)
+	}
+	if e.op != nil {
+		if err := verifyOPBody(block.Transactions()); err != nil {
+			return nil, bad("%v", err)
+		}
 	}
 	header := block.Header()
 	state := NewStateDB(reader)
-	cc := &chainContext{config: e.config, engine: e.engine, headers: headers, current: parent, fail: state.setErr}
-	if err := e.engine.VerifyHeader(cc, header); err != nil {
-		if rerr := state.Error(); rerr != nil {
-			return nil, rerr
+	if e.op != nil {
+		if err := e.verifyOPHeader(header, parent); err != nil {
+			return nil, bad("header: %v", err)
 		}
-		return nil, bad("header: %v", err)
+	} else {
+		cc := &chainContext{config: e.config, engine: e.engine, headers: headers, current: parent, fail: state.setErr}
+		if err := e.engine.VerifyHeader(cc, header); err != nil {
+			if rerr := state.Error(); rerr != nil {
+				return nil, rerr
+			}
+			return nil, bad("header: %v", err)
+		}
 	}
 	proc := e.NewBlockProcessor(header, parent, block.Hash(), state, headers, vm.Config{})
 	for i, tx := range block.Transactions() {
-		if _, err := proc.ApplyTransaction(tx); err != nil {
+		if _, err := proc.ApplyTx(tx); err != nil {
 			if errors.Is(err, ErrStateRead) {
 				return nil, err
 			}
@@ -109,13 +127,18 @@ func (e *Executor) ExecuteBlockOn(block *types.Block, parent *types.Header, head
 	if got := proc.GasUsed(); got != header.GasUsed {
 		return nil, bad("gas used %d, header says %d", got, header.GasUsed)
 	}
+	if e.op != nil {
+		if err := op.VerifyBlobGas(e.op.cfg, header, proc.BlobGasUsed()); err != nil {
+			return nil, bad("%v", err)
+		}
+	}
 	if header.BlobGasUsed != nil && proc.BlobGasUsed() != *header.BlobGasUsed {
 		return nil, bad("blob gas used %d, header says %d", proc.BlobGasUsed(), *header.BlobGasUsed)
 	}
 	if root := types.DeriveSha(receipts, trie.NewStackTrie(nil)); root != header.ReceiptHash {
 		return nil, bad("receipts root %s, header says %s", root.Hex(), header.ReceiptHash.Hex())
 	}
-	if bloom := types.MergeBloom(receipts); bloom != header.Bloom {
+	if bloom := receipts.Bloom(); bloom != header.Bloom {
 		return nil, bad("logs bloom mismatch")
 	}
 	if header.RequestsHash != nil {
@@ -128,7 +151,7 @@ func (e *Executor) ExecuteBlockOn(block *types.Block, parent *types.Header, head
 	return &ExecutedBlock{Block: block, Receipts: receipts, Requests: requests, Diff: state.BlockDiff()}, nil
 }
 
-func verifyBody(block *types.Block) error {
+func (e *Executor) verifyBody(block *xtypes.Block) error {
 	h := block.Header()
 	if root := types.DeriveSha(block.Transactions(), trie.NewStackTrie(nil)); root != h.TxHash {
 		return fmt.Errorf("transactions root %s, header says %s", root.Hex(), h.TxHash.Hex())
@@ -141,6 +164,13 @@ func verifyBody(block *types.Block) error {
 		return errors.New("withdrawals present but header has no withdrawals root")
 	case h.WithdrawalsHash != nil && block.Withdrawals() == nil:
 		return errors.New("header has a withdrawals root but body has no withdrawals")
+	case h.WithdrawalsHash != nil && e.op != nil && e.op.cfg.IsIsthmus(h.Time):
+		// OP from Isthmus: the root is the L2ToL1MessagePasser's storage
+		// root, trusted (computing it needs all of that account's storage);
+		// the body carries no withdrawals.
+		if len(block.Withdrawals()) != 0 {
+			return errors.New("an OP block carries withdrawals")
+		}
 	case h.WithdrawalsHash != nil:
 		if root := types.DeriveSha(block.Withdrawals(), trie.NewStackTrie(nil)); root != *h.WithdrawalsHash {
 			return fmt.Errorf("withdrawals root %s, header says %s", root.Hex(), h.WithdrawalsHash.Hex())

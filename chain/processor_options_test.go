@@ -200,7 +200,7 @@ func TestProcessOptions(t *testing.T) {
 				t.Fatal("ApplyMessage changed the message or lost the receipt")
 			}
 			if tc.check != nil {
-				tc.check(t, res, receipt)
+				tc.check(t, res, &receipt.Receipt)
 			}
 		})
 	}

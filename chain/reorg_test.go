@@ -17,6 +17,7 @@ import (
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/store"
+	"github.com/tipnode/tipnode/store/xtypes"
 )
 
 // loggerInit deploys a contract that emits LOG1 with calldata[0:32] as the
@@ -84,7 +85,7 @@ func runReorgOneStep(t *testing.T, config *params.ChainConfig, engine consensus.
 	chainA := append(append([]*types.Block{g.Block}, prefix...), branchA...)
 	chainC := append(append([]*types.Block{g.Block}, prefix...), branchC...)
 	for _, b := range chainA[1:] {
-		if err := w.ImportBlock(b); err != nil {
+		if err := w.ImportBlock(xtypes.FromEthBlock(b)); err != nil {
 			t.Fatalf("import A block %d: %v", b.NumberU64(), err)
 		}
 	}
@@ -103,7 +104,7 @@ func runReorgOneStep(t *testing.T, config *params.ChainConfig, engine consensus.
 	})()
 	bad := types.CopyHeader(branchC[3].Header())
 	bad.ReceiptHash = common.Hash{1}
-	tampered := append(append([]*types.Block{}, branchC[:3]...), types.NewBlockWithHeader(bad).WithBody(*branchC[3].Body()))
+	tampered := append(xtypes.FromEthBlocks(branchC[:3]), xtypes.FromEthBlock(types.NewBlockWithHeader(bad).WithBody(*branchC[3].Body())))
 	if err := w.Reorg(ancestor, tampered, chain.ImportOptions{}); !errors.Is(err, chain.ErrInvalidBlock) {
 		t.Fatalf("tampered branch: %v, want ErrInvalidBlock", err)
 	}
@@ -149,7 +150,7 @@ func runReorgOneStep(t *testing.T, config *params.ChainConfig, engine consensus.
 		}()
 	}
 	waitReads(50)
-	if err := w.Reorg(ancestor, branchC, chain.ImportOptions{Tags: []store.Tag{store.TagSafe}}); err != nil {
+	if err := w.Reorg(ancestor, xtypes.FromEthBlocks(branchC), chain.ImportOptions{Tags: []store.Tag{store.TagSafe}}); err != nil {
 		t.Fatal(err)
 	}
 	waitReads(50)
@@ -272,7 +273,7 @@ func TestWriterSetTagsAndUnwindLogs(t *testing.T) {
 	})
 	_, _, w := gg.initStore(t)
 	for _, b := range blocks {
-		if err := w.ImportBlock(b); err != nil {
+		if err := w.ImportBlock(xtypes.FromEthBlock(b)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -132,6 +132,9 @@ type StateDB struct {
 	// transaction (every eth_call) a map of twenty entries. Shared,
 	// read-only (go-ethereum's per-fork list).
 	accessPre []common.Address
+	// extraWarm are addresses the chain's rules warm for every transaction
+	// besides go-ethereum's (Executor.PrepareState: OP precompiles).
+	extraWarm []common.Address
 	transient map[common.Address]map[common.Hash]common.Hash
 
 	thash   common.Hash
@@ -600,6 +603,9 @@ func (s *StateDB) Prepare(rules params.Rules, sender, coinbase common.Address, d
 			al[*dst] = nil
 		}
 		s.accessPre = precompiles
+		for _, a := range s.extraWarm {
+			al[a] = nil
+		}
 		for _, el := range list {
 			slots := al[el.Address]
 			if slots == nil && len(el.StorageKeys) > 0 {

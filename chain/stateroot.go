@@ -60,20 +60,44 @@ func trieRoot(leaves []leaf) (common.Hash, error) {
 func storageRoot(b IterableBackend, addr common.Address) (common.Hash, error) {
 	var leaves []leaf
 	err := b.ForEachStorage(addr, func(slot, value common.Hash) error {
-		enc, err := rlp.EncodeToBytes(common.TrimLeftZeroes(value[:]))
-		if err != nil {
-			return err
-		}
-		leaves = append(leaves, leaf{crypto.Keccak256Hash(slot[:]), enc})
-		return nil
+		l, err := storageLeaf(slot, value)
+		leaves = append(leaves, l)
+		return err
 	})
 	if err != nil {
 		return common.Hash{}, err
 	}
+	return storageTrieRoot(leaves)
+}
+
+// storageLeaf is a storage slot's trie entry.
+func storageLeaf(slot, value common.Hash) (leaf, error) {
+	enc, err := rlp.EncodeToBytes(common.TrimLeftZeroes(value[:]))
+	return leaf{crypto.Keccak256Hash(slot[:]), enc}, err
+}
+
+func storageTrieRoot(leaves []leaf) (common.Hash, error) {
 	if len(leaves) == 0 {
 		return types.EmptyRootHash, nil
 	}
 	return trieRoot(leaves)
+}
+
+// SlotsRoot is the storage root of an account holding slots (zero values
+// are absent slots).
+func SlotsRoot(slots map[common.Hash]common.Hash) (common.Hash, error) {
+	var leaves []leaf
+	for slot, value := range slots {
+		if value == (common.Hash{}) {
+			continue
+		}
+		l, err := storageLeaf(slot, value)
+		if err != nil {
+			return common.Hash{}, err
+		}
+		leaves = append(leaves, l)
+	}
+	return storageTrieRoot(leaves)
 }
 
 // overlayBackend is an IterableBackend showing a StateDB's uncommitted

@@ -1,6 +1,8 @@
 package chain
 
 import (
+	"github.com/tipnode/tipnode/store/xtypes"
+
 	"errors"
 	"fmt"
 	"io"
@@ -283,7 +285,7 @@ func (w *Writer) publishEvent(keep uint64, ev *HeadEvent, rebase Rebase) error {
 // each in one atomic batch followed by its own Head. A block that fails
 // verification returns an error wrapping ErrInvalidBlock; nothing of it is
 // written and the blocks before it stay.
-func (w *Writer) Import(blocks []*types.Block, opts ImportOptions) error {
+func (w *Writer) Import(blocks []*xtypes.Block, opts ImportOptions) error {
 	return w.do(func() error {
 		for i, b := range blocks {
 			h := w.head.Load()
@@ -307,8 +309,8 @@ func (w *Writer) Import(blocks []*types.Block, opts ImportOptions) error {
 }
 
 // ImportBlock imports one block, moving tags (besides latest) to it.
-func (w *Writer) ImportBlock(b *types.Block, tags ...store.Tag) error {
-	return w.Import([]*types.Block{b}, ImportOptions{Tags: tags})
+func (w *Writer) ImportBlock(b *xtypes.Block, tags ...store.Tag) error {
+	return w.Import([]*xtypes.Block{b}, ImportOptions{Tags: tags})
 }
 
 // Seal writes a block built and executed locally (the sequencer's) on top
@@ -366,9 +368,9 @@ func (w *Writer) ImportRLP(r io.Reader, interval time.Duration, progress func(Im
 		start   = time.Now()
 		last    = start
 		stream  = rlp.NewStream(r, 0)
-		pending *types.Block
+		pending *xtypes.Block
 	)
-	flush := func(b *types.Block, final bool) error {
+	flush := func(b *xtypes.Block, final bool) error {
 		var tags []store.Tag
 		if final {
 			tags = []store.Tag{store.TagSafe, store.TagFinalized}
@@ -388,7 +390,7 @@ func (w *Writer) ImportRLP(r io.Reader, interval time.Duration, progress func(Im
 		return nil
 	}
 	for {
-		b := new(types.Block)
+		b := new(xtypes.Block)
 		if err := stream.Decode(b); err != nil {
 			if errors.Is(err, io.EOF) {
 				break
@@ -418,7 +420,7 @@ func (w *Writer) ImportRLP(r io.Reader, interval time.Duration, progress func(Im
 }
 
 // isCanonical reports whether b is the canonical block at its height.
-func (w *Writer) isCanonical(b *types.Block) (bool, error) {
+func (w *Writer) isCanonical(b *xtypes.Block) (bool, error) {
 	h, view, err := w.OpenHead()
 	if err != nil {
 		return false, err
@@ -442,7 +444,7 @@ func (w *Writer) isCanonical(b *types.Block) (bool, error) {
 // first, first+1, ... on the writer goroutine (see store.AppendPending). A
 // driver publishes a pre-confirmation only after this returned; the block's
 // own write drops the journal.
-func (w *Writer) JournalPending(header *types.Header, first int, txs []*types.Transaction) error {
+func (w *Writer) JournalPending(header *types.Header, first int, txs xtypes.Txs) error {
 	return w.do(func() error {
 		if header.ParentHash != w.head.Load().Hash() {
 			return fmt.Errorf("%w: pending block %d has parent %s, head is %s", ErrNotOnHead,

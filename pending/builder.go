@@ -9,11 +9,11 @@ import (
 	"github.com/ethereum/go-ethereum/core/tracing"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/core/vm"
-	"github.com/ethereum/go-ethereum/trie"
 	"github.com/holiman/uint256"
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/store"
+	"github.com/tipnode/tipnode/store/xtypes"
 )
 
 // Builder builds pending blocks, one at a time, for a driver: Open starts a
@@ -36,8 +36,8 @@ type Builder struct {
 	parent   *types.Header // the open block's parent (canonical or pending)
 	state    *chain.StateDB
 	proc     *chain.BlockProcessor
-	txs      []*types.Transaction
-	receipts []*types.Receipt
+	txs      xtypes.Txs
+	receipts xtypes.Receipts
 	bloom    types.Bloom
 	snap     *Snapshot // the last cut
 	// dirty: Override changed the state since the last cut.
@@ -199,15 +199,15 @@ func (b *Builder) Nonce(addr common.Address) (uint64, error) {
 // that cannot be included returns an error wrapping chain.ErrTxInvalid and
 // changes nothing (the driver may go on with others); an error wrapping
 // chain.ErrStateRead means the block can no longer be trusted.
-func (b *Builder) Add(tx *types.Transaction) (*types.Receipt, error) {
+func (b *Builder) Add(tx xtypes.Tx) (*xtypes.Receipt, error) {
 	var (
-		r   *types.Receipt
+		r   *xtypes.Receipt
 		err error
 	)
-	if _, ok := ImpersonatedSender(tx); ok && b.impersonation {
-		r, err = b.addImpersonated(tx)
+	if t, ok := tx.(*types.Transaction); ok && b.impersonation && isImpersonated(t) {
+		r, err = b.addImpersonated(t)
 	} else {
-		r, err = b.proc.ApplyTransaction(tx)
+		r, err = b.proc.ApplyTx(tx)
 	}
 	if err != nil {
 		return nil, err
@@ -224,7 +224,7 @@ func (b *Builder) Add(tx *types.Transaction) (*types.Receipt, error) {
 // impersonated sender: the message comes from go-ethereum's
 // TransactionToMessage with DevSigner, and runs like any transaction
 // (nonce, fees, funds and gas checked).
-func (b *Builder) addImpersonated(tx *types.Transaction) (*types.Receipt, error) {
+func (b *Builder) addImpersonated(tx *types.Transaction) (*xtypes.Receipt, error) {
 	if tx.Type() == types.BlobTxType {
 		return nil, fmt.Errorf("%w: tx %s: blob transactions cannot be impersonated", chain.ErrTxInvalid, tx.Hash())
 	}
@@ -268,7 +268,7 @@ func (b *Builder) Override(o store.PendingOverride) error {
 // Apply executes txs in order. It stops at the first transaction that
 // fails (returning its error, the ones before it stay applied) and returns
 // the snapshot of what was applied (nil if nothing was).
-func (b *Builder) Apply(txs []*types.Transaction, now time.Time) (*Snapshot, error) {
+func (b *Builder) Apply(txs xtypes.Txs, now time.Time) (*Snapshot, error) {
 	var err error
 	for _, tx := range txs {
 		if _, err = b.Add(tx); err != nil {
@@ -283,6 +283,28 @@ func (b *Builder) Apply(txs []*types.Transaction, now time.Time) (*Snapshot, err
 // written since the previous cut, over that snapshot's layers. It returns
 // nil when no transaction was added since.
 func (b *Builder) Cut(now time.Time) *Snapshot {
+	return b.cut(now, b.snap.index+1)
+}
+
+// CutOpen is Cut for a block whose first pre-confirmation carries
+// transactions (an OP block's deposits, a stream's index 0 with
+// transactions): the returned snapshot stays index 0. It returns nil when
+// a Cut was made already (the index-0 snapshot was superseded) or nothing
+// was added since Open.
+func (b *Builder) CutOpen(now time.Time) *Snapshot {
+	if b.snap.index != 0 {
+		return nil
+	}
+	return b.cut(now, 0)
+}
+
+// Balance is addr's balance in the open block's current state.
+func (b *Builder) Balance(addr common.Address) (*uint256.Int, error) {
+	v := b.state.GetBalance(addr)
+	return v, b.state.Error()
+}
+
+func (b *Builder) cut(now time.Time, index uint64) *Snapshot {
 	first := len(b.snap.txs)
 	if len(b.txs) == first && !b.dirty {
 		return nil
@@ -300,7 +322,7 @@ func (b *Builder) Cut(now time.Time) *Snapshot {
 		anchorHash: b.snap.anchorHash,
 		parent:     b.snap.parent,
 		header:     b.pendingHeader(),
-		index:      b.snap.index + 1,
+		index:      index,
 		layers:     pushLayer(b.snap.layers, b.state.TakeDiff(), txIdx),
 		txs:        b.txs[:n:n],
 		receipts:   b.receipts[:n:n],
@@ -327,8 +349,8 @@ func (b *Builder) pendingHeader() *types.Header {
 // and the receipts with the final block hash.
 type Sealed struct {
 	Write    *store.BlockWrite
-	Block    *types.Block
-	Receipts types.Receipts
+	Block    *xtypes.Block
+	Receipts xtypes.Receipts
 }
 
 // Seal finishes the open block (withdrawals: none; EIP-7002/7251 requests;
@@ -356,14 +378,10 @@ func (b *Builder) Seal() (*Sealed, error) {
 		header.RequestsHash = &rh
 	}
 	receipts := b.proc.Receipts()
-	block := types.NewBlock(header, &types.Body{Transactions: b.txs, Withdrawals: withdrawals}, receipts, trie.NewStackTrie(nil))
-	rs := make([]*types.ReceiptForStorage, len(receipts))
-	for i, r := range receipts {
-		rs[i] = (*types.ReceiptForStorage)(r)
-	}
+	block := xtypes.NewBlock(header, &xtypes.Body{Transactions: b.txs, Withdrawals: withdrawals}, receipts, nil)
 	return &Sealed{
 		Write: &store.BlockWrite{
-			Block: block, Receipts: rs, Diff: b.state.BlockDiff(),
+			Block: block, Receipts: receipts, Diff: b.state.BlockDiff(),
 			Tags: []store.Tag{store.TagLatest, store.TagSafe, store.TagFinalized},
 		},
 		Block:    block,
@@ -373,8 +391,8 @@ func (b *Builder) Seal() (*Sealed, error) {
 
 // finalReceipts copies the pending receipts (which published snapshots
 // still share) and stamps the sealed block's hash into them and their logs.
-func finalReceipts(receipts types.Receipts, block *types.Block) types.Receipts {
-	out := make(types.Receipts, len(receipts))
+func finalReceipts(receipts xtypes.Receipts, block *xtypes.Block) xtypes.Receipts {
+	out := make(xtypes.Receipts, len(receipts))
 	hash := block.Hash()
 	for i, r := range receipts {
 		cp := *r

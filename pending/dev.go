@@ -43,6 +43,7 @@ import (
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/store"
+	"github.com/tipnode/tipnode/store/xtypes"
 )
 
 // devSnapshot is what Revert goes back to.
@@ -51,7 +52,7 @@ type devSnapshot struct {
 	number uint64
 	hash   common.Hash
 	header *types.Header
-	txs    []*types.Transaction
+	txs    xtypes.Txs
 	ovs    []store.PendingOverride
 	offset time.Duration
 }
@@ -91,7 +92,7 @@ func (s *Sequencer) now() time.Time { return s.clock.Now().Add(s.offset) }
 // write: its header (fresh: with the first write of the block, replacing
 // any older journal), the new transactions from block index firstTx, and
 // the last len(ovs) overrides of s.ovs.
-func (s *Sequencer) journal(firstTx int, txs []*types.Transaction, ovs []store.PendingOverride) error {
+func (s *Sequencer) journal(firstTx int, txs xtypes.Txs, ovs []store.PendingOverride) error {
 	err := s.w.JournalPendingEntries(store.PendingAppend{
 		Header: s.b.Header(), Fresh: !s.journaled,
 		FirstTx: firstTx, Txs: txs,
@@ -136,11 +137,11 @@ func (s *Sequencer) publishDev() error {
 // it; its receipt is returned. A transaction that cannot be included
 // (nonce, funds, gas) is refused with an error wrapping ErrDev and
 // changes nothing.
-func (s *Sequencer) SendImpersonated(tx *types.Transaction) (*types.Receipt, error) {
+func (s *Sequencer) SendImpersonated(tx *types.Transaction) (*xtypes.Receipt, error) {
 	if _, ok := ImpersonatedSender(tx); !ok {
 		return nil, fmt.Errorf("%w: transaction %s has no impersonation marker", ErrDev, tx.Hash())
 	}
-	var r *types.Receipt
+	var r *xtypes.Receipt
 	err := s.dev(func() (error, bool) {
 		var err error
 		if r, err = s.b.Add(tx); err != nil {
@@ -237,7 +238,7 @@ func (s *Sequencer) retime(t time.Time) (error, bool) {
 // head) holding txs and overrides ovs replayed in order, journals it
 // afresh and publishes it. If a transaction no longer executes, the open
 // block stays as it was and the error (wrapping ErrDev) says which.
-func (s *Sequencer) rebuild(tmpl *types.Header, txs []*types.Transaction, ovs []store.PendingOverride) (error, bool) {
+func (s *Sequencer) rebuild(tmpl *types.Header, txs xtypes.Txs, ovs []store.PendingOverride) (error, bool) {
 	head, view, err := s.w.OpenHead()
 	if err != nil {
 		return err, true
@@ -282,7 +283,7 @@ func (s *Sequencer) rebuild(tmpl *types.Header, txs []*types.Transaction, ovs []
 
 // replay applies txs and the overrides ovs (each after its first At
 // transactions) to b's open block, in order.
-func replay(b *Builder, txs []*types.Transaction, ovs []store.PendingOverride) error {
+func replay(b *Builder, txs xtypes.Txs, ovs []store.PendingOverride) error {
 	i := 0
 	add := func(upto int) error {
 		for ; i < upto && i < len(txs); i++ {

@@ -87,7 +87,7 @@
 //     subscribers are told. Snapshots are thus published only after the
 //     head that holds their anchor.
 //   - Seal: BlockProcessor.Finish (no withdrawals, EIP-7002/7251 requests),
-//     header totals, types.NewBlock, then ONE store write (block, receipts,
+//     header totals, xtypes.NewBlock, then ONE store write (block, receipts,
 //     the state diff, tags latest/safe/finalized: the sequencer's blocks
 //     are final). The rebase re-executes nothing. Empty blocks are sealed
 //     on time too; an interval without new transactions publishes nothing.

@@ -46,6 +46,11 @@ func ImpersonatedSender(tx *types.Transaction) (from common.Address, ok bool) {
 	return common.BigToAddress(r), true
 }
 
+func isImpersonated(tx *types.Transaction) bool {
+	_, ok := ImpersonatedSender(tx)
+	return ok
+}
+
 // DevSigner wraps the chain's signer so that a transaction with the marker
 // signature of Impersonate has its impersonated sender. Readers use it to
 // show "from" of such transactions; the dev Builder to execute them.

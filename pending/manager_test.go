@@ -16,6 +16,7 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/pending/devnet"
+	"github.com/tipnode/tipnode/store/xtypes"
 )
 
 // builderEnv is a dev chain with a started writer, a manager and a builder
@@ -76,7 +77,7 @@ func (e *builderEnv) transfer() *Snapshot {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	snap, err := e.b.Apply([]*types.Transaction{tx}, e.now)
+	snap, err := e.b.Apply(xtypes.Txs{tx}, e.now)
 	if err != nil || snap == nil {
 		e.t.Fatalf("apply: %v", err)
 	}
@@ -85,7 +86,7 @@ func (e *builderEnv) transfer() *Snapshot {
 	return snap
 }
 
-func (e *builderEnv) seal() *types.Block {
+func (e *builderEnv) seal() *xtypes.Block {
 	e.t.Helper()
 	s, err := e.b.Seal()
 	if err != nil {
@@ -258,7 +259,7 @@ func TestPoolValidatesAcrossSeal(t *testing.T) {
 	signer := types.LatestSigner(e.g.Config)
 	deposit, _ := types.SignNewTx(e.acc.Key, signer, &types.DynamicFeeTx{ChainID: e.g.Config.ChainID, GasTipCap: big.NewInt(params.GWei),
 		GasFeeCap: big.NewInt(10 * params.GWei), Gas: 21_000, To: &funded, Value: big.NewInt(params.Ether)})
-	snap, err := e.b.Apply([]*types.Transaction{deposit}, e.now)
+	snap, err := e.b.Apply(xtypes.Txs{deposit}, e.now)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/ethereum/go-ethereum/trie"
 
 	"github.com/tipnode/tipnode/chain"
+	"github.com/tipnode/tipnode/store/xtypes"
 )
 
 // Snapshot is one immutable pre-confirmed state: the anchor (the canonical
@@ -32,8 +33,8 @@ type Snapshot struct {
 	header     *types.Header
 	index      uint64
 	layers     *layer // newest first; shared with older snapshots
-	txs        []*types.Transaction
-	receipts   []*types.Receipt
+	txs        xtypes.Txs
+	receipts   xtypes.Receipts
 	newFrom    int       // txs[newFrom:] were pre-confirmed by this snapshot
 	created    time.Time // when it was published (sequencer clock)
 	roots      *roots    // derived on first use; copies with the same txs and receipts share it
@@ -52,7 +53,7 @@ type roots struct {
 // TxHash as of this snapshot).
 func (s *Snapshot) TxRoot() common.Hash {
 	s.roots.txOnce.Do(func() {
-		s.roots.tx = types.DeriveSha(types.Transactions(s.txs), trie.NewStackTrie(nil))
+		s.roots.tx = types.DeriveSha(s.txs, trie.NewStackTrie(nil))
 	})
 	return s.roots.tx
 }
@@ -62,7 +63,7 @@ func (s *Snapshot) TxRoot() common.Hash {
 // these transactions).
 func (s *Snapshot) ReceiptsRoot() common.Hash {
 	s.roots.receiptsOnce.Do(func() {
-		s.roots.receipts = types.DeriveSha(types.Receipts(s.receipts), trie.NewStackTrie(nil))
+		s.roots.receipts = types.DeriveSha(s.receipts, trie.NewStackTrie(nil))
 	})
 	return s.roots.receipts
 }
@@ -83,18 +84,18 @@ func (s *Snapshot) Header() *types.Header { return s.header }
 func (s *Snapshot) Index() uint64 { return s.index }
 
 // Transactions are the pre-confirmed transactions in block order.
-func (s *Snapshot) Transactions() []*types.Transaction { return s.txs }
+func (s *Snapshot) Transactions() xtypes.Txs { return s.txs }
 
 // Receipts are their receipts (BlockHash zero until sealed). Callers must
 // not modify them.
-func (s *Snapshot) Receipts() []*types.Receipt { return s.receipts }
+func (s *Snapshot) Receipts() xtypes.Receipts { return s.receipts }
 
 // NewTransactions are the transactions this snapshot pre-confirmed (the
 // ones the previous snapshot of the same block did not have).
-func (s *Snapshot) NewTransactions() []*types.Transaction { return s.txs[s.newFrom:] }
+func (s *Snapshot) NewTransactions() xtypes.Txs { return s.txs[s.newFrom:] }
 
 // NewReceipts are the receipts of NewTransactions.
-func (s *Snapshot) NewReceipts() []*types.Receipt { return s.receipts[s.newFrom:] }
+func (s *Snapshot) NewReceipts() xtypes.Receipts { return s.receipts[s.newFrom:] }
 
 // Logs returns every log of the pre-confirmed transactions in block order.
 func (s *Snapshot) Logs() []*types.Log {
@@ -237,7 +238,7 @@ func (p pendingHeaders) HeaderByNumber(number uint64) (*types.Header, error) {
 }
 
 // Transaction finds a pre-confirmed transaction by hash.
-func (s *Snapshot) Transaction(hash common.Hash) (tx *types.Transaction, receipt *types.Receipt, index int, ok bool) {
+func (s *Snapshot) Transaction(hash common.Hash) (tx xtypes.Tx, receipt *xtypes.Receipt, index int, ok bool) {
 	for l := s.layers; l != nil; l = l.parent {
 		if i, found := l.txs[hash]; found && i < len(s.txs) {
 			return s.txs[i], s.receipts[i], i, true

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/rs/zerolog"
+
 	"github.com/tipnode/tipnode/rpc/rpctest"
 )
 

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"github.com/tipnode/tipnode/store/xtypes"
+
 	"bytes"
 	"errors"
 	"fmt"
@@ -18,7 +20,7 @@ import (
 // rebuilds the same pending block (same receipts).
 type PendingJournal struct {
 	Header *types.Header
-	Txs    []*types.Transaction
+	Txs    xtypes.Txs
 	// Overrides are the dev-chain state changes (tipnode dev's
 	// anvil_setBalance & co.) in the order they were applied; each one
 	// applies after the first At transactions. Empty on other nodes.
@@ -60,7 +62,7 @@ type PendingAppend struct {
 	// FirstTx is the block index of Txs[0]: the number of transactions
 	// already journaled for this block.
 	FirstTx int
-	Txs     []*types.Transaction
+	Txs     xtypes.Txs
 	// FirstOverride is the sequence number of Overrides[0]: the number of
 	// overrides already journaled for this block.
 	FirstOverride int
@@ -72,7 +74,7 @@ type PendingAppend struct {
 // number already recorded for that block). The write is fsynced whatever
 // Config.SyncWrites says: a pre-confirmation is published only after it
 // returns. A journal of another block number is replaced.
-func (db *DB) AppendPending(header *types.Header, first int, txs []*types.Transaction) error {
+func (db *DB) AppendPending(header *types.Header, first int, txs xtypes.Txs) error {
 	return db.AppendPendingEntries(PendingAppend{Header: header, Fresh: first == 0, FirstTx: first, Txs: txs})
 }
 
@@ -187,8 +189,8 @@ func (db *DB) ReadPending() (*PendingJournal, error) {
 		if !bytes.Equal(it.Key(), want) {
 			return nil, errors.Join(fmt.Errorf("%w: pending transaction %d missing", ErrCorrupt, len(j.Txs)), it.Close())
 		}
-		tx := new(types.Transaction)
-		if err := tx.UnmarshalBinary(it.Value()); err != nil {
+		tx, err := xtypes.DecodeTx(it.Value())
+		if err != nil {
 			return nil, errors.Join(fmt.Errorf("%w: pending transaction %d: %v", ErrCorrupt, len(j.Txs), err), it.Close())
 		}
 		j.Txs = append(j.Txs, tx)

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"github.com/tipnode/tipnode/store/xtypes"
+
 	"bytes"
 	"errors"
 	"math/big"
@@ -29,7 +31,7 @@ func TestPendingJournal(t *testing.T) {
 	if err := db.AppendPending(hdr, 1, txs[1:]); err != nil {
 		t.Fatal(err)
 	}
-	check := func(what string, want *types.Header, wantTxs []*types.Transaction) {
+	check := func(what string, want *types.Header, wantTxs xtypes.Txs) {
 		t.Helper()
 		j, err := db.ReadPending()
 		if err != nil {

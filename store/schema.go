@@ -19,8 +19,8 @@ import (
 // prefix and ^number in the suffix, so bloom filters answer those seeks.
 const (
 	prefixHeader     byte = 'h' // 'h' + num BE8 + hash(32)          -> RLP(types.Header)
-	prefixBody       byte = 'b' // 'b' + num BE8 + hash(32)          -> RLP(types.Body) (transactions, uncles, withdrawals)
-	prefixReceipts   byte = 'r' // 'r' + num BE8 + hash(32)          -> RLP([]*types.ReceiptForStorage)
+	prefixBody       byte = 'b' // 'b' + num BE8 + hash(32)          -> RLP(xtypes.Body) (transactions, uncles, withdrawals; go-ethereum's types.Body layout, deposits as 0x7e-typed elements)
+	prefixReceipts   byte = 'r' // 'r' + num BE8 + hash(32)          -> xtypes.EncodeStored: RLP list of go-ethereum ReceiptForStorage, OP receipts with a 4th element (xtypes.StoredReceipt)
 	prefixCanonical  byte = 'c' // 'c' + num BE8                     -> canonical block hash(32)
 	prefixHashToNum  byte = 'n' // 'n' + hash(32)                    -> num BE8 (canonical blocks only)
 	prefixTxLookup   byte = 'x' // 'x' + txhash(32)                  -> blockhash(32) + num BE8 + index BE8
@@ -32,7 +32,7 @@ const (
 	prefixStorage    byte = 's' // 's' + addr(20) + slot(32) + ^num BE8 -> value with leading zero bytes trimmed (empty = zero)
 	prefixMigration  byte = 'M' // 'M' + format version BE8          -> progress cursor of an unfinished migration to that version
 	prefixPendingHdr byte = 'P' // 'P' + num BE8                     -> RLP(types.Header): header of the open pending block num (at most one; gone when num is written)
-	prefixPendingTx  byte = 'Q' // 'Q' + num BE8 + index BE8         -> tx.MarshalBinary(): pre-confirmed transaction index of pending block num
+	prefixPendingTx  byte = 'Q' // 'Q' + num BE8 + index BE8         -> tx.MarshalBinary() (EIP-2718; 0x7e = deposit): pre-confirmed transaction index of pending block num
 	prefixPendingOvr byte = 'O' // 'O' + num BE8 + seq BE8           -> RLP(PendingOverride): dev-chain state change seq of pending block num (tipnode dev only)
 	prefixGenesisSpc byte = 'G' // 'G' + chunk index BE4             -> the next genesisSpecChunk bytes of the genesis spec (genesis JSON) stored by WriteGenesis; chunks 0..n-1, all full but the last
 )

@@ -15,6 +15,7 @@ import (
 	"github.com/ethereum/go-ethereum/rlp"
 
 	"github.com/tipnode/tipnode/store/extsort"
+	"github.com/tipnode/tipnode/store/xtypes"
 )
 
 // StateImport writes a store anchored at a block N from a stream of
@@ -53,8 +54,8 @@ type AnchorWrite struct {
 	Headers []*types.Header
 	// Body and Receipts of the anchor block; nil Body means not known:
 	// history then starts at the block after the anchor.
-	Body     *types.Body
-	Receipts []*types.ReceiptForStorage
+	Body     *xtypes.Body
+	Receipts xtypes.Receipts
 	// Spec and Config are the genesis spec and the chain config, as
 	// WriteGenesis stores them.
 	Spec, Config []byte
@@ -162,11 +163,7 @@ func (si *StateImport) stageAnchor(a *AnchorWrite) error {
 		if err != nil {
 			return err
 		}
-		receipts := a.Receipts
-		if receipts == nil {
-			receipts = []*types.ReceiptForStorage{}
-		}
-		rcpts, err := rlp.EncodeToBytes(receipts)
+		rcpts, err := xtypes.EncodeStored(a.Receipts)
 		if err != nil {
 			return err
 		}

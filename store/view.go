@@ -1,6 +1,8 @@
 package store
 
 import (
+	"github.com/tipnode/tipnode/store/xtypes"
+
 	"errors"
 	"fmt"
 	"sync"
@@ -229,7 +231,7 @@ func (v *view) Header(number uint64, hash common.Hash) (*types.Header, error) {
 	return h, nil
 }
 
-func (v *view) Body(number uint64, hash common.Hash) (*types.Body, error) {
+func (v *view) Body(number uint64, hash common.Hash) (*xtypes.Body, error) {
 	if number < v.db.Anchor().History {
 		return nil, fmt.Errorf("body of block %d: %w", number, ErrPrunedHistory)
 	}
@@ -237,14 +239,14 @@ func (v *view) Body(number uint64, hash common.Hash) (*types.Body, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := new(types.Body)
+	b := new(xtypes.Body)
 	if err := rlp.DecodeBytes(val, b); err != nil {
 		return nil, fmt.Errorf("%w: body %s at %d: %w", ErrCorrupt, hash, number, err)
 	}
 	return b, nil
 }
 
-func (v *view) Receipts(number uint64, hash common.Hash) ([]*types.ReceiptForStorage, error) {
+func (v *view) Receipts(number uint64, hash common.Hash) (xtypes.Receipts, error) {
 	if number < v.db.Anchor().History {
 		return nil, fmt.Errorf("receipts of block %d: %w", number, ErrPrunedHistory)
 	}
@@ -252,8 +254,8 @@ func (v *view) Receipts(number uint64, hash common.Hash) ([]*types.ReceiptForSto
 	if err != nil {
 		return nil, err
 	}
-	var rs []*types.ReceiptForStorage
-	if err := rlp.DecodeBytes(val, &rs); err != nil {
+	rs, err := xtypes.DecodeStored(val)
+	if err != nil {
 		return nil, fmt.Errorf("%w: receipts %s at %d: %w", ErrCorrupt, hash, number, err)
 	}
 	return rs, nil

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"github.com/tipnode/tipnode/store/xtypes"
+
 	"bytes"
 	"context"
 	"errors"
@@ -210,11 +212,7 @@ func (db *DB) stageBlock(b *pebble.Batch, w *BlockWrite, wipe bool, sw *stateWri
 	if err != nil {
 		return fmt.Errorf("encode body: %w", err)
 	}
-	receipts := w.Receipts
-	if receipts == nil {
-		receipts = []*types.ReceiptForStorage{}
-	}
-	rcpts, err := rlp.EncodeToBytes(receipts)
+	rcpts, err := xtypes.EncodeStored(w.Receipts)
 	if err != nil {
 		return fmt.Errorf("encode receipts: %w", err)
 	}
@@ -458,7 +456,7 @@ func (db *DB) stageUnwindBlock(b *pebble.Batch, n uint64) error {
 		return berr
 	}
 	if found {
-		body := new(types.Body)
+		body := new(xtypes.Body)
 		if derr := rlp.DecodeBytes(bodyBytes, body); derr != nil {
 			return fmt.Errorf("%w: body: %w", ErrCorrupt, derr)
 		}

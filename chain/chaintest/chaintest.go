@@ -5,6 +5,8 @@
 package chaintest
 
 import (
+	"github.com/tipnode/tipnode/store/xtypes"
+
 	"encoding/json"
 	"errors"
 	"io"
@@ -14,7 +16,6 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
-	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/rlp"
 	"github.com/rs/zerolog"
 
@@ -71,7 +72,7 @@ func Genesis(t testing.TB) *chain.Genesis {
 
 // Blocks decodes every block of chain.rlp, in order. Only the end of the
 // file ends the stream: any other decoding error fails the test.
-func Blocks(t testing.TB) []*types.Block {
+func Blocks(t testing.TB) []*xtypes.Block {
 	t.Helper()
 	f, err := os.Open(filepath.Join(Dir(t), "chain", "chain.rlp"))
 	if err != nil {
@@ -79,9 +80,9 @@ func Blocks(t testing.TB) []*types.Block {
 	}
 	defer f.Close()
 	s := rlp.NewStream(f, 0)
-	var blocks []*types.Block
+	var blocks []*xtypes.Block
 	for {
-		b := new(types.Block)
+		b := new(xtypes.Block)
 		if err := s.Decode(b); errors.Is(err, io.EOF) {
 			break
 		} else if err != nil {
@@ -195,7 +196,7 @@ func initStore(t testing.TB, g *chain.Genesis) (*store.DB, *chain.Writer) {
 // stopped at the end of the test.
 func StartWriter(t testing.TB, db *store.DB, g *chain.Genesis) *chain.Writer {
 	t.Helper()
-	w, err := chain.NewWriter(db, chain.NewExecutor(g.Config), zerolog.Nop())
+	w, err := chain.NewWriter(db, g.Executor(), zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +206,7 @@ func StartWriter(t testing.TB, db *store.DB, g *chain.Genesis) *chain.Writer {
 }
 
 // CanonicalBlock reads canonical block n (header and body) of db.
-func CanonicalBlock(t testing.TB, db *store.DB, n uint64) *types.Block {
+func CanonicalBlock(t testing.TB, db *store.DB, n uint64) *xtypes.Block {
 	t.Helper()
 	view, err := db.View()
 	if err != nil {
@@ -220,14 +221,14 @@ func CanonicalBlock(t testing.TB, db *store.DB, n uint64) *types.Block {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return types.NewBlockWithHeader(h).WithBody(*body)
+	return xtypes.NewBlockWithHeader(h).WithBody(*body)
 }
 
 // ReexecuteOnConformance verifies and executes block (a block built on the
 // conformance head, block 54) on a fresh copy of the imported conformance
 // chain with the importer's rules (header rules, body roots, gas, receipts
 // root, bloom, requests hash), failing the test if they reject it.
-func ReexecuteOnConformance(t testing.TB, g *chain.Genesis, block *types.Block) *chain.ExecutedBlock {
+func ReexecuteOnConformance(t testing.TB, g *chain.Genesis, block *xtypes.Block) *chain.ExecutedBlock {
 	t.Helper()
 	db, _ := ImportedStore(t)
 	view, err := db.View()
@@ -240,7 +241,7 @@ func ReexecuteOnConformance(t testing.TB, g *chain.Genesis, block *types.Block) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := chain.NewExecutor(g.Config).ExecuteBlock(block, parent, headers, view)
+	res, err := g.Executor().ExecuteBlock(block, parent, headers, view)
 	if err != nil {
 		t.Fatalf("the importer rejects block %d: %v", block.NumberU64(), err)
 	}

@@ -11,6 +11,8 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/trie"
+
+	"github.com/tipnode/tipnode/store/xtypes"
 )
 
 // AnchorHeaders is how many headers below the anchor block an anchored
@@ -25,8 +27,8 @@ type Anchor struct {
 	ChainID  *big.Int
 	Genesis  *types.Header
 	Headers  []*types.Header // ascending, linked, ending at N
-	Body     *types.Body
-	Receipts []*types.ReceiptForStorage
+	Body     *xtypes.Body
+	Receipts xtypes.Receipts
 	// NoHistory says why Body is nil (empty when it is not).
 	NoHistory string
 }
@@ -98,7 +100,7 @@ func FetchAnchor(ctx context.Context, url string, n uint64, timeout time.Duratio
 // fetchAnchorBlock fetches block n's body and receipts and checks them
 // against its header. A failure is not fatal (the anchor block's history
 // is then not kept): why is returned.
-func fetchAnchorBlock(ctx context.Context, up *upstream, top *types.Header) (*types.Body, []*types.ReceiptForStorage, string) {
+func fetchAnchorBlock(ctx context.Context, up *upstream, top *types.Header) (*xtypes.Body, xtypes.Receipts, string) {
 	n := top.Number.Uint64()
 	blocks, err := up.blocks(ctx, n, n)
 	if err != nil {
@@ -112,17 +114,12 @@ func fetchAnchorBlock(ctx context.Context, up *upstream, top *types.Header) (*ty
 	if err := up.call(ctx, &raw, "eth_getBlockReceipts", hexutil.EncodeUint64(n)); err != nil {
 		return nil, nil, fmt.Sprintf("receipts of block %d: %v", n, err)
 	}
-	var rs []*types.Receipt
+	var rs xtypes.Receipts
 	if err := json.Unmarshal(raw, &rs); err != nil {
 		return nil, nil, fmt.Sprintf("receipts of block %d: %v", n, err)
 	}
-	if got := types.DeriveSha(types.Receipts(rs), trie.NewStackTrie(nil)); got != top.ReceiptHash {
+	if got := types.DeriveSha(rs, trie.NewStackTrie(nil)); got != top.ReceiptHash {
 		return nil, nil, fmt.Sprintf("receipts of block %d make root %s, its header says %s", n, got.Hex(), top.ReceiptHash.Hex())
 	}
-	out := make([]*types.ReceiptForStorage, len(rs))
-	for i, r := range rs {
-		out[i] = (*types.ReceiptForStorage)(r)
-	}
-	body := b.Body()
-	return body, out, ""
+	return b.Body(), rs, ""
 }

@@ -196,7 +196,7 @@ func TestFollowFromStateDump(t *testing.T) {
 		}
 		ours := make(types.Receipts, len(stored))
 		for i, r := range stored {
-			ours[i] = (*types.Receipt)(r)
+			ours[i] = &r.Receipt
 			ours[i].Type = body.Transactions[i].Type() // stored receipts carry no type and no bloom
 			ours[i].Bloom = types.CreateBloom(ours[i])
 		}

@@ -16,6 +16,8 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/rlp"
 	gojson "github.com/goccy/go-json"
+
+	"github.com/tipnode/tipnode/store/xtypes"
 )
 
 // isNull reports whether a JSON result is absent or null.
@@ -61,7 +63,7 @@ func decodeHeader(raw json.RawMessage) (*types.Header, error) {
 // transaction from its own object by go-ethereum. Transactions are not checked against
 // their announced hashes here: the importer checks them all at once
 // against the header's transactions root.
-func decodeBlock(raw json.RawMessage) (*types.Header, *types.Body, []common.Hash, error) {
+func decodeBlock(raw json.RawMessage) (*types.Header, *xtypes.Body, []common.Hash, error) {
 	if isNull(raw) {
 		return nil, nil, nil, ErrUnknownBlock
 	}
@@ -79,7 +81,7 @@ func decodeBlock(raw json.RawMessage) (*types.Header, *types.Body, []common.Hash
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	bad := func(what string, err error) (*types.Header, *types.Body, []common.Hash, error) {
+	bad := func(what string, err error) (*types.Header, *xtypes.Body, []common.Hash, error) {
 		return nil, nil, nil, fmt.Errorf("%w: block %d %s: %v", ErrBadResponse, h.Number, what, err)
 	}
 	var rawTxs []json.RawMessage
@@ -89,13 +91,13 @@ func decodeBlock(raw json.RawMessage) (*types.Header, *types.Body, []common.Hash
 		}
 		return bad("transactions", err)
 	}
-	body := &types.Body{Transactions: make([]*types.Transaction, len(rawTxs))}
+	body := &xtypes.Body{Transactions: make(xtypes.Txs, len(rawTxs))}
 	for i, rawTx := range rawTxs {
 		if r := bytes.TrimSpace(rawTx); len(r) == 0 || r[0] != '{' {
 			return bad(fmt.Sprintf("transaction %d", i), fmt.Errorf("not an object (transaction hashes instead of full transactions?)"))
 		}
-		tx := new(types.Transaction)
-		if err := tx.UnmarshalJSON(rawTx); err != nil {
+		tx, err := xtypes.UnmarshalTxJSON(rawTx)
+		if err != nil {
 			return bad(fmt.Sprintf("transaction %d", i), err)
 		}
 		body.Transactions[i] = tx
@@ -119,7 +121,7 @@ func decodeBlock(raw json.RawMessage) (*types.Header, *types.Body, []common.Hash
 
 // assembleBlock joins a decoded header, body and uncle headers, checking
 // that the uncles are the announced ones.
-func assembleBlock(h *types.Header, body *types.Body, uncleHashes []common.Hash, uncles []*types.Header) (*types.Block, error) {
+func assembleBlock(h *types.Header, body *xtypes.Body, uncleHashes []common.Hash, uncles []*types.Header) (*xtypes.Block, error) {
 	if len(uncles) != len(uncleHashes) {
 		return nil, fmt.Errorf("%w: block %d: %d uncles for %d uncle hashes", ErrBadResponse, h.Number, len(uncles), len(uncleHashes))
 	}
@@ -129,12 +131,12 @@ func assembleBlock(h *types.Header, body *types.Body, uncleHashes []common.Hash,
 		}
 	}
 	body.Uncles = uncles
-	return types.NewBlockWithHeader(h).WithBody(*body), nil
+	return xtypes.NewBlockWithHeader(h).WithBody(*body), nil
 }
 
 // decodeRawBlock decodes a raw block (debug_getRawBlock: the RLP of the
 // block, as 0x-hex). null is ErrUnknownBlock.
-func decodeRawBlock(raw json.RawMessage) (*types.Block, error) {
+func decodeRawBlock(raw json.RawMessage) (*xtypes.Block, error) {
 	if isNull(raw) {
 		return nil, ErrUnknownBlock
 	}
@@ -145,7 +147,7 @@ func decodeRawBlock(raw json.RawMessage) (*types.Block, error) {
 	if len(enc) == 0 {
 		return nil, ErrUnknownBlock
 	}
-	b := new(types.Block)
+	b := new(xtypes.Block)
 	if err := rlp.DecodeBytes(enc, b); err != nil {
 		return nil, fmt.Errorf("%w: raw block: %v", ErrBadResponse, err)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/store"
+	"github.com/tipnode/tipnode/store/xtypes"
 )
 
 // Status is the follower's sync progress (eth_syncing).
@@ -455,9 +456,9 @@ func (f *Follower) catchUpTo(up *upstream, head *chain.Head, target *types.Heade
 }
 
 // importBlock writes one block through the writer.
-func (f *Follower) importBlock(b *types.Block) error {
+func (f *Follower) importBlock(b *xtypes.Block) error {
 	start := f.clock.Now()
-	if err := f.w.Import([]*types.Block{b}, chain.ImportOptions{}); err != nil {
+	if err := f.w.Import([]*xtypes.Block{b}, chain.ImportOptions{}); err != nil {
 		return f.writeError(err, b.Hash())
 	}
 	f.lastInvalid, f.progressed = common.Hash{}, true
@@ -538,7 +539,7 @@ func (f *Follower) reorg(up *upstream, target *types.Header) error {
 	end := min(tn, h.Number()+uint64(f.cfg.FetchBatch))
 	chunks, cancel := f.fetchRange(up, a+1, end)
 	defer cancel()
-	var blocks []*types.Block
+	var blocks []*xtypes.Block
 	parent := ancestor.Hash()
 	for c := range chunks {
 		if c.err != nil {
@@ -661,7 +662,7 @@ func (f *Follower) followTags(up *upstream) error {
 
 // chunk is one fetched batch of blocks.
 type chunk struct {
-	blocks []*types.Block
+	blocks []*xtypes.Block
 	err    error
 }
 
@@ -724,11 +725,13 @@ func (f *Follower) fetchRange(up *upstream, from, to uint64) (<-chan chunk, cont
 // go-ethereum caches it in the transaction, so execution does not pay the
 // signature recovery. An invalid signature is left for the importer to
 // refuse.
-func (f *Follower) recoverSenders(blocks []*types.Block) {
+func (f *Follower) recoverSenders(blocks []*xtypes.Block) {
 	for _, b := range blocks {
 		signer := types.MakeSigner(f.config, b.Number(), b.Time())
 		for _, tx := range b.Transactions() {
-			types.Sender(signer, tx)
+			if t, ok := tx.(*types.Transaction); ok {
+				types.Sender(signer, t)
+			}
 		}
 	}
 }
@@ -759,7 +762,7 @@ func (f *Follower) endCatchUp() {
 
 // progress counts an imported block and logs a progress line every
 // ProgressInterval while catching up.
-func (f *Follower) progress(b *types.Block) {
+func (f *Follower) progress(b *xtypes.Block) {
 	if !f.sync.Load().Syncing {
 		return
 	}

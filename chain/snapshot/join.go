@@ -21,6 +21,7 @@ import (
 
 	"github.com/tipnode/tipnode/chain/statedump"
 	"github.com/tipnode/tipnode/store"
+	"github.com/tipnode/tipnode/store/xtypes"
 )
 
 // JoinStats describe a joined store.
@@ -177,14 +178,16 @@ func Join(ctx context.Context, r io.Reader, db *store.DB, tmpDir string) (JoinSt
 			}
 			headers = append(headers, h)
 		case frameBody:
-			anchor.Body = new(types.Body)
+			anchor.Body = new(xtypes.Body)
 			if err := rlp.DecodeBytes(p, anchor.Body); err != nil {
 				return stats, bad("frame %d: body: %v", item, err)
 			}
 		case frameReceipts:
-			if err := rlp.DecodeBytes(p, &anchor.Receipts); err != nil {
+			rs, err := xtypes.DecodeStored(p)
+			if err != nil {
 				return stats, bad("frame %d: receipts: %v", item, err)
 			}
+			anchor.Receipts = rs
 		case frameAccount:
 			if len(p) != 92 {
 				return stats, bad("frame %d: account of %d bytes", item, len(p))

@@ -220,7 +220,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	w, err := chain.NewWriter(db, chain.NewExecutor(g.Config), log)
+	w, err := chain.NewWriter(db, g.Executor(), log)
 	if err != nil {
 		return err
 	}

@@ -128,7 +128,7 @@ func (f *NodeFlags) register(fs *flag.FlagSet, dev bool) {
 	fs.IntVar(&f.ConnReserve, "rpc.connreserve", 0, "the last connections kept for addresses holding fewer than --rpc.connreserve.perip (0 = --rpc.maxconns/10)")
 	fs.IntVar(&f.ConnReservePerIP, "rpc.connreserve.perip", rpc.DefaultConnReservePerIP, "see --rpc.connreserve")
 	fs.IntVar(&f.MaxCallsPerIP, "rpc.maxcallsperip", rpc.DefaultMaxCallsPerIP, "calls (batch elements included) one client address runs at once; more wait their turn (EVM executions have their own limit)")
-	fs.IntVar(&f.EVMConcurrency, "rpc.evmconcurrency", api.MaxExecutions, "eth_call / eth_estimateGas / eth_createAccessList / eth_simulateV1 executions running at once (default half the CPUs)")
+	fs.IntVar(&f.EVMConcurrency, "rpc.evmconcurrency", 0, "eth_call / eth_estimateGas / eth_createAccessList / eth_simulateV1 executions running at once (0 = every CPU, half of them with --sequencer or on `tipnode dev`)")
 	fs.IntVar(&f.EVMQueue, "rpc.evmqueue", api.ExecutionQueue, "executions waiting for a slot; more are refused with -32005")
 	fs.DurationVar(&f.EVMWait, "rpc.evmwait", api.ExecutionWait, "longest wait of an execution for a slot before -32005")
 }
@@ -149,6 +149,9 @@ func (f *NodeFlags) nodeConfig() (node.Config, error) {
 	cfg.API.GasCap, cfg.API.EVMTimeout, cfg.API.ClientVersion = f.GasCap, f.EVMTimeout, "tipnode/v"+version
 	cfg.API.LogsRangeLimit = f.LogsRange
 	cfg.API.MaxExecutions, cfg.API.ExecutionQueue, cfg.API.ExecutionWait = f.EVMConcurrency, f.EVMQueue, f.EVMWait
+	if f.EVMConcurrency == 0 {
+		cfg.API.MaxExecutions = eth.DefaultMaxExecutions(f.Sequencer)
+	}
 	cfg.Server.Addr, cfg.Server.RequestTimeout, cfg.Server.MaxBatch = f.HTTPAddr, f.RequestTimeout, f.BatchLimit
 	cfg.Server.ReadHeaderTimeout, cfg.Server.ReadTimeout, cfg.Server.IdleTimeout = f.ReadHeaderTimeout, f.ReadTimeout, f.HTTPIdleTimeout
 	cfg.Server.WSIdleTimeout, cfg.Server.WSMaxQueuedBytes, cfg.Server.MaxQueuedOutput = f.WSIdleTimeout, f.WSMaxQueueMiB<<20, f.MaxOutputMiB<<20

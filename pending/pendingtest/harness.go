@@ -207,7 +207,7 @@ func (h *Harness) start(opts Options) {
 	if h.Pool, err = pending.NewPool(*opts.Pool, h.Genesis.Config, h.Mgr, h.Clock, nil, zerolog.Nop()); err != nil {
 		t.Fatal(err)
 	}
-	if h.Seq, err = pending.New(h.Cfg, h.Writer, chain.NewExecutor(h.Genesis.Config), h.Pool, h.Mgr, h.Clock, nil, zerolog.Nop()); err != nil {
+	if h.Seq, err = pending.New(h.Cfg, h.Writer, h.Genesis.Executor(), h.Pool, h.Mgr, h.Clock, nil, zerolog.Nop()); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.Seq.Start(); err != nil {

@@ -67,7 +67,7 @@ func toPayload(s *pending.Snapshot) *stream.Payload {
 		p.Diff.Transactions = append(p.Diff.Transactions, b)
 	}
 	p.Diff.GasUsed = hexutil.Uint64(h.GasUsed)
-	p.Diff.ReceiptsRoot = types.DeriveSha(types.Receipts(s.Receipts()), trie.NewStackTrie(nil))
+	p.Diff.ReceiptsRoot = types.DeriveSha(s.Receipts(), trie.NewStackTrie(nil))
 	p.Diff.LogsBloom = h.Bloom
 	p.Diff.Withdrawals = []*types.Withdrawal{}
 	return p
@@ -121,7 +121,7 @@ func newRepSide(t testing.TB, spec []byte, cfg Config) *repSide {
 	r.db, g, r.w = chaintest.InitStore(t, spec)
 	r.mgr = pending.NewManager(r.w, g.Config, pending.HeaderParams{}, r.clock, nil)
 	var err error
-	if r.d, err = New(cfg, r.w, chain.NewExecutor(g.Config), r.mgr, r.clock, r.metrics, zerolog.Nop()); err != nil {
+	if r.d, err = New(cfg, r.w, g.Executor(), r.mgr, r.clock, r.metrics, zerolog.Nop()); err != nil {
 		t.Fatal(err)
 	}
 	r.d.Start()

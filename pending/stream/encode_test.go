@@ -15,11 +15,12 @@ import (
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/pendingtest"
 	"github.com/tipnode/tipnode/pending/stream"
+	"github.com/tipnode/tipnode/store/xtypes"
 )
 
 // sealedReceipts reads the stored receipts of canonical block b with their
 // transaction types (what DeriveSha encodes).
-func sealedReceipts(t *testing.T, n *pendingtest.Harness, b *types.Block) types.Receipts {
+func sealedReceipts(t *testing.T, n *pendingtest.Harness, b *xtypes.Block) xtypes.Receipts {
 	t.Helper()
 	view, err := n.DB.View()
 	if err != nil {
@@ -30,11 +31,11 @@ func sealedReceipts(t *testing.T, n *pendingtest.Harness, b *types.Block) types.
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := make(types.Receipts, len(stored))
+	out := make(xtypes.Receipts, len(stored))
 	for i, r := range stored {
-		rr := types.Receipt(*r)
+		rr := *r
 		rr.Type = b.Transactions()[i].Type()
-		rr.Bloom = types.CreateBloom(&rr)
+		rr.Bloom = types.CreateBloom(&rr.Receipt)
 		out[i] = &rr
 	}
 	return out
@@ -123,7 +124,7 @@ func TestEncodeMatchesSealedBlock(t *testing.T) {
 			if root := types.DeriveSha(prefix, trie.NewStackTrie(nil)); m.Diff.ReceiptsRoot != root {
 				t.Fatalf("block %d index %d: receipts root %s, sealed prefix %s", num, i, m.Diff.ReceiptsRoot, root)
 			}
-			if uint64(m.Diff.GasUsed) != gas || m.Diff.LogsBloom != types.MergeBloom(prefix) {
+			if uint64(m.Diff.GasUsed) != gas || m.Diff.LogsBloom != types.MergeBloom(prefix.Eth()) {
 				t.Fatalf("block %d index %d: gas %d bloom differs (want gas %d)", num, i, m.Diff.GasUsed, gas)
 			}
 			if m.Diff.StateRoot != (common.Hash{}) || m.Diff.BlockHash != (common.Hash{}) || m.Diff.Withdrawals == nil ||
@@ -191,7 +192,7 @@ func TestEncodeJSONShape(t *testing.T) {
 			`","gas_used":"0x0","block_hash":"` + zero + `","transactions":[],"withdrawals":[],"withdrawals_root":"` + types.EmptyWithdrawalsHash.Hex() +
 			`","blob_gas_used":"0x0"},"metadata":{"block_number":1}}`},
 		{"index 1", snaps[1], `{"payload_id":"` + hexutil.Encode(id[:]) + `","index":1,` +
-			`"diff":{"state_root":"` + zero + `","receipts_root":"` + types.DeriveSha(types.Receipts(snaps[1].Receipts()), trie.NewStackTrie(nil)).Hex() +
+			`"diff":{"state_root":"` + zero + `","receipts_root":"` + types.DeriveSha(snaps[1].Receipts(), trie.NewStackTrie(nil)).Hex() +
 			`","logs_bloom":"` + hexutil.Encode(make([]byte, 256)) +
 			`","gas_used":"0x5208","block_hash":"` + zero + `","transactions":["` + hexutil.Encode(tx) + `"],"withdrawals":[],"withdrawals_root":"` +
 			types.EmptyWithdrawalsHash.Hex() + `","blob_gas_used":"0x0"},"metadata":{"block_number":1}}`},

@@ -38,8 +38,10 @@ type APIConfig struct {
 	// MaxExecutions bounds the EVM executions (eth_call, eth_estimateGas,
 	// eth_createAccessList, eth_simulateV1 requests) running at once, so
 	// that reads cannot take every CPU from the sequencer and from cheap
-	// methods, which never wait for this limit. Default half the CPUs,
-	// at least 1.
+	// methods, which never wait for this limit. Default half the CPUs, at
+	// least 1 (DefaultMaxExecutions(true): what a node running a sequencer
+	// needs); a node without one may use every CPU
+	// (DefaultMaxExecutions(false), as `tipnode run` chooses).
 	MaxExecutions int
 	// ExecutionQueue bounds the executions waiting for a slot; one more is
 	// refused at once with -32005 "too many concurrent executions …".
@@ -82,11 +84,23 @@ type APIConfig struct {
 }
 
 // DefaultAPIConfig returns the documented defaults.
+// DefaultMaxExecutions is MaxExecutions' default: half the CPUs (at least
+// one) when a local sequencer runs, whose intervals must not wait for the
+// CPUs reads hold (its jitter target); every CPU on a node that only
+// serves (a follower, a replica), where leaving cores idle only lowers the
+// requests answered per second.
+func DefaultMaxExecutions(sequencer bool) int {
+	if sequencer {
+		return max(1, runtime.NumCPU()/2)
+	}
+	return runtime.NumCPU()
+}
+
 func DefaultAPIConfig() APIConfig {
 	return APIConfig{
 		GasCap:                   50_000_000,
 		EVMTimeout:               5 * time.Second,
-		MaxExecutions:            max(1, runtime.NumCPU()/2),
+		MaxExecutions:            DefaultMaxExecutions(true),
 		ExecutionQueue:           64,
 		ExecutionWait:            2 * time.Second,
 		LogsRangeLimit:           10_000,

@@ -18,6 +18,7 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/rpc"
+	"github.com/tipnode/tipnode/store/xtypes"
 )
 
 // callRPC posts one request built from method and params.
@@ -258,6 +259,10 @@ func TestSendRawTransactionChecks(t *testing.T) {
 	wantCode(t, callRPC(t, url, "eth_sendRawTransaction", "0x02zz"), rpc.CodeInvalidParams)
 	wantCode(t, callRPC(t, url, "eth_sendRawTransaction", "0x0201"), rpc.CodeInvalidParams)
 	wantCode(t, callRPC(t, url, "eth_sendRawTransaction", "0x"), rpc.CodeInvalidParams)
+	dep, _ := xtypes.NewDeposit(xtypes.DepositFields{From: to, Gas: 21000, Mint: big.NewInt(1)}).MarshalBinary()
+	if r := callRPC(t, url, "eth_sendRawTransaction", hexutil.Encode(dep)); r.Error == nil || r.Error.Code != rpc.CodeInvalidParams || !strings.Contains(r.Error.Message, "deposit") {
+		t.Fatalf("a deposit sent: %+v, want invalid params naming deposits", r.Error)
+	}
 	if len(pool.txs) != 1 {
 		t.Fatalf("refused transactions reached the pool")
 	}
@@ -351,7 +356,7 @@ func TestUnclesAndMissingBlocks(t *testing.T) {
 // headFeedNode serves the conformance genesis with the first n blocks of
 // the chain imported through the node's writer, and returns the API, the
 // writer and all blocks.
-func headFeedNode(t *testing.T, n int) (*API, *chain.Writer, []*types.Block) {
+func headFeedNode(t *testing.T, n int) (*API, *chain.Writer, []*xtypes.Block) {
 	t.Helper()
 	db, g, w := chaintest.GenesisStore(t)
 	w.Stop() // the node runs its own writer

@@ -41,6 +41,7 @@ import (
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/store"
+	"github.com/tipnode/tipnode/store/xtypes"
 )
 
 // MaxMineBlocks bounds the blocks one anvil_mine / hardhat_mine seals.
@@ -50,7 +51,7 @@ const MaxMineBlocks = 10_000
 // Config.Dev).
 type DevChain interface {
 	Override(o store.PendingOverride) error
-	SendImpersonated(tx *types.Transaction) (*types.Receipt, error)
+	SendImpersonated(tx *types.Transaction) (*xtypes.Receipt, error)
 	Mine(ctx context.Context, n, interval uint64) (uint64, error)
 	MineAt(ctx context.Context, ts uint64) error
 	IncreaseTime(d time.Duration) (time.Duration, error)

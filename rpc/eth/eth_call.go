@@ -93,9 +93,11 @@ func (a *API) prepareCall(blk *ReadContext, stateOv StateOverride, blockOv *Bloc
 	}
 	env := &callEnv{state: state, header: header,
 		rules: a.exec.Config().Rules(blockCtx.BlockNumber, blockCtx.Random != nil, blockCtx.Time)}
+	env.precompiles = a.exec.ChainPrecompiles(env.rules, blockCtx.Time)
+	a.exec.PrepareState(state, blockCtx.Time)
 	if len(stateOv) > 0 {
 		// Overrides may move precompiles: they edit a copy.
-		env.precompiles = vm.ActivePrecompiledContracts(env.rules)
+		env.precompiles = a.exec.Precompiles(env.rules, blockCtx.Time)
 		ov, err := chainOverrides(stateOv)
 		if err != nil {
 			return nil, err

@@ -19,6 +19,7 @@ import (
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/store"
+	"github.com/tipnode/tipnode/store/xtypes"
 )
 
 // registerChain installs the chain data methods.
@@ -108,7 +109,7 @@ func (a *API) ethBlockNumber(ctx context.Context, p rpc.Params) (any, error) {
 // pending block, Snap is set and Block is assembled from the snapshot.
 type chainBlock struct {
 	res   *ReadContext
-	Block *types.Block
+	Block *xtypes.Block
 	Snap  *pending.Snapshot
 }
 
@@ -130,13 +131,13 @@ func (a *API) loadBlock(ctx context.Context, sel BlockSelector) (*chainBlock, er
 		// receipts roots are derived on demand, once per snapshot.
 		h := types.CopyHeader(snap.Header())
 		h.TxHash, h.ReceiptHash = snap.TxRoot(), snap.ReceiptsRoot()
-		body := types.Body{Transactions: snap.Transactions()}
+		body := xtypes.Body{Transactions: snap.Transactions()}
 		if h.WithdrawalsHash != nil {
 			// The sequencer's blocks carry no withdrawals: shown as [] like
 			// a sealed block of the fork.
 			body.Withdrawals = types.Withdrawals{}
 		}
-		b := types.NewBlockWithHeader(h).WithBody(body)
+		b := xtypes.NewBlockWithHeader(h).WithBody(body)
 		return &chainBlock{res: res, Block: b, Snap: snap}, nil
 	}
 	h := res.Header
@@ -149,13 +150,13 @@ func (a *API) loadBlock(ctx context.Context, sel BlockSelector) (*chainBlock, er
 		res.Close()
 		return nil, err
 	}
-	return &chainBlock{res: res, Block: types.NewBlockWithHeader(h).WithBody(*body)}, nil
+	return &chainBlock{res: res, Block: xtypes.NewBlockWithHeader(h).WithBody(*body)}, nil
 }
 
 // receipts returns the derived receipts of the loaded block.
-func (a *API) receipts(c *chainBlock) (types.Receipts, error) {
+func (a *API) receipts(c *chainBlock) (xtypes.Receipts, error) {
 	if c.Snap != nil {
-		return types.Receipts(c.Snap.Receipts()), nil
+		return xtypes.Receipts(c.Snap.Receipts()), nil
 	}
 	stored, err := c.res.View.Receipts(c.Block.NumberU64(), c.Block.Hash())
 	if err != nil {
@@ -237,7 +238,7 @@ func (a *API) txCount(ctx context.Context, sel BlockSelector, _ rpc.Params) (any
 // nil when not pooled then).
 type foundTx struct {
 	Hash   common.Hash
-	Block  *types.Block
+	Block  *xtypes.Block
 	Index  uint64
 	View   store.View
 	Snap   *pending.Snapshot
@@ -277,7 +278,18 @@ func (a *API) txMethod(fn func(t *foundTx) (any, error)) rpc.Handler {
 
 func (a *API) transactionByHash(t *foundTx) (any, error) {
 	if b := t.Block; b != nil {
-		return newRPCTransaction(b.Transactions()[t.Index], blockLocation(b, t.Index), b.BaseFee(), a.genesis.Config), nil
+		tx := b.Transactions()[t.Index]
+		out := newRPCTransaction(tx, blockLocation(b, t.Index), b.BaseFee(), a.genesis.Config)
+		if xtypes.IsDeposit(tx) { // its nonce and receipt version are in its receipt
+			rs, err := t.View.Receipts(b.NumberU64(), b.Hash())
+			if err != nil {
+				return nil, fmt.Errorf("receipts of block %d: %w", b.NumberU64(), err)
+			}
+			if int(t.Index) < len(rs) {
+				out.withDepositReceipt(rs[t.Index])
+			}
+		}
+		return out, nil
 	}
 	// Pre-confirmed transactions: no block hash / number yet (go-ethereum's
 	// shape for a pool transaction).
@@ -296,7 +308,7 @@ func (a *API) transactionByHash(t *foundTx) (any, error) {
 
 // lookupTx finds a canonical transaction: its block and index, or a nil
 // block when unknown.
-func (a *API) lookupTx(view store.View, h common.Hash) (*types.Block, uint64, error) {
+func (a *API) lookupTx(view store.View, h common.Hash) (*xtypes.Block, uint64, error) {
 	loc, err := view.TxLookup(h)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, 0, nil
@@ -312,7 +324,7 @@ func (a *API) lookupTx(view store.View, h common.Hash) (*types.Block, uint64, er
 	if err != nil {
 		return nil, 0, fmt.Errorf("body of transaction %s: %w", h.Hex(), err)
 	}
-	b := types.NewBlockWithHeader(header).WithBody(*body)
+	b := xtypes.NewBlockWithHeader(header).WithBody(*body)
 	if loc.Index >= uint64(len(b.Transactions())) {
 		return nil, 0, fmt.Errorf("transaction %s: index %d out of range in block %d", h.Hex(), loc.Index, loc.BlockNumber)
 	}
@@ -399,6 +411,6 @@ func (a *API) uncleByIndex(ctx context.Context, sel BlockSelector, p rpc.Params)
 		if uint64(idx) >= uint64(len(uncles)) {
 			return nil, nil
 		}
-		return marshalBlock(types.NewBlockWithHeader(uncles[idx]), false, false, a.genesis.Config), nil
+		return marshalBlock(xtypes.NewBlockWithHeader(uncles[idx]), false, false, a.genesis.Config), nil
 	})
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/forkid"
-	"github.com/ethereum/go-ethereum/core/vm"
 	"github.com/ethereum/go-ethereum/params"
 
 	"github.com/tipnode/tipnode/rpc"
@@ -56,7 +55,7 @@ func (a *API) ethConfig(ctx context.Context, p rpc.Params) (any, error) {
 		t := *ts
 		rules := c.Rules(c.LondonBlock, true, t)
 		pre := make(map[string]common.Address)
-		for addr, pc := range vm.ActivePrecompiledContracts(rules) {
+		for addr, pc := range a.exec.Precompiles(rules, t) {
 			pre[pc.Name()] = addr
 		}
 		activation := t

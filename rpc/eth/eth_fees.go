@@ -22,7 +22,6 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/common/math"
-	"github.com/ethereum/go-ethereum/consensus/misc/eip1559"
 	"github.com/ethereum/go-ethereum/consensus/misc/eip4844"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/params"
@@ -152,7 +151,11 @@ func (a *API) suggestTip(view store.View, h *types.Header) (*big.Int, error) {
 		}
 		var tips []*big.Int
 		for _, tx := range body.Transactions {
-			tip, err := tx.EffectiveGasTip(hdr.BaseFee)
+			t, ok := tx.(*types.Transaction) // a deposit pays no tip: not a sample
+			if !ok {
+				continue
+			}
+			tip, err := t.EffectiveGasTip(hdr.BaseFee)
 			if err != nil || tip.Cmp(big.NewInt(tipOracleIgnore)) < 0 {
 				continue
 			}
@@ -205,7 +208,7 @@ func (a *API) ethBaseFee(ctx context.Context, p rpc.Params) (any, error) {
 	if !a.genesis.Config.IsLondon(next) {
 		return nil, nil
 	}
-	return (*hexutil.Big)(eip1559.CalcBaseFee(a.genesis.Config, h)), nil
+	return (*hexutil.Big)(a.exec.NextBaseFee(h, h.Time+1)), nil
 }
 
 // feeHistoryResult is eth_feeHistory's answer.
@@ -317,13 +320,13 @@ func (a *API) ethFeeHistory(ctx context.Context, p rpc.Params) (any, error) {
 		if n == newest {
 			// The block after newest: next base fee and next blob base fee.
 			nextBase := new(big.Int)
-			if cfg.IsLondon(new(big.Int).SetUint64(n + 1)) {
-				nextBase = eip1559.CalcBaseFee(cfg, h)
+			if fee := a.exec.NextBaseFee(h, h.Time+1); fee != nil {
+				nextBase = fee
 			}
 			out.BaseFee = append(out.BaseFee, (*hexutil.Big)(nextBase))
 			nextBlob := new(big.Int)
 			if h.ExcessBlobGas != nil {
-				excess := eip4844.CalcExcessBlobGas(cfg, h, h.Time)
+				excess := a.exec.NextExcessBlobGas(h, h.Time)
 				nextBlob = eip4844.CalcBlobFee(cfg, &types.Header{Number: h.Number, Time: h.Time, ExcessBlobGas: &excess})
 			}
 			out.BlobBaseFee = append(out.BlobBaseFee, (*hexutil.Big)(nextBlob))
@@ -367,7 +370,10 @@ func (a *API) blockRewards(view store.View, h *types.Header, percentiles []float
 	sorted := make([]gasTip, len(body.Transactions))
 	prev := uint64(0)
 	for i, tx := range body.Transactions {
-		tip, _ := tx.EffectiveGasTip(h.BaseFee)
+		var tip *big.Int
+		if t, ok := tx.(*types.Transaction); ok { // a deposit's tip is 0
+			tip, _ = t.EffectiveGasTip(h.BaseFee)
+		}
 		if tip == nil || tip.Sign() < 0 {
 			tip = new(big.Int)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/tipnode/tipnode/rpc"
+	"github.com/tipnode/tipnode/store/xtypes"
 )
 
 // registerSend installs eth_sendRawTransaction.
@@ -47,6 +48,9 @@ func (a *API) ethSendRawTransaction(ctx context.Context, p rpc.Params) (any, err
 		return nil, rpc.ErrLimit("transaction too large: %d bytes (limit %d)", len(raw), limit)
 	}
 	tx := new(types.Transaction)
+	if len(raw) > 0 && raw[0] == xtypes.DepositTxType {
+		return nil, p.ArgError(0, "transaction", "deposit transactions (type 0x7e) are derived from L1 by the rollup and cannot be sent")
+	}
 	if err := tx.UnmarshalBinary(raw); err != nil {
 		return nil, p.ArgError(0, "transaction", "cannot decode transaction: %v", err)
 	}

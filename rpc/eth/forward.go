@@ -21,6 +21,7 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/rpc"
+	"github.com/tipnode/tipnode/store/xtypes"
 )
 
 // ForwardConfig configures transaction forwarding. Data only: zero fields
@@ -156,7 +157,9 @@ func (f *Forwarder) Follow(mgr *pending.Manager, heads Heads) {
 	f.unsub = append(f.unsub, mgr.SubscribePreconfirmations(func(s *pending.Snapshot) {
 		f.forget(s.NewTransactions())
 		for _, tx := range s.NewTransactions() {
-			f.announce(tx)
+			if t, ok := tx.(*types.Transaction); ok {
+				f.announce(t)
+			}
 		}
 	}))
 	f.unsub = append(f.unsub, heads.SubscribeHeads(func(ev *chain.HeadEvent) {
@@ -195,7 +198,7 @@ func (f *Forwarder) tracked() int {
 	return len(f.byHash)
 }
 
-func (f *Forwarder) forget(txs []*types.Transaction) {
+func (f *Forwarder) forget(txs xtypes.Txs) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, tx := range txs {

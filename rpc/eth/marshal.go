@@ -12,7 +12,9 @@ import (
 	"github.com/ethereum/go-ethereum/consensus/misc/eip4844"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/params"
+
 	"github.com/tipnode/tipnode/pending"
+	"github.com/tipnode/tipnode/store/xtypes"
 )
 
 // marshalHeader encodes a header: the base fields always, fork fields only
@@ -66,7 +68,7 @@ func marshalHeader(h *types.Header) map[string]any {
 // marshalBlock encodes a block with its size, uncle hashes, withdrawals
 // (when the block has them) and its transactions: hashes, or full objects
 // when fullTx. inclTx false omits "transactions" (uncle blocks).
-func marshalBlock(b *types.Block, inclTx, fullTx bool, config *params.ChainConfig) map[string]any {
+func marshalBlock(b *xtypes.Block, inclTx, fullTx bool, config *params.ChainConfig) map[string]any {
 	m := marshalHeader(b.Header())
 	m["size"] = hexutil.Uint64(b.Size())
 	if inclTx {
@@ -95,7 +97,7 @@ func marshalBlock(b *types.Block, inclTx, fullTx bool, config *params.ChainConfi
 
 // marshalPendingBlock encodes the pending block like go-ethereum: hash,
 // nonce and miner are null because the block is not sealed.
-func marshalPendingBlock(b *types.Block, fullTx bool, config *params.ChainConfig) map[string]any {
+func marshalPendingBlock(b *xtypes.Block, fullTx bool, config *params.ChainConfig) map[string]any {
 	m := marshalHeader(b.Header())
 	m["size"] = hexutil.Uint64(b.Size())
 	txs := b.Transactions()
@@ -128,7 +130,7 @@ type txLocation struct {
 	Index  uint64
 }
 
-func blockLocation(b *types.Block, index uint64) *txLocation {
+func blockLocation(b *xtypes.Block, index uint64) *txLocation {
 	h := b.Hash()
 	return &txLocation{Hash: &h, Number: b.NumberU64(), Time: b.Time(), Index: index}
 }
@@ -160,12 +162,22 @@ type rpcTransaction struct {
 	R                    *hexutil.Big                 `json:"r"`
 	S                    *hexutil.Big                 `json:"s"`
 	YParity              *hexutil.Uint64              `json:"yParity,omitempty"`
+
+	// OP Stack deposits (type 0x7e) only.
+	SourceHash            *common.Hash    `json:"sourceHash,omitempty"`
+	Mint                  *hexutil.Big    `json:"mint,omitempty"`
+	IsSystemTx            *bool           `json:"isSystemTx,omitempty"`
+	DepositReceiptVersion *hexutil.Uint64 `json:"depositReceiptVersion,omitempty"`
 }
 
 // newRPCTransaction builds the JSON form of tx. loc is nil for a
 // transaction outside any block; baseFee is the including block's base fee
 // (gasPrice of a dynamic-fee transaction in a block is its effective price).
-func newRPCTransaction(tx *types.Transaction, loc *txLocation, baseFee *big.Int, config *params.ChainConfig) *rpcTransaction {
+func newRPCTransaction(t xtypes.Tx, loc *txLocation, baseFee *big.Int, config *params.ChainConfig) *rpcTransaction {
+	tx, ok := t.(*types.Transaction)
+	if !ok {
+		return newRPCDeposit(t.(*xtypes.Deposit), loc)
+	}
 	var signer types.Signer
 	if loc != nil {
 		signer = types.MakeSigner(config, new(big.Int).SetUint64(loc.Number), loc.Time)
@@ -228,6 +240,66 @@ func newRPCTransaction(tx *types.Transaction, loc *txLocation, baseFee *big.Int,
 	return out
 }
 
+// newRPCDeposit is the JSON form of a deposit as OP Stack nodes serve it:
+// its deposit fields, gasPrice and signature values zero. (The nonce and
+// depositReceiptVersion come from its receipt: see withDepositReceipt.)
+func newRPCDeposit(d *xtypes.Deposit, loc *txLocation) *rpcTransaction {
+	zero := (*hexutil.Big)(new(big.Int))
+	src := d.SourceHash()
+	out := &rpcTransaction{
+		From:       d.From(),
+		Gas:        hexutil.Uint64(d.Gas()),
+		GasPrice:   zero,
+		Hash:       d.Hash(),
+		Input:      hexutil.Bytes(d.Data()),
+		To:         d.To(),
+		Value:      (*hexutil.Big)(d.Value()),
+		Type:       hexutil.Uint64(xtypes.DepositTxType),
+		V:          zero,
+		R:          zero,
+		S:          zero,
+		SourceHash: &src,
+	}
+	if m := d.MintValue(); m.Sign() != 0 {
+		out.Mint = (*hexutil.Big)(m)
+	}
+	if d.IsSystemTx() {
+		sys := true
+		out.IsSystemTx = &sys
+	}
+	if loc != nil {
+		out.BlockHash = loc.Hash
+		out.BlockNumber = (*hexutil.Big)(new(big.Int).SetUint64(loc.Number))
+		t, i := hexutil.Uint64(loc.Time), hexutil.Uint64(loc.Index)
+		out.BlockTimestamp = &t
+		out.TransactionIndex = &i
+	}
+	return out
+}
+
+// withDepositReceipt sets a deposit's nonce and receipt version from its
+// receipt (nothing for other transactions or receipts without them).
+func (t *rpcTransaction) withDepositReceipt(r *xtypes.Receipt) *rpcTransaction {
+	if t.SourceHash == nil || r == nil || r.OP == nil || r.OP.DepositNonce == nil {
+		return t
+	}
+	t.Nonce = hexutil.Uint64(*r.OP.DepositNonce)
+	if v := r.OP.DepositReceiptVersion; v != nil {
+		rv := hexutil.Uint64(*v)
+		t.DepositReceiptVersion = &rv
+	}
+	return t
+}
+
+// txFrom is the sender of a block's transaction: a deposit's from, else
+// txSender.
+func txFrom(signer types.Signer, tx xtypes.Tx) common.Address {
+	if d, ok := tx.(*xtypes.Deposit); ok {
+		return d.From()
+	}
+	return txSender(signer, tx.(*types.Transaction))
+}
+
 // txSender is the sender of tx: the impersonated sender of a dev chain's
 // impersonated transaction (pending.ImpersonatedSender), else recovered
 // from the signature (zero if it does not recover).
@@ -250,8 +322,8 @@ func effectivePrice(tx *types.Transaction, baseFee *big.Int) *big.Int {
 
 // marshalReceipt encodes a receipt whose derived fields are set (see
 // deriveReceipts). tx is its transaction, signer recovers the sender.
-func marshalReceipt(r *types.Receipt, tx *types.Transaction, signer types.Signer) map[string]any {
-	from := txSender(signer, tx)
+func marshalReceipt(r *xtypes.Receipt, tx xtypes.Tx, signer types.Signer) map[string]any {
+	from := txFrom(signer, tx)
 	var number uint64
 	if r.BlockNumber != nil {
 		number = r.BlockNumber.Uint64()
@@ -287,17 +359,51 @@ func marshalReceipt(r *types.Receipt, tx *types.Transaction, signer types.Signer
 	if r.ContractAddress != (common.Address{}) {
 		m["contractAddress"] = r.ContractAddress
 	}
+	if r.OP != nil {
+		marshalOPReceipt(m, r.OP)
+	}
 	return m
+}
+
+// marshalOPReceipt adds an OP Stack receipt's fields as op-geth and op-reth
+// serve them (l1FeeScalar as a decimal string).
+func marshalOPReceipt(m map[string]any, op *xtypes.OPReceipt) {
+	big := func(k string, v *big.Int) {
+		if v != nil {
+			m[k] = (*hexutil.Big)(v)
+		}
+	}
+	u64 := func(k string, v *uint64) {
+		if v != nil {
+			m[k] = hexutil.Uint64(*v)
+		}
+	}
+	u64("depositNonce", op.DepositNonce)
+	u64("depositReceiptVersion", op.DepositReceiptVersion)
+	big("l1GasPrice", op.L1GasPrice)
+	big("l1GasUsed", op.L1GasUsed)
+	big("l1Fee", op.L1Fee)
+	if op.L1FeeScalar != nil {
+		m["l1FeeScalar"] = scalarString(op.L1FeeScalar)
+	}
+	u64("l1BaseFeeScalar", op.L1BaseFeeScalar)
+	big("l1BlobBaseFee", op.L1BlobBaseFee)
+	u64("l1BlobBaseFeeScalar", op.L1BlobBaseFeeScalar)
+	u64("operatorFeeScalar", op.OperatorFeeScalar)
+	u64("operatorFeeConstant", op.OperatorFeeConstant)
+	u64("daFootprintGasScalar", op.DAFootprintGasScalar)
+}
+
+// scalarString is a pre-Ecotone fee scalar (6 decimals) as a decimal
+// string, e.g. 684000 -> "0.684".
+func scalarString(raw *big.Int) string {
+	return new(big.Float).SetPrec(256).Quo(new(big.Float).SetInt(raw), big.NewFloat(1e6)).Text('f', -1)
 }
 
 // deriveReceipts turns stored receipts into full receipts of block b (tx
 // hash, gas used, effective and blob gas prices, contract address, log
 // positions, bloom).
-func deriveReceipts(config *params.ChainConfig, b *types.Block, stored []*types.ReceiptForStorage) (types.Receipts, error) {
-	rs := make(types.Receipts, len(stored))
-	for i, r := range stored {
-		rs[i] = (*types.Receipt)(r)
-	}
+func deriveReceipts(config *params.ChainConfig, b *xtypes.Block, rs xtypes.Receipts) (xtypes.Receipts, error) {
 	h := b.Header()
 	var blobGasPrice *big.Int
 	if h.ExcessBlobGas != nil {

@@ -8,8 +8,6 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
-	"github.com/ethereum/go-ethereum/consensus/misc/eip1559"
-	"github.com/ethereum/go-ethereum/consensus/misc/eip4844"
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/core/vm"
@@ -20,6 +18,7 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/store"
+	"github.com/tipnode/tipnode/store/xtypes"
 )
 
 // eth_simulateV1: a chain of simulated blocks on top of any block (or the
@@ -310,21 +309,18 @@ func (sim *simulator) processBlock(ctx context.Context, pb plannedBlock) (*simBl
 		// Without validation the base fee is zero unless overridden, so
 		// calls without fee fields run (gasPrice 0 < baseFee otherwise).
 		if sim.validate {
-			header.BaseFee = eip1559.CalcBaseFee(sim.config, parent)
+			header.BaseFee = sim.api.exec.NextBaseFee(parent, header.Time)
 		} else {
 			header.BaseFee = new(big.Int)
 		}
 	}
 	cancun := sim.config.IsCancun(header.Number, header.Time)
 	if cancun {
-		var excess uint64
-		if sim.config.IsCancun(parent.Number, parent.Time) {
-			excess = eip4844.CalcExcessBlobGas(sim.config, parent, header.Time)
-		}
+		excess := sim.api.exec.NextExcessBlobGas(parent, header.Time)
 		header.ExcessBlobGas = &excess
 	}
 	rules := sim.config.Rules(header.Number, header.Difficulty.Sign() == 0, header.Time)
-	precompiles := vm.ActivePrecompiledContracts(rules)
+	precompiles := sim.api.exec.Precompiles(rules, header.Time)
 
 	ovs, err := chainOverrides(pb.in.StateOverrides)
 	if err != nil {
@@ -352,7 +348,7 @@ func (sim *simulator) processBlock(ctx context.Context, pb plannedBlock) (*simBl
 
 	var (
 		calls   = pb.in.Calls
-		txs     = make([]*types.Transaction, len(calls))
+		txs     = make(xtypes.Txs, len(calls))
 		results = make([]simCallResult, len(calls))
 		senders = make([]common.Address, len(calls))
 	)
@@ -371,7 +367,7 @@ func (sim *simulator) processBlock(ctx context.Context, pb plannedBlock) (*simBl
 		tracer.startTx(tx.Hash(), uint(i))
 
 		var (
-			receipt  *types.Receipt
+			receipt  *xtypes.Receipt
 			result   *core.ExecutionResult
 			applyErr error
 		)
@@ -425,7 +421,7 @@ func (sim *simulator) processBlock(ctx context.Context, pb plannedBlock) (*simBl
 		blobGas := proc.BlobGasUsed()
 		header.BlobGasUsed = &blobGas
 	}
-	body := &types.Body{Transactions: txs}
+	body := &xtypes.Body{Transactions: txs}
 	if sim.config.IsShanghai(header.Number, header.Time) {
 		body.Withdrawals = types.Withdrawals{}
 		if ov.Withdrawals != nil {
@@ -453,7 +449,7 @@ func (sim *simulator) processBlock(ctx context.Context, pb plannedBlock) (*simBl
 		header.RequestsHash = &h
 	}
 	header.Root = common.Hash{} // simulation commits nothing to a trie
-	block := types.NewBlock(header, body, proc.Receipts(), sim.hasher)
+	block := xtypes.NewBlock(header, body, proc.Receipts(), sim.hasher)
 	hash := block.Hash()
 	for i := range results {
 		for _, l := range results[i].Logs {

@@ -9,6 +9,8 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/params"
+
+	"github.com/tipnode/tipnode/store/xtypes"
 )
 
 // JSON encoding of eth_simulateV1's result without reflection.
@@ -32,7 +34,7 @@ type simResult []*simBlockResult
 // senders (calls are unsigned: full transaction objects take the sender
 // from the call).
 type simBlockResult struct {
-	block   *types.Block
+	block   *xtypes.Block
 	header  *types.Header
 	hash    common.Hash
 	calls   []simCallResult

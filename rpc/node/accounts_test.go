@@ -149,7 +149,7 @@ func TestSendTransactionFromDevAccount(t *testing.T) {
 			From   common.Address `json:"from"`
 		}
 		json.Unmarshal(e.call("eth_getTransactionReceipt", h), &r)
-		if tx.Nonce() != uint64(i) || tx.Type() != types.DynamicFeeTxType || r.Status != 1 || r.From != from || tx.ChainId().Cmp(e.Genesis.Config.ChainID) != 0 {
+		if tx.Nonce() != uint64(i) || tx.Type() != types.DynamicFeeTxType || r.Status != 1 || r.From != from || tx.(*types.Transaction).ChainId().Cmp(e.Genesis.Config.ChainID) != 0 {
 			t.Fatalf("send %d: nonce %d type %d status %d from %s", i, tx.Nonce(), tx.Type(), r.Status, r.From)
 		}
 		if i == 3 && (tx.Gas() < 50_000 || tx.Gas() > 200_000) {

@@ -215,7 +215,7 @@ func New(cfg Config, db *store.DB, g *chain.Genesis, clock pending.Clock, log ze
 	if clock == nil {
 		clock = pending.SystemClock{}
 	}
-	exec := chain.NewExecutor(g.Config)
+	exec := g.Executor()
 	w, err := chain.NewWriter(db, exec, log)
 	if err != nil {
 		return nil, err

@@ -47,7 +47,7 @@ func testPayload(s *pending.Snapshot) []byte {
 		p.Diff.Transactions = append(p.Diff.Transactions, b)
 	}
 	p.Diff.GasUsed = hexutil.Uint64(h.GasUsed)
-	p.Diff.ReceiptsRoot = types.DeriveSha(types.Receipts(s.Receipts()), trie.NewStackTrie(nil))
+	p.Diff.ReceiptsRoot = types.DeriveSha(s.Receipts(), trie.NewStackTrie(nil))
 	p.Diff.LogsBloom = h.Bloom
 	p.Diff.Withdrawals = []*types.Withdrawal{}
 	b, err := json.Marshal(p)

@@ -207,8 +207,8 @@ func TestSealMatchesPending(t *testing.T) {
 				t.Fatalf("block %d tx %d: %s, pending showed %s", num, i, tx.Hash(), snap.Transactions()[i].Hash())
 			}
 			pr, sr := snap.Receipts()[i], stored[i]
-			if pr.Status != sr.Status || pr.CumulativeGasUsed != sr.CumulativeGasUsed || len(pr.Logs) != len(sr.Logs) || pr.Bloom != types.CreateBloom((*types.Receipt)(sr)) {
-				t.Fatalf("block %d receipt %d differs from pending: %d/%d %d/%d %d/%d %v", num, i, pr.Status, sr.Status, pr.CumulativeGasUsed, sr.CumulativeGasUsed, len(pr.Logs), len(sr.Logs), pr.Bloom == types.CreateBloom((*types.Receipt)(sr)))
+			if pr.Status != sr.Status || pr.CumulativeGasUsed != sr.CumulativeGasUsed || len(pr.Logs) != len(sr.Logs) || pr.Bloom != types.CreateBloom(&sr.Receipt) {
+				t.Fatalf("block %d receipt %d differs from pending: %d/%d %d/%d %d/%d %v", num, i, pr.Status, sr.Status, pr.CumulativeGasUsed, sr.CumulativeGasUsed, len(pr.Logs), len(sr.Logs), pr.Bloom == types.CreateBloom(&sr.Receipt))
 			}
 			rc, err := ec.TransactionReceipt(ctx, tx.Hash())
 			if err != nil || rc.BlockHash != blk.Hash() || rc.GasUsed != pr.GasUsed {
