@@ -55,6 +55,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzTxSyncTimeout -fuzztime 20s ./rpc/eth/
 	$(GO) test -run '^$$' -fuzz FuzzCallBundleArgs -fuzztime 20s ./rpc/eth/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeHeader -fuzztime 20s ./chain/follow/
+	$(GO) test -run '^$$' -fuzz FuzzLoad -fuzztime 20s ./chain/statedump/
 	$(GO) test -run '^$$' -fuzz FuzzPreimages -fuzztime 20s ./chain/op/optest/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeBlock -fuzztime 20s ./chain/follow/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeRawBlock -fuzztime 20s ./chain/follow/

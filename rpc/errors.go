@@ -65,6 +65,10 @@ const (
 	// transaction but it cannot execute now (a nonce gap: EIP-7966's
 	// "unreadiness" error; data: the transaction hash).
 	CodeTxSyncNotReady = 5
+	// CodePrunedHistory: the block, receipts or logs asked for are below
+	// the history this node holds (a store initialised from a state dump
+	// at a later block): go-ethereum's "pruned history unavailable".
+	CodePrunedHistory = 4444
 
 	// eth_simulateV1 codes (execution-apis specification).
 

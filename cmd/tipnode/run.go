@@ -18,6 +18,7 @@ import (
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/follow"
+	"github.com/tipnode/tipnode/chain/snapshot"
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/devnet"
 	"github.com/tipnode/tipnode/pending/stream"
@@ -86,6 +87,7 @@ type NodeFlags struct {
 
 	// The pre-confirmation stream (/preconfirmations).
 	Stream        bool
+	SnapshotServe bool
 	StreamQueue   int
 	StreamMaxSubs int
 }
@@ -120,6 +122,7 @@ func (f *NodeFlags) register(fs *flag.FlagSet, dev bool) {
 	fs.DurationVar(&f.EVMTimeout, "rpc.evmtimeout", api.EVMTimeout, "time limit of one eth_call / eth_estimateGas / eth_simulateV1")
 	fs.DurationVar(&f.RequestTimeout, "rpc.timeout", rpc.DefaultRequestTimeout, "time limit of one JSON-RPC message")
 	fs.BoolVar(&f.Metrics, "metrics", dev, "serve Prometheus metrics on /metrics of the RPC listener")
+	fs.BoolVar(&f.SnapshotServe, "snapshot.serve", false, "serve the state at the finalized block (latest when none) as a snapshot stream on GET /snapshot of the RPC listener, for 'tipnode init --snapshot-from' (at most 2 streams at once)")
 	fs.StringVar(&f.CORSDomains, "http.corsdomain", "", "comma-separated browser origins allowed to call the HTTP endpoint (\"*\" = any)")
 	fs.IntVar(&f.BatchLimit, "rpc.batchlimit", rpc.DefaultMaxBatch, "most requests in one JSON-RPC batch")
 	fs.Uint64Var(&f.LogsRange, "rpc.logsrange", api.LogsRangeLimit, "largest block range of one eth_getLogs")
@@ -212,6 +215,10 @@ func (f *NodeFlags) nodeConfig() (node.Config, error) {
 	}
 	if f.Stream && !f.Sequencer && f.FollowRPC == "" {
 		return cfg, errors.New("--stream needs --sequencer or --follow.rpc: without a pre-confirming driver there is nothing to stream")
+	}
+	if f.SnapshotServe {
+		sc := snapshot.DefaultConfig()
+		cfg.Snapshot = &sc
 	}
 	if f.Stream {
 		sc := stream.DefaultPublisherConfig()

@@ -470,7 +470,10 @@ func (a *API) resolve(r *pending.Read, sel BlockSelector) (*ReadContext, error) 
 			}
 			return a.atHeader(r, headers, r.Head.Header())
 		case TagEarliest:
-			number = 0
+			// The oldest block whose history the store holds (0, or the
+			// anchor of a store initialised from a state dump), as
+			// go-ethereum answers with pruned history.
+			number = view.Anchor().History
 		case TagSafe:
 			return a.atHeader(r, headers, r.Head.Safe())
 		case TagFinalized:
@@ -485,6 +488,9 @@ func (a *API) resolve(r *pending.Read, sel BlockSelector) (*ReadContext, error) 
 	}
 	h, err := headers.HeaderByNumber(number)
 	if errors.Is(err, store.ErrNotFound) {
+		if number < view.Anchor().History {
+			return nil, fmt.Errorf("block %d: %w", number, store.ErrPrunedHistory)
+		}
 		return nil, fmt.Errorf("%w: block %d", errBlockNotFound, number)
 	}
 	if err != nil {

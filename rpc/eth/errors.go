@@ -5,6 +5,7 @@ import (
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/rpc"
+	"github.com/tipnode/tipnode/store"
 )
 
 // Sentinel errors of the method layer. JSON-RPC codes are assigned only by
@@ -69,6 +70,18 @@ func (a *API) MapError(err error) *rpc.Error {
 	switch {
 	case errors.Is(err, errBlockNotFound):
 		return &rpc.Error{Code: rpc.CodeHeaderNotFound, Message: "header not found"}
+	case errors.Is(err, store.ErrPrunedHistory):
+		// Below a state-dump store's history anchor, as go-ethereum
+		// answers for pruned history.
+		return &rpc.Error{Code: rpc.CodePrunedHistory, Message: store.ErrPrunedHistory.Error()}
+	case errors.Is(err, store.ErrPrunedState):
+		// State below the anchor: go-ethereum's missing-state answer,
+		// naming the anchor.
+		var pe *store.PrunedStateError
+		if errors.As(err, &pe) {
+			return &rpc.Error{Code: rpc.CodeServerError, Message: pe.Error()}
+		}
+		return &rpc.Error{Code: rpc.CodeServerError, Message: err.Error()}
 	case errors.Is(err, ErrNoTxPool), errors.Is(err, ErrUnprotectedTx),
 		errors.Is(err, ErrTxFeeTooHigh), errors.Is(err, ErrTxRejected):
 		// eth_sendRawTransaction refusals (eth_send.go).

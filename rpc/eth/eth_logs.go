@@ -238,6 +238,9 @@ func (a *API) filterLogs(ctx context.Context, f *LogFilter, fits func(int) error
 		if err != nil {
 			return nil, err
 		}
+		if n < view.Anchor().History {
+			return nil, fmt.Errorf("logs of block %d: %w", n, store.ErrPrunedHistory)
+		}
 		if out, err = a.blockLogs(view, n, *f.BlockHash, f, out); err != nil {
 			return nil, err
 		}
@@ -264,6 +267,10 @@ func (a *API) filterLogs(ctx context.Context, f *LogFilter, fits func(int) error
 		}
 		if !toPending && from > to {
 			return nil, rpc.ErrInvalidParams("invalid block range params")
+		}
+		if from < view.Anchor().History {
+			// The range starts below the history the store holds.
+			return nil, fmt.Errorf("logs from block %d: %w", from, store.ErrPrunedHistory)
 		}
 		end := to
 		if toPending {
@@ -362,7 +369,7 @@ func (a *API) filterBound(view store.View, s *BlockSelector, head uint64) (n uin
 	case TagPending:
 		return head + 1, true, nil
 	case TagEarliest:
-		return 0, false, nil
+		return view.Anchor().History, false, nil
 	case TagSafe:
 		n, err := view.Tag(store.TagSafe)
 		if err != nil {
