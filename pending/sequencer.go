@@ -165,7 +165,7 @@ func New(cfg Config, w Writer, exec *chain.Executor, pool *Pool, mgr *Manager, c
 	}
 	return &Sequencer{
 		cfg: cfg, w: w, b: b, pool: pool, mgr: mgr, clock: clock, metrics: metrics,
-		devc:     make(chan devReq), producerCfg: cfg.producer(),
+		devc: make(chan devReq), producerCfg: cfg.producer(),
 		log:      log.With().Str("component", "sequencer").Logger(),
 		perBlock: int(cfg.BlockTime / cfg.PreconfInterval),
 		quit:     make(chan struct{}),
