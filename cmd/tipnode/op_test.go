@@ -168,7 +168,9 @@ func TestOPSequencerE2E(t *testing.T) {
 
 	// Every sealed block imports on a follower with the same hash, and the
 	// vaults agree at every height.
-	sealedUpTo := func(p *process) uint64 {
+	// sealedUpTo waits until every transaction sent is sealed and the
+	// chain is at least at block min; it returns the head.
+	sealedUpTo := func(min uint64, p *process) uint64 {
 		t.Helper()
 		deadline := time.Now().Add(30 * time.Second)
 		for {
@@ -176,7 +178,9 @@ func TestOPSequencerE2E(t *testing.T) {
 			if rpcCall(upURL, "eth_getTransactionCount", &n, accs[1].Address, "latest") == nil && uint64(n) == nonces[accs[1].Address] {
 				var m hexutil.Uint64
 				if rpcCall(upURL, "eth_getTransactionCount", &m, accs[0].Address, "latest") == nil && uint64(m) == nonces[accs[0].Address] {
-					return blockNumber(t, upURL)
+					if head := blockNumber(t, upURL); head >= min {
+						return head
+					}
 				}
 			}
 			if time.Now().After(deadline) {
@@ -185,7 +189,7 @@ func TestOPSequencerE2E(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	target := sealedUpTo(up)
+	target := sealedUpTo(12, up)
 	if out, err := exec.Command(bin, "init", "--datadir", downDir, "--genesis-from", upURL, "--log.level", "warn").CombinedOutput(); err != nil {
 		t.Fatalf("init --genesis-from: %v\n%s", err, out)
 	}
@@ -255,7 +259,7 @@ func TestOPSequencerE2E(t *testing.T) {
 	if promised[dep2].TransactionIndex != 1 {
 		t.Fatalf("the deposit is at index %d, want 1 (after the L1-info deposit)", promised[dep2].TransactionIndex)
 	}
-	target = sealedUpTo(up)
+	target = sealedUpTo(target+5, up)
 	checkSame("after the sequencer's kill -9", target)
 	t.Logf("the follower holds the OP sequencer's blocks 0..%d with equal hashes and vault balances", target)
 }
