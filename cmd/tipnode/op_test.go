@@ -263,3 +263,51 @@ func TestOPSequencerE2E(t *testing.T) {
 	checkSame("after the sequencer's kill -9", target)
 	t.Logf("the follower holds the OP sequencer's blocks 0..%d with equal hashes and vault balances", target)
 }
+
+// TestOPSequencerFlags: the --op.* flags become the sequencer's synthetic
+// L1 origin (validated); the coinbase defaults to the SequencerFeeVault on
+// an OP chain and to the zero address on L1.
+func TestOPSequencerFlags(t *testing.T) {
+	parse := func(opChain bool, args ...string) (NodeFlags, error) {
+		var nf NodeFlags
+		fs := newFlagSet()
+		nf.register(fs, false)
+		nf.opChain = opChain
+		return nf, fs.Parse(append([]string{"--sequencer"}, args...))
+	}
+	nf, err := parse(true, "--op.l1.basefee", "30000000000", "--op.l1.blobbasefee", "5", "--op.l1.basefeescalar", "2000",
+		"--op.l1.blobbasefeescalar", "700000", "--op.operatorfee.scalar", "3", "--op.operatorfee.constant", "99",
+		"--op.dafootprintscalar", "500", "--op.l1.blocktime", "6s", "--op.minbasefee", "1000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := nf.nodeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := cfg.Sequencer
+	if s == nil || s.Chain == nil || s.Coinbase != op.SequencerFeeVault {
+		t.Fatalf("sequencer config %+v", s)
+	}
+	l1 := s.Chain.L1
+	if l1.BaseFee.Cmp(big.NewInt(30_000_000_000)) != 0 || l1.BlobBaseFee.Cmp(big.NewInt(5)) != 0 || l1.BaseFeeScalar != 2000 || l1.BlobBaseFeeScalar != 700000 ||
+		l1.OperatorFeeScalar != 3 || l1.OperatorFeeConstant != 99 || l1.DAFootprintGasScalar != 500 || l1.BlockTime != 6 || s.Chain.MinBaseFee != 1000 {
+		t.Fatalf("synthetic L1 %+v, min base fee %d", l1, s.Chain.MinBaseFee)
+	}
+	if nf, _ := parse(false); func() common.Address { c, _ := nf.nodeConfig(); return c.Sequencer.Coinbase }() != (common.Address{}) {
+		t.Fatal("an L1 sequencer's default coinbase is not the zero address")
+	}
+	for _, args := range [][]string{
+		{"--op.l1.basefee", "-1"}, {"--op.l1.basefee", "lots"}, {"--op.l1.blobbasefee", "0x10"},
+		{"--op.l1.basefeescalar", "4294967296"}, {"--op.dafootprintscalar", "0"}, {"--op.dafootprintscalar", "65536"},
+		{"--op.l1.blocktime", "0s"}, {"--op.l1.blocktime", "1500ms"},
+	} {
+		nf, err := parse(true, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := nf.nodeConfig(); err == nil {
+			t.Errorf("%v accepted", args)
+		}
+	}
+}
