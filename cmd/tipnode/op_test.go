@@ -60,7 +60,9 @@ func waitReceipt(t *testing.T, url string, hash common.Hash, p *process) opRecei
 // and the four fee vaults' balances are equal on both nodes at every
 // height. Then the sequencer is killed with SIGKILL holding a pre-confirmed
 // deposit and transaction: after the restart both receipts are there again
-// as promised, and the follower imports their block.
+// as promised, and the follower imports their block. Finally the
+// follower's data directory runs as `run --sequencer` with the L1 origin
+// from flags.
 func TestOPSequencerE2E(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skipping the process test")
@@ -262,6 +264,46 @@ func TestOPSequencerE2E(t *testing.T) {
 	target = sealedUpTo(target+5, up)
 	checkSame("after the sequencer's kill -9", target)
 	t.Logf("the follower holds the OP sequencer's blocks 0..%d with equal hashes and vault balances", target)
+
+	// The follower's data directory, an initialised OP chain, runs as a
+	// sequencer (`run --sequencer`) with the L1 origin's values from flags.
+	down.kill()
+	up.kill()
+	seq := startProcess(t, bin, "run", "--datadir", downDir, "--http.addr", downAddr, "--sequencer",
+		"--preconf.interval", "50ms", "--block.time", "200ms", "--op.l1.basefee", "3000000000", "--log.level", "warn", "--log.format", "json")
+	waitRPC(t, downURL, seq)
+	var nonce hexutil.Uint64
+	if err := rpcCall(downURL, "eth_getTransactionCount", &nonce, accs[1].Address, "pending"); err != nil {
+		t.Fatal(err)
+	}
+	stx, err := types.SignNewTx(accs[1].Key, signer, &types.DynamicFeeTx{ChainID: chainID, Nonce: uint64(nonce),
+		GasTipCap: big.NewInt(params.GWei), GasFeeCap: big.NewInt(10 * params.GWei), Gas: 21_000, To: &minted, Value: big.NewInt(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := stx.MarshalBinary()
+	var sh common.Hash
+	if err := rpcCall(downURL, "eth_sendRawTransaction", &sh, hexutil.Bytes(raw)); err != nil {
+		t.Fatal(err)
+	}
+	var sr *struct {
+		opReceipt
+		L1GasPrice *hexutil.Big `json:"l1GasPrice"`
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for sr == nil || sr.BlockHash == (common.Hash{}) {
+		if time.Now().After(deadline) {
+			t.Fatalf("run --sequencer did not seal %s:\n%s", sh.Hex(), seq.out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+		if err := rpcCall(downURL, "eth_getTransactionReceipt", &sr, sh); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkFees("run --sequencer", sr.opReceipt)
+	if sr.L1GasPrice == nil || sr.L1GasPrice.ToInt().Cmp(big.NewInt(3_000_000_000)) != 0 || sr.TransactionIndex != 1 {
+		t.Fatalf("run --sequencer: l1GasPrice %v (want the flag's 3000000000), index %d (want 1, after the L1-info deposit)", sr.L1GasPrice, sr.TransactionIndex)
+	}
 }
 
 // TestOPSequencerFlags: the --op.* flags become the sequencer's synthetic
