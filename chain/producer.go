@@ -113,6 +113,15 @@ func (e *Executor) OpeningTxs(h, parent *types.Header, parentState Backend, c Pr
 	return xtypes.Txs{dep}, nil
 }
 
+// AcceptsSequencedTxs reports whether the block with header h on parent
+// may hold transactions other than its opening ones. An OP fork's
+// activation block (the fork active at h's time and not at its parent's)
+// holds deposits only, as OP sequencers build it (the Jovian one must:
+// its DA footprint cannot count other transactions). Always true on L1.
+func (e *Executor) AcceptsSequencedTxs(h, parent *types.Header) bool {
+	return e.op == nil || e.op.cfg.Fork(h.Time) == e.op.cfg.Fork(parent.Time)
+}
+
 // IsOpeningTx reports whether tx is one OpeningTxs makes (OP: the L1-info
 // deposit), which a producer rebuilds rather than replays when it re-times
 // a block.

@@ -455,6 +455,9 @@ func (s *Sequencer) blobsFit(tx *types.Transaction) bool {
 // preconfirm executes the executable pool transactions that fit and, if
 // any was included, publishes a new snapshot and then notifies.
 func (s *Sequencer) preconfirm() error {
+	if !s.b.exec.AcceptsSequencedTxs(s.b.Header(), s.b.Parent()) {
+		return nil // an OP fork's activation block: deposits only, the pool waits
+	}
 	cands := s.pool.pending()
 	if len(cands) == 0 {
 		return nil
