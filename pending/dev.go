@@ -454,5 +454,6 @@ func (s *Sequencer) SendDeposit(f xtypes.DepositFields) (*xtypes.Deposit, uint64
 	if err != nil {
 		return nil, 0, err
 	}
+	s.log.Info().Str("deposit", dep.Hash().Hex()).Str("from", f.From.Hex()).Stringer("mint", dep.MintValue()).Uint64("block", number).Msg("deposit injected")
 	return dep, number, nil
 }
