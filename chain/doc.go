@@ -33,6 +33,14 @@
 // misc.ApplyDAOHardFork, types.* (headers, signed transactions, receipts,
 // DeriveSha, blooms, requests hash), trie.NewStackTrie, params.ChainConfig.
 //
+// A local block producer (pending's Sequencer) asks the chain's rules
+// through the producer seam (producer.go): PrepareHeader, OpeningTxs,
+// SealHeader and ExtraTxCost apply the OP rules on an OP chain (base fee,
+// extraData, blob gas fields, the L1-info deposit from a synthetic L1
+// origin, the Isthmus withdrawals root computed from state with
+// StateDB.StorageRoot, the L1 data and operator fee a pool requires) and
+// change nothing on L1; ProducerConfig carries the producer's choices.
+//
 // Blocks, their transactions and receipts are store/xtypes values: a
 // block's transaction is a *types.Transaction or an OP Stack deposit
 // (*xtypes.Deposit). BlockProcessor.ApplyTx dispatches on the kind; a chain

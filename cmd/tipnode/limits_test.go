@@ -104,7 +104,7 @@ func devDataDir(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := devChain(db, devnet.DefaultChainID, accs, time.Unix(1_700_000_000, 0), log); err != nil {
+	if _, err := devChain(db, devnet.DefaultChainID, accs, false, time.Unix(1_700_000_000, 0), log); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
