@@ -79,6 +79,16 @@ type APIConfig struct {
 	// accepts, a guard against fat-fingered prices; nil or 0 = no cap.
 	// Default 1 ether (go-ethereum's default).
 	TxFeeCap *big.Int
+	// TraceMaxOutput bounds the output of one debug_trace* answer (one
+	// transaction's trace, or a whole block's), in bytes: a trace over it
+	// is refused with -32005 and is not completed in memory. Default
+	// 25 MiB (the transport's response limit); the CLI takes the smaller
+	// of that and --rpc.maxoutput.
+	TraceMaxOutput int
+	// JSTracers allows JavaScript tracers (a debug_trace* "tracer" that is
+	// not a built-in name is JavaScript code, run by go-ethereum's goja
+	// tracer), always under EVMTimeout. Default false (refused).
+	JSTracers bool
 }
 
 // DefaultAPIConfig returns the documented defaults.
@@ -97,6 +107,7 @@ func DefaultAPIConfig() APIConfig {
 		FeeHistoryMaxBlocks:      1024,
 		ClientVersion:            "tipnode",
 		TxFeeCap:                 big.NewInt(params.Ether),
+		TraceMaxOutput:           rpc.DefaultMaxResponseBytes,
 	}
 }
 
@@ -115,6 +126,8 @@ func (c APIConfig) Validate() error {
 		return errors.New("simulate limits must be > 0")
 	case c.FeeHistoryMaxBlocks == 0:
 		return errors.New("fee history limit must be > 0")
+	case c.TraceMaxOutput <= 0:
+		return errors.New("trace output limit must be > 0")
 	}
 	for i, k := range c.Accounts {
 		if k == nil {
@@ -301,6 +314,7 @@ func (a *API) Register(s *rpc.Server) {
 		a.registerState,      // eth_state.go
 		a.registerSimulate,   // simulate.go
 		a.registerTipnode,    // tipnode.go
+		a.registerTrace,      // debug_trace.go
 	} {
 		register(s)
 	}
