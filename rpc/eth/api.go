@@ -310,6 +310,7 @@ func (a *API) Register(s *rpc.Server) {
 		a.registerFees,       // eth_fees.go
 		a.registerLogs,       // eth_logs.go
 		a.registerPending,    // eth_pending.go
+		a.registerRaw,        // debug_raw.go
 		a.registerSend,       // eth_send.go
 		a.registerState,      // eth_state.go
 		a.registerSimulate,   // simulate.go
