@@ -61,6 +61,7 @@ type NodeFlags struct {
 	EVMConcurrency    int
 	EVMQueue          int
 	EVMWait           time.Duration
+	JSTracers         bool
 
 	preloadKZG bool // set by serveUntilDone, not a flag
 	// Follow mode (run only).
@@ -107,7 +108,7 @@ func (f *NodeFlags) register(fs *flag.FlagSet, dev bool) {
 	fs.Uint64Var(&f.GasLimit, "gaslimit", 0, "sequencer: desired block gas limit (0 = keep the parent's)")
 	fs.StringVar(&f.Coinbase, "coinbase", "0x0000000000000000000000000000000000000000", "sequencer: fee recipient of sealed blocks")
 	fs.Uint64Var(&f.GasCap, "rpc.gascap", api.GasCap, "gas cap of eth_call / eth_estimateGas / eth_simulateV1")
-	fs.DurationVar(&f.EVMTimeout, "rpc.evmtimeout", api.EVMTimeout, "time limit of one eth_call / eth_estimateGas / eth_simulateV1")
+	fs.DurationVar(&f.EVMTimeout, "rpc.evmtimeout", api.EVMTimeout, "time limit of one eth_call / eth_estimateGas / eth_simulateV1 / debug_trace* request")
 	fs.DurationVar(&f.RequestTimeout, "rpc.timeout", rpc.DefaultRequestTimeout, "time limit of one JSON-RPC message")
 	fs.BoolVar(&f.Metrics, "metrics", dev, "serve Prometheus metrics on /metrics of the RPC listener")
 	fs.StringVar(&f.CORSDomains, "http.corsdomain", "", "comma-separated browser origins allowed to call the HTTP endpoint (\"*\" = any)")
@@ -119,15 +120,16 @@ func (f *NodeFlags) register(fs *flag.FlagSet, dev bool) {
 	fs.DurationVar(&f.HTTPIdleTimeout, "http.idletimeout", rpc.DefaultIdleTimeout, "keep-alive connections idle this long are closed")
 	fs.DurationVar(&f.WSIdleTimeout, "ws.idletimeout", rpc.DefaultWSIdleTimeout, "websockets without a request, a running request or a subscription for this long are closed")
 	fs.Int64Var(&f.WSMaxQueueMiB, "ws.maxqueue", rpc.DefaultWSMaxQueuedBytes>>20, "MiB of output one websocket may have queued; a client over it is disconnected (slow consumer)")
-	fs.Int64Var(&f.MaxOutputMiB, "rpc.maxoutput", rpc.DefaultMaxQueuedOutput>>20, "MiB of output the node holds for all clients; over it the websocket holding most is disconnected")
+	fs.Int64Var(&f.MaxOutputMiB, "rpc.maxoutput", rpc.DefaultMaxQueuedOutput>>20, "MiB of output the node holds for all clients; over it the websocket holding most is disconnected (also bounds one debug_trace* answer, at most 25 MiB)")
 	fs.IntVar(&f.MaxConns, "rpc.maxconns", rpc.DefaultMaxConns, "open connections (HTTP and websocket)")
 	fs.IntVar(&f.MaxConnsPerIP, "rpc.maxconnsperip", rpc.DefaultMaxConnsPerIP, "open connections of one client address (IPv6: one /64); raise it behind a reverse proxy")
 	fs.IntVar(&f.ConnReserve, "rpc.connreserve", 0, "the last connections kept for addresses holding fewer than --rpc.connreserve.perip (0 = --rpc.maxconns/10)")
 	fs.IntVar(&f.ConnReservePerIP, "rpc.connreserve.perip", rpc.DefaultConnReservePerIP, "see --rpc.connreserve")
 	fs.IntVar(&f.MaxCallsPerIP, "rpc.maxcallsperip", rpc.DefaultMaxCallsPerIP, "calls (batch elements included) one client address runs at once; more wait their turn (EVM executions have their own limit)")
-	fs.IntVar(&f.EVMConcurrency, "rpc.evmconcurrency", api.MaxExecutions, "eth_call / eth_estimateGas / eth_createAccessList / eth_simulateV1 executions running at once (default half the CPUs)")
+	fs.IntVar(&f.EVMConcurrency, "rpc.evmconcurrency", api.MaxExecutions, "eth_call / eth_estimateGas / eth_createAccessList / eth_simulateV1 / debug_trace* executions running at once (default half the CPUs)")
 	fs.IntVar(&f.EVMQueue, "rpc.evmqueue", api.ExecutionQueue, "executions waiting for a slot; more are refused with -32005")
 	fs.DurationVar(&f.EVMWait, "rpc.evmwait", api.ExecutionWait, "longest wait of an execution for a slot before -32005")
+	fs.BoolVar(&f.JSTracers, "rpc.jstracers", api.JSTracers, "allow JavaScript tracers in debug_trace* (always bounded by --rpc.evmtimeout)")
 }
 
 func (f *NodeFlags) sequencerConfig() (pending.Config, error) {
@@ -146,6 +148,9 @@ func (f *NodeFlags) nodeConfig() (node.Config, error) {
 	cfg.API.GasCap, cfg.API.EVMTimeout, cfg.API.ClientVersion = f.GasCap, f.EVMTimeout, "tipnode/v"+version
 	cfg.API.LogsRangeLimit = f.LogsRange
 	cfg.API.MaxExecutions, cfg.API.ExecutionQueue, cfg.API.ExecutionWait = f.EVMConcurrency, f.EVMQueue, f.EVMWait
+	cfg.API.JSTracers = f.JSTracers
+	// One trace answer fits in one response and in the node's output budget.
+	cfg.API.TraceMaxOutput = int(min(f.MaxOutputMiB<<20, rpc.DefaultMaxResponseBytes))
 	cfg.Server.Addr, cfg.Server.RequestTimeout, cfg.Server.MaxBatch = f.HTTPAddr, f.RequestTimeout, f.BatchLimit
 	cfg.Server.ReadHeaderTimeout, cfg.Server.ReadTimeout, cfg.Server.IdleTimeout = f.ReadHeaderTimeout, f.ReadTimeout, f.HTTPIdleTimeout
 	cfg.Server.WSIdleTimeout, cfg.Server.WSMaxQueuedBytes, cfg.Server.MaxQueuedOutput = f.WSIdleTimeout, f.WSMaxQueueMiB<<20, f.MaxOutputMiB<<20

@@ -32,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"sync/atomic"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -43,8 +44,11 @@ import (
 	"github.com/ethereum/go-ethereum/eth/tracers"
 	"github.com/ethereum/go-ethereum/eth/tracers/logger"
 
-	// The native tracers register themselves in tracers.DefaultDirectory
-	// (their constructors are not exported): imported for that only.
+	// The native and JavaScript tracers register themselves in
+	// tracers.DefaultDirectory (their constructors are not exported):
+	// imported for that only. JavaScript is refused unless
+	// APIConfig.JSTracers (newTracer).
+	_ "github.com/ethereum/go-ethereum/eth/tracers/js"
 	_ "github.com/ethereum/go-ethereum/eth/tracers/native"
 
 	"github.com/tipnode/tipnode/chain"
@@ -174,12 +178,15 @@ func (a *API) newTracer(cfg *traceConfig, txctx *tracers.Context, budget int) (*
 	return tt, nil
 }
 
-// result returns the tracer's output, refused when over budget.
-func (a *API) traceResult(t *txTracer, budget int) (json.RawMessage, error) {
+// traceResult returns the tracer's output, refused when over budget.
+func (a *API) traceResult(ctx context.Context, t *txTracer, budget int, timeout time.Duration) (json.RawMessage, error) {
 	if t.meter != nil && t.meter.over() {
 		return nil, a.errTraceTooLarge()
 	}
 	res, err := t.GetResult()
+	if ctx.Err() != nil {
+		return nil, traceAbort(ctx, timeout)
+	}
 	if err != nil {
 		return nil, rpc.ErrServer(err.Error())
 	}
@@ -307,17 +314,29 @@ type blockRun struct {
 	env    *traceBlockEnv
 	proc   *chain.BlockProcessor
 	signer types.Signer
-	stop   func() bool // releases the cancellation hook
+	cur    atomic.Pointer[txTracer] // the tracer running (stopped with the EVM)
+	stop   func() bool              // releases the cancellation hook
 }
 
+// errTraceStopped is what a tracer stopped by the end of its request's
+// context is told (a JavaScript tracer is interrupted with it).
+var errTraceStopped = errors.New("execution timeout")
+
 // startBlock opens the block on its parent's state and runs the system
-// calls that precede its transactions. The EVM stops when ctx ends.
+// calls that precede its transactions. When ctx ends, the EVM and the
+// running tracer (a JavaScript one may be busy in its own code) stop.
 func (a *API) startBlock(ctx context.Context, env *traceBlockEnv) *blockRun {
 	st := a.newStateDB(env.state)
 	proc := a.exec.NewBlockProcessor(env.header, env.parent, env.hash, st, env.headers, vm.Config{})
 	proc.EVM().SetJumpDestCache(a.jumpDests)
-	evm := proc.EVM()
-	return &blockRun{env: env, proc: proc, signer: a.signerFor(env.header), stop: context.AfterFunc(ctx, evm.Cancel)}
+	b := &blockRun{env: env, proc: proc, signer: a.signerFor(env.header)}
+	b.stop = context.AfterFunc(ctx, func() {
+		proc.EVM().Cancel()
+		if t := b.cur.Load(); t != nil {
+			t.Stop(errTraceStopped)
+		}
+	})
+	return b
 }
 
 // apply executes the block's next transaction tx, traced by t when t is
@@ -327,6 +346,7 @@ func (b *blockRun) apply(ctx context.Context, tx *types.Transaction, t *txTracer
 		if t.meter != nil {
 			t.meter.cancel = b.proc.EVM().Cancel
 		}
+		b.cur.Store(t)
 		b.proc.SetTracer(t.Hooks)
 		defer b.proc.SetTracer(nil)
 	}
@@ -424,7 +444,7 @@ func (a *API) traceTransaction(ctx context.Context, p rpc.Params) (any, error) {
 	if err := run.apply(ctx, env.txs[index], t, timeout); err != nil {
 		return nil, err
 	}
-	return a.traceResult(t, budget)
+	return a.traceResult(ctx, t, budget, timeout)
 }
 
 // --- debug_traceBlockByNumber / debug_traceBlockByHash ---------------------
@@ -485,7 +505,7 @@ func (a *API) traceBlock(ctx context.Context, sel BlockSelector, p rpc.Params) (
 		if err := run.apply(ctx, tx, t, timeout); err != nil {
 			return nil, err
 		}
-		res, err := a.traceResult(t, left)
+		res, err := a.traceResult(ctx, t, left, timeout)
 		if err != nil {
 			return nil, err
 		}
@@ -625,9 +645,12 @@ func (a *API) traceCall(ctx context.Context, p rpc.Params) (any, error) {
 	defer env.state.SetHooks(nil)
 	env.state.SetTxContext(common.Hash{}, 0, 1)
 
-	stop := context.AfterFunc(ctx, evm.Cancel)
+	stop := context.AfterFunc(ctx, func() {
+		evm.Cancel()
+		t.Stop(errTraceStopped)
+	})
+	defer stop()
 	msgErr := runTracedMessage(evm, env.state, msg, tx)
-	stop()
 	if err := env.state.Error(); err != nil {
 		return nil, err
 	}
@@ -637,7 +660,7 @@ func (a *API) traceCall(ctx context.Context, p rpc.Params) (any, error) {
 	if msgErr != nil {
 		return nil, rpc.ErrServer(fmt.Sprintf("tracing failed: %v", msgErr))
 	}
-	return a.traceResult(t, budget)
+	return a.traceResult(ctx, t, budget, timeout)
 }
 
 // runTracedMessage runs msg (the call, recorded as tx) on evm as
