@@ -31,7 +31,9 @@ import (
 // hookRecorder records every state hook call as a line of text.
 type hookRecorder struct{ ev []string }
 
-func (r *hookRecorder) add(format string, args ...any) { r.ev = append(r.ev, fmt.Sprintf(format, args...)) }
+func (r *hookRecorder) add(format string, args ...any) {
+	r.ev = append(r.ev, fmt.Sprintf(format, args...))
+}
 
 func (r *hookRecorder) hooks() *tracing.Hooks {
 	return &tracing.Hooks{
