@@ -21,10 +21,11 @@ package eth
 // tracer's "timeout" option may only shorten it) together with whatever it
 // replays first. The output of one trace — one transaction's, or a whole
 // block's — is bounded by APIConfig.TraceMaxOutput: the struct logger stops
-// recording there (its "limit" option may only lower it), call tracers are
-// metered frame by frame as they grow, and every transaction's result is
-// measured as it is added; a trace over the bound is refused with -32005
-// naming the limit, and is never completed in memory.
+// recording there (its "limit" option may only lower it), the native
+// tracers that collect as the execution goes are metered as they grow
+// (trace_meter.go), and every transaction's result is measured as it is
+// added; a trace over the bound is refused with -32005 naming the limit,
+// and is never completed in memory.
 
 import (
 	"context"
@@ -38,7 +39,6 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core"
-	"github.com/ethereum/go-ethereum/core/tracing"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/core/vm"
 	"github.com/ethereum/go-ethereum/eth/tracers"
@@ -163,19 +163,52 @@ func (a *API) newTracer(cfg *traceConfig, txctx *tracers.Context, budget int) (*
 		return &txTracer{Tracer: &tracers.Tracer{Hooks: l.Hooks(), GetResult: l.GetResult, Stop: l.Stop}}, nil
 	}
 	name := *cfg.Tracer
-	if tracers.DefaultDirectory.IsJS(name) && !a.cfg.JSTracers {
-		return nil, rpc.ErrInvalidParams("tracer %s not available: not a built-in tracer, and JavaScript tracers are disabled on this node (--rpc.jstracers)", quoteInput(name))
+	if !a.cfg.JSTracers {
+		if js, ok := usesJS(name, cfg.TracerConfig, 0); !ok {
+			return nil, rpc.ErrInvalidParams("muxTracer nested more than %d deep", maxMuxDepth)
+		} else if js != "" {
+			return nil, rpc.ErrInvalidParams("tracer %s not available: not a built-in tracer, and JavaScript tracers are disabled on this node (--rpc.jstracers)", quoteInput(js))
+		}
 	}
 	t, err := tracers.DefaultDirectory.New(name, txctx, cfg.TracerConfig, a.exec.Config())
 	if err != nil {
 		return nil, rpc.ErrInvalidParams("tracer %s: %v", quoteInput(name), err)
 	}
 	tt := &txTracer{Tracer: t}
-	if meteredTracers[name] {
-		tt.meter = &outputMeter{budget: budget}
+	if spec, ok := meterSpecOf(name, cfg.TracerConfig, 0); ok {
+		tt.meter = &outputMeter{budget: budget, spec: spec}
 		tt.Hooks = tt.meter.wrap(t.Hooks)
 	}
 	return tt, nil
+}
+
+// maxMuxDepth bounds muxTracer configs nested in muxTracer configs.
+const maxMuxDepth = 4
+
+// usesJS returns the first JavaScript tracer name builds: name itself, or
+// one of the tracers a muxTracer's config names (go-ethereum's muxTracer
+// builds them from the same directory). ok is false when muxTracers nest
+// deeper than maxMuxDepth.
+func usesJS(name string, cfg json.RawMessage, depth int) (js string, ok bool) {
+	if tracers.DefaultDirectory.IsJS(name) {
+		return name, true
+	}
+	if name != "muxTracer" {
+		return "", true
+	}
+	if depth >= maxMuxDepth {
+		return "", false
+	}
+	var subs map[string]json.RawMessage
+	if json.Unmarshal(cfg, &subs) != nil {
+		return "", true // refused by the muxTracer's own decoding
+	}
+	for sub, subCfg := range subs {
+		if js, ok := usesJS(sub, subCfg, depth+1); !ok || js != "" {
+			return js, ok
+		}
+	}
+	return "", true
 }
 
 // traceResult returns the tracer's output, refused when over budget.
@@ -194,64 +227,6 @@ func (a *API) traceResult(ctx context.Context, t *txTracer, budget int, timeout 
 		return nil, a.errTraceTooLarge()
 	}
 	return res, nil
-}
-
-// meteredTracers are the tracers whose output grows with every call frame
-// and log: they are metered while they run (outputMeter). The others'
-// output is bounded by what they collect (4byteTracer: distinct
-// selectors; prestateTracer: accounts and slots touched) and is measured
-// when each transaction ends.
-var meteredTracers = map[string]bool{"callTracer": true, "flatCallTracer": true}
-
-// outputMeter counts a lower bound of a call tracer's output as the EVM
-// reports frames and logs (the hex of their input, output and log data,
-// and a few fields each), and cancels the execution once it passes the
-// budget, so that an oversized trace is not built to the end.
-type outputMeter struct {
-	budget int
-	n      int
-	cancel func() // stops the EVM (set by the runner)
-}
-
-// Lower bounds of a frame's and a log's JSON without their variable data.
-const (
-	meterFrameBytes = 64
-	meterLogBytes   = 64
-	meterTopicBytes = 68
-)
-
-func (m *outputMeter) add(n int) {
-	m.n += n
-	if m.n > m.budget && m.cancel != nil {
-		m.cancel()
-	}
-}
-
-func (m *outputMeter) over() bool { return m.n > m.budget }
-
-// wrap returns h with its frame and log hooks metered.
-func (m *outputMeter) wrap(h *tracing.Hooks) *tracing.Hooks {
-	w := *h
-	onEnter, onExit, onLog := h.OnEnter, h.OnExit, h.OnLog
-	w.OnEnter = func(depth int, typ byte, from, to common.Address, input []byte, gas uint64, value *big.Int) {
-		m.add(meterFrameBytes + 2*len(input))
-		if onEnter != nil {
-			onEnter(depth, typ, from, to, input, gas, value)
-		}
-	}
-	w.OnExit = func(depth int, output []byte, gasUsed uint64, err error, reverted bool) {
-		m.add(2 * len(output))
-		if onExit != nil {
-			onExit(depth, output, gasUsed, err, reverted)
-		}
-	}
-	w.OnLog = func(l *types.Log) {
-		m.add(meterLogBytes + 2*len(l.Data) + meterTopicBytes*len(l.Topics))
-		if onLog != nil {
-			onLog(l)
-		}
-	}
-	return &w
 }
 
 // --- blocks re-executed for tracing ------------------------------------------

@@ -267,7 +267,7 @@ func TestTraceOutputLimit(t *testing.T) {
 // budget.
 func TestOutputMeter(t *testing.T) {
 	entered := 0
-	m := &outputMeter{budget: 1000}
+	m := &outputMeter{budget: 1000, spec: meterSpec{frames: true, logs: true}}
 	cancelled := false
 	m.cancel = func() { cancelled = true }
 	h := m.wrap(&tracing.Hooks{OnEnter: func(int, byte, common.Address, common.Address, []byte, uint64, *big.Int) { entered++ }})
@@ -346,13 +346,22 @@ func TestTraceJavaScriptOff(t *testing.T) {
 			break
 		}
 	}
-	for _, name := range []string{"unigramTracer", `{step: function() {}, fault: function() {}, result: function() { return 1; }}`} {
-		r := callRPC(t, url, "debug_traceTransaction", tx.Hash(), map[string]any{"tracer": name})
+	for _, cfg := range []map[string]any{
+		{"tracer": "unigramTracer"},
+		{"tracer": `{step: function() {}, fault: function() {}, result: function() { return 1; }}`},
+		// go-ethereum's muxTracer builds the tracers its config names.
+		{"tracer": "muxTracer", "tracerConfig": map[string]any{"callTracer": map[string]any{}, "unigramTracer": map[string]any{}}},
+		{"tracer": "muxTracer", "tracerConfig": map[string]any{"muxTracer": map[string]any{"bigramTracer": nil}}},
+	} {
+		name := cfg["tracer"]
+		r := callRPC(t, url, "debug_traceTransaction", tx.Hash(), cfg)
 		wantCode(t, r, rpc.CodeInvalidParams)
 		if !strings.Contains(r.Error.Message, "--rpc.jstracers") {
-			t.Errorf("%q: message %q does not name the flag", name, r.Error.Message)
+			t.Errorf("%v: message %q does not name the flag", name, r.Error.Message)
 		}
 	}
+	// A muxTracer of native tracers is served.
+	traceOK(t, url, "debug_traceTransaction", tx.Hash(), map[string]any{"tracer": "muxTracer", "tracerConfig": map[string]any{"callTracer": map[string]any{}, "4byteTracer": map[string]any{}}})
 }
 
 // debug_getRaw*: a pre-confirmed and a pooled transaction by hash, null for
