@@ -135,6 +135,7 @@ func traceAbort(ctx context.Context, timeout time.Duration) error {
 
 // errTraceTooLarge refuses a trace whose output passes the bound.
 func (a *API) errTraceTooLarge() error {
+	a.log.Debug().Int("limit", a.cfg.TraceMaxOutput).Msg("trace refused: output over the bound")
 	return rpc.ErrLimit("trace output exceeds the limit of %d bytes (--rpc.maxoutput); trace fewer transactions, or use a lighter tracer or options (callTracer, disableStack, limit)", a.cfg.TraceMaxOutput)
 }
 

