@@ -405,17 +405,18 @@ func (a *API) traceTransaction(ctx context.Context, p rpc.Params) (any, error) {
 	default:
 		return nil, errTraceTxNotFound
 	}
+	// The tracer first: a bad config is refused before any replay.
+	budget := a.cfg.TraceMaxOutput
+	t, err := a.newTracer(&cfg, &tracers.Context{BlockHash: env.hash, BlockNumber: new(big.Int).Set(env.header.Number), TxIndex: int(index), TxHash: hash}, budget)
+	if err != nil {
+		return nil, err
+	}
 	run := a.startBlock(ctx, env)
 	defer run.close()
 	for i := range index {
 		if err := run.apply(ctx, env.txs[i], nil, timeout); err != nil {
 			return nil, err
 		}
-	}
-	budget := a.cfg.TraceMaxOutput
-	t, err := a.newTracer(&cfg, &tracers.Context{BlockHash: env.hash, BlockNumber: new(big.Int).Set(env.header.Number), TxIndex: int(index), TxHash: hash}, budget)
-	if err != nil {
-		return nil, err
 	}
 	if err := run.apply(ctx, env.txs[index], t, timeout); err != nil {
 		return nil, err
@@ -460,12 +461,16 @@ func (a *API) traceBlock(ctx context.Context, sel BlockSelector, p rpc.Params) (
 	if err != nil {
 		return nil, err
 	}
+	// A bad config is refused before anything runs.
+	budget := a.cfg.TraceMaxOutput
+	if _, err := a.newTracer(&cfg, new(tracers.Context), budget); err != nil {
+		return nil, err
+	}
 	run := a.startBlock(ctx, env)
 	defer run.close()
 
 	// The answer is written as the transactions are traced, and refused as
 	// soon as it passes the bound.
-	budget := a.cfg.TraceMaxOutput
 	out := make([]byte, 0, 256)
 	out = append(out, '[')
 	for i, tx := range env.txs {
@@ -535,6 +540,10 @@ func (a *API) traceCall(ctx context.Context, p rpc.Params) (any, error) {
 	}
 	defer cancel()
 	timeout, _ := a.traceTimeout(&cfg.traceConfig)
+	// A bad tracer config is refused before anything runs.
+	if _, err := a.newTracer(&cfg.traceConfig, new(tracers.Context), a.cfg.TraceMaxOutput); err != nil {
+		return nil, err
+	}
 
 	var (
 		state   *chain.StateDB
