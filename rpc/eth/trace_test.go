@@ -299,9 +299,9 @@ func TestTraceJavaScriptAndLimits(t *testing.T) {
 
 	cfg := DefaultAPIConfig()
 	cfg.JSTracers = true
-	cfg.EVMTimeout = 300 * time.Millisecond
+	cfg.EVMTimeout = 2 * time.Second // margin for the probes on a busy machine
 	cfg.MaxExecutions, cfg.ExecutionQueue = 1, 0
-	_, url := startNodeCfg(t, cfg, db, g, nil)
+	api, url := startNodeCfg(t, cfg, db, g, nil)
 
 	// The stuck tracer holds the one slot until the timeout; a second trace
 	// meanwhile is refused.
@@ -313,6 +313,9 @@ func TestTraceJavaScriptAndLimits(t *testing.T) {
 		defer wg.Done()
 		first = callRPC(t, url, "debug_traceTransaction", tx.Hash(), map[string]any{"tracer": stuck})
 	}()
+	for api.Executions().Stats().Running == 0 && time.Since(start) < 5*time.Second {
+		time.Sleep(time.Millisecond) // until the stuck trace holds the slot
+	}
 	deadline := time.Now().Add(5 * time.Second)
 	refused := false
 	for time.Now().Before(deadline) && !refused {
