@@ -3,12 +3,13 @@ package eth
 // In-process differential test of the tracing methods against go-ethereum's
 // own debug API (eth/tracers.API, the same code geth serves) running on
 // go-ethereum's own blockchain and StateDB (a Merkle-trie archive of the
-// conformance chain in memory): for every transaction of the conformance
-// chain, every tracer's output from tipnode equals go-ethereum's after JSON
-// normalisation (key order), and so do whole-block traces and a set of
-// debug_traceCall requests with overrides. Only the state under the
-// tracers differs: our flat StateDB with its hooks against go-ethereum's
-// hooked state.
+// conformance chain in memory): every block of the conformance chain traced
+// with every tracer configuration (so every transaction with every tracer),
+// every transaction traced alone with five of them, and debug_traceCall at
+// four heights with state and block overrides with every tracer: tipnode's
+// answers equal go-ethereum's after JSON normalisation (key order). Only
+// the state under the tracers differs: our flat StateDB with its hooks
+// against go-ethereum's hooked state.
 
 import (
 	"context"
@@ -323,7 +324,45 @@ func TestTraceDifferentialGeth(t *testing.T) {
 		}
 		txs += len(b.Transactions())
 	}
-	t.Logf("%d blocks, %d transactions x %d tracers: %d traces equal to go-ethereum's", len(blocks), txs, len(traceCases()), compared)
+	// debug_traceCall: a call to the conformance chain's CALLENV contract
+	// (it returns its block and transaction context) at a few heights, plain,
+	// with a state override of the caller's balance and the contract's
+	// code, and with block overrides.
+	callenv := common.HexToAddress("0x9344b07175800259691961298ca11c824e65032d")
+	from := common.HexToAddress("0x7435ed30a8b4aeb0877cef0c6e8cffe834eb865f")
+	for _, n := range []uint64{1, 20, 36, uint64(len(blocks))} {
+		for _, tc := range traceCases() {
+			for _, opts := range []map[string]any{
+				{},
+				{"stateOverrides": map[string]any{from.Hex(): map[string]any{"balance": "0xde0b6b3a7640000"}}},
+				{"blockOverrides": map[string]any{"number": fmt.Sprintf("0x%x", n+1), "time": "0x7fffffff", "feeRecipient": from.Hex()}},
+				{"stateOverrides": map[string]any{callenv.Hex(): map[string]any{"code": "0x4360005260206000f3"}}, "blockOverrides": map[string]any{"number": "0x1234"}},
+			} {
+				cfg := map[string]any{}
+				for k, v := range tc.cfg {
+					cfg[k] = v
+				}
+				for k, v := range opts {
+					cfg[k] = v
+				}
+				call := map[string]any{"from": from, "to": callenv, "input": "0x"}
+				block := fmt.Sprintf("0x%x", n)
+				want, err := gethCall(geth, "debug_traceCall", call, block, cfg)
+				if err != nil {
+					t.Fatalf("go-ethereum debug_traceCall at %d %s %v: %v", n, tc.name, opts, err)
+				}
+				r := callRPC(t, url, "debug_traceCall", call, block, cfg)
+				if r.Error != nil {
+					t.Fatalf("debug_traceCall at %d %s %v: error %d %s", n, tc.name, opts, r.Error.Code, r.Error.Message)
+				}
+				if d := sameJSON(want, r.Result); d != "" {
+					t.Errorf("debug_traceCall at %d %s %v: %s", n, tc.name, opts, d)
+				}
+				compared++
+			}
+		}
+	}
+	t.Logf("%d blocks, %d transactions x %d tracers, and calls: %d traces equal to go-ethereum's", len(blocks), txs, len(traceCases()), compared)
 	if txs == 0 {
 		t.Fatal("no transactions traced")
 	}
