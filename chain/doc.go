@@ -13,8 +13,13 @@
 //     state diffs (BlockDiff for the store, TakeDiff for copy-on-write
 //     pending layers): balances, nonces, code, storage, account deletions and
 //     storage wipes. StateDBs may share a CodeCache (codecache.go): code by
-//     hash, read from a backend once, then shared (never modified).
-//   - Executor / BlockProcessor (executor.go) drive go-ethereum's
+//     hash, read from a backend once, then shared (never modified). With
+//     SetHooks (hooks.go) it reports state changes to go-ethereum's
+//     tracing.Hooks as go-ethereum's hooked state does (balance, nonce,
+//     code, storage, logs, self-destructs at Finalise): go-ethereum's
+//     tracers (eth/tracers) run on it unchanged.
+//   - Executor / BlockProcessor (executor.go; SetTracer traces the
+//     transactions applied next, framed by OnTxStart / OnTxEnd) drive go-ethereum's
 //     core.ApplyMessage, core.PreExecution (EIP-4788 beacon root, EIP-2935
 //     parent hash), core.PostExecution (withdrawals, EIP-6110 deposits,
 //     EIP-7002 / EIP-7251 request queues) and the consensus engine's Finalize

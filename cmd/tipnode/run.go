@@ -74,6 +74,7 @@ type NodeFlags struct {
 	// store flags) is what the store's caches hold on the Go heap.
 	MemoryLimitMiB int64
 	heapCaches     int64
+	JSTracers         bool
 
 	preloadKZG bool // set by serveUntilDone, not a flag
 	opChain    bool // the chain has OP rules (set by serveUntilDone, not a flag)
@@ -143,7 +144,7 @@ func (f *NodeFlags) register(fs *flag.FlagSet, dev bool) {
 	fs.DurationVar(&f.OPL1BlockTime, "op.l1.blocktime", time.Duration(l1.BlockTime)*time.Second, "OP sequencer: the synthetic L1 origin advances by one block per this much L2 time (whole seconds)")
 	fs.Uint64Var(&f.OPMinBaseFee, "op.minbasefee", 0, "OP sequencer: Jovian minimum base fee (wei) in each header's extraData")
 	fs.Uint64Var(&f.GasCap, "rpc.gascap", api.GasCap, "gas cap of eth_call / eth_estimateGas / eth_simulateV1")
-	fs.DurationVar(&f.EVMTimeout, "rpc.evmtimeout", api.EVMTimeout, "time limit of one eth_call / eth_estimateGas / eth_simulateV1")
+	fs.DurationVar(&f.EVMTimeout, "rpc.evmtimeout", api.EVMTimeout, "time limit of one eth_call / eth_estimateGas / eth_simulateV1 / debug_trace* request")
 	fs.DurationVar(&f.RequestTimeout, "rpc.timeout", rpc.DefaultRequestTimeout, "time limit of one JSON-RPC message")
 	fs.BoolVar(&f.Metrics, "metrics", dev, "serve Prometheus metrics on /metrics of the RPC listener")
 	fs.BoolVar(&f.SnapshotServe, "snapshot.serve", false, "serve the state at the finalized block (latest when none) as a snapshot stream on GET /snapshot of the RPC listener, for 'tipnode init --snapshot-from' (at most 2 streams at once)")
@@ -156,18 +157,19 @@ func (f *NodeFlags) register(fs *flag.FlagSet, dev bool) {
 	fs.DurationVar(&f.HTTPIdleTimeout, "http.idletimeout", rpc.DefaultIdleTimeout, "keep-alive connections idle this long are closed")
 	fs.DurationVar(&f.WSIdleTimeout, "ws.idletimeout", rpc.DefaultWSIdleTimeout, "websockets without a request, a running request or a subscription for this long are closed")
 	fs.Int64Var(&f.WSMaxQueueMiB, "ws.maxqueue", rpc.DefaultWSMaxQueuedBytes>>20, "MiB of output one websocket may have queued; a client over it is disconnected (slow consumer)")
-	fs.Int64Var(&f.MaxOutputMiB, "rpc.maxoutput", rpc.DefaultMaxQueuedOutput>>20, "MiB of output the node holds for all clients; over it the websocket holding most is disconnected")
+	fs.Int64Var(&f.MaxOutputMiB, "rpc.maxoutput", rpc.DefaultMaxQueuedOutput>>20, "MiB of output the node holds for all clients; over it the websocket holding most is disconnected (also bounds one debug_trace* answer, at most 25 MiB)")
 	fs.IntVar(&f.MaxConns, "rpc.maxconns", rpc.DefaultMaxConns, "open connections (HTTP and websocket)")
 	fs.IntVar(&f.MaxConnsPerIP, "rpc.maxconnsperip", rpc.DefaultMaxConnsPerIP, "open connections of one client address (IPv6: one /64); raise it behind a reverse proxy")
 	fs.IntVar(&f.ConnReserve, "rpc.connreserve", 0, "the last connections kept for addresses holding fewer than --rpc.connreserve.perip (0 = --rpc.maxconns/10)")
 	fs.IntVar(&f.ConnReservePerIP, "rpc.connreserve.perip", rpc.DefaultConnReservePerIP, "see --rpc.connreserve")
 	fs.IntVar(&f.MaxCallsPerIP, "rpc.maxcallsperip", rpc.DefaultMaxCallsPerIP, "calls (batch elements included) one client address runs at once; more wait their turn (EVM executions have their own limit)")
-	fs.IntVar(&f.EVMConcurrency, "rpc.evmconcurrency", 0, "eth_call / eth_estimateGas / eth_createAccessList / eth_simulateV1 executions running at once (0 = every CPU, half of them with --sequencer or on `tipnode dev`)")
+	fs.IntVar(&f.EVMConcurrency, "rpc.evmconcurrency", 0, "eth_call / eth_estimateGas / eth_createAccessList / eth_simulateV1 / eth_callBundle / debug_trace* executions running at once (0 = every CPU, half of them with --sequencer or on `tipnode dev`)")
 	fs.Int64Var(&f.MemoryLimitMiB, "memory.limit", 0, "Go soft memory limit in MiB: the garbage collector works harder near it and freed memory goes back to the system (0 = --cache.state + 1024, -1 = none)")
 	fs.IntVar(&f.EVMQueue, "rpc.evmqueue", api.ExecutionQueue, "executions waiting for a slot; more are refused with -32005")
 	fs.DurationVar(&f.EVMWait, "rpc.evmwait", api.ExecutionWait, "longest wait of an execution for a slot before -32005")
 	fs.DurationVar(&f.TxSyncTimeout, "rpc.txsync.defaulttimeout", api.TxSyncTimeout, "eth_sendRawTransactionSync: wait for the receipt when the call gives no (valid) timeout")
 	fs.DurationVar(&f.TxSyncMaxTimeout, "rpc.txsync.maxtimeout", api.TxSyncMaxTimeout, "eth_sendRawTransactionSync: longest timeout a call may ask for (a longer one gets the default)")
+	fs.BoolVar(&f.JSTracers, "rpc.jstracers", api.JSTracers, "allow JavaScript tracers in debug_trace* (always bounded by --rpc.evmtimeout)")
 }
 
 func (f *NodeFlags) sequencerConfig() (pending.Config, error) {
@@ -239,6 +241,9 @@ func (f *NodeFlags) nodeConfig() (node.Config, error) {
 		cfg.API.MaxExecutions = eth.DefaultMaxExecutions(f.Sequencer)
 	}
 	cfg.API.TxSyncTimeout, cfg.API.TxSyncMaxTimeout = f.TxSyncTimeout, f.TxSyncMaxTimeout
+	cfg.API.JSTracers = f.JSTracers
+	// One trace answer fits in one response and in the node's output budget.
+	cfg.API.TraceMaxOutput = int(min(f.MaxOutputMiB<<20, rpc.DefaultMaxResponseBytes))
 	cfg.Server.Addr, cfg.Server.RequestTimeout, cfg.Server.MaxBatch = f.HTTPAddr, f.RequestTimeout, f.BatchLimit
 	cfg.Server.ReadHeaderTimeout, cfg.Server.ReadTimeout, cfg.Server.IdleTimeout = f.ReadHeaderTimeout, f.ReadTimeout, f.HTTPIdleTimeout
 	cfg.Server.WSIdleTimeout, cfg.Server.WSMaxQueuedBytes, cfg.Server.MaxQueuedOutput = f.WSIdleTimeout, f.WSMaxQueueMiB<<20, f.MaxOutputMiB<<20
