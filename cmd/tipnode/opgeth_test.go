@@ -184,7 +184,6 @@ func (s *opDiffSpec) genesisJSON() []byte {
 	}
 	alloc := map[string]any{
 		op.L1BlockAddr.Hex():               code(l1BlockCode()),
-		op.L2ToL1MessagePasser.Hex():       code([]byte{0x00}),
 		op.SequencerFeeVault.Hex():         code([]byte{0x00}),
 		op.BaseFeeVault.Hex():              code([]byte{0x00}),
 		op.L1FeeVault.Hex():                code([]byte{0x00}),
@@ -195,6 +194,10 @@ func (s *opDiffSpec) genesisJSON() []byte {
 		revertContract.Hex():               code(revertCode()),
 		loadContract.Hex():                 code(loadCode()),
 	}
+	// Storage, as on a live chain: op-geth's payload omits an empty
+	// withdrawalsRoot and then refuses its own Isthmus payload.
+	alloc[op.L2ToL1MessagePasser.Hex()] = map[string]any{"balance": "0x0", "code": "0x00", "nonce": "0x1",
+		"storage": map[string]string{"0x01": "0x05"}}
 	for _, k := range s.senders {
 		alloc[crypto.PubkeyToAddress(k.PublicKey).Hex()] = map[string]any{"balance": "0x3635c9adc5dea00000"} // 1000 ETH
 	}
@@ -426,7 +429,7 @@ func (d *opDriver) send(name string, inner types.TxData) {
 }
 
 // sendMix sends one transaction of every type op-geth accepts at time t
-// (EIP-7702 from Isthmus), contract calls with logs, a reverting call, a
+// (EIP-7702 once the head is Isthmus), contract calls with logs, a reverting call, a
 // contract creation and a P256VERIFY call.
 func (d *opDriver) sendMix(n, t uint64) {
 	cid := big.NewInt(opDiffChainID)
@@ -449,7 +452,7 @@ func (d *opDriver) sendMix(n, t uint64) {
 	p256 := common.BytesToAddress([]byte{0x01, 0x00})
 	d.send("dynamic", &types.DynamicFeeTx{ChainID: cid, Nonce: d.nonces["dynamic"], GasTipCap: tip, GasFeeCap: cap,
 		Gas: 60_000, To: &p256, Data: bytes.Repeat([]byte{0x11}, 160)})
-	if d.cfg.IsIsthmus(t) {
+	if d.cfg.IsIsthmus(d.headT) { // op-geth's pool takes type 4 once its head is Isthmus
 		auth, err := types.SignSetCode(d.s.auth, types.SetCodeAuthorization{
 			ChainID: *uint256.NewInt(opDiffChainID), Address: logContract, Nonce: d.authN})
 		if err != nil {
@@ -539,8 +542,8 @@ func (d *opDriver) buildBlock(n, t uint64, deposits [][]byte, noTxPool bool, wai
 	state := map[string]any{"headBlockHash": d.head, "safeBlockHash": d.head, "finalizedBlockHash": d.genesis}
 	var res struct {
 		PayloadStatus struct {
-			Status string  `json:"status"`
-			Error  *string `json:"validationError"`
+			Status string `json:"status"`
+			Error  string `json:"validationError"`
 		} `json:"payloadStatus"`
 		PayloadID *hexutil.Bytes `json:"payloadId"`
 	}
@@ -569,11 +572,11 @@ func (d *opDriver) buildBlock(n, t uint64, deposits [][]byte, noTxPool bool, wai
 		args = append(args, []hexutil.Bytes{})
 	}
 	var st struct {
-		Status string  `json:"status"`
-		Error  *string `json:"validationError"`
+		Status string `json:"status"`
+		Error  string `json:"validationError"`
 	}
 	if err := d.g.engine.call(newp, &st, args...); err != nil || st.Status != "VALID" {
-		d.t.Fatalf("block %d: %s: %v %+v\n%s", n, newp, err, st, tail(d.g.p.out.String(), 4000))
+		d.t.Fatalf("block %d: %s: %v %+v\npayload %s\n%s", n, newp, err, st, env.ExecutionPayload, tail(d.g.p.out.String(), 4000))
 	}
 	state["headBlockHash"], state["safeBlockHash"] = payload.BlockHash, payload.BlockHash
 	if err := d.g.engine.call(fcu, &res, state, nil); err != nil || res.PayloadStatus.Status != "VALID" {
