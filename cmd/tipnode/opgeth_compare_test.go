@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -37,6 +38,7 @@ type opComparer struct {
 	txCount    int
 	gasUsed    uint64
 	mismatches int
+	kinds      map[string]int
 }
 
 const maxMismatchReports = 100
@@ -119,11 +121,30 @@ func (c *opComparer) slotCount() int {
 	return n
 }
 
-func (c *opComparer) mismatch(format string, args ...any) {
+// mismatch records one difference under its kind (e.g. "import receipt
+// field blobGasUsed"): the first three of each kind are reported in full,
+// the rest counted (report).
+func (c *opComparer) mismatch(kind, format string, args ...any) {
 	c.t.Helper()
 	c.mismatches++
-	if c.mismatches <= maxMismatchReports {
+	if c.kinds == nil {
+		c.kinds = map[string]int{}
+	}
+	c.kinds[kind]++
+	if c.kinds[kind] <= 3 && c.mismatches <= maxMismatchReports {
 		c.t.Errorf(format, args...)
+	}
+}
+
+// report summarises the mismatches by kind.
+func (c *opComparer) report() {
+	kinds := make([]string, 0, len(c.kinds))
+	for k := range c.kinds {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		c.t.Errorf("%d mismatches: %s", c.kinds[k], k)
 	}
 }
 
@@ -182,57 +203,63 @@ func (c *opComparer) compare(name, url string) {
 		num := hexutil.Uint64(h)
 		ref, got, err := c.get(url, "eth_getBlockByNumber", num, false)
 		if err != nil {
-			c.mismatch("%s: block %d: %v", name, h, err)
+			c.mismatch(name+" block error", "%s: block %d: %v", name, h, err)
 			continue
 		}
 		for _, d := range diffObjects(ref, got) {
-			c.mismatch("%s: block %d: %s", name, h, d)
+			c.mismatch(name+" block field "+field(d), "%s: block %d: %s", name, h, d)
 		}
 		ref, got, err = c.get(url, "eth_getBlockReceipts", num)
 		if err != nil {
-			c.mismatch("%s: receipts of block %d: %v", name, h, err)
+			c.mismatch(name+" receipts error", "%s: receipts of block %d: %v", name, h, err)
 			continue
 		}
 		var rr, gr []json.RawMessage
 		json.Unmarshal(ref, &rr)
 		json.Unmarshal(got, &gr)
 		if len(rr) != len(gr) {
-			c.mismatch("%s: block %d: %d receipts, op-geth %d", name, h, len(gr), len(rr))
+			c.mismatch(name+" receipt count", "%s: block %d: %d receipts, op-geth %d", name, h, len(gr), len(rr))
 		}
 		for i := range min(len(rr), len(gr)) {
 			for _, d := range diffObjects(rr[i], gr[i]) {
-				c.mismatch("%s: block %d receipt %d: %s", name, h, i, d)
+				c.mismatch(name+" receipt field "+field(d), "%s: block %d receipt %d: %s", name, h, i, d)
 			}
 		}
 		for _, tx := range c.txs[h] {
 			ref, got, err := c.get(url, "eth_getTransactionByHash", tx)
 			if err != nil {
-				c.mismatch("%s: block %d tx %s: %v", name, h, tx, err)
+				c.mismatch(name+" tx error", "%s: block %d tx %s: %v", name, h, tx, err)
 				continue
 			}
 			for _, d := range diffObjects(ref, got) {
-				c.mismatch("%s: block %d tx %s: %s", name, h, tx, d)
+				c.mismatch(name+" tx field "+field(d), "%s: block %d tx %s: %s", name, h, tx, d)
 			}
 		}
 		for _, a := range c.accounts {
 			for _, m := range []string{"eth_getBalance", "eth_getTransactionCount", "eth_getCode"} {
 				ref, got, err := c.get(url, m, a, num)
 				if err != nil {
-					c.mismatch("%s: block %d %s %s: %v", name, h, m, a, err)
+					c.mismatch(name+" "+m+" error", "%s: block %d %s %s: %v", name, h, m, a, err)
 				} else if string(ref) != string(got) {
-					c.mismatch("%s: block %d %s %s: op-geth %s, tipnode %s", name, h, m, a, short(ref), short(got))
+					c.mismatch(name+" "+m, "%s: block %d %s %s: op-geth %s, tipnode %s", name, h, m, a, short(ref), short(got))
 				}
 			}
 			for _, s := range c.slots[a] {
 				ref, got, err := c.get(url, "eth_getStorageAt", a, s, num)
 				if err != nil {
-					c.mismatch("%s: block %d eth_getStorageAt %s %s: %v", name, h, a, s, err)
+					c.mismatch(name+" eth_getStorageAt error", "%s: block %d eth_getStorageAt %s %s: %v", name, h, a, s, err)
 				} else if string(ref) != string(got) {
-					c.mismatch("%s: block %d eth_getStorageAt %s %s: op-geth %s, tipnode %s", name, h, a, s, ref, got)
+					c.mismatch(name+" eth_getStorageAt", "%s: block %d eth_getStorageAt %s %s: op-geth %s, tipnode %s", name, h, a, s, ref, got)
 				}
 			}
 		}
 	}
+}
+
+// field is the field name of a diffObjects line.
+func field(d string) string {
+	f, _, _ := strings.Cut(d, ":")
+	return f
 }
 
 func short(b []byte) string {
@@ -259,6 +286,8 @@ func l1Chain(t *testing.T, dir string, gas uint64) (uint64, int) {
 			loadContract:                          {Code: loadCode(), Nonce: 1},
 			params.BeaconRootsAddress:             {Code: params.BeaconRootsCode, Nonce: 1},
 			params.HistoryStorageAddress:          {Code: params.HistoryStorageCode, Nonce: 1},
+			params.WithdrawalQueueAddress:         {Code: params.WithdrawalQueueCode, Nonce: 1},
+			params.ConsolidationQueueAddress:      {Code: params.ConsolidationQueueCode, Nonce: 1},
 		},
 	}
 	signer := types.LatestSignerForChainID(cfg.ChainID)

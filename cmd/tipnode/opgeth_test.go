@@ -733,6 +733,7 @@ func TestOPGethDifferential(t *testing.T) {
 	for _, node := range []struct{ name, url string }{{"import", "http://" + impAddr}, {"follow", "http://" + folAddr}} {
 		c.compare(node.name, node.url)
 	}
+	c.report()
 	t.Logf("compared %d heights, %d transactions, %d accounts x %d slots against op-geth through import and follow: %d mismatches",
 		head+1, c.txCount, len(c.accounts), c.slotCount(), c.mismatches)
 
