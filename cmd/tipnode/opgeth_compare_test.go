@@ -283,11 +283,11 @@ func l1Chain(t *testing.T, dir string, gas uint64) (uint64, int) {
 		Timestamp: 1_700_000_000,
 		Alloc: types.GenesisAlloc{
 			crypto.PubkeyToAddress(key.PublicKey): {Balance: new(big.Int).Mul(big.NewInt(1000), big.NewInt(params.Ether))},
-			loadContract:                          {Code: loadCode(), Nonce: 1},
-			params.BeaconRootsAddress:             {Code: params.BeaconRootsCode, Nonce: 1},
-			params.HistoryStorageAddress:          {Code: params.HistoryStorageCode, Nonce: 1},
-			params.WithdrawalQueueAddress:         {Code: params.WithdrawalQueueCode, Nonce: 1},
-			params.ConsolidationQueueAddress:      {Code: params.ConsolidationQueueCode, Nonce: 1},
+			loadContract:                          {Code: loadCode(), Nonce: 1, Balance: new(big.Int)},
+			params.BeaconRootsAddress:             {Code: params.BeaconRootsCode, Nonce: 1, Balance: new(big.Int)},
+			params.HistoryStorageAddress:          {Code: params.HistoryStorageCode, Nonce: 1, Balance: new(big.Int)},
+			params.WithdrawalQueueAddress:         {Code: params.WithdrawalQueueCode, Nonce: 1, Balance: new(big.Int)},
+			params.ConsolidationQueueAddress:      {Code: params.ConsolidationQueueCode, Nonce: 1, Balance: new(big.Int)},
 		},
 	}
 	signer := types.LatestSignerForChainID(cfg.ChainID)
