@@ -98,8 +98,9 @@ $(OPGETH_BIN):
 	printf 'module opgethbuild\n\ngo 1.24\n\nrequire github.com/ethereum/go-ethereum v1.17.0\n\nreplace github.com/ethereum/go-ethereum => github.com/ethereum-optimism/op-geth $(OPGETH_VERSION)\n' > $(OPGETH_DIR)/src/go.mod
 	cd $(OPGETH_DIR)/src && GOFLAGS=-mod=mod $(GO) build -o $(abspath $(OPGETH_BIN)) github.com/ethereum/go-ethereum/cmd/geth
 
+# OPGETH_DIFF_DIR keeps the test's files (genesis, RLP chains, data directories).
 op-geth-diff: $(OPGETH_BIN)
-	TIPNODE_OPGETH=$(OPGETH_BIN) $(GO) test -count=1 -run 'TestOPGethDifferential' -v -timeout 45m ./cmd/tipnode/
+	TIPNODE_OPGETH=$(OPGETH_BIN) TIPNODE_OPGETH_DIR=$(OPGETH_DIFF_DIR) $(GO) test -count=1 -run 'TestOPGethDifferential' -v -timeout 45m ./cmd/tipnode/
 
 clean:
 	rm -rf bin
