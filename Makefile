@@ -87,8 +87,8 @@ bench-geth-quick:
 # scratch module replacing go-ethereum with op-geth, then runs
 # TestOPGethDifferential with it (an OP chain crossing Ecotone..Jovian built
 # through op-geth's engine API; tipnode must match it through import and
-# follow; ends with import throughput, OP vs L1). About 10 minutes on 2 cores
-# once op-geth is built (the build takes several more).
+# follow; ends with import throughput, OP vs L1). About 2 minutes on 2 cores
+# once op-geth is built (the first build: 15-20 minutes on a busy machine).
 OPGETH_VERSION ?= v1.101702.3
 OPGETH_DIR     := $(BENCH_CACHE)/op-geth-$(OPGETH_VERSION)
 OPGETH_BIN     := $(OPGETH_DIR)/geth

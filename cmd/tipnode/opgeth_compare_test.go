@@ -37,6 +37,7 @@ type opComparer struct {
 	txs        [][]common.Hash // per height: the transactions compared
 	txCount    int
 	gasUsed    uint64
+	gas        []uint64 // per height
 	mismatches int
 	kinds      map[string]int
 }
@@ -85,6 +86,7 @@ func (c *opComparer) collect() {
 			c.t.Fatalf("op-geth block %d: %v", h, err)
 		}
 		c.gasUsed += uint64(b.GasUsed)
+		c.gas = append(c.gas, uint64(b.GasUsed))
 		var rs []struct {
 			From            common.Address  `json:"from"`
 			To              *common.Address `json:"to"`

@@ -723,6 +723,11 @@ func TestOPGethDifferential(t *testing.T) {
 	g.stop(t)
 	rlpFile := filepath.Join(dir, "op-chain.rlp")
 	runCmd(t, opgeth, "export", "--datadir", g.dir, rlpFile)
+	// The same chain in two parts: the fork phase and the load phase (the
+	// throughput comparison with L1 times the load phase alone).
+	forkFile, loadFile := filepath.Join(dir, "op-fork.rlp"), filepath.Join(dir, "op-load.rlp")
+	runCmd(t, opgeth, "export", "--datadir", g.dir, forkFile, "0", fmt.Sprint(opForkBlocks))
+	runCmd(t, opgeth, "export", "--datadir", g.dir, loadFile, fmt.Sprint(opForkBlocks+1), fmt.Sprint(head))
 	g.start(t, jwtFile)
 	if got := blockNumber(t, g.rpc); got != head {
 		t.Fatalf("op-geth restarted at block %d, built %d", got, head)
@@ -754,31 +759,50 @@ func TestOPGethDifferential(t *testing.T) {
 	t.Logf("compared %d heights, %d transactions, %d accounts x %d slots against op-geth through import and follow: %d mismatches",
 		head+1, c.txCount, len(c.accounts), c.slotCount(), c.mismatches)
 
-	// Import throughput: this OP chain vs an L1 chain of about the same
-	// gas, alternating three rounds each into fresh data directories (the
-	// machine's noise falls on both).
-	opGas := c.gasUsed
-	l1Gas, l1Blocks := l1Chain(t, dir, opGas)
-	var opRuns, l1Runs []float64
+	// Import throughput, three alternating rounds into fresh data
+	// directories (the machine's noise falls on all): the whole OP chain;
+	// its load phase alone (imported on top of its fork phase); an L1 chain
+	// of the same calls and about the load phase's gas.
+	var loadGas uint64
+	for h := uint64(opForkBlocks + 1); h <= head; h++ {
+		loadGas += c.gas[h]
+	}
+	l1Gas, l1Blocks := l1Chain(t, dir, loadGas)
+	var opRuns, loadRuns, l1Runs []float64
 	opRuns = append(opRuns, opMgas)
+	fresh := func(name, genesis string) string {
+		d := filepath.Join(dir, name)
+		os.RemoveAll(d)
+		runCmd(t, bin, "init", "--datadir", d, "--genesis", genesis)
+		return d
+	}
 	for round := range 3 {
 		if round > 0 {
-			d := filepath.Join(dir, fmt.Sprintf("import-%d", round))
-			os.RemoveAll(d)
-			runCmd(t, bin, "init", "--datadir", d, "--genesis", genesisFile)
+			d := fresh("t-op", genesisFile)
 			m, _ := runTipnodeImport(t, bin, d, rlpFile)
 			opRuns = append(opRuns, m)
-			os.RemoveAll(d)
 		}
-		d := filepath.Join(dir, fmt.Sprintf("l1-%d", round))
-		os.RemoveAll(d)
-		runCmd(t, bin, "init", "--datadir", d, "--genesis", filepath.Join(dir, "l1-genesis.json"))
-		m, _ := runTipnodeImport(t, bin, d, filepath.Join(dir, "l1-chain.rlp"))
+		d := fresh("t-load", genesisFile)
+		runTipnodeImport(t, bin, d, forkFile)
+		m, _ := runTipnodeImport(t, bin, d, loadFile)
+		loadRuns = append(loadRuns, m)
+		d = fresh("t-l1", filepath.Join(dir, "l1-genesis.json"))
+		m, _ = runTipnodeImport(t, bin, d, filepath.Join(dir, "l1-chain.rlp"))
 		l1Runs = append(l1Runs, m)
-		os.RemoveAll(d)
 	}
-	median := func(v []float64) float64 { v = slices.Clone(v); slices.Sort(v); return v[len(v)/2] }
-	t.Logf("import throughput (tipnode import, Mgas/s, 3 alternating rounds): OP chain (op-geth export, %d blocks, %.1f Mgas, first import's process %s) %.1f %.1f %.1f, median %.1f; L1 chain (%d blocks of the same calls, %.1f Mgas) %.1f %.1f %.1f, median %.1f",
-		head, float64(opGas)/1e6, opWall.Round(time.Millisecond), opRuns[0], opRuns[1], opRuns[2], median(opRuns),
+	for _, d := range []string{"t-op", "t-load", "t-l1"} {
+		os.RemoveAll(filepath.Join(dir, d))
+	}
+	median := func(v []float64) float64 {
+		v = slices.Clone(v)
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	t.Logf("import throughput (tipnode import, Mgas/s, 3 alternating rounds):\n"+
+		"  OP chain, whole (op-geth export, %d blocks, %.1f Mgas; first import's process %s): %.1f %.1f %.1f, median %.1f\n"+
+		"  OP chain, load phase (%d blocks, %.1f Mgas): %.1f %.1f %.1f, median %.1f\n"+
+		"  L1 chain, the same calls (%d blocks, %.1f Mgas): %.1f %.1f %.1f, median %.1f",
+		head, float64(c.gasUsed)/1e6, opWall.Round(time.Millisecond), opRuns[0], opRuns[1], opRuns[2], median(opRuns),
+		head-opForkBlocks, float64(loadGas)/1e6, loadRuns[0], loadRuns[1], loadRuns[2], median(loadRuns),
 		l1Blocks, float64(l1Gas)/1e6, l1Runs[0], l1Runs[1], l1Runs[2], median(l1Runs))
 }
