@@ -8,7 +8,7 @@ PKGS    := ./...
 DATADIR ?=
 ARGS    ?=
 
-.PHONY: build test bench run vet fuzz clean crash bench-geth bench-geth-quick op-geth-diff
+.PHONY: build test bench run vet fuzz clean crash soak bench-geth bench-geth-quick op-geth-diff
 
 build:
 	$(GO) build -o $(BIN) ./cmd/tipnode
@@ -29,6 +29,14 @@ bench:
 crash:
 	TIPNODE_CRASH_ITERATIONS=60 $(GO) test -count=1 -run TestCrashKeepsPreconfirmations -v -timeout 30m ./cmd/tipnode/
 
+# The soak test (not in make test): a sequencer and two replicas under
+# load, one killed with SIGKILL in turn every SOAK_KILL; nothing lost, the
+# same hashes, pending never older than latest, resident memory reported.
+SOAK      ?= 300s
+SOAK_KILL ?= 40s
+soak:
+	TIPNODE_SOAK=$(SOAK) TIPNODE_SOAK_KILL=$(SOAK_KILL) $(GO) test -count=1 -run TestSoak -v -timeout 60m ./cmd/tipnode/
+
 # Short fuzzing pass over every decoder of outside input.
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeRequest -fuzztime 20s ./rpc/
@@ -44,17 +52,25 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzLogFilter -fuzztime 20s ./rpc/eth/
 	$(GO) test -run '^$$' -fuzz FuzzTypedData -fuzztime 20s ./rpc/eth/
 	$(GO) test -run '^$$' -fuzz FuzzDevNum -fuzztime 20s ./rpc/eth/
+	$(GO) test -run '^$$' -fuzz FuzzTxSyncTimeout -fuzztime 20s ./rpc/eth/
+	$(GO) test -run '^$$' -fuzz FuzzCallBundleArgs -fuzztime 20s ./rpc/eth/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeHeader -fuzztime 20s ./chain/follow/
+	$(GO) test -run '^$$' -fuzz FuzzLoad -fuzztime 20s ./chain/statedump/
 	$(GO) test -run '^$$' -fuzz FuzzPreimages -fuzztime 20s ./chain/op/optest/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeBlock -fuzztime 20s ./chain/follow/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeRawBlock -fuzztime 20s ./chain/follow/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeGenesis -fuzztime 20s ./chain/follow/
-	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 20s ./pending/stream/
+	$(GO) test -run '^$$' -fuzz 'FuzzDecode$$' -fuzztime 20s ./pending/stream/
+	$(GO) test -run '^$$' -fuzz FuzzMetadata -fuzztime 20s ./pending/stream/
 	$(GO) test -run '^$$' -fuzz FuzzReplicaSequence -fuzztime 20s ./pending/replica/
+	$(GO) test -run '^$$' -fuzz FuzzDecodeTx -fuzztime 20s ./store/xtypes/
 	$(GO) test -run '^$$' -fuzz FuzzParseConfig -fuzztime 20s ./chain/op/
 	$(GO) test -run '^$$' -fuzz FuzzParseL1Info -fuzztime 20s ./chain/op/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeExtraData -fuzztime 20s ./chain/op/
 	$(GO) test -run '^$$' -fuzz FuzzFastLZSize -fuzztime 20s ./chain/op/
+	# The wire-level fuzz of a real node over HTTP and websocket (make test
+	# runs it for 3 s).
+	TIPNODE_WIREFUZZ=60s $(GO) test -count=1 -run TestWireFuzz -v -timeout 10m ./rpc/node/
 
 # Run the embedded dev chain (fresh temporary data directory unless DATADIR
 # is set; more flags in ARGS).

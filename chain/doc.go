@@ -33,6 +33,14 @@
 // misc.ApplyDAOHardFork, types.* (headers, signed transactions, receipts,
 // DeriveSha, blooms, requests hash), trie.NewStackTrie, params.ChainConfig.
 //
+// A local block producer (pending's Sequencer) asks the chain's rules
+// through the producer seam (producer.go): PrepareHeader, OpeningTxs,
+// SealHeader and ExtraTxCost apply the OP rules on an OP chain (base fee,
+// extraData, blob gas fields, the L1-info deposit from a synthetic L1
+// origin, the Isthmus withdrawals root computed from state with
+// StateDB.StorageRoot, the L1 data and operator fee a pool requires) and
+// change nothing on L1; ProducerConfig carries the producer's choices.
+//
 // Blocks, their transactions and receipts are store/xtypes values: a
 // block's transaction is a *types.Transaction or an OP Stack deposit
 // (*xtypes.Deposit). BlockProcessor.ApplyTx dispatches on the kind; a chain
@@ -61,8 +69,10 @@
 // carries the removed blocks, their logs (RemovedLogs, read before the
 // write) and the added blocks. After each write it opens a store view, publishes an
 // immutable Head (head.go: head, safe and finalized headers, the last
-// HeadWindow canonical headers and that view, shared by reference count)
-// with one atomic store, runs the calling driver's Rebase (the pending
+// HeadWindow canonical headers and that view, shared by reference count;
+// an unwind or reorg below the window's first block refills the window
+// from the view, so it always holds the newest min(HeadWindow, head+1)
+// headers) with one atomic store, runs the calling driver's Rebase (the pending
 // layer moves onto the new head) and then sends a HeadEvent (added and
 // removed blocks) on its Feed. Readers call OpenHead: two atomic
 // operations, never a lock, never Pebble for latest/safe/finalized or a

@@ -142,6 +142,29 @@ func ParseGenesis(spec []byte) (*Genesis, error) {
 	return out, nil
 }
 
+// ParseGenesisConfig parses only the chain config of a genesis spec: no
+// alloc model and no block 0 (Core and Block stay nil). A store anchored
+// at a later block (tipnode init --state) needs no more, and a spec with a
+// large alloc is not built into a trie.
+func ParseGenesisConfig(spec []byte) (*Genesis, error) {
+	var g struct {
+		Config *params.ChainConfig `json:"config"`
+	}
+	if err := json.Unmarshal(spec, &g); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrGenesis, err)
+	}
+	if g.Config == nil {
+		return nil, fmt.Errorf("%w: missing \"config\"", ErrGenesis)
+	}
+	if g.Config.ChainID == nil {
+		return nil, fmt.Errorf("%w: config has no chainId", ErrGenesis)
+	}
+	if err := g.Config.CheckConfigForkOrder(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrGenesis, err)
+	}
+	return &Genesis{Spec: spec, Config: g.Config}, nil
+}
+
 // LoadGenesis returns the chain of an initialised store from view: its
 // chain config and block 0 (header only). Spec and Core stay nil: the
 // genesis alloc, however large, is not parsed (the state is in the store;

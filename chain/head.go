@@ -1,6 +1,7 @@
 package chain
 
 import (
+	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -69,31 +70,58 @@ func (h *Head) Acquire() (view store.View, ok bool) {
 }
 
 // next returns the head that adds headers (ascending, the first extending
-// the window's block number len-1 or below, for reorgs after an unwind)
-// on top of h truncated to keep: recent blocks above keep are dropped.
-func (h *Head) next(keep uint64, added []*types.Header, safe, finalized *types.Header, view store.View) *Head {
-	n := &Head{seq: h.seq + 1, safe: safe, finalized: finalized, view: newSharedView(view)}
+// the block at keep, for reorgs after an unwind) on top of h truncated to
+// keep: recent blocks above keep are dropped. view holds exactly the new
+// chain: when the kept and added headers are fewer than the window holds
+// (an unwind or reorg below the window's first block), the window is
+// refilled downwards from view's canonical headers, so it always holds the
+// newest min(HeadWindow, head+1) canonical headers and never ends empty.
+func (h *Head) next(keep uint64, added []*types.Header, view store.View) (*Head, error) {
 	first := h.recent[0].Number.Uint64()
 	cut := len(h.recent)
 	if keep < h.Number() {
-		cut = int(keep-first) + 1
-		if keep < first {
-			cut = 0
+		cut = 0
+		if keep >= first {
+			cut = int(keep-first) + 1
 		}
 	}
 	total := cut + len(added)
 	start := max(0, total-HeadWindow)
-	n.recent = make([]*types.Header, 0, total-start)
-	n.hashes = make([]common.Hash, 0, total-start)
+	recent := make([]*types.Header, 0, HeadWindow)
+	hashes := make([]common.Hash, 0, HeadWindow)
 	for i := start; i < total; i++ {
 		if i < cut {
-			n.recent, n.hashes = append(n.recent, h.recent[i]), append(n.hashes, h.hashes[i])
+			recent, hashes = append(recent, h.recent[i]), append(hashes, h.hashes[i])
 		} else {
 			a := added[i-cut]
-			n.recent, n.hashes = append(n.recent, a), append(n.hashes, a.Hash())
+			recent, hashes = append(recent, a), append(hashes, a.Hash())
 		}
 	}
-	return n
+	// The window's lowest block: the first kept or added one, or (nothing
+	// kept, nothing added: an unwind below the window) the block at keep.
+	low := keep + 1
+	if len(recent) > 0 {
+		low = recent[0].Number.Uint64()
+	}
+	var below []*types.Header
+	headers := ViewHeaders{View: view}
+	for low > 0 && len(below)+len(recent) < HeadWindow {
+		low--
+		hdr, err := headers.HeaderByNumber(low)
+		if err != nil {
+			return nil, fmt.Errorf("refill the head window: canonical header %d: %w", low, err)
+		}
+		below = append(below, hdr)
+	}
+	if len(below) > 0 {
+		r := make([]*types.Header, 0, len(below)+len(recent))
+		hs := make([]common.Hash, 0, len(below)+len(recent))
+		for i := len(below) - 1; i >= 0; i-- {
+			r, hs = append(r, below[i]), append(hs, below[i].Hash())
+		}
+		recent, hashes = append(r, recent...), append(hs, hashes...)
+	}
+	return &Head{seq: h.seq + 1, recent: recent, hashes: hashes, view: newSharedView(view)}, nil
 }
 
 // sharedView is a store view shared by every reader of one Head. The Head

@@ -6,6 +6,8 @@ import (
 	"math/big"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/consensus/misc/eip1559"
+	"github.com/ethereum/go-ethereum/consensus/misc/eip4844"
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/tracing"
 	"github.com/ethereum/go-ethereum/core/types"
@@ -289,4 +291,33 @@ func (e *Executor) verifyOPHeader(h, parent *types.Header) error {
 		return errors.New("requests hash before Isthmus")
 	}
 	return nil
+}
+
+// NextBaseFee is the base fee of a child of parent at time t: EIP-1559 on
+// L1, the OP rules (Canyon denominator, Holocene extraData parameters,
+// Jovian minimum and DA footprint) on an OP chain. nil before London.
+// parent is a verified header: on an OP chain whose parent extraData does
+// not decode (never for an imported block) the parent's base fee is kept.
+func (e *Executor) NextBaseFee(parent *types.Header, t uint64) *big.Int {
+	if !e.config.IsLondon(new(big.Int).Add(parent.Number, common.Big1)) {
+		return nil
+	}
+	if e.op != nil {
+		fee, err := op.CalcBaseFee(e.op.cfg, parent, t)
+		if err != nil {
+			return new(big.Int).Set(parent.BaseFee)
+		}
+		return fee
+	}
+	return eip1559.CalcBaseFee(e.config, parent)
+}
+
+// NextExcessBlobGas is the excess blob gas of a child of parent at time t
+// (from Cancun; 0 before it, and always 0 on an OP chain, which has no
+// blobs).
+func (e *Executor) NextExcessBlobGas(parent *types.Header, t uint64) uint64 {
+	if e.op != nil || !e.config.IsCancun(parent.Number, parent.Time) {
+		return 0
+	}
+	return eip4844.CalcExcessBlobGas(e.config, parent, t)
 }

@@ -265,7 +265,11 @@ func (w *Writer) publishEvent(keep uint64, ev *HeadEvent, rebase Rebase) error {
 		return fmt.Errorf("%w: open view after write: %v", ErrWriterFault, err)
 	}
 	old := w.head.Load()
-	h := old.next(keep, added, nil, nil, view)
+	h, err := old.next(keep, added, view)
+	if err != nil {
+		view.Close()
+		return fmt.Errorf("%w: %v", ErrWriterFault, err)
+	}
 	if h.safe, h.finalized, err = tagHeaders(view, h); err != nil {
 		view.Close()
 		return fmt.Errorf("%w: %v", ErrWriterFault, err)

@@ -57,7 +57,7 @@ func formatVersion(t *testing.T, db *store.DB) store.FormatVersion {
 // is updated on purpose.
 func TestVersionsPinned(t *testing.T) {
 	const (
-		pinnedCurrent      = 4
+		pinnedCurrent      = 5
 		pinnedMinSupported = 1
 	)
 	pinned := []struct {
@@ -69,6 +69,7 @@ func TestVersionsPinned(t *testing.T) {
 		{2, "pending-journal", store.FormatPendingJournal},
 		{3, "chain-config", store.FormatChainConfig},
 		{4, "genesis-chunks", store.FormatGenesisChunks},
+		{5, "anchor", store.FormatAnchor},
 	}
 	if store.FormatCurrent != pinnedCurrent || store.FormatMinSupported != pinnedMinSupported {
 		t.Fatalf("store.FormatCurrent = %d, FormatMinSupported = %d; pinned %d, %d: pin the new format",
@@ -321,7 +322,7 @@ func TestGenesisChunks(t *testing.T) {
 	if err := Run(db, zerolog.Nop()); err != nil {
 		t.Fatal(err)
 	}
-	if v := formatVersion(t, db); v != store.FormatGenesisChunks {
+	if v := formatVersion(t, db); v != store.FormatCurrent {
 		t.Fatalf("version %d", v)
 	}
 	for _, k := range [][]byte{store.LegacyGenesisSpecKey(), store.GenesisChangeListKey()} {

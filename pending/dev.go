@@ -30,18 +30,36 @@ package pending
 //     the head block (chain.Writer.UnwindTo: exact), empties the pool,
 //     rebuilds the open block as it was and drops that snapshot and every
 //     later one.
+//   - Mining mode (evm_setAutomine, evm_setIntervalMining): interval
+//     mining is the sequencer's normal behaviour (a pre-confirmation every
+//     PreconfInterval, a seal every BlockTime; SetIntervalMining changes
+//     the block time). Automine pre-confirms and seals as soon as the pool
+//     admits a transaction (one block per wake-up: transactions admitted
+//     together may share a block). Manual (automine off, or interval 0)
+//     does nothing on its own: transactions wait in the pool until Mine.
+//     Ticks are ignored in both. A block keeps the timestamp it was
+//     opened with (after the previous seal, or set by the time methods).
+//   - Reset (anvil_reset) unwinds the store to genesis, empties the pool,
+//     forgets snapshots and the time offset, and opens an empty block.
+//   - SendDeposit (OP chains) injects an L1→L2 deposit: into the pending
+//     block while it holds deposits only, else at the head of the next
+//     block's deposits.
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/tipnode/tipnode/chain"
+	"github.com/tipnode/tipnode/chain/op"
 	"github.com/tipnode/tipnode/store"
 	"github.com/tipnode/tipnode/store/xtypes"
 )
@@ -93,6 +111,12 @@ func (s *Sequencer) now() time.Time { return s.clock.Now().Add(s.offset) }
 // any older journal), the new transactions from block index firstTx, and
 // the last len(ovs) overrides of s.ovs.
 func (s *Sequencer) journal(firstTx int, txs xtypes.Txs, ovs []store.PendingOverride) error {
+	if !s.journaled && firstTx > 0 {
+		// The block's first journal write: its opening transactions (index
+		// 0: deposits) are part of it.
+		txs = append(slices.Clone(s.b.txs[:firstTx]), txs...)
+		firstTx = 0
+	}
 	err := s.w.JournalPendingEntries(store.PendingAppend{
 		Header: s.b.Header(), Fresh: !s.journaled,
 		FirstTx: firstTx, Txs: txs,
@@ -227,7 +251,10 @@ func (s *Sequencer) MineAt(ctx context.Context, ts uint64) error {
 
 // retime rebuilds the open block with the header NextHeader gives at t.
 func (s *Sequencer) retime(t time.Time) (error, bool) {
-	tmpl := NextHeader(s.b.exec.Config(), s.b.Parent(), t, s.cfg.HeaderParams())
+	tmpl, err := s.nextHeader(s.b.Parent(), t)
+	if err != nil {
+		return err, true
+	}
 	if tmpl.Time == s.b.Header().Time {
 		return nil, false
 	}
@@ -252,11 +279,26 @@ func (s *Sequencer) rebuild(tmpl *types.Header, txs xtypes.Txs, ovs []store.Pend
 		nb.AllowImpersonation()
 	}
 	now := s.clock.Now()
-	if _, err := nb.Open(head, view, tmpl, now); err != nil {
+	// The opening transactions: the derived ones made afresh for tmpl (an
+	// OP block's L1-info deposit carries its time's L1 origin), the user
+	// deposits kept.
+	derived, err := s.derivedTxs(view, head.Header(), tmpl)
+	if err != nil {
 		view.Close()
 		return err, true
 	}
-	if err := replay(nb, txs, ovs); err != nil {
+	k := leadingDeposits(txs)
+	opening := derived
+	for _, tx := range txs[:k] {
+		if !s.b.exec.IsOpeningTx(tx) {
+			opening = append(opening, tx)
+		}
+	}
+	if _, err := nb.Open(head, view, tmpl, now, opening...); err != nil {
+		view.Close()
+		return err, true
+	}
+	if err := replay(nb, txs[k:], ovs); err != nil {
 		nb.Close()
 		return fmt.Errorf("%w: cannot rebuild pending block %d at timestamp %d: %v", ErrDev, tmpl.Number, tmpl.Time, err), errors.Is(err, chain.ErrStateRead)
 	}
@@ -268,9 +310,10 @@ func (s *Sequencer) rebuild(tmpl *types.Header, txs xtypes.Txs, ovs []store.Pend
 	s.b = nb
 	old.Close()
 	s.ovs = slices.Clone(ovs)
+	s.derived = len(derived)
 	s.journaled, s.journaledOvs = false, 0
-	if len(txs) > 0 || len(ovs) > 0 {
-		err = s.journal(0, txs, s.ovs)
+	if nb.Len() > s.derived || len(ovs) > 0 {
+		err = s.journal(0, nb.txs, s.ovs)
 	} else {
 		err = s.w.DropPendingJournal() // the old block's, if it had one
 	}
@@ -281,12 +324,13 @@ func (s *Sequencer) rebuild(tmpl *types.Header, txs xtypes.Txs, ovs []store.Pend
 	return nil, false
 }
 
-// replay applies txs and the overrides ovs (each after its first At
-// transactions) to b's open block, in order.
+// replay applies txs and the overrides ovs (each after the block's first
+// At transactions) to b's open block, in order; txs follow the block's
+// opening transactions.
 func replay(b *Builder, txs xtypes.Txs, ovs []store.PendingOverride) error {
 	i := 0
 	add := func(upto int) error {
-		for ; i < upto && i < len(txs); i++ {
+		for ; b.Len() < upto && i < len(txs); i++ {
 			if _, err := b.Add(txs[i]); err != nil {
 				return fmt.Errorf("transaction %s: %w", txs[i].Hash().Hex(), err)
 			}
@@ -301,7 +345,7 @@ func replay(b *Builder, txs xtypes.Txs, ovs []store.PendingOverride) error {
 			return fmt.Errorf("override %d: %w", k, err)
 		}
 	}
-	return add(len(txs))
+	return add(math.MaxInt) // the rest
 }
 
 // Snapshot records the dev chain's state (evm_snapshot): the head block,
@@ -358,4 +402,157 @@ func (s *Sequencer) Revert(id uint64) (bool, error) {
 		return nil, false
 	})
 	return ok, err
+}
+
+// wakeAuto asks the loop to automine (never blocks; wake-ups coalesce).
+func (s *Sequencer) wakeAuto() {
+	select {
+	case s.autoc <- struct{}{}:
+	default:
+	}
+}
+
+// automine pre-confirms the executable pool transactions and seals them
+// into a block (on the loop goroutine), when automine is on.
+func (s *Sequencer) automine() error {
+	if !s.auto.Load() {
+		return nil
+	}
+	if err := s.preconfirm(); err != nil {
+		return err
+	}
+	if s.b.Len() == 0 {
+		return nil
+	}
+	return s.seal(true)
+}
+
+// SetAutomine turns automine on (a block as soon as a transaction is
+// pooled; transactions already pooled are mined at once) or off (manual
+// mining: nothing happens until Mine or SetIntervalMining), as anvil's
+// evm_setAutomine.
+func (s *Sequencer) SetAutomine(on bool) error {
+	return s.dev(func() (error, bool) {
+		s.auto.Store(on)
+		if on {
+			s.manual = false
+			s.wakeAuto()
+		} else {
+			s.manual = true
+		}
+		return nil, false
+	})
+}
+
+// Automine reports whether automine is on.
+func (s *Sequencer) Automine() bool { return s.auto.Load() }
+
+// SetIntervalMining turns automine off and seals a block every d (rounded
+// up to whole pre-confirmation intervals), pre-confirming every interval
+// in between (evm_setIntervalMining); d = 0 is manual mining.
+func (s *Sequencer) SetIntervalMining(d time.Duration) error {
+	if d < 0 {
+		return fmt.Errorf("%w: negative mining interval %s", ErrDev, d)
+	}
+	return s.dev(func() (error, bool) {
+		s.auto.Store(false)
+		if d == 0 {
+			s.manual = true
+			return nil, false
+		}
+		s.manual = false
+		s.perBlock = max(1, int((d+s.cfg.PreconfInterval-1)/s.cfg.PreconfInterval))
+		return nil, false
+	})
+}
+
+// Reset brings the dev chain back to its genesis (anvil_reset): the store
+// is unwound to block 0, the pool emptied, snapshots and the time offset
+// forgotten, and an empty pending block opened. The mining mode stays.
+func (s *Sequencer) Reset() error {
+	return s.dev(func() (error, bool) {
+		dropped := s.pool.Clear()
+		s.snaps, s.offset = nil, 0
+		if s.w.Head().Number() > 0 {
+			if err := s.w.UnwindTo(0, s.openBlock); err != nil {
+				return fmt.Errorf("reset to genesis: %w", err), true
+			}
+		}
+		// An empty block on genesis (dropping the journal of the one open).
+		s.queued, s.queuedGas = nil, 0
+		tmpl, err := s.nextHeader(s.b.Parent(), s.now())
+		if err != nil {
+			return err, true
+		}
+		if err, fatal := s.rebuild(tmpl, nil, nil); err != nil {
+			return err, fatal
+		}
+		s.log.Info().Int("poolDropped", dropped).Msg("dev chain reset to genesis")
+		return nil, false
+	})
+}
+
+// MaxDepositData bounds the calldata of one dev deposit (SendDeposit).
+const MaxDepositData = 128 << 10
+
+// SendDeposit injects an L1→L2 deposit (OP chains; an L1 user deposit
+// without an L1): d's source hash is set here (a user-deposit source hash
+// over a tipnode-made L1 block hash, unique per request). The deposit
+// joins the pending block's deposits when that block holds no sequenced
+// transaction yet (pre-confirmed, journaled and published at once);
+// otherwise it opens the next block, beside its L1-info deposit, and is
+// journaled when that block opens (a crash before then loses it, as it
+// loses a pooled transaction). It returns the deposit and the number of
+// the block it goes into. A deposit is refused (ErrDev) on an L1 chain,
+// with more than MaxDepositData bytes of data, or when the deposits
+// already waiting for the block leave no room for its gas.
+func (s *Sequencer) SendDeposit(f xtypes.DepositFields) (*xtypes.Deposit, uint64, error) {
+	if s.b.exec.OP() == nil {
+		return nil, 0, fmt.Errorf("%w: deposits exist only on OP Stack chains", ErrDev)
+	}
+	if len(f.Data) > MaxDepositData {
+		return nil, 0, fmt.Errorf("%w: deposit data of %d bytes exceeds %d", ErrDev, len(f.Data), MaxDepositData)
+	}
+	if f.Mint != nil && (f.Mint.Sign() < 0 || f.Mint.BitLen() > 128) {
+		return nil, 0, fmt.Errorf("%w: mint %v out of range (0 to 2^128-1 wei)", ErrDev, f.Mint)
+	}
+	if f.Value != nil && (f.Value.Sign() < 0 || f.Value.BitLen() > 256) {
+		return nil, 0, fmt.Errorf("%w: value %v out of range", ErrDev, f.Value)
+	}
+	var (
+		dep    *xtypes.Deposit
+		number uint64
+	)
+	err := s.dev(func() (error, bool) {
+		s.depositSeq++
+		l1 := crypto.Keccak256Hash([]byte("tipnode dev deposit"), s.b.Header().ParentHash[:],
+			binary.BigEndian.AppendUint64(nil, uint64(s.clock.Now().UnixNano())))
+		f.SourceHash = op.UserDepositSourceHash(l1, s.depositSeq)
+		f.IsSystemTx = false
+		dep = xtypes.NewDeposit(f)
+		if s.b.Len() == leadingDeposits(s.b.txs) {
+			// No sequenced transaction yet: the deposit joins this block's.
+			if _, err := s.b.Add(dep); err != nil {
+				if errors.Is(err, chain.ErrStateRead) {
+					return err, true
+				}
+				return fmt.Errorf("%w: deposit: %v", ErrDev, err), false
+			}
+			number = s.b.Header().Number.Uint64()
+			return s.publishDev(), true
+		}
+		limit := s.b.Header().GasLimit
+		if f.Gas > limit || s.queuedGas+f.Gas > limit-min(limit, op.SystemTxGas) {
+			return fmt.Errorf("%w: deposit gas %d does not fit the next block (gas limit %d, %d already queued for it)", ErrDev, f.Gas, limit, s.queuedGas), false
+		}
+		s.queued = append(s.queued, dep)
+		s.queuedGas += f.Gas
+		number = s.b.Header().Number.Uint64() + 1
+		return nil, false
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	s.log.Info().Str("deposit", dep.Hash().Hex()).Str("from", f.From.Hex()).Stringer("mint", dep.MintValue()).Uint64("block", number).Msg("deposit injected")
+	return dep, number, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"unicode/utf8"
 )
 
 // request is one decoded JSON-RPC request (or batch element).
@@ -87,6 +88,12 @@ func parseRequest(raw json.RawMessage) *request {
 		if !validID(id) {
 			return &request{err: ErrInvalidRequest("id must be a string, number or null")}
 		}
+		if id[0] == '"' && !validUnicode(id) {
+			// The id is echoed byte for byte: one that is not valid
+			// Unicode would make the answer invalid JSON (RFC 8259
+			// section 8) for strict parsers. Refused, id null.
+			return &request{err: ErrParse("id is not valid UTF-8 (invalid bytes or an escaped lone surrogate)")}
+		}
 		r.id = id
 	}
 	fail := func(e *Error) *request {
@@ -122,6 +129,55 @@ func parseRequest(raw json.RawMessage) *request {
 			r.objParams = true
 		default:
 			return fail(ErrInvalidRequest(`"params" must be an array`))
+		}
+	}
+	return r
+}
+
+// validUnicode reports whether the JSON string s (quotes included, valid
+// JSON) is valid UTF-8 and has no \u escape of a lone UTF-16 surrogate.
+func validUnicode(s []byte) bool {
+	if !utf8.Valid(s) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' {
+			continue
+		}
+		i++
+		if s[i] != 'u' {
+			continue
+		}
+		r := hex4(s[i+1 : i+5])
+		i += 4
+		switch {
+		case r >= 0xdc00 && r <= 0xdfff: // a low surrogate first
+			return false
+		case r >= 0xd800 && r <= 0xdbff: // a high one: a low one must follow
+			if i+6 >= len(s) || s[i+1] != '\\' || s[i+2] != 'u' {
+				return false
+			}
+			if lo := hex4(s[i+3 : i+7]); lo < 0xdc00 || lo > 0xdfff {
+				return false
+			}
+			i += 6
+		}
+	}
+	return true
+}
+
+// hex4 decodes four hex digits (valid JSON: they are).
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c - 'a' + 10)
+		case c >= 'A' && c <= 'F':
+			r |= rune(c - 'A' + 10)
 		}
 	}
 	return r

@@ -55,14 +55,18 @@
 // answered with one array in request order, notifications omitted; an empty
 // batch gets a single -32600 error; a batch of only notifications gets an
 // empty HTTP 200 body (and nothing on a websocket). Invalid JSON gets -32700
-// with id null.
+// with id null, and so does a request whose string id is not valid Unicode
+// (invalid UTF-8, an escaped lone surrogate): echoing it would make the
+// answer invalid JSON.
 //
 // HTTP: any path not claimed by Handle serves JSON-RPC. Only POST is
 // accepted (405 otherwise), with Content-Type application/json and at
 // most a charset=utf-8 parameter (anything else, text/plain included, is
 // 415 with a -32600 body: a web page can POST those cross-origin without a
 // CORS preflight); responses are application/json. A request with
-// "Upgrade: websocket" starts a websocket session on the same path.
+// "Upgrade: websocket" starts a websocket session on the same path; a bad
+// upgrade gets 405 or 400 with a -32600 body (every HTTP refusal carries a
+// JSON-RPC error and Content-Type application/json).
 // HandleStream mounts a long-lived handler (a websocket feed of its own,
 // as the node's /preconfirmations): its request context is cancelled when
 // Stop begins, Stop waits for it to return, and its connections count
@@ -72,7 +76,8 @@
 // message. eth_subscribe / eth_unsubscribe are implemented here, only on
 // websockets (over HTTP they answer -32601 "notifications not supported").
 // eth_subscribe's params[0] selects the SubscribeHandler registered for that
-// kind (unknown kind: -32602); the result is the subscription id
+// kind (unknown kind: -32601 "no \"KIND\" subscription in eth namespace",
+// as go-ethereum answers); the result is the subscription id
 // ("0x" + 32 hex digits); notifications are
 // {"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":ID,"result":…}}
 // and never reach the client before the eth_subscribe response.
@@ -126,12 +131,21 @@
 // connection:
 //
 //   - MaxRequestBytes: HTTP 413 with -32005 "request body too large (limit N bytes)".
+//     After a 413 or 431 the connection reads and discards the rest of
+//     the request (at most 8 MiB, 2 s) before closing, so a client that
+//     writes it all before reading sees the answer rather than a reset.
 //
 //   - MaxBatch: a single -32005 "batch too large" error.
 //
-//   - MaxResponseBytes: the response (or batch element, or the rest of a
-//     batch once the running total passes it) is replaced by -32005
-//     "response too large (limit N bytes)".
+//   - MaxResponseBytes: a response that does not fit is replaced by
+//     -32005 "response too large (limit N bytes)". A batch's answers are
+//     counted as they are produced, in element order, against it and
+//     against MaxQueuedOutput (respBudget): the first that does not fit
+//     spends the budget, and the elements not started yet get -32005 "…
+//     not executed" without running, so a batch never holds much more than
+//     one response. Handlers see what is left (Params.ResponseRoom) and
+//     refuse before building a result that cannot fit
+//     (Params.CheckResponse), which in a batch spends the budget too.
 //
 //   - RequestTimeout: per message (single request or whole batch); handler
 //     contexts carry the deadline; -32002 "request timed out".

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // JSON-RPC error codes used anywhere in tipnode. Codes are assigned only in
@@ -56,6 +57,18 @@ const (
 	// results of eth_simulateV1, with the revert bytes as data; eth_call and
 	// eth_estimateGas report a revert as CodeCallReverted (-32000).
 	CodeExecutionReverted = 3
+	// CodeTxSyncTimeout: eth_sendRawTransactionSync accepted the
+	// transaction but no receipt came within its timeout (EIP-7966; data:
+	// the transaction hash).
+	CodeTxSyncTimeout = 4
+	// CodeTxSyncNotReady: eth_sendRawTransactionSync accepted the
+	// transaction but it cannot execute now (a nonce gap: EIP-7966's
+	// "unreadiness" error; data: the transaction hash).
+	CodeTxSyncNotReady = 5
+	// CodePrunedHistory: the block, receipts or logs asked for are below
+	// the history this node holds (a store initialised from a state dump
+	// at a later block): go-ethereum's "pruned history unavailable".
+	CodePrunedHistory = 4444
 
 	// eth_simulateV1 codes (execution-apis specification).
 
@@ -95,6 +108,9 @@ type Error struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
 	Data    any    `json:"data,omitempty"`
+	// overflow marks ErrResponseTooLarge: in a batch it spends the
+	// response budget (the elements not started yet are not run).
+	overflow bool
 }
 
 // Error implements error.
@@ -174,9 +190,35 @@ func ErrReverted(revertData []byte) *Error {
 // ErrTimeout returns the -32002 "request timed out" error.
 func ErrTimeout() *Error { return &Error{Code: CodeTimeout, Message: "request timed out"} }
 
+// ErrTxSyncTimeout is eth_sendRawTransactionSync's timeout (EIP-7966: code
+// 4, data the transaction hash), after waiting d.
+func ErrTxSyncTimeout(d time.Duration, txHash string) *Error {
+	return &Error{Code: CodeTxSyncTimeout, Message: fmt.Sprintf("The transaction was added to the mempool but wasn't processed in %s.", d), Data: txHash}
+}
+
+// ErrTxSyncNotReady is eth_sendRawTransactionSync's "unreadiness" error
+// (EIP-7966: code 5): the transaction was pooled but cannot execute yet.
+func ErrTxSyncNotReady(detail, txHash string) *Error {
+	return &Error{Code: CodeTxSyncNotReady, Message: "The transaction was added to the mempool but wasn't processed: " + detail, Data: txHash}
+}
+
 // ErrLimit returns a -32005 limit exceeded error with the formatted message.
 func ErrLimit(format string, args ...any) *Error {
 	return &Error{Code: CodeLimitExceeded, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrResponseTooLarge returns the -32005 error of a response (or batch
+// element) whose encoding does not fit in Config.MaxResponseBytes.
+func ErrResponseTooLarge(limit int) *Error {
+	e := ErrLimit("response too large (limit %d bytes)", limit)
+	e.overflow = true
+	return e
+}
+
+// errNotExecuted is the -32005 error of a batch element that was not run
+// because the batch's response budget was already spent.
+func errNotExecuted(limit int64) *Error {
+	return ErrLimit("response too large (limit %d bytes): the batch's earlier elements used it up; not executed", limit)
 }
 
 // Sentinel errors of the transport.

@@ -110,7 +110,9 @@ func (s *Server) serveFast(ctx *fasthttp.RequestCtx) {
 		if p := recover(); p != nil {
 			s.log.Error().Interface("panic", p).Bytes("stack", debug.Stack()).Msg("rpc http request panicked")
 			ctx.Response.Reset()
+			ctx.Response.Header.SetContentTypeBytes(bytesJSON)
 			ctx.SetStatusCode(fasthttp.StatusInternalServerError)
+			ctx.SetBody(encodeError(nil, ErrInternal("internal error")))
 			ctx.SetConnectionClose()
 		}
 	}()
@@ -222,6 +224,14 @@ func (s *Server) fastError(ctx *fasthttp.RequestCtx, err error) {
 	default:
 		s.log.Debug().Str("remote", remote).Err(err).Msg("rpc request refused: malformed")
 		status, e = fasthttp.StatusBadRequest, ErrInvalidRequest("malformed HTTP request")
+	}
+	if status == fasthttp.StatusRequestEntityTooLarge || status == fasthttp.StatusRequestHeaderFieldsTooLarge {
+		// fasthttp closes the connection after this answer with the rest
+		// of the request unread: the client would get a reset, often
+		// before it reads the answer. Drain it first (bounded).
+		if lc, ok := ctx.Conn().(*limitConn); ok {
+			lc.drainOnClose.Store(true)
+		}
 	}
 	ctx.Response.Reset()
 	ctx.Response.Header.SetContentTypeBytes(bytesJSON)

@@ -258,7 +258,20 @@ type limitConn struct {
 	once    sync.Once
 	release func()
 	active  atomic.Bool // has sent a request (fastConnState)
+	// drainOnClose: the connection is closed after refusing a request it
+	// has not finished sending (413, 431). Close then half-closes it (the
+	// answer is sent), reads and discards the rest of the request for at
+	// most drainBytes / drainTime, and only then closes, so that a client
+	// that writes its whole request before reading gets the answer
+	// instead of a connection reset.
+	drainOnClose atomic.Bool
 }
+
+// The bounds of the drain after a refusal (limitConn.drainOnClose).
+const (
+	drainBytes = 8 << 20
+	drainTime  = 2 * time.Second
+)
 
 // CloseWrite half-closes a TCP connection (lingerClose).
 func (c *limitConn) CloseWrite() error {
@@ -269,6 +282,12 @@ func (c *limitConn) CloseWrite() error {
 }
 
 func (c *limitConn) Close() error {
+	if c.drainOnClose.CompareAndSwap(true, false) {
+		if c.CloseWrite() == nil {
+			c.Conn.SetReadDeadline(time.Now().Add(drainTime))
+			io.CopyN(io.Discard, c.Conn, drainBytes)
+		}
+	}
 	err := c.Conn.Close()
 	c.once.Do(c.release)
 	return err

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -27,6 +28,10 @@ type Params struct {
 	// (codec.go), so decoders that implement json.Unmarshaler are called
 	// directly, without encoding/json's second validation pass.
 	valid bool
+	// budget is the response budget of the message the request belongs to
+	// (nil: only limit applies; both zero: unbounded, for direct calls).
+	budget *respBudget
+	limit  int
 }
 
 // NewParams builds Params from raw JSON values (for tests and for methods
@@ -45,6 +50,37 @@ func ParamsOf(values ...any) Params {
 		raw[i] = b
 	}
 	return Params{raw: raw}
+}
+
+// ResponseRoom is how many bytes of encoded result the request may still
+// produce: what is left of Config.MaxResponseBytes for its message (a batch
+// shares one budget among its elements). A handler about to build a large
+// result (return data, logs, simulated blocks) checks its size against it
+// first and answers ErrResponseTooLarge instead of building what would be
+// refused anyway. Unbounded (math.MaxInt) for Params not from the server.
+func (p Params) ResponseRoom() int {
+	switch {
+	case p.budget != nil:
+		return int(max(0, p.budget.room()))
+	case p.limit > 0:
+		return p.limit
+	}
+	return math.MaxInt
+}
+
+// CheckResponse returns ErrResponseTooLarge when a result of about n
+// encoded bytes does not fit in ResponseRoom, else nil. In a batch, that
+// answer spends the batch's budget (in element order): its elements not
+// started yet are not run.
+func (p Params) CheckResponse(n int) error {
+	if n <= p.ResponseRoom() {
+		return nil
+	}
+	limit := p.limit
+	if p.budget != nil {
+		limit = int(p.budget.limit)
+	}
+	return ErrResponseTooLarge(limit)
 }
 
 // Len is the number of positional arguments sent (including trailing nulls).
@@ -66,7 +102,7 @@ func (p Params) Rest(i int) Params {
 	if i < 0 {
 		i = 0
 	}
-	return Params{raw: p.raw[i:], base: p.base + i, valid: p.valid}
+	return Params{raw: p.raw[i:], base: p.base + i, valid: p.valid, budget: p.budget, limit: p.limit}
 }
 
 // Present reports whether argument i was sent and is not JSON null.

@@ -419,6 +419,19 @@ type session struct {
 	afterSend []func()
 }
 
+// sessionKey keys the message's session in its handlers' context.
+type sessionKey struct{}
+
+// ClientAddr is the address of the client whose call ctx belongs to, as
+// per-client limits count it (an IP address; IPv6: its /64), or "" outside
+// a call.
+func ClientAddr(ctx context.Context) string {
+	if ss, ok := ctx.Value(sessionKey{}).(*session); ok {
+		return ss.addr()
+	}
+	return ""
+}
+
 // addr is the client address calls count against (addrKey of remote).
 func (ss *session) addr() string {
 	ss.mu.Lock()
@@ -466,14 +479,16 @@ func (s *Server) handleMessage(parent context.Context, body []byte, ss *session)
 		s.logCall(ss, "", 0, msgErr)
 		return encodeError(nil, msgErr)
 	}
-	ctx, cancel := context.WithTimeout(parent, s.cfg.RequestTimeout)
+	ctx, cancel := context.WithTimeout(context.WithValue(parent, sessionKey{}, ss), s.cfg.RequestTimeout)
 	defer cancel()
 	if !batch {
 		release, aerr := s.admit(ctx, reqs[0], ss)
 		if aerr != nil {
 			return s.refuse(reqs[0], ss, aerr)
 		}
-		return s.execute(ctx, reqs[0], ss, release) // execute enforces MaxResponseBytes
+		// One response: MaxResponseBytes only (the transport reserves the
+		// server-wide output when it writes or queues it).
+		return s.execute(ctx, reqs[0], ss, release, nil)
 	}
 	s.mu.RLock()
 	scope := s.batchCtx
@@ -483,27 +498,45 @@ func (s *Server) handleMessage(parent context.Context, body []byte, ss *session)
 		ctx, release = scope(ctx)
 		defer release()
 	}
+	// The batch's response budget: every element's encoded answer is
+	// counted as it is produced, against MaxResponseBytes and the
+	// server-wide output (MaxQueuedOutput); once it is spent, the elements
+	// not yet started are answered -32005 without running.
+	// Answers are counted in element order (each element keeps its slot
+	// until its turn), so which elements fit does not depend on timing, and
+	// at most BatchParallelism answers are held uncounted.
+	budget := &respBudget{s: s, limit: int64(s.cfg.MaxResponseBytes), self: ss.ws, done: make([]bool, len(reqs))}
+	budget.turn.L = &budget.mu
+	defer budget.release()
 	parts := make([][]byte, len(reqs))
 	sem := make(chan struct{}, s.cfg.BatchParallelism)
 	var wg sync.WaitGroup
 	for i, r := range reqs {
 		if r.err != nil { // cheap, no need for a goroutine
 			parts[i] = encodeError(r.id, r.err)
+			budget.finish(i)
 			continue
 		}
 		sem <- struct{}{}
+		if budget.spent.Load() {
+			parts[i] = s.refuse(r, ss, errNotExecuted(budget.limit))
+			budget.finish(i)
+			<-sem
+			continue
+		}
 		// The slot is taken before the element's goroutine exists: waiting
 		// elements cost no goroutine and no scheduling.
 		release, aerr := s.admit(ctx, r, ss)
 		if aerr != nil {
 			parts[i] = s.refuse(r, ss, aerr)
+			budget.finish(i)
 			<-sem
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			parts[i] = s.execute(ctx, r, ss, release)
+			parts[i] = s.execute(ctx, r, ss, release, budget.element(i))
 		}()
 	}
 	wg.Wait()
@@ -511,17 +544,100 @@ func (s *Server) handleMessage(parent context.Context, body []byte, ss *session)
 	if release, err := s.calls.acquire(ctx, ss.addr()); err == nil {
 		defer release()
 	}
-	total := 0
-	for i, p := range parts {
-		if p == nil {
-			continue
-		}
-		if total+len(p) > s.cfg.MaxResponseBytes {
-			parts[i] = encodeError(reqs[i].id, ErrLimit("response too large (limit %d bytes)", s.cfg.MaxResponseBytes))
-		}
-		total += len(parts[i])
-	}
 	return joinBatch(parts)
+}
+
+// respBudget accounts the encoded answers of one batch as they are
+// produced: against Config.MaxResponseBytes (the whole batch) and the
+// server-wide output budget (Config.MaxQueuedOutput), so that a batch never
+// holds more than one response's worth of results, whatever it asks for.
+// Answers are counted in element order. An answer that does not fit spends
+// the budget: the elements not started yet are answered -32005 without
+// running. Small error answers are not counted (there are at most MaxBatch
+// of them). Safe for concurrent use by the batch's elements.
+type respBudget struct {
+	s     *Server
+	limit int64
+	self  *wsConn // the batch's websocket (never evicted for its own output), nil over HTTP
+	spent atomic.Bool
+
+	mu   sync.Mutex
+	turn sync.Cond // on mu: next moved
+	used int64     // bytes counted (and reserved in the server's output)
+	next int       // the element whose answer is counted next
+	done []bool    // elements counted (or not counted at all)
+}
+
+// elementBudget is one batch element's view of its batch's budget.
+type elementBudget struct {
+	*respBudget
+	i int
+}
+
+func (b *respBudget) element(i int) *elementBudget { return &elementBudget{b, i} }
+
+// room is how many more bytes the batch may produce.
+func (b *respBudget) room() int64 {
+	if b.spent.Load() {
+		return 0
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.limit - b.used
+}
+
+// take waits for element e's turn and counts n more bytes of answer (when
+// counted); the error (-32005) when they do not fit, after which the budget
+// is spent, as it is by an element refused for its size (overflow).
+// The turn passes to the next element either way.
+func (e *elementBudget) take(n int64, counted, overflow bool) *Error {
+	b := e.respBudget
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for b.next != e.i {
+		b.turn.Wait()
+	}
+	defer b.finishLocked(e.i)
+	switch {
+	case overflow: // the element's own answer did not fit
+		b.spent.Store(true)
+		return nil
+	case !counted:
+		return nil
+	case b.spent.Load() || b.used+n > b.limit:
+		b.spent.Store(true)
+		return ErrResponseTooLarge(int(b.limit))
+	case !b.s.reserveOutput(n, b.used, b.self):
+		b.s.output.refused.Add(1)
+		b.spent.Store(true)
+		return ErrLimit("server output buffer full (limit %d bytes), try again later", b.s.cfg.MaxQueuedOutput)
+	}
+	b.used += n
+	return nil
+}
+
+// finish passes element i's turn without counting anything.
+func (b *respBudget) finish(i int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.finishLocked(i)
+}
+
+func (b *respBudget) finishLocked(i int) {
+	b.done[i] = true
+	for b.next < len(b.done) && b.done[b.next] {
+		b.next++
+	}
+	b.turn.Broadcast()
+}
+
+// release gives the counted bytes back to the server's output budget (the
+// transport reserves the joined answer itself when it writes it).
+func (b *respBudget) release() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.s.output.release(b.used)
+	b.used = 0
 }
 
 // admit takes the slot of the client's address (Config.MaxCallsPerIP) for
@@ -557,35 +673,49 @@ func (s *Server) refuse(r *request, ss *session, err *Error) []byte {
 // execute runs one admitted request and returns its encoded response, or
 // nil for a notification. release (from admit) is called once the
 // handler has returned.
-func (s *Server) execute(ctx context.Context, r *request, ss *session, release func()) []byte {
-	if r.err != nil {
+func (s *Server) execute(ctx context.Context, r *request, ss *session, release func(), budget *elementBudget) []byte {
+	if r.err != nil { // not reached in a batch (answered before)
 		release()
 		s.logCall(ss, r.method, 0, r.err)
 		return encodeError(r.id, r.err)
 	}
 	start := time.Now()
-	result, rerr := s.call(ctx, r, ss, release)
+	result, rerr := s.call(ctx, r, ss, release, budget)
+	s.logCall(ss, r.method, time.Since(start), rerr)
+	if r.isNotification() {
+		if budget != nil {
+			budget.take(0, false, false)
+		}
+		return nil
+	}
 	var out []byte
 	if rerr == nil {
 		out = encodeResult(r.id, result)
-		if len(out) > s.cfg.MaxResponseBytes {
-			rerr = ErrLimit("response too large (limit %d bytes)", s.cfg.MaxResponseBytes)
+	} else {
+		out = encodeError(r.id, rerr) // may be large too: revert data
+	}
+	result = nil
+	// Counted as produced: a batch's budget, or MaxResponseBytes alone.
+	// Small error answers are not counted (a batch has at most MaxBatch).
+	switch {
+	case budget != nil:
+		if e := budget.take(int64(len(out)), rerr == nil || len(out) > smallError, rerr != nil && rerr.overflow); e != nil {
+			out = encodeError(r.id, e)
 		}
-	}
-	if rerr != nil {
-		out = encodeError(r.id, rerr)
-	}
-	s.logCall(ss, r.method, time.Since(start), rerr)
-	if r.isNotification() {
-		return nil
+	case len(out) > s.cfg.MaxResponseBytes:
+		out = encodeError(r.id, ErrResponseTooLarge(s.cfg.MaxResponseBytes))
 	}
 	return out
 }
 
+// smallError: error answers up to this size are not counted in a batch's
+// response budget.
+const smallError = 1 << 10
+
 // call dispatches r and returns the marshalled result or the error. It
 // calls release once the handler has returned (or at once when no handler
 // runs).
-func (s *Server) call(ctx context.Context, r *request, ss *session, release func()) (json.RawMessage, *Error) {
+func (s *Server) call(ctx context.Context, r *request, ss *session, release func(), budget *elementBudget) (json.RawMessage, *Error) {
 	handed := false
 	defer func() {
 		if !handed {
@@ -616,7 +746,7 @@ func (s *Server) call(ctx context.Context, r *request, ss *session, release func
 		return nil, ErrTimeout()
 	}
 	if inline {
-		o := s.run(ctx, h, r, mapper)
+		o := s.run(ctx, h, r, mapper, budget)
 		return o.res, o.err
 	}
 	handed = true
@@ -625,7 +755,7 @@ func (s *Server) call(ctx context.Context, r *request, ss *session, release func
 	s.workers.run(func() {
 		defer s.active.done()
 		defer release() // held until the handler really returns
-		done <- s.run(ctx, h, r, mapper)
+		done <- s.run(ctx, h, r, mapper, budget)
 	})
 	select {
 	case o := <-done:
@@ -652,14 +782,18 @@ type outcome struct {
 
 // run calls h for r and marshals its result; a panic is recovered and
 // logged.
-func (s *Server) run(ctx context.Context, h Handler, r *request, mapper func(error) *Error) (o outcome) {
+func (s *Server) run(ctx context.Context, h Handler, r *request, mapper func(error) *Error, budget *elementBudget) (o outcome) {
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error().Str("method", r.method).Interface("panic", p).Bytes("stack", debug.Stack()).Msg("rpc handler panicked")
 			o = outcome{err: ErrInternal("internal error")}
 		}
 	}()
-	res, err := h(ctx, Params{raw: r.params, valid: true})
+	p := Params{raw: r.params, valid: true, limit: s.cfg.MaxResponseBytes}
+	if budget != nil {
+		p.budget = budget.respBudget
+	}
+	res, err := h(ctx, p)
 	if err != nil {
 		o.err = toError(err, mapper)
 		if o.err.Code == CodeInternal {
@@ -668,12 +802,18 @@ func (s *Server) run(ctx context.Context, h Handler, r *request, mapper func(err
 		return o
 	}
 	if raw, ok := res.(RawResult); ok {
+		if err := p.CheckResponse(len(raw)); err != nil {
+			return outcome{err: err.(*Error)}
+		}
 		return outcome{res: json.RawMessage(raw)}
 	}
 	b, merr := json.Marshal(res)
 	if merr != nil {
 		s.log.Error().Str("method", r.method).Err(merr).Msg("rpc result not marshallable")
 		return outcome{err: ErrInternal("internal error: result cannot be encoded")}
+	}
+	if err := p.CheckResponse(len(b)); err != nil { // dropped here, before the answer copies it
+		return outcome{err: err.(*Error)}
 	}
 	return outcome{res: b}
 }

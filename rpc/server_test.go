@@ -350,11 +350,71 @@ func TestResponseTooLarge(t *testing.T) {
 	if !jsonEqual(t, got, `{"jsonrpc":"2.0","id":1,"error":`+tooLarge+`}`) {
 		t.Errorf("single: %s", got)
 	}
-	// In a batch only the big element is replaced; the running total is capped.
-	_, got = post(t, url, `[{"jsonrpc":"2.0","id":1,"method":"big","params":[10]},{"jsonrpc":"2.0","id":2,"method":"big","params":[500]},{"jsonrpc":"2.0","id":3,"method":"big","params":[150]},{"jsonrpc":"2.0","id":4,"method":"big","params":[150]}]`)
-	want := `[{"jsonrpc":"2.0","id":1,"result":"xxxxxxxxxx"},{"jsonrpc":"2.0","id":2,"error":` + tooLarge + `},{"jsonrpc":"2.0","id":3,"result":"` + strings.Repeat("x", 150) + `"},{"jsonrpc":"2.0","id":4,"error":` + tooLarge + `}]`
-	if !jsonEqual(t, got, want) {
-		t.Errorf("batch: %s", got)
+	// In a batch, answers are counted in element order: the big element is
+	// replaced, and it spends the batch's budget, so the elements after it
+	// are refused too (run or not: those started alongside it ran).
+	_, got = post(t, url, `[{"jsonrpc":"2.0","id":1,"method":"big","params":[10]},{"jsonrpc":"2.0","id":2,"method":"big","params":[150]},{"jsonrpc":"2.0","id":3,"method":"big","params":[500]},{"jsonrpc":"2.0","id":4,"method":"big","params":[10]}]`)
+	r := parseArray(t, got)
+	if len(r) != 4 || string(r[0].Result) != `"xxxxxxxxxx"` || string(r[1].Result) != `"`+strings.Repeat("x", 150)+`"` {
+		t.Fatalf("batch: %s", got)
+	}
+	for _, e := range r[2:] {
+		if e.Error == nil || e.Error.Code != CodeLimitExceeded || !strings.HasPrefix(e.Error.Message, "response too large (limit 400 bytes)") {
+			t.Fatalf("batch: %s", got)
+		}
+	}
+}
+
+// TestBatchBudgetStopsExecution: a batch whose answers passed
+// MaxResponseBytes runs no further element: those get -32005 "… not
+// executed" without their handler being called; the answers that fit are
+// the first ones, in element order, whatever the parallelism.
+func TestBatchBudgetStopsExecution(t *testing.T) {
+	for _, par := range []int{1, 4} {
+		t.Run(fmt.Sprint(par), func(t *testing.T) {
+			var calls atomic.Int64
+			_, url := testServer(t, Config{MaxResponseBytes: 1000, BatchParallelism: par}, func(s *Server) {
+				s.Register("sized", func(ctx context.Context, p Params) (any, error) {
+					calls.Add(1)
+					var n int
+					if err := p.Decode(0, "size", &n); err != nil {
+						return nil, err
+					}
+					return strings.Repeat("y", n), nil
+				})
+			})
+			var b strings.Builder
+			b.WriteString("[")
+			const elements, size = 40, 300
+			for i := range elements {
+				if i > 0 {
+					b.WriteString(",")
+				}
+				fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%d,"method":"sized","params":[%d]}`, i, size)
+			}
+			b.WriteString("]")
+			_, got := post(t, url, b.String())
+			r := parseArray(t, got)
+			if len(r) != elements {
+				t.Fatalf("%d answers", len(r))
+			}
+			notRun := 0
+			for i, e := range r {
+				switch {
+				case i < 2: // two answers of about 340 bytes fit in 1000, three do not
+					if e.Error != nil {
+						t.Fatalf("element %d: %+v", i, e.Error)
+					}
+				case e.Error == nil || e.Error.Code != CodeLimitExceeded:
+					t.Fatalf("element %d: %s", i, got)
+				case strings.HasSuffix(e.Error.Message, "not executed"):
+					notRun++
+				}
+			}
+			if ran := calls.Load(); ran+int64(notRun) != elements || ran > int64(3+par) {
+				t.Fatalf("%d elements ran, %d not executed: want at most %d run", ran, notRun, 3+par)
+			}
+		})
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -72,6 +73,16 @@ var upgrader = websocket.Upgrader{
 	WriteBufferSize: 4096,
 	// tipnode serves public, read-only data: any origin may connect.
 	CheckOrigin: func(*http.Request) bool { return true },
+	Error:       refuseUpgrade,
+}
+
+// refuseUpgrade answers a websocket upgrade the server cannot take (not a
+// GET, a missing or bad key or version...) with the status gorilla chose
+// and a JSON-RPC error naming the reason, as every HTTP refusal.
+func refuseUpgrade(w http.ResponseWriter, _ *http.Request, status int, reason error) {
+	w.Header().Set("Sec-Websocket-Version", "13")
+	msg := strings.TrimPrefix(reason.Error(), "websocket: ")
+	writeHTTPError(w, status, ErrInvalidRequest("websocket upgrade refused: "+msg))
 }
 
 func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
@@ -528,7 +539,8 @@ func (c *wsConn) subscribe(ctx context.Context, p Params, ss *session) (json.Raw
 	}
 	h := c.srv.subscribeHandler(kind)
 	if h == nil {
-		return nil, ErrInvalidParams("unsupported subscription kind %q", kind)
+		// go-ethereum's answer, which clients probe for.
+		return nil, &Error{Code: CodeMethodNotFound, Message: fmt.Sprintf("no %q subscription in eth namespace", kind)}
 	}
 	sub := newSubscription(c, kind)
 	c.mu.Lock()

@@ -67,7 +67,7 @@ func TestWebsocketRequests(t *testing.T) {
 		{"parse error", `{`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: unexpected end of JSON input"}}`},
 		{"empty batch", `[]`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: empty batch"}}`},
 		{"unknown kind", `{"jsonrpc":"2.0","id":3,"method":"eth_subscribe","params":["nope"]}`,
-			`{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"unsupported subscription kind \"nope\""}}`},
+			`{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"no \"nope\" subscription in eth namespace"}}`},
 		{"missing kind", `{"jsonrpc":"2.0","id":3,"method":"eth_subscribe","params":[]}`,
 			`{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"missing value for required argument 0 (kind)"}}`},
 		{"unsubscribe unknown", `{"jsonrpc":"2.0","id":4,"method":"eth_unsubscribe","params":["0x1234"]}`,

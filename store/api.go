@@ -63,6 +63,17 @@ const (
 	TagFinalized Tag = "finalized"
 )
 
+// Anchor says where a store's chain starts. A store initialised from
+// genesis has the zero Anchor. One initialised from a state dump at block
+// N (DB.NewStateImport) holds the state at N and above (State = N), block
+// bodies and receipts from History (N, or N+1 when block N's were not
+// given), canonical headers from N-256 and block 0's header; reading below
+// answers ErrPrunedState / ErrPrunedHistory.
+type Anchor struct {
+	State   uint64
+	History uint64
+}
+
 // TxLookup locates a canonical transaction.
 type TxLookup struct {
 	BlockHash   common.Hash
@@ -102,6 +113,8 @@ type ChainReader interface {
 	// (ErrNotFound in stores initialised before they were stored: read the
 	// spec then).
 	ChainConfig() ([]byte, error)
+	// Anchor returns where the store's chain starts (zero: at genesis).
+	Anchor() Anchor
 }
 
 // View is a consistent read-only view of the whole store (a Pebble snapshot):
@@ -109,7 +122,9 @@ type ChainReader interface {
 type View interface {
 	ChainReader
 	// StateAt returns a reader of the post-state of block number. Reading a
-	// height above the view's latest block fails with ErrNotFound.
+	// height above the view's latest block fails with ErrNotFound; below
+	// the store's state anchor every read of the returned reader fails with
+	// a *PrunedStateError.
 	StateAt(number uint64) (StateReader, error)
 	Close() error
 }

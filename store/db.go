@@ -51,6 +51,14 @@ type DB struct {
 
 	// guard refuses writes when free space is low (Config.MinFreeBytes).
 	guard *diskGuard
+
+	// anchor is the store's Anchor (zero: initialised from genesis),
+	// read at Open and set by a state import; it never changes after.
+	anchor atomic.Pointer[Anchor]
+	// opts are the Pebble options the store was opened with (the state
+	// import writes sstables with them); fs is their filesystem.
+	opts *pebble.Options
+	fs   vfs.FS
 }
 
 var _ Writer = (*DB)(nil)
@@ -154,8 +162,11 @@ func Open(cfg Config, log zerolog.Logger) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open pebble at %s: %w", cfg.Dir, err)
 	}
-	db := &DB{cfg: cfg, log: log, pdb: pdb, views: make(map[*view]struct{}), guard: guard}
+	db := &DB{cfg: cfg, log: log, pdb: pdb, views: make(map[*view]struct{}), guard: guard, opts: opts, fs: fs}
 	v, err := db.readFormatVersion()
+	if err == nil {
+		err = db.loadAnchor()
+	}
 	if err == nil {
 		err = checkFormat(v, FormatMinSupported, FormatCurrent)
 	}
@@ -309,6 +320,28 @@ func (db *DB) FormatVersion() (FormatVersion, error) {
 	}
 	defer db.mu.RUnlock()
 	return FormatVersion(db.schema.Load()), nil
+}
+
+// Anchor returns the store's anchor (the zero Anchor for a store
+// initialised from genesis).
+func (db *DB) Anchor() Anchor { return *db.anchor.Load() }
+
+// loadAnchor reads the anchor key into db.anchor.
+func (db *DB) loadAnchor() error {
+	a := new(Anchor)
+	val, found, err := getCopy(db.pdb, keyAnchor)
+	if err != nil {
+		return err
+	}
+	if found {
+		if len(val) != 16 {
+			return fmt.Errorf("%w: anchor has %d bytes", ErrCorrupt, len(val))
+		}
+		a.State, _ = decodeBE8(val[:8], "anchor")
+		a.History, _ = decodeBE8(val[8:], "anchor")
+	}
+	db.anchor.Store(a)
+	return nil
 }
 
 // readCachePosition reads the chain epoch and the latest block (0 without

@@ -14,6 +14,19 @@
 // state at every height stays readable until UnwindTo removes the versions
 // above a height (via the per-block change list).
 //
+// # Anchored stores
+//
+// A store initialised from a state dump at block N (StateImport, all of it
+// ingested as sstables in one Pebble ingestion) records its Anchor
+// (keyAnchor): state versions start at N (every entity has one at N),
+// canonical headers exist for block 0 and N-256..N, bodies and receipts
+// from Anchor.History (N, or N+1 when block N's were not given). StateAt
+// below N returns a reader whose every read fails with *PrunedStateError;
+// Body and Receipts below History fail with ErrPrunedHistory; UnwindTo and
+// Reorg below N fail with ErrBelowAnchor. The anchor is read at Open and
+// never changes. The invariants below hold with "0" read as N for state
+// and history.
+//
 // # Ordering contract
 //
 // A version key is entity + BE8(^N). Bitwise inversion makes newer versions

@@ -1,6 +1,11 @@
 package store
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/ethereum/go-ethereum/common"
+)
 
 // Sentinel errors. Every error returned by the store wraps one of these (or a
 // Pebble / RLP error) with context; test with errors.Is.
@@ -50,4 +55,34 @@ var (
 	ErrNoStore = errors.New("no store in the directory")
 	// ErrInvalidConfig: Config.Validate failed.
 	ErrInvalidConfig = errors.New("invalid store config")
+	// ErrPrunedHistory: the body or receipts of a block below the store's
+	// history anchor (Anchor.History) were asked for: a store initialised
+	// from a state dump never had them (go-ethereum's pruned history).
+	ErrPrunedHistory = errors.New("pruned history unavailable")
+	// ErrPrunedState: state below the store's state anchor (Anchor.State)
+	// was read; *PrunedStateError carries the heights.
+	ErrPrunedState = errors.New("state below the store's anchor")
+	// ErrBelowAnchor: a write would remove the anchor block or go below it
+	// (an unwind or reorg onto a block under Anchor.State).
+	ErrBelowAnchor = errors.New("below the store's anchor block")
+	// ErrNotEmpty: a state import was started on a store that already
+	// holds a chain.
+	ErrNotEmpty = errors.New("store is not empty")
 )
+
+// PrunedStateError is the error of every read of state below the store's
+// state anchor (it wraps ErrPrunedState). Its text follows go-ethereum's
+// answer for state it does not hold ("missing trie node <root> ...") and
+// names the anchor.
+type PrunedStateError struct {
+	Number uint64      // the height read
+	Root   common.Hash // that block's state root (zero when its header is not held)
+	Anchor uint64      // the store's state anchor
+}
+
+func (e *PrunedStateError) Error() string {
+	return fmt.Sprintf("missing trie node %x (path ) state of block %d is not available: this node's state starts at block %d (initialised from a state dump)",
+		e.Root[:], e.Number, e.Anchor)
+}
+
+func (e *PrunedStateError) Unwrap() error { return ErrPrunedState }

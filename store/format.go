@@ -51,6 +51,13 @@ const (
 	// deletes both old keys and compacts their ranges so the old blocks
 	// are gone.
 	FormatGenesisChunks FormatVersion = 4
+	// FormatAnchor (5) added the anchor of a store initialised from a
+	// state dump at a block N ('m' + "anchor": state and history below N
+	// are not held, and canonical headers exist only from N-256 and for
+	// block 0). An older binary would read such a store's missing state
+	// as empty accounts, hence the version. Stores from genesis have no
+	// anchor key; the migration only records the version.
+	FormatAnchor FormatVersion = 5
 )
 
 const (
@@ -59,7 +66,7 @@ const (
 	// between FormatMinSupported and FormatCurrent opens, but only the
 	// migrations may touch it (ErrSchemaOutdated) until they bring it to
 	// FormatCurrent.
-	FormatCurrent = FormatGenesisChunks
+	FormatCurrent = FormatAnchor
 	// FormatMinSupported is the oldest recorded format this binary opens and
 	// migrates. Open refuses an older one (ErrSchemaTooOld); such a store
 	// must be upgraded by an older tipnode first, or re-imported. Raise it
@@ -81,8 +88,9 @@ const (
 // Sections are never removed, even once FormatMinSupported passes their
 // version: they say what an old store holds and why it is refused.
 //
-// FormatPendingJournal only added two layouts and FormatChainConfig made an
-// optional key always present; they have no section.
+// FormatPendingJournal only added two layouts, FormatChainConfig made an
+// optional key always present and FormatAnchor added one meta key; they
+// have no section.
 //
 //	FormatGenesisChunks (4), replacing layouts of FormatChainConfig (3):
 //	  'm' + "genesis-spec" -> opaque genesis spec bytes (genesis JSON), one value

@@ -40,6 +40,9 @@ func (db *DB) Reorg(ancestor uint64, blocks []*BlockWrite) error {
 			}
 		}
 	}
+	if a := db.Anchor().State; ancestor < a {
+		return fail(fmt.Errorf("%w: the store starts at block %d", ErrBelowAnchor, a))
+	}
 	done, err := db.beginWrite()
 	if err != nil {
 		return fail(err)

@@ -42,6 +42,7 @@ var (
 	keySchemaVersion = []byte("mschema-version") // -> FormatVersion of the data, BE8 (absent = FormatNone)
 	keyChainConfig   = []byte("mchain-config")   // -> opaque chain config bytes (JSON) stored by WriteGenesis (in stores initialised before format 3, by that migration)
 	keyChainEpoch    = []byte("mchain-epoch")    // -> BE8 counter of unwinds and reorgs (absent = 0), bumped in their batch; keys the state cache (statecache.go)
+	keyAnchor        = []byte("manchor")         // -> state anchor BE8 + history anchor BE8 of a store initialised from a state dump (absent = 0, 0: from genesis); see Anchor
 )
 
 // genesisSpecChunk is the size of the genesis spec's chunks ('G' keys). A

@@ -232,6 +232,9 @@ func (v *view) Header(number uint64, hash common.Hash) (*types.Header, error) {
 }
 
 func (v *view) Body(number uint64, hash common.Hash) (*xtypes.Body, error) {
+	if number < v.db.Anchor().History {
+		return nil, fmt.Errorf("body of block %d: %w", number, ErrPrunedHistory)
+	}
 	val, err := v.mustGet(bodyKey(number, hash), "body %s at %d", hash, number)
 	if err != nil {
 		return nil, err
@@ -244,6 +247,9 @@ func (v *view) Body(number uint64, hash common.Hash) (*xtypes.Body, error) {
 }
 
 func (v *view) Receipts(number uint64, hash common.Hash) (xtypes.Receipts, error) {
+	if number < v.db.Anchor().History {
+		return nil, fmt.Errorf("receipts of block %d: %w", number, ErrPrunedHistory)
+	}
 	val, err := v.mustGet(receiptsKey(number, hash), "receipts %s at %d", hash, number)
 	if err != nil {
 		return nil, err
@@ -299,7 +305,37 @@ func (v *view) StateAt(number uint64) (StateReader, error) {
 	if !v.hasChain || number > v.latest {
 		return nil, fmt.Errorf("state at %d (latest %d): %w", number, v.latest, ErrNotFound)
 	}
+	if a := v.db.Anchor().State; number < a {
+		e := &PrunedStateError{Number: number, Anchor: a}
+		if hash, found, err := getCopy(v.snap, canonicalKey(number)); err == nil && found {
+			if raw, found, err := getCopy(v.snap, headerKey(number, common.BytesToHash(hash))); err == nil && found {
+				if h := new(types.Header); rlp.DecodeBytes(raw, h) == nil {
+					e.Root = h.Root
+				}
+			}
+		}
+		return prunedState{e}, nil
+	}
 	return &stateReader{v: v, height: number}, nil
+}
+
+// Anchor returns the store's anchor.
+func (v *view) Anchor() Anchor { return v.db.Anchor() }
+
+// prunedState is the state reader below the store's anchor: every read
+// fails with its error.
+type prunedState struct{ err *PrunedStateError }
+
+func (p prunedState) Account(common.Address) (*Account, error) { return nil, p.err }
+func (p prunedState) Storage(common.Address, common.Hash) (common.Hash, error) {
+	return common.Hash{}, p.err
+}
+func (p prunedState) Code(common.Hash) ([]byte, error) { return nil, p.err }
+func (p prunedState) ForEachAccount(func(common.Address, *Account) error) error {
+	return p.err
+}
+func (p prunedState) ForEachStorage(common.Address, func(common.Hash, common.Hash) error) error {
+	return p.err
 }
 
 // readTag reads a stored tag.

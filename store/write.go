@@ -377,6 +377,9 @@ func (db *DB) UnwindTo(number uint64) error {
 	if number >= latest {
 		return nil
 	}
+	if a := db.Anchor().State; number < a {
+		return fail(fmt.Errorf("%w: the store starts at block %d", ErrBelowAnchor, a))
+	}
 	b := db.pdb.NewBatch()
 	for n := latest; n > number; n-- {
 		if err := db.stageUnwindBlock(b, n); err != nil {

@@ -13,7 +13,10 @@
 //
 // A Follower runs sessions, one upstream connection each (go-ethereum's
 // RPC client over http(s) or ws(s)). A session checks the upstream's chain
-// id and block 0 against the store's (a mismatch stops following), then
+// id and block 0 against the store's, and for a store initialised from a
+// state dump at block N (store.Anchor) the upstream's block N (a mismatch
+// stops following; N is finalized from the start, so no reorg crosses
+// it), then
 // repeatedly syncs to the upstream's head and waits for the next one: a
 // newHeads notification on websockets (with a slow poll as a safety net),
 // a poll of eth_getBlockByNumber("latest") every PollInterval on http.
@@ -52,7 +55,12 @@
 //     blocks). Then catch-up continues to T.
 //
 // After each batch and at the head, the upstream's safe and finalized
-// blocks become ours when we hold them canonically (chain.Writer.SetTags).
+// blocks become ours when we hold them canonically and they are not below
+// our finalized block (chain.Writer.SetTags); each is read as one
+// eth_getBlockByNumber(tag) answer, number and hash from one response.
+//
+// FetchAnchor (anchor.go) gives `tipnode init --state` the headers, block
+// and receipts of the anchor block N from an upstream.
 //
 // What is verified: every header's fields hash to the hash the upstream
 // announced; every transaction to its announced hash; parent linkage;

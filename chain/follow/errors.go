@@ -13,6 +13,9 @@ var (
 
 	// ErrGenesisMismatch: the upstream's block 0 is not the store's genesis.
 	ErrGenesisMismatch = errors.New("upstream genesis differs from the store's")
+	// ErrAnchorMismatch: the upstream's block at the store's anchor (a
+	// store initialised from a state dump) is not the store's, or unknown.
+	ErrAnchorMismatch = errors.New("upstream block at the store's anchor differs from the store's")
 	// ErrChainIDMismatch: the upstream's chain id is not the store's.
 	ErrChainIDMismatch = errors.New("upstream chain id differs from the store's")
 	// ErrReorgTooDeep: the upstream switched to a branch whose common

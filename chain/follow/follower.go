@@ -159,7 +159,7 @@ func (f *Follower) Status() Status {
 
 // isFatal reports errors that stop following.
 func isFatal(err error) bool {
-	for _, e := range []error{ErrGenesisMismatch, ErrChainIDMismatch, ErrReorgTooDeep, ErrReorgBelowFinalized, ErrDivergence} {
+	for _, e := range []error{ErrGenesisMismatch, ErrAnchorMismatch, ErrChainIDMismatch, ErrReorgTooDeep, ErrReorgBelowFinalized, ErrDivergence} {
 		if errors.Is(err, e) {
 			return true
 		}
@@ -249,6 +249,37 @@ func (f *Follower) checkIdentity(up *upstream) error {
 	if g.Hash() != f.genesis {
 		return fmt.Errorf("%w: the upstream's block 0 is %s, the store's genesis %s (initialise the data directory with the upstream's genesis: tipnode init --genesis-from URL, or its genesis file)",
 			ErrGenesisMismatch, g.Hash().Hex(), f.genesis.Hex())
+	}
+	return f.checkAnchor(up)
+}
+
+// checkAnchor compares the upstream's block at the store's anchor (a store
+// initialised from a state dump) with ours: the chain below it is not
+// ours to check, and a reorg cannot go below it.
+func (f *Follower) checkAnchor(up *upstream) error {
+	_, view, err := f.w.OpenHead()
+	if err != nil {
+		return err
+	}
+	a := view.Anchor().State
+	view.Close()
+	if a == 0 {
+		return nil
+	}
+	ours, err := f.canonicalHash(a)
+	if err != nil {
+		return err
+	}
+	theirs, err := up.header(f.ctx, hexutil.EncodeUint64(a))
+	if errors.Is(err, ErrUnknownBlock) {
+		return fmt.Errorf("%w: the upstream does not know block %d, the block this store starts at (%s)", ErrAnchorMismatch, a, ours.Hex())
+	}
+	if err != nil {
+		return err
+	}
+	if theirs.Hash() != ours {
+		return fmt.Errorf("%w: the upstream's block %d is %s, this store starts at block %d %s (initialised from a state dump of another chain or branch)",
+			ErrAnchorMismatch, a, theirs.Hash().Hex(), a, ours.Hex())
 	}
 	return nil
 }
@@ -608,8 +639,12 @@ func (f *Follower) followTags(up *upstream) error {
 		if uh == nil || uh.Number.Uint64() > head.Number() {
 			continue
 		}
-		if tag == store.TagFinalized && uh.Number.Uint64() < head.Finalized().Number.Uint64() {
-			continue // finality does not go back (an upstream that rewound says less)
+		if uh.Number.Uint64() < head.Finalized().Number.Uint64() {
+			// Finality does not go back (an upstream that rewound says
+			// less), and safe is never below finalized (a store anchored
+			// at a block the upstream has not yet made safe starts with
+			// both tags there).
+			continue
 		}
 		ours, err := f.canonicalHash(uh.Number.Uint64())
 		if err != nil {

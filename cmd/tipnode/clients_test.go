@@ -82,16 +82,20 @@ func TestClientLibraries(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	url, stop := startDevProcess(t, buildTipnode(t))
+	bin := buildTipnode(t)
+	url, stop := startDevProcess(t, bin)
+	replicaURL, stopReplica := startReplicaProcess(t, bin, url)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, nodeBin, "run.mjs", url)
 	cmd.Dir = work
+	cmd.Env = append(os.Environ(), "TIPNODE_REPLICA_URL="+replicaURL)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	t0 := time.Now()
 	runErr := cmd.Run()
 	elapsed := time.Since(t0)
+	stopReplica()
 	stop()
 	if runErr != nil {
 		t.Fatalf("node run.mjs: %v\nstderr:\n%s\nstdout:\n%s", runErr, tail(stderr.String(), 4000), tail(stdout.String(), 2000))
@@ -268,6 +272,23 @@ func startDevProcess(t *testing.T, bin string) (string, func()) {
 	}
 	t.Cleanup(stop)
 	return url, stop
+}
+
+// startReplicaProcess starts a read replica of the dev node at devURL
+// (`init --genesis-from`, then `run --follow.rpc --follow.preconf` on its
+// stream) and returns its URL and a stop function.
+func startReplicaProcess(t *testing.T, bin, devURL string) (string, func()) {
+	t.Helper()
+	dir, addr := t.TempDir(), freePort(t)
+	if out, err := exec.Command(bin, "init", "--datadir", dir, "--genesis-from", devURL, "--log.level", "warn").CombinedOutput(); err != nil {
+		t.Fatalf("replica init --genesis-from: %v\n%s", err, out)
+	}
+	host := strings.TrimPrefix(devURL, "http://")
+	p := startProcess(t, bin, "run", "--datadir", dir, "--http.addr", addr, "--follow.rpc", "ws://"+host,
+		"--follow.preconf", "ws://"+host+"/preconfirmations", "--log.level", "warn", "--log.format", "json")
+	url := "http://" + addr
+	waitRPC(t, url, p)
+	return url, p.kill
 }
 
 // resultTable formats the results as library x feature.

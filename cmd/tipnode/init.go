@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -61,6 +62,9 @@ func openStore(cfg store.Config, log zerolog.Logger) (*store.DB, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if err := checkNotHalfInitialised(cfg.Dir); err != nil {
+		return nil, err
+	}
 	db, err := store.Open(cfg, log)
 	switch {
 	case errors.Is(err, store.ErrLocked):
@@ -101,9 +105,20 @@ func runInit(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		lc          LogConfig
 		genesis     string
 		genesisFrom string
+		st          StateInitFlags
+		snapFrom    string
 	)
 	sf.register(fs, datadirRequired)
 	lc.register(fs)
+	fs.StringVar(&st.Dump, "state", "", "initialise at a recent block from this state dump (geth dump [--iterative] or reth init-state JSONL) instead of at genesis; needs --state.block and --state.from or --state.headers")
+	fs.Func("state.block", "the block number N the --state dump is the state of", func(s string) error {
+		n, err := strconv.ParseUint(s, 0, 64)
+		st.Block, st.set = n, err == nil
+		return err
+	})
+	fs.StringVar(&st.From, "state.from", "", "upstream JSON-RPC URL giving header N, the 256 headers before it, block N and its receipts (for --state)")
+	fs.StringVar(&snapFrom, "snapshot-from", "", "join a tipnode network: initialise from the snapshot stream of a node running with --snapshot.serve at this JSON-RPC URL (instead of --genesis)")
+	fs.StringVar(&st.Headers, "state.headers", "", "RLP file of blocks or headers ending at N (as geth export writes), instead of --state.from")
 	fs.StringVar(&genesis, "genesis", "", "genesis JSON file in go-ethereum's format")
 	fs.StringVar(&genesisFrom, "genesis-from", "", "fetch the genesis from a tipnode upstream at this JSON-RPC URL (tipnode_genesis)")
 	if err := fs.Parse(args); err != nil {
@@ -112,11 +127,40 @@ func runInit(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := lc.Validate(); err != nil {
 		return err
 	}
+	if snapFrom != "" {
+		if genesis != "" || genesisFrom != "" || st.Dump != "" || sf.DataDir == "" {
+			return errors.New("--snapshot-from needs --datadir and excludes --genesis, --genesis-from and --state")
+		}
+		return initFromSnapshot(ctx, sf, snapFrom, lc.logger(stderr))
+	}
 	if (genesis == "") == (genesisFrom == "") || sf.DataDir == "" {
 		return errors.New("--datadir and one of --genesis or --genesis-from are required")
 	}
+	if err := st.Validate(); err != nil {
+		return err
+	}
 	log := lc.logger(stderr)
 	var g *chain.Genesis
+	if st.Dump != "" {
+		if err := checkNotHalfInitialised(sf.DataDir); err != nil {
+			return err
+		}
+		if genesisFrom != "" {
+			var err error
+			if g, err = follow.FetchGenesis(ctx, genesisFrom, 30*time.Second); err != nil {
+				return fmt.Errorf("--genesis-from %s: %w", genesisFrom, err)
+			}
+		} else {
+			spec, err := os.ReadFile(genesis)
+			if err != nil {
+				return err
+			}
+			if g, err = chain.ParseGenesisConfig(spec); err != nil {
+				return fmt.Errorf("%s: %w", genesis, err)
+			}
+		}
+		return initFromState(ctx, sf, st, g, log)
+	}
 	if genesisFrom != "" {
 		var err error
 		if g, err = follow.FetchGenesis(ctx, genesisFrom, 30*time.Second); err != nil {

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -38,8 +39,17 @@ func TestLimitFlags(t *testing.T) {
 		srv.MaxConns != def.MaxConns || srv.MaxConnsPerIP != def.MaxConnsPerIP || srv.ConnReserve != def.ConnReserve || srv.ConnReservePerIP != def.ConnReservePerIP || srv.MaxCallsPerIP != def.MaxCallsPerIP {
 		t.Errorf("flag defaults differ from rpc's:\n%+v\n%+v", srv, def)
 	}
-	if cfg.API.MaxExecutions != api.MaxExecutions || cfg.API.ExecutionQueue != api.ExecutionQueue || cfg.API.ExecutionWait != api.ExecutionWait {
+	if cfg.API.ExecutionQueue != api.ExecutionQueue || cfg.API.ExecutionWait != api.ExecutionWait {
 		t.Errorf("flag defaults differ from eth's: %+v", cfg.API)
+	}
+	// Executions: every CPU on a node without a sequencer, eth's default
+	// (half of them) with one.
+	if cfg.API.MaxExecutions != runtime.NumCPU() {
+		t.Errorf("a node without a sequencer runs %d executions at once, want every CPU (%d)", cfg.API.MaxExecutions, runtime.NumCPU())
+	}
+	nf.Sequencer = true
+	if seq, err := nf.nodeConfig(); err != nil || seq.API.MaxExecutions != api.MaxExecutions || api.MaxExecutions != max(1, runtime.NumCPU()/2) {
+		t.Errorf("with a sequencer: %d executions (%v), want eth's default %d", seq.API.MaxExecutions, err, api.MaxExecutions)
 	}
 
 	fs = newFlagSet()
@@ -94,7 +104,7 @@ func devDataDir(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := devChain(db, devnet.DefaultChainID, accs, time.Unix(1_700_000_000, 0), log); err != nil {
+	if _, err := devChain(db, devnet.DefaultChainID, accs, false, time.Unix(1_700_000_000, 0), log); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {

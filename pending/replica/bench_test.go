@@ -8,7 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+
 	"github.com/tipnode/tipnode/pending/pendingtest"
+	"github.com/tipnode/tipnode/store/xtypes"
 )
 
 // BenchmarkReceivedToReadable measures a replica's "message received ->
@@ -59,6 +63,67 @@ func BenchmarkReceivedToReadable(b *testing.B) {
 			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 			b.ReportMetric(float64(lat[(len(lat)*99)/100].Microseconds())/1000, "p99-ms")
 			b.ReportMetric(float64(msg[0].snap.Header().GasUsed)/1e6, "Mgas")
+		})
+	}
+}
+
+// BenchmarkReceivedToReadableOP is BenchmarkReceivedToReadable on an OP
+// chain (op_test.go's sequencer): the message's transactions pay the L1 data fee (FastLZ of
+// each encoding), the operator fee and the DA footprint, index 0 carried
+// the L1-info deposit and a user deposit. Run with the L1 ones (one
+// `go test -bench ReceivedToReadable` run gives both).
+func BenchmarkReceivedToReadableOP(b *testing.B) {
+	for _, mgas := range []uint64{1, 5, 20} {
+		b.Run(fmt.Sprintf("OP-%dMgas", mgas), func(b *testing.B) {
+			s := newOPSeq(b, 2)
+			r, _ := opReplica(b, s)
+			burn := crypto.CreateAddress(s.addrs[0], 0)
+			s.open()
+			s.add(s.tx(0, nil, 0, 300_000, pendingtest.InitCode(burnerCode)))
+			b1 := s.seal()
+			open := s.open(s.userDeposit(0, common.Address{0xaa}, s.addrs[1], 1e18, 0))
+			if err := r.w.ImportBlock(b1); err != nil {
+				b.Fatal(err)
+			}
+			r.d.Sync()
+			var txs []xtypes.Tx
+			left := mgas * 1_000_000
+			for left > 0 {
+				g := min(left, 10_000_000)
+				txs = append(txs, s.tx(1, &burn, 0, g, nil))
+				left -= g
+			}
+			msg := s.add(txs...)
+			if msg.snap.Header().GasUsed < mgas*900_000 {
+				b.Fatalf("test setup: gas used %d", msg.snap.Header().GasUsed)
+			}
+			down := errors.New("benchmark: next round")
+			lat := make([]time.Duration, 0, b.N)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				b.StopTimer()
+				r.d.Down(down)
+				r.feed(open)
+				b.StartTimer()
+				t0 := time.Now()
+				r.feed(msg)
+				lat = append(lat, time.Since(t0))
+			}
+			b.StopTimer()
+			rd, err := r.mgr.Open()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if rd.Snapshot == nil || rd.Snapshot.Header().GasUsed != msg.snap.Header().GasUsed {
+				rd.Close()
+				b.Fatal("the replica does not serve the message")
+			}
+			rd.Close()
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(lat[(len(lat)*99)/100].Microseconds())/1000, "p99-ms")
+			b.ReportMetric(float64(msg.snap.Header().GasUsed)/1e6, "Mgas")
 		})
 	}
 }

@@ -41,7 +41,17 @@
 //     must equal N+1's announced parent hash, else the window is dropped
 //     and N+1 waits for canonical N. The unverifiable parts of a message
 //     (state root, block hash, metadata beyond the block number) are
-//     never trusted.
+//     never trusted. Metadata receipts and balances (rollup-boost,
+//     op-rbuilder) are compared with the replica's execution after it
+//     is published (crosscheck.go): counted and logged, never served.
+//   - Index 0 may carry transactions (an OP block's L1-info and user
+//     deposits): they run at open and the snapshot stays index 0
+//     (pending.Builder.CutOpen), so indexes match the stream's.
+//   - OP chains (the executor's OP rules): the header's base fee must be
+//     op.CalcBaseFee of the parent and its extraData the fork's form, else
+//     the block is refused (mismatch base_fee / extra_data); blob gas
+//     fields per op.BlobGasFields; from Isthmus the withdrawals root is
+//     index 0's diff.withdrawals_root (header.go).
 //   - Header of a block: number, parent hash, timestamp, fee recipient,
 //     prev-randao, gas limit, base fee, extra data and beacon root from
 //     index 0's base; post-merge constants, withdrawals root, excess blob

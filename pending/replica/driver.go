@@ -3,12 +3,14 @@ package replica
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/ethereum/go-ethereum/beacon/engine"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/chain"
@@ -74,6 +76,7 @@ type entry struct {
 	cuts         []int // len(txs) after each message, index 0 first: a rebuild cuts where the stream did
 	gasUsed      uint64
 	receiptsRoot common.Hash
+	withdrawals  common.Hash // index 0's withdrawals root (an OP chain's, from Isthmus)
 	snap         *pending.Snapshot
 	closed       bool // the next block opened: final
 }
@@ -336,7 +339,8 @@ func (d *Driver) openBlock(p *stream.Payload, received time.Time) {
 		d.metrics.reset("execution")
 		return
 	}
-	e := &entry{number: n, id: p.PayloadID, base: p.Base, txs: txs, cuts: []int{len(txs)}, gasUsed: uint64(p.Diff.GasUsed), receiptsRoot: p.Diff.ReceiptsRoot}
+	e := &entry{number: n, id: p.PayloadID, base: p.Base, txs: txs, cuts: []int{len(txs)}, gasUsed: uint64(p.Diff.GasUsed), receiptsRoot: p.Diff.ReceiptsRoot,
+		withdrawals: p.Diff.WithdrawalsRoot}
 	d.metrics.streamLag(received.Sub(time.Unix(int64(p.Base.Timestamp), 0)))
 	parent := d.top()
 	if parent != nil && parent.number != n-1 {
@@ -374,25 +378,51 @@ func (d *Driver) openBlock(p *stream.Payload, received time.Time) {
 		d.dropTop("execution")
 		return
 	}
-	var snap *pending.Snapshot
+	var (
+		snap   *pending.Snapshot
+		parHdr *types.Header
+	)
 	switch {
 	case parentSnap != nil:
-		snap, err = d.b.OpenOn(h, view, parentSnap, headerFrom(d.exec.Config(), parentSnap.Header(), p.Base), d.clock.Now())
+		parHdr = parentSnap.Header()
 	case len(d.win) == 1 && h.Number() == n-1 && h.Hash() == p.Base.ParentHash:
-		snap, err = d.b.Open(h, view, headerFrom(d.exec.Config(), h.Header(), p.Base), d.clock.Now())
+		parHdr = h.Header()
 	default:
 		view.Close()
 		d.log.Debug().Uint64("block", n).Uint64("head", h.Number()).Msg("pending block waits for its parent")
 		return
 	}
+	tmpl, err := headerFrom(d.exec, parHdr, p.Base, e.withdrawals)
+	if err == nil {
+		if parentSnap != nil {
+			snap, err = d.b.OpenOn(h, view, parentSnap, tmpl, d.clock.Now())
+		} else {
+			snap, err = d.b.Open(h, view, tmpl, d.clock.Now())
+		}
+	}
 	if err != nil {
 		view.Close()
 		d.log.Error().Err(err).Uint64("block", n).Msg("opening a pending block failed")
-		d.dropTop("execution")
+		d.dropTop(d.headerCause(err))
 		return
 	}
 	e.snap = snap
-	d.execute(e, txs, received, t0)
+	d.execute(e, txs, received, t0, &p.Metadata)
+}
+
+// headerCause counts a refused header: an OP header rule the announced
+// context breaks is a mismatch (base_fee, extra_data), anything else an
+// execution failure.
+func (d *Driver) headerCause(err error) string {
+	if !errors.Is(err, ErrMismatch) {
+		return "execution"
+	}
+	for _, field := range []string{"base_fee", "extra_data"} {
+		if strings.Contains(err.Error(), ": "+field+": ") {
+			d.metrics.mismatch(field)
+		}
+	}
+	return "mismatch"
 }
 
 // appendTo adds p's transactions to the open block.
@@ -411,13 +441,14 @@ func (d *Driver) appendTo(p *stream.Payload, received time.Time) {
 	if e.snap == nil {
 		return // recorded; executed when its parent is known
 	}
-	d.execute(e, txs, received, time.Now())
+	d.execute(e, txs, received, time.Now(), &p.Metadata)
 }
 
 // execute runs txs (only the message's new ones) on the open block, checks
 // the cumulative totals against e's and publishes the snapshot; on any
-// disagreement the block is dropped and nothing is published.
-func (d *Driver) execute(e *entry, txs xtypes.Txs, received, t0 time.Time) {
+// disagreement the block is dropped and nothing is published. Once
+// published, the message's metadata (if any) is cross-checked.
+func (d *Driver) execute(e *entry, txs xtypes.Txs, received, t0 time.Time, meta *stream.Metadata) {
 	snap, err := d.apply(e, txs)
 	d.metrics.executed(time.Since(t0))
 	if err != nil {
@@ -434,6 +465,7 @@ func (d *Driver) execute(e *entry, txs xtypes.Txs, received, t0 time.Time) {
 		d.mgr.Publish(snap)
 		d.metrics.published(time.Since(received))
 	}
+	d.crossCheck(e, snap, meta)
 }
 
 // apply adds txs to the builder's open block and verifies the totals
@@ -444,7 +476,14 @@ func (d *Driver) apply(e *entry, txs xtypes.Txs) (*pending.Snapshot, error) {
 			return nil, fmt.Errorf("%w: %s: %v", ErrExecution, tx.Hash().Hex(), err)
 		}
 	}
-	snap := d.b.Cut(d.clock.Now())
+	var snap *pending.Snapshot
+	if e.index == 0 {
+		// Index 0 carries the block's first transactions (an OP block's
+		// deposits): its snapshot stays index 0, as on the sequencer.
+		snap = d.b.CutOpen(d.clock.Now())
+	} else {
+		snap = d.b.Cut(d.clock.Now())
+	}
 	if snap == nil {
 		snap = d.b.Current()
 	}
@@ -465,15 +504,23 @@ func (d *Driver) apply(e *entry, txs xtypes.Txs) (*pending.Snapshot, error) {
 // re-publishing it sends the same bytes as before), and verifies the
 // totals.
 func (d *Driver) replay(e *entry) ([]*pending.Snapshot, error) {
-	cuts := []*pending.Snapshot{d.b.Current()}
+	var cuts []*pending.Snapshot
 	from := 0
-	for _, to := range e.cuts[:len(e.cuts)-1] {
+	for i, to := range e.cuts[:len(e.cuts)-1] {
 		for _, tx := range e.txs[from:to] {
 			if _, err := d.b.Add(tx); err != nil {
 				return nil, fmt.Errorf("%w: %s: %v", ErrExecution, tx.Hash().Hex(), err)
 			}
 		}
-		if s := d.b.Cut(d.clock.Now()); s != nil {
+		var s *pending.Snapshot
+		if i == 0 { // index 0, with its transactions if it had any
+			if s = d.b.CutOpen(d.clock.Now()); s == nil {
+				s = d.b.Current()
+			}
+		} else {
+			s = d.b.Cut(d.clock.Now())
+		}
+		if s != nil {
 			cuts = append(cuts, s)
 		}
 		from = to
@@ -482,7 +529,7 @@ func (d *Driver) replay(e *entry) ([]*pending.Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	if last != cuts[len(cuts)-1] {
+	if len(cuts) == 0 || last != cuts[len(cuts)-1] {
 		cuts = append(cuts, last)
 	}
 	return cuts, nil
@@ -614,14 +661,21 @@ func (d *Driver) rebuild(h *chain.Head) {
 			return
 		}
 		var snap *pending.Snapshot
-		if parent == nil {
-			snap, err = d.b.Open(hh, view, headerFrom(d.exec.Config(), h.Header(), e.base), now)
-		} else {
-			snap, err = d.b.OpenOn(hh, view, parent, headerFrom(d.exec.Config(), parent.Header(), e.base), now)
+		parHdr := h.Header()
+		if parent != nil {
+			parHdr = parent.Header()
+		}
+		tmpl, err := headerFrom(d.exec, parHdr, e.base, e.withdrawals)
+		if err == nil {
+			if parent == nil {
+				snap, err = d.b.Open(hh, view, tmpl, now)
+			} else {
+				snap, err = d.b.OpenOn(hh, view, parent, tmpl, now)
+			}
 		}
 		if err != nil {
 			view.Close()
-			d.truncate(i, "execution", err)
+			d.truncate(i, d.headerCause(err), err)
 			return
 		}
 		e.snap = snap

@@ -121,7 +121,7 @@ func newRepSide(t testing.TB, spec []byte, cfg Config) *repSide {
 	r.db, g, r.w = chaintest.InitStore(t, spec)
 	r.mgr = pending.NewManager(r.w, g.Config, pending.HeaderParams{}, r.clock, nil)
 	var err error
-	if r.d, err = New(cfg, r.w, chain.NewExecutor(g.Config), r.mgr, r.clock, r.metrics, zerolog.Nop()); err != nil {
+	if r.d, err = New(cfg, r.w, g.Executor(), r.mgr, r.clock, r.metrics, zerolog.Nop()); err != nil {
 		t.Fatal(err)
 	}
 	r.d.Start()

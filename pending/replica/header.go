@@ -1,11 +1,14 @@
 package replica
 
 import (
+	"fmt"
 	"math/big"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/ethereum/go-ethereum/params"
 
+	"github.com/tipnode/tipnode/chain"
+	"github.com/tipnode/tipnode/chain/op"
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/stream"
 )
@@ -15,7 +18,18 @@ import (
 // prev-randao, gas limit, base fee, extra data, parent beacon root), the
 // rest derived by pending.BuildHeader exactly as for the sequencer's
 // blocks.
-func headerFrom(cfg *params.ChainConfig, parent *types.Header, base *stream.Base) *types.Header {
+//
+// On an OP chain (exec.OP() != nil) the OP header rules apply: the base fee
+// must be op.CalcBaseFee of the parent (Canyon denominator, Holocene
+// parameters from the parent's extraData, Jovian's DA footprint and
+// minimum) and the extraData the fork's form (op.VerifyExtraData), else the
+// block is refused (ErrMismatch, field base_fee or extra_data); the blob gas
+// fields are op.BlobGasFields' (excessBlobGas 0; blobGasUsed the DA
+// footprint, kept current by the executor); from Isthmus the withdrawals
+// root is the one the stream announced (withdrawalsRoot: the
+// L2ToL1MessagePasser's storage root, not computed here, like the state
+// root).
+func headerFrom(exec *chain.Executor, parent *types.Header, base *stream.Base, withdrawalsRoot common.Hash) (*types.Header, error) {
 	c := pending.BlockContext{
 		ParentHash: base.ParentHash,
 		Number:     new(big.Int).SetUint64(uint64(base.BlockNumber)),
@@ -29,5 +43,25 @@ func headerFrom(cfg *params.ChainConfig, parent *types.Header, base *stream.Base
 	if base.BaseFeePerGas != nil {
 		c.BaseFee = base.BaseFeePerGas.ToInt()
 	}
-	return pending.BuildHeader(cfg, parent, c)
+	h := pending.BuildHeader(exec.Config(), parent, c)
+	cfg := exec.OP()
+	if cfg == nil {
+		return h, nil
+	}
+	want, err := op.CalcBaseFee(cfg, parent, h.Time)
+	if err != nil {
+		return nil, fmt.Errorf("%w: base_fee: block %d: %v", ErrMismatch, h.Number, err)
+	}
+	if h.BaseFee == nil || h.BaseFee.Cmp(want) != 0 {
+		return nil, fmt.Errorf("%w: base_fee: block %d announces base fee %v, the OP rules give %v", ErrMismatch, h.Number, h.BaseFee, want)
+	}
+	if err := op.VerifyExtraData(cfg, h); err != nil {
+		return nil, fmt.Errorf("%w: extra_data: block %d: %v", ErrMismatch, h.Number, err)
+	}
+	h.BlobGasUsed, h.ExcessBlobGas = op.BlobGasFields(cfg, h.Time, 0)
+	if h.WithdrawalsHash != nil && cfg.IsIsthmus(h.Time) {
+		root := withdrawalsRoot
+		h.WithdrawalsHash = &root
+	}
+	return h, nil
 }

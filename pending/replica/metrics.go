@@ -18,6 +18,8 @@ type Metrics struct {
 	readable   prometheus.Histogram
 	lag        prometheus.Gauge
 	fallback   prometheus.Gauge
+	metaChecks prometheus.Counter
+	metaDiffs  *prometheus.CounterVec
 }
 
 // latencyBuckets span 50 µs .. ~3.3 s.
@@ -37,7 +39,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"cause"}),
 		mismatches: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "tipnode", Subsystem: "replica", Name: "mismatches_total",
-			Help: "Messages whose re-execution disagreed with the sequencer's totals, by field (gas_used, receipts_root, parent_hash).",
+			Help: "Messages whose re-execution disagreed with the sequencer's totals, by field (gas_used, receipts_root, parent_hash; on an OP chain also base_fee, extra_data).",
 		}, []string{"field"}),
 		rebases: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "tipnode", Subsystem: "replica", Name: "rebases_total",
@@ -65,9 +67,17 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Namespace: "tipnode", Subsystem: "replica", Name: "fallback",
 			Help: "1 while pending answers the canonical head because the stream is down or stale (no message for MaxAge), else 0.",
 		}),
+		metaChecks: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "tipnode", Subsystem: "replica", Name: "metadata_checks_total",
+			Help: "Messages whose metadata (receipts, new_account_balances: rollup-boost / op-rbuilder) was compared with the replica's execution.",
+		}),
+		metaDiffs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "tipnode", Subsystem: "replica", Name: "metadata_mismatches_total",
+			Help: "Disagreements between a message's metadata and the replica's execution, by field (type, status, cumulative_gas_used, logs, deposit_nonce, deposit_receipt_version, receipt_unknown, balance, malformed); logged, never served.",
+		}, []string{"field"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.messages, m.resets, m.mismatches, m.rebases, m.depth, m.exec, m.readable, m.lag, m.fallback)
+		reg.MustRegister(m.messages, m.resets, m.mismatches, m.rebases, m.depth, m.exec, m.readable, m.lag, m.fallback, m.metaChecks, m.metaDiffs)
 	}
 	return m
 }
@@ -127,5 +137,17 @@ func (m *Metrics) fallingBack(on bool) {
 			v = 1
 		}
 		m.fallback.Set(v)
+	}
+}
+
+func (m *Metrics) metadataChecked() {
+	if m != nil {
+		m.metaChecks.Inc()
+	}
+}
+
+func (m *Metrics) metadataMismatch(field string) {
+	if m != nil {
+		m.metaDiffs.WithLabelValues(field).Inc()
 	}
 }

@@ -56,9 +56,12 @@ func Decode(messageType int, data []byte) (*Payload, error) {
 //     on any other index (the format sends it once per block: a base on a
 //     later index would be a second, possibly different, block context).
 //   - diff.withdrawals must be absent, null or empty.
-//   - unknown keys, anywhere, are ignored: older producers put receipts
-//     and account balances in metadata; they are never read, let alone
-//     trusted (a replica executes every transaction itself).
+//   - metadata.receipts and metadata.new_account_balances (rollup-boost,
+//     op-rbuilder) must be JSON objects when present; they are kept as
+//     received and parsed on demand (Metadata.ParseReceipts,
+//     ParseBalances): a replica executes every transaction itself and
+//     may only cross-check them.
+//   - unknown keys, anywhere, are ignored.
 //
 // Transactions are checked to be hex strings only; Payload.Txs decodes
 // them (EIP-2718), so that the replica decodes each transaction once.
@@ -163,7 +166,9 @@ type wireDiff struct {
 }
 
 type wireMetadata struct {
-	BlockNumber json.RawMessage `json:"block_number"`
+	BlockNumber        json.RawMessage `json:"block_number"`
+	NewAccountBalances json.RawMessage `json:"new_account_balances"`
+	Receipts           json.RawMessage `json:"receipts"`
 }
 
 func missing(field string) error { return fmt.Errorf("%w: %s", ErrMissingField, field) }
@@ -201,6 +206,12 @@ func decodeJSON(data []byte) (*Payload, error) {
 		return nil, fmt.Errorf("%w: metadata.block_number: %v", ErrMalformed, err)
 	}
 	p := &Payload{PayloadID: *w.PayloadID, Index: index, Metadata: Metadata{BlockNumber: number}}
+	if p.Metadata.Receipts, err = jsonObject("metadata.receipts", w.Metadata.Receipts); err != nil {
+		return nil, err
+	}
+	if p.Metadata.NewAccountBalances, err = jsonObject("metadata.new_account_balances", w.Metadata.NewAccountBalances); err != nil {
+		return nil, err
+	}
 	if err := w.Diff.into(&p.Diff); err != nil {
 		return nil, err
 	}
@@ -287,6 +298,19 @@ func (w *wireDiff) into(d *Diff) error {
 }
 
 func isNull(raw json.RawMessage) bool { return len(raw) == 0 || string(raw) == "null" }
+
+// jsonObject keeps an optional metadata field as received: absent or null
+// is nil, a JSON object is kept (its content parsed on demand), anything
+// else is malformed.
+func jsonObject(field string, raw json.RawMessage) (json.RawMessage, error) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	if raw[0] != '{' {
+		return nil, fmt.Errorf("%w: %s is not a JSON object", ErrMalformed, field)
+	}
+	return raw, nil
+}
 
 // jsonUint parses a JSON number that is a plain non-negative integer
 // (digits only: no sign, fraction, exponent or quotes).

@@ -47,10 +47,16 @@
 // decompressed output are bounded (DefaultMaxMessageBytes, or the
 // client's MaxMessageBytes). Validation is structural only (required
 // fields, index a JSON integer <= MaxIndex, base exactly on index 0 and
-// consistent with metadata.block_number, no withdrawals); unknown keys,
-// such as the receipts and balances older producers put in metadata, are
-// ignored and never trusted. Sequence rules (gaps, duplicates, blocks)
-// belong to the replica driver; Payload.Txs decodes the transactions.
+// consistent with metadata.block_number, no withdrawals); unknown keys are
+// ignored. The real rollup-boost / op-rbuilder format is taken unchanged:
+// base omitted or null after index 0, blob_gas_used absent or present, and
+// metadata.receipts (keyed by transaction hash, op-alloy's receipt JSON,
+// internally tagged {"type":"0x7e",...} or the older externally tagged
+// {"Deposit":{...}}) and metadata.new_account_balances, kept as received
+// and parsed on demand (metadata.go): a replica may cross-check them
+// against its own execution, never serve them. Sequence rules (gaps,
+// duplicates, blocks) belong to the replica driver; Payload.Txs decodes
+// the transactions (signed ones and OP deposits).
 //
 // # Client (client.go)
 //

@@ -80,7 +80,15 @@ func BaseOf(h *types.Header) *Base {
 // bloom, and the receipts root derived over ALL the block's receipts so
 // far (Snapshot.ReceiptsRoot: the sealed block's receipts root once the
 // block holds exactly these transactions).
-// StateRoot and BlockHash are zero, Withdrawals empty.
+// StateRoot and BlockHash are zero, Withdrawals empty; WithdrawalsRoot is
+// the header's (the empty list's root without one).
+//
+// Encode is chain-agnostic: on an OP chain the snapshot holds what the
+// sequencer put there, which is what the stream carries: index 0 the
+// L1-info deposit and the block's user deposits (xtypes.Deposit, EIP-2718
+// type 0x7e), Base the header's Holocene/Jovian extraData, and
+// Diff.BlobGasUsed the header's blobGasUsed, the block's DA footprint from
+// Jovian.
 func Encode(s *pending.Snapshot) (*Payload, error) {
 	h := s.Header()
 	base := BaseOf(h)
@@ -98,6 +106,11 @@ func Encode(s *pending.Snapshot) (*Payload, error) {
 	}
 	if s.Index() == 0 {
 		p.Base = base
+	}
+	if h.WithdrawalsHash != nil {
+		// An OP chain from Isthmus: the L2ToL1MessagePasser's storage root
+		// the block will seal with (L1: the empty list's root, as above).
+		p.Diff.WithdrawalsRoot = *h.WithdrawalsHash
 	}
 	if h.BlobGasUsed != nil {
 		v := hexutil.Uint64(*h.BlobGasUsed)

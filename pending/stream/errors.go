@@ -39,6 +39,10 @@ var (
 	// index other than 0, metadata.block_number differing from
 	// base.block_number, withdrawals in a diff.
 	ErrInconsistent = errors.New("stream: inconsistent message")
+	// ErrMetadata: metadata.receipts or metadata.new_account_balances do
+	// not parse (returned by Metadata.ParseReceipts / ParseBalances; the
+	// message itself decodes, the metadata is never needed to follow it).
+	ErrMetadata = errors.New("stream: malformed metadata")
 	// ErrBadTransaction: an entry of diff.transactions is not a valid
 	// EIP-2718 transaction encoding (returned by Payload.Txs).
 	ErrBadTransaction = errors.New("stream: bad transaction")

@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
+	"reflect"
 	"testing"
 
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/gorilla/websocket"
 )
 
@@ -26,6 +30,14 @@ func FuzzDecode(f *testing.F) {
 	f.Add(edit(f, 1, func(m map[string]any) { m["index"] = MaxIndex + 1 }))
 	f.Add(edit(f, 0, func(m map[string]any) { delete(m, "base") }))
 	f.Add([]byte(`{"payload_id":"0x0000000000000000","index":1,"diff":{"gas_used":"0x0","receipts_root":"0x0000000000000000000000000000000000000000000000000000000000000000","transactions":["0x"]},"metadata":{"block_number":1}}`))
+	for _, name := range []string{"base-mainnet-37646058-index10.json", "base-mainnet-26600873-index0.json"} {
+		data, err := os.ReadFile("testdata/" + name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+		f.Add(compress(f, data))
+	}
 	f.Add([]byte("{}"))
 	f.Add([]byte{0x1b, 0x00})
 	f.Add([]byte{})
@@ -73,6 +85,68 @@ func FuzzDecode(f *testing.F) {
 			}
 			if enc2, _ := json.Marshal(again); !bytes.Equal(enc, enc2) {
 				t.Fatalf("round trip changed the message:\n%s\n%s", enc, enc2)
+			}
+		}
+	})
+}
+
+// FuzzMetadata: any metadata.receipts / new_account_balances object parses
+// or fails with ErrMetadata, never panics; what parses has a transaction
+// type that fits a byte, and every parsed receipt survives a re-encode in
+// the internally tagged shape unchanged.
+func FuzzMetadata(f *testing.F) {
+	for _, name := range []string{"base-mainnet-37646058-index10.json", "base-mainnet-26600873-index0.json"} {
+		data, err := os.ReadFile("testdata/" + name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		var m struct{ Metadata Metadata }
+		if err := json.Unmarshal(data, &m); err != nil {
+			f.Fatal(err)
+		}
+		f.Add([]byte(m.Metadata.Receipts), []byte(m.Metadata.NewAccountBalances))
+	}
+	f.Add([]byte(`{"0x9999999999999999999999999999999999999999999999999999999999999999":{"type":"0x7e","status":"0x1","cumulativeGasUsed":"0xc350","logs":[],"depositNonce":"0x7","depositReceiptVersion":"0x1"}}`), []byte(`{}`))
+	f.Add([]byte(`{"0x9999999999999999999999999999999999999999999999999999999999999999":{"Deposit":{}}}`), []byte(`{"0x00000000000000000000000000000000000000aa":"0x0"}`))
+	f.Fuzz(func(t *testing.T, receipts, balances []byte) {
+		m := Metadata{Receipts: receipts, NewAccountBalances: balances}
+		rs, err := m.ParseReceipts()
+		if err != nil && !errors.Is(err, ErrMetadata) {
+			t.Fatalf("receipts error without the sentinel: %v", err)
+		}
+		if _, err := m.ParseBalances(); err != nil && !errors.Is(err, ErrMetadata) {
+			t.Fatalf("balances error without the sentinel: %v", err)
+		}
+		for h, r := range rs {
+			if r.Type > 0x7f {
+				t.Fatalf("type %d", r.Type)
+			}
+			w := map[string]any{"type": hexutil.Uint64(r.Type)}
+			if r.Status != nil {
+				w["status"] = hexutil.Uint64(*r.Status)
+			}
+			if r.CumulativeGasUsed != nil {
+				w["cumulativeGasUsed"] = hexutil.Uint64(*r.CumulativeGasUsed)
+			}
+			if r.Logs != nil {
+				w["logs"] = r.Logs
+			}
+			if r.DepositNonce != nil {
+				w["depositNonce"] = hexutil.Uint64(*r.DepositNonce)
+			}
+			if r.DepositReceiptVersion != nil {
+				w["depositReceiptVersion"] = hexutil.Uint64(*r.DepositReceiptVersion)
+			}
+			enc, err := json.Marshal(map[common.Hash]any{h: w})
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, err := (&Metadata{Receipts: enc}).ParseReceipts()
+			if err != nil {
+				t.Fatalf("re-encoded receipt does not parse: %v\n%s", err, enc)
+			}
+			if !reflect.DeepEqual(again[h], r) {
+				t.Fatalf("round trip changed the receipt:\n%+v\n%+v", r, again[h])
 			}
 		}
 	})

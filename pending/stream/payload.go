@@ -1,6 +1,8 @@
 package stream
 
 import (
+	"encoding/json"
+
 	"github.com/ethereum/go-ethereum/beacon/engine"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -25,8 +27,9 @@ type Payload struct {
 	Base *Base `json:"base,omitempty"`
 	// Diff is what this message adds, with cumulative totals.
 	Diff Diff `json:"diff"`
-	// Metadata carries the block number. Producers may add other keys
-	// (receipts, balances); they are ignored, never trusted.
+	// Metadata carries the block number and, from rollup-boost / op-rbuilder
+	// producers, the receipts and balances of the message's transactions
+	// (a replica's cross-check only, never served).
 	Metadata Metadata `json:"metadata"`
 }
 
@@ -60,7 +63,15 @@ type Diff struct {
 	BlobGasUsed     *hexutil.Uint64     `json:"blob_gas_used,omitempty"`
 }
 
-// Metadata is the message's metadata; only the block number is read.
+// Metadata is the message's metadata. BlockNumber is required. Receipts
+// and NewAccountBalances are what rollup-boost and op-rbuilder add: the
+// receipts of the message's transactions keyed by transaction hash (in
+// op-alloy's JSON shape, see ParseReceipts) and the balances of the
+// accounts they touched (see ParseBalances). They are kept as received
+// (JSON objects, checked to be objects only) and parsed on demand: a
+// replica may compare them with its own execution, never serve them.
 type Metadata struct {
-	BlockNumber uint64 `json:"block_number"`
+	BlockNumber        uint64          `json:"block_number"`
+	NewAccountBalances json.RawMessage `json:"new_account_balances,omitempty"`
+	Receipts           json.RawMessage `json:"receipts,omitempty"`
 }

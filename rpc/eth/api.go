@@ -38,8 +38,10 @@ type APIConfig struct {
 	// MaxExecutions bounds the EVM executions (eth_call, eth_estimateGas,
 	// eth_createAccessList, eth_simulateV1 requests) running at once, so
 	// that reads cannot take every CPU from the sequencer and from cheap
-	// methods, which never wait for this limit. Default half the CPUs,
-	// at least 1.
+	// methods, which never wait for this limit. Default half the CPUs, at
+	// least 1 (DefaultMaxExecutions(true): what a node running a sequencer
+	// needs); a node without one may use every CPU
+	// (DefaultMaxExecutions(false), as `tipnode run` chooses).
 	MaxExecutions int
 	// ExecutionQueue bounds the executions waiting for a slot; one more is
 	// refused at once with -32005 "too many concurrent executions …".
@@ -79,14 +81,47 @@ type APIConfig struct {
 	// accepts, a guard against fat-fingered prices; nil or 0 = no cap.
 	// Default 1 ether (go-ethereum's default).
 	TxFeeCap *big.Int
+	// TxSyncTimeout is eth_sendRawTransactionSync's wait for a receipt
+	// when the call gives no timeout (or an invalid one: zero, or above
+	// TxSyncMaxTimeout). Default 2 s (EIP-7966's recommendation).
+	TxSyncTimeout time.Duration
+	// TxSyncMaxTimeout is the longest timeout a call may ask for. Default
+	// 10 s. The wait also ends before the request's own deadline.
+	TxSyncMaxTimeout time.Duration
+	// TxSyncMaxWaiting bounds the eth_sendRawTransactionSync calls
+	// waiting at once; one more is refused with -32005. Default 1024.
+	TxSyncMaxWaiting int
+	// FilterTimeout removes a filter (eth_newFilter and kin) not polled
+	// for that long. Default 5 min (go-ethereum's).
+	FilterTimeout time.Duration
+	// FilterMax bounds the filters installed on the node, and
+	// FilterMaxPerClient those of one client address; one more is
+	// refused with -32005. Defaults 10,000 and 256.
+	FilterMax          int
+	FilterMaxPerClient int
+	// FilterMaxBuffered bounds the items (hashes or logs) one filter holds
+	// between two polls; beyond it the oldest are dropped. Default 10,000.
+	FilterMaxBuffered int
 }
 
 // DefaultAPIConfig returns the documented defaults.
+// DefaultMaxExecutions is MaxExecutions' default: half the CPUs (at least
+// one) when a local sequencer runs, whose intervals must not wait for the
+// CPUs reads hold (its jitter target); every CPU on a node that only
+// serves (a follower, a replica), where leaving cores idle only lowers the
+// requests answered per second.
+func DefaultMaxExecutions(sequencer bool) int {
+	if sequencer {
+		return max(1, runtime.NumCPU()/2)
+	}
+	return runtime.NumCPU()
+}
+
 func DefaultAPIConfig() APIConfig {
 	return APIConfig{
 		GasCap:                   50_000_000,
 		EVMTimeout:               5 * time.Second,
-		MaxExecutions:            max(1, runtime.NumCPU()/2),
+		MaxExecutions:            DefaultMaxExecutions(true),
 		ExecutionQueue:           64,
 		ExecutionWait:            2 * time.Second,
 		LogsRangeLimit:           10_000,
@@ -97,6 +132,13 @@ func DefaultAPIConfig() APIConfig {
 		FeeHistoryMaxBlocks:      1024,
 		ClientVersion:            "tipnode",
 		TxFeeCap:                 big.NewInt(params.Ether),
+		TxSyncTimeout:            2 * time.Second,
+		TxSyncMaxTimeout:         10 * time.Second,
+		TxSyncMaxWaiting:         1024,
+		FilterTimeout:            5 * time.Minute,
+		FilterMax:                10_000,
+		FilterMaxPerClient:       256,
+		FilterMaxBuffered:        10_000,
 	}
 }
 
@@ -115,6 +157,10 @@ func (c APIConfig) Validate() error {
 		return errors.New("simulate limits must be > 0")
 	case c.FeeHistoryMaxBlocks == 0:
 		return errors.New("fee history limit must be > 0")
+	case c.TxSyncTimeout <= 0 || c.TxSyncMaxTimeout < c.TxSyncTimeout || c.TxSyncMaxWaiting <= 0:
+		return errors.New("rpc.txsync: default timeout must be > 0 and <= the maximum timeout, waiting calls > 0")
+	case c.FilterTimeout <= 0 || c.FilterMax <= 0 || c.FilterMaxPerClient <= 0 || c.FilterMaxBuffered <= 0:
+		return errors.New("filter limits must be > 0")
 	}
 	for i, k := range c.Accounts {
 		if k == nil {
@@ -165,6 +211,10 @@ type API struct {
 	gasPrice gasPriceCache
 	// execs bounds concurrent EVM executions (MaxExecutions).
 	execs *rpc.Limiter
+	// syncWaits bounds the eth_sendRawTransactionSync calls waiting
+	// (TxSyncMaxWaiting), txWaits are those calls by hash (eth_sendsync.go).
+	syncWaits *rpc.Limiter
+	txWaits   txWaiters
 	// accounts maps the addresses of APIConfig.Accounts to their keys.
 	accounts map[common.Address]*ecdsa.PrivateKey
 	// sendMu makes eth_sendTransaction choose a nonce and pool the
@@ -181,6 +231,15 @@ type API struct {
 	// (newStateDB): the code a call runs is shared, not copied out of the
 	// store's cache on every call.
 	codes *chain.CodeCache
+	// filters are the installed filters (filters.go); now is their clock
+	// (nil: time.Now), replaced by tests.
+	filters filters
+	now     func() time.Time
+	// flash is the flashblocks subscriptions' shared encodings
+	// (flashblocks.go).
+	flash flashCache
+	// modules are rpc_modules' namespaces (net.go).
+	modules modules
 	// syncProgress is eth_syncing's source (tipnode.go).
 	syncProgress atomic.Pointer[func() (SyncProgress, bool)]
 }
@@ -200,7 +259,11 @@ func NewAPI(cfg APIConfig, g *chain.Genesis, exec *chain.Executor, reads *pendin
 	if err != nil {
 		return nil, err
 	}
-	return &API{cfg: cfg, exec: exec, genesis: g, chainIDJSON: quantityJSON(g.Config.ChainID), reads: reads, chain: heads, pool: pool, log: log.With().Str("component", "eth").Logger(), accounts: accs, execs: execs, jumpDests: core.NewJumpDestCache(), codes: chain.NewCodeCache(codeCacheBytes)}, nil
+	syncWaits, err := rpc.NewLimiter(cfg.TxSyncMaxWaiting, 0, time.Second)
+	if err != nil {
+		return nil, err
+	}
+	return &API{cfg: cfg, exec: exec, genesis: g, chainIDJSON: quantityJSON(g.Config.ChainID), reads: reads, chain: heads, pool: pool, log: log.With().Str("component", "eth").Logger(), accounts: accs, execs: execs, syncWaits: syncWaits, jumpDests: core.NewJumpDestCache(), codes: chain.NewCodeCache(codeCacheBytes)}, nil
 }
 
 // codeCacheBytes bounds API.codes (a few thousand contracts of a typical
@@ -217,6 +280,9 @@ func (a *API) newStateDB(backend chain.Backend) *chain.StateDB {
 
 // Executions is the limiter of EVM executions (its Stats and Collector).
 func (a *API) Executions() *rpc.Limiter { return a.execs }
+
+// SyncWaits is the limiter of waiting eth_sendRawTransactionSync calls.
+func (a *API) SyncWaits() *rpc.Limiter { return a.syncWaits }
 
 // open opens one consistent read (see pending.Manager.Open).
 // Within a batch (BatchScope), every element gets the batch's one read.
@@ -288,22 +354,29 @@ func (a *API) Executor() *chain.Executor { return a.exec }
 // them.
 func (a *API) Register(s *rpc.Server) {
 	for _, register := range []func(*rpc.Server){
-		a.registerAccessList, // eth_accesslist.go
-		a.registerAccounts,   // eth_accounts.go
-		a.registerCall,       // eth_call.go
-		a.registerChain,      // eth_chain.go
-		a.registerConfig,     // eth_config.go
-		a.registerEstimate,   // eth_estimate.go
-		a.registerFees,       // eth_fees.go
-		a.registerLogs,       // eth_logs.go
-		a.registerPending,    // eth_pending.go
-		a.registerSend,       // eth_send.go
-		a.registerState,      // eth_state.go
-		a.registerSimulate,   // simulate.go
-		a.registerTipnode,    // tipnode.go
+		a.registerAccessList,  // eth_accesslist.go
+		a.registerAccounts,    // eth_accounts.go
+		a.registerBundle,      // bundle.go
+		a.registerCall,        // eth_call.go
+		a.registerChain,       // eth_chain.go
+		a.registerConfig,      // eth_config.go
+		a.registerEstimate,    // eth_estimate.go
+		a.registerFees,        // eth_fees.go
+		a.registerFilters,     // filters.go
+		a.registerFlashblocks, // flashblocks.go
+		a.registerLogs,        // eth_logs.go
+		a.registerNet,         // net.go
+		a.registerPending,     // eth_pending.go
+		a.registerSend,        // eth_send.go
+		a.registerSendSync,    // eth_sendsync.go
+		a.registerState,       // eth_state.go
+		a.registerSimulate,    // simulate.go
+		a.registerTipnode,     // tipnode.go
+		a.registerTxPool,      // txpool.go
 	} {
 		register(s)
 	}
+	a.modules.add("eth", "net", "web3", "rpc", "debug", "tipnode", "txpool")
 }
 
 // ReadContext is what a block selector resolves to (API.Resolve): the header
@@ -397,7 +470,10 @@ func (a *API) resolve(r *pending.Read, sel BlockSelector) (*ReadContext, error) 
 			}
 			return a.atHeader(r, headers, r.Head.Header())
 		case TagEarliest:
-			number = 0
+			// The oldest block whose history the store holds (0, or the
+			// anchor of a store initialised from a state dump), as
+			// go-ethereum answers with pruned history.
+			number = view.Anchor().History
 		case TagSafe:
 			return a.atHeader(r, headers, r.Head.Safe())
 		case TagFinalized:
@@ -412,6 +488,9 @@ func (a *API) resolve(r *pending.Read, sel BlockSelector) (*ReadContext, error) 
 	}
 	h, err := headers.HeaderByNumber(number)
 	if errors.Is(err, store.ErrNotFound) {
+		if number < view.Anchor().History {
+			return nil, fmt.Errorf("block %d: %w", number, store.ErrPrunedHistory)
+		}
 		return nil, fmt.Errorf("%w: block %d", errBlockNotFound, number)
 	}
 	if err != nil {

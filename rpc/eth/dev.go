@@ -17,6 +17,11 @@ package eth
 //	anvil_autoImpersonateAccount                   [bool]                     null
 //	evm_snapshot                                   []                         id (hex quantity)
 //	evm_revert                                     [id]                       true / false (unknown id)
+//	evm_setAutomine / anvil_setAutomine            [bool]                     null
+//	anvil_getAutomine / hardhat_getAutomine        []                         bool
+//	evm_setIntervalMining / anvil_setIntervalMining [seconds]                 null (0: manual mining)
+//	anvil_reset                                    [] or [{}]                 null (forking refused)
+//	tipnode_sendDeposit (OP chains)                [{from, to?, mint?, value?, gas?, data?}]  deposit hash
 //
 // Numbers may be hex quantities, JSON integers or decimal strings (as anvil
 // takes them). The semantics are pending.Sequencer's (pending/dev.go):
@@ -58,6 +63,11 @@ type DevChain interface {
 	SetNextBlockTimestamp(ts uint64) error
 	Snapshot() (uint64, error)
 	Revert(id uint64) (bool, error)
+	SetAutomine(on bool) error
+	Automine() bool
+	SetIntervalMining(d time.Duration) error
+	Reset() error
+	SendDeposit(f xtypes.DepositFields) (*xtypes.Deposit, uint64, error)
 }
 
 // impersonation is the set of impersonated accounts (in memory: a restart
@@ -79,6 +89,7 @@ func (im *impersonation) has(a common.Address) bool {
 func (a *API) RegisterDev(s *rpc.Server, d DevChain) {
 	a.dev = d
 	a.imp = &impersonation{addrs: make(map[common.Address]struct{})}
+	a.modules.add("anvil", "hardhat", "evm")
 	for _, m := range []struct {
 		names []string
 		fn    rpc.Handler
@@ -96,6 +107,11 @@ func (a *API) RegisterDev(s *rpc.Server, d DevChain) {
 		{[]string{"anvil_autoImpersonateAccount"}, a.devAutoImpersonate},
 		{[]string{"evm_snapshot"}, a.evmSnapshot},
 		{[]string{"evm_revert"}, a.evmRevert},
+		{[]string{"evm_setAutomine", "anvil_setAutomine"}, a.devSetAutomine},
+		{[]string{"anvil_getAutomine", "hardhat_getAutomine"}, a.devGetAutomine},
+		{[]string{"evm_setIntervalMining", "anvil_setIntervalMining"}, a.devSetIntervalMining},
+		{[]string{"anvil_reset"}, a.devReset},
+		{[]string{"tipnode_sendDeposit"}, a.devSendDeposit},
 	} {
 		for _, n := range m.names {
 			s.Register(n, m.fn)
@@ -456,4 +472,124 @@ func (a *API) sendImpersonated(ctx context.Context, p rpc.Params) (hash common.H
 		return common.Hash{}, true, rpc.ErrServer(err.Error())
 	}
 	return tx.Hash(), true, nil
+}
+
+func (a *API) devSetAutomine(_ context.Context, p rpc.Params) (any, error) {
+	if err := p.AtMost(1); err != nil {
+		return nil, err
+	}
+	var on bool
+	if err := p.Decode(0, "enabled", &on); err != nil {
+		return nil, err
+	}
+	if err := a.dev.SetAutomine(on); err != nil {
+		return nil, devError(err)
+	}
+	return nil, nil
+}
+
+func (a *API) devGetAutomine(_ context.Context, p rpc.Params) (any, error) {
+	if err := p.AtMost(0); err != nil {
+		return nil, err
+	}
+	return a.dev.Automine(), nil
+}
+
+// maxMiningInterval bounds evm_setIntervalMining (one day).
+const maxMiningInterval = 24 * time.Hour
+
+// devSetIntervalMining: seconds, as anvil (Hardhat takes milliseconds).
+func (a *API) devSetIntervalMining(_ context.Context, p rpc.Params) (any, error) {
+	if err := p.AtMost(1); err != nil {
+		return nil, err
+	}
+	secs, err := decodeNum(p, 0, "interval", 32)
+	if err != nil {
+		return nil, err
+	}
+	d := time.Duration(secs.Uint64()) * time.Second
+	if d > maxMiningInterval {
+		return nil, p.ArgError(0, "interval", "%d seconds: at most %d", secs.Uint64(), int(maxMiningInterval/time.Second))
+	}
+	if err := a.dev.SetIntervalMining(d); err != nil {
+		return nil, devError(err)
+	}
+	return nil, nil
+}
+
+// devReset: anvil_reset without forking options (tipnode does not fork).
+func (a *API) devReset(_ context.Context, p rpc.Params) (any, error) {
+	if err := p.AtMost(1); err != nil {
+		return nil, err
+	}
+	if p.Present(0) {
+		var opts map[string]json.RawMessage
+		if err := p.Decode(0, "options", &opts); err != nil {
+			return nil, err
+		}
+		if len(opts) > 0 {
+			return nil, p.ArgError(0, "options", "forking is not supported: anvil_reset takes no options on tipnode dev (it resets to genesis)")
+		}
+	}
+	if err := a.dev.Reset(); err != nil {
+		return nil, devError(err)
+	}
+	return nil, nil
+}
+
+// DefaultDepositGas is the gas limit of a tipnode_sendDeposit deposit that
+// names none.
+const DefaultDepositGas = 1_000_000
+
+// depositArgs are tipnode_sendDeposit's parameters: an L1→L2 deposit as
+// the OptimismPortal's depositTransaction makes it (to absent: a contract
+// creation; mint: ether credited to from on L2 before the call).
+type depositArgs struct {
+	From  *common.Address `json:"from"`
+	To    *common.Address `json:"to"`
+	Mint  *hexutil.Big    `json:"mint"`
+	Value *hexutil.Big    `json:"value"`
+	Gas   *hexutil.Uint64 `json:"gas"`
+	Data  *hexutil.Bytes  `json:"data"`
+	Input *hexutil.Bytes  `json:"input"`
+}
+
+// devSendDeposit is tipnode_sendDeposit: it injects an L1→L2 deposit into
+// the pending block's deposits (or the next block's, when the pending one
+// already holds sequenced transactions) and returns its hash; its receipt
+// is readable once it is pre-confirmed.
+func (a *API) devSendDeposit(_ context.Context, p rpc.Params) (any, error) {
+	if err := p.AtMost(1); err != nil {
+		return nil, err
+	}
+	var args depositArgs
+	if err := p.Decode(0, "deposit", &args); err != nil {
+		return nil, err
+	}
+	if args.From == nil {
+		return nil, p.ArgError(0, "deposit", "from is required")
+	}
+	f := xtypes.DepositFields{From: *args.From, To: args.To, Gas: DefaultDepositGas}
+	if args.Mint != nil {
+		f.Mint = args.Mint.ToInt()
+	}
+	if args.Value != nil {
+		f.Value = args.Value.ToInt()
+	}
+	if args.Gas != nil {
+		f.Gas = uint64(*args.Gas)
+	}
+	switch {
+	case args.Data != nil && args.Input != nil && string(*args.Data) != string(*args.Input):
+		return nil, p.ArgError(0, "deposit", "data and input differ")
+	case args.Input != nil:
+		f.Data = *args.Input
+	case args.Data != nil:
+		f.Data = *args.Data
+	}
+	dep, _, err := a.dev.SendDeposit(f)
+	if err != nil {
+		return nil, devError(err)
+	}
+	return dep.Hash(), nil
 }

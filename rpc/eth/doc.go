@@ -27,7 +27,13 @@
 // returns it as an rpc.RawResult), eth_chain.go and marshal.go (blocks, transactions, receipts in
 // go-ethereum's JSON shapes), eth_logs.go and heads.go (eth_getLogs,
 // newHeads/logs subscriptions), eth_fees.go, eth_config.go, eth_send.go,
-// eth_pending.go (pre-confirmation subscriptions), tipnode.go
+// eth_pending.go (pre-confirmation subscriptions), flashblocks.go
+// (Base's newFlashblocks / newFlashblockTransactions), eth_sendsync.go
+// (eth_sendRawTransactionSync: a registry of waiters by hash, registered
+// before the submission, woken by the pre-confirmation and head feeds),
+// filters.go (polled filters fed like subscriptions, expired lazily on the
+// API's clock), txpool.go (txpool_*), bundle.go (eth_callBundle), net.go
+// (net_listening, net_peerCount, web3_sha3, rpc_modules), tipnode.go
 // (tipnode_genesis, debug_getRawBlock, eth_syncing's source), eth_accounts.go
 // (node-held accounts: eth_accounts, eth_sendTransaction,
 // eth_signTransaction, eth_sign, personal_sign, eth_signTypedData_v4 with
@@ -85,7 +91,7 @@
 // concurrent caches shared by every call's EVM and StateDB.
 //
 // Executions (eth_call, eth_estimateGas, eth_createAccessList,
-// eth_simulateV1) go through one rpc.Limiter (API.Executions): at most
+// eth_simulateV1, eth_callBundle) go through one rpc.Limiter (API.Executions): at most
 // APIConfig.MaxExecutions run at once (default half the CPUs), at most
 // ExecutionQueue wait, each at most ExecutionWait; beyond that they are
 // refused with -32005 "… try again later". Every other method is
@@ -103,6 +109,10 @@
 // an unwind), a logs subscription first sends their logs with
 // removed=true (carried by the event: the blocks are gone from the store),
 // then the new branch's. Pre-confirmation subscriptions
-// (eth_pending.go) are notified on the pending layer's publisher goroutine;
-// rpc.Subscription.Notify never blocks either.
+// (eth_pending.go, flashblocks.go) are notified on the pending layer's
+// publisher goroutine; rpc.Subscription.Notify never blocks either.
+// Polled filters (filters.go) are fed the same way into bounded buffers
+// under a per-filter mutex; waiting eth_sendRawTransactionSync calls hold
+// no execution slot (their own limiter, API.SyncWaits) and are woken, not
+// served, by the feed callbacks.
 package eth

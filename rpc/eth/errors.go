@@ -5,6 +5,7 @@ import (
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/rpc"
+	"github.com/tipnode/tipnode/store"
 )
 
 // Sentinel errors of the method layer. JSON-RPC codes are assigned only by
@@ -54,6 +55,10 @@ var (
 	// errors (-32602).
 	errInvalidPercentile = errors.New("invalid reward percentile")
 
+	// errFilterNotFound: an unknown, expired or uninstalled filter id
+	// (-32000, go-ethereum's message).
+	errFilterNotFound = errors.New("filter not found")
+
 	// Subscriptions that need a feed the node does not run (-32000).
 	errNoPendingFeed = errors.New("no pre-confirmation feed: this node runs without a sequencer")
 	errNoPoolFeed    = errors.New("no pending-transaction feed: this node runs without a transaction pool")
@@ -65,11 +70,23 @@ func (a *API) MapError(err error) *rpc.Error {
 	switch {
 	case errors.Is(err, errBlockNotFound):
 		return &rpc.Error{Code: rpc.CodeHeaderNotFound, Message: "header not found"}
+	case errors.Is(err, store.ErrPrunedHistory):
+		// Below a state-dump store's history anchor, as go-ethereum
+		// answers for pruned history.
+		return &rpc.Error{Code: rpc.CodePrunedHistory, Message: store.ErrPrunedHistory.Error()}
+	case errors.Is(err, store.ErrPrunedState):
+		// State below the anchor: go-ethereum's missing-state answer,
+		// naming the anchor.
+		var pe *store.PrunedStateError
+		if errors.As(err, &pe) {
+			return &rpc.Error{Code: rpc.CodeServerError, Message: pe.Error()}
+		}
+		return &rpc.Error{Code: rpc.CodeServerError, Message: err.Error()}
 	case errors.Is(err, ErrNoTxPool), errors.Is(err, ErrUnprotectedTx),
 		errors.Is(err, ErrTxFeeTooHigh), errors.Is(err, ErrTxRejected):
 		// eth_sendRawTransaction refusals (eth_send.go).
 		return &rpc.Error{Code: rpc.CodeServerError, Message: err.Error()}
-	case errors.Is(err, ErrNoAccounts), errors.Is(err, ErrUnknownAccount):
+	case errors.Is(err, ErrNoAccounts), errors.Is(err, ErrUnknownAccount), errors.Is(err, errFilterNotFound):
 		return &rpc.Error{Code: rpc.CodeServerError, Message: err.Error()}
 	}
 	return nil

@@ -2,6 +2,7 @@ package eth
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -11,7 +12,6 @@ import (
 
 	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/core/vm"
@@ -221,10 +221,25 @@ func (a *API) ethCall(ctx context.Context, p rpc.Params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The return (or revert) data is hex-encoded in the answer: refused
+	// before that when it cannot fit the response budget.
+	if err := p.CheckResponse(2*len(result.ReturnData) + 2); err != nil {
+		return nil, err
+	}
 	if result.Err != nil {
 		return nil, callFailure(result)
 	}
-	return hexutil.Bytes(result.Return()), nil
+	return hexResult(result.ReturnData), nil
+}
+
+// hexResult is b as a JSON string of 0x-prefixed hex, written once (a
+// large return value is not encoded twice, as encoding/json would).
+func hexResult(b []byte) rpc.RawResult {
+	out := make([]byte, 2*len(b)+4)
+	copy(out, `"0x`)
+	hex.Encode(out[3:], b)
+	out[len(out)-1] = '"'
+	return out
 }
 
 // callFailure turns a failed execution into eth_call's (and

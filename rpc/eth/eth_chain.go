@@ -126,19 +126,7 @@ func (a *API) loadBlock(ctx context.Context, sel BlockSelector) (*chainBlock, er
 		return nil, err
 	}
 	if res.Pending != nil {
-		snap := res.Pending
-		// The snapshot header carries running totals; its transactions and
-		// receipts roots are derived on demand, once per snapshot.
-		h := types.CopyHeader(snap.Header())
-		h.TxHash, h.ReceiptHash = snap.TxRoot(), snap.ReceiptsRoot()
-		body := xtypes.Body{Transactions: snap.Transactions()}
-		if h.WithdrawalsHash != nil {
-			// The sequencer's blocks carry no withdrawals: shown as [] like
-			// a sealed block of the fork.
-			body.Withdrawals = types.Withdrawals{}
-		}
-		b := xtypes.NewBlockWithHeader(h).WithBody(body)
-		return &chainBlock{res: res, Block: b, Snap: snap}, nil
+		return &chainBlock{res: res, Block: pendingBlock(res.Pending), Snap: res.Pending}, nil
 	}
 	h := res.Header
 	body, err := res.View.Body(h.Number.Uint64(), h.Hash())
@@ -151,6 +139,21 @@ func (a *API) loadBlock(ctx context.Context, sel BlockSelector) (*chainBlock, er
 		return nil, err
 	}
 	return &chainBlock{res: res, Block: xtypes.NewBlockWithHeader(h).WithBody(*body)}, nil
+}
+
+// pendingBlock assembles the pending block of snap.
+func pendingBlock(snap *pending.Snapshot) *xtypes.Block {
+	// The snapshot header carries running totals; its transactions and
+	// receipts roots are derived on demand, once per snapshot.
+	h := types.CopyHeader(snap.Header())
+	h.TxHash, h.ReceiptHash = snap.TxRoot(), snap.ReceiptsRoot()
+	body := xtypes.Body{Transactions: snap.Transactions()}
+	if h.WithdrawalsHash != nil {
+		// The sequencer's blocks carry no withdrawals: shown as [] like a
+		// sealed block of the fork.
+		body.Withdrawals = types.Withdrawals{}
+	}
+	return xtypes.NewBlockWithHeader(h).WithBody(body)
 }
 
 // receipts returns the derived receipts of the loaded block.
@@ -252,28 +255,40 @@ func (a *API) txMethod(fn func(t *foundTx) (any, error)) rpc.Handler {
 		if err := p.AtMost(1); err != nil {
 			return nil, err
 		}
-		t := &foundTx{}
-		if err := p.Decode(0, "transactionHash", &t.Hash); err != nil {
+		var h common.Hash
+		if err := p.Decode(0, "transactionHash", &h); err != nil {
 			return nil, err
 		}
-		// The pool first: a transaction leaves it only after the snapshot
-		// holding it is published (and a snapshot only after the head
-		// holding its anchor), so the read opened next finds whatever the
-		// pool no longer had.
-		if a.pool != nil {
-			t.Pooled = a.pool.Get(t.Hash)
-		}
-		r, err := a.open(ctx)
+		t, release, err := a.findTx(ctx, h)
 		if err != nil {
 			return nil, err
 		}
-		defer r.Close()
-		t.Snap, t.View = r.Snapshot, r.View
-		if t.Block, t.Index, err = a.lookupTx(r.View, t.Hash); err != nil {
-			return nil, err
-		}
+		defer release()
 		return fn(t)
 	}
+}
+
+// findTx looks hash up in one consistent read (the pool first, see
+// txMethod); release closes the read.
+func (a *API) findTx(ctx context.Context, hash common.Hash) (*foundTx, func(), error) {
+	t := &foundTx{Hash: hash}
+	// The pool first: a transaction leaves it only after the snapshot
+	// holding it is published (and a snapshot only after the head holding
+	// its anchor), so the read opened next finds whatever the pool no
+	// longer had.
+	if a.pool != nil {
+		t.Pooled = a.pool.Get(hash)
+	}
+	r, err := a.open(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	t.Snap, t.View = r.Snapshot, r.View
+	if t.Block, t.Index, err = a.lookupTx(r.View, hash); err != nil {
+		r.Close()
+		return nil, nil, err
+	}
+	return t, r.Close, nil
 }
 
 func (a *API) transactionByHash(t *foundTx) (any, error) {
@@ -291,11 +306,12 @@ func (a *API) transactionByHash(t *foundTx) (any, error) {
 		}
 		return out, nil
 	}
-	// Pre-confirmed transactions: no block hash / number yet (go-ethereum's
-	// shape for a pool transaction).
+	// Pre-confirmed transactions: in the pending block (its number, the
+	// zero hash: see pendingLocation), as the receipt shows them.
 	if t.Snap != nil {
-		if tx, _, _, ok := t.Snap.Transaction(t.Hash); ok {
-			return newRPCTransaction(tx, nil, nil, a.genesis.Config), nil
+		if tx, _, i, ok := t.Snap.Transaction(t.Hash); ok {
+			h := t.Snap.Header()
+			return newRPCTransaction(tx, pendingLocation(h, uint64(i)), h.BaseFee, a.genesis.Config), nil
 		}
 	}
 	// Pooled (accepted by eth_sendRawTransaction, not pre-confirmed yet):
@@ -341,9 +357,11 @@ func (a *API) txByIndex(ctx context.Context, sel BlockSelector, p rpc.Params) (a
 		if uint64(idx) >= uint64(len(txs)) {
 			return nil, nil
 		}
-		loc := blockLocation(c.Block, uint64(idx))
+		var loc *txLocation
 		if c.Snap != nil {
-			loc.Hash = nil
+			loc = pendingLocation(c.Block.Header(), uint64(idx))
+		} else {
+			loc = blockLocation(c.Block, uint64(idx))
 		}
 		return newRPCTransaction(txs[idx], loc, c.Block.BaseFee(), a.genesis.Config), nil
 	})

@@ -22,13 +22,14 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/common/math"
-	"github.com/ethereum/go-ethereum/consensus/misc/eip1559"
 	"github.com/ethereum/go-ethereum/consensus/misc/eip4844"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/params"
 
+	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/store"
+	"github.com/tipnode/tipnode/store/xtypes"
 )
 
 // registerFees installs the fee methods.
@@ -209,7 +210,7 @@ func (a *API) ethBaseFee(ctx context.Context, p rpc.Params) (any, error) {
 	if !a.genesis.Config.IsLondon(next) {
 		return nil, nil
 	}
-	return (*hexutil.Big)(eip1559.CalcBaseFee(a.genesis.Config, h)), nil
+	return (*hexutil.Big)(a.exec.NextBaseFee(h, h.Time+1)), nil
 }
 
 // feeHistoryResult is eth_feeHistory's answer.
@@ -224,7 +225,8 @@ type feeHistoryResult struct {
 
 // ethFeeHistory(blockCount, newestBlock, rewardPercentiles?). blockCount is
 // capped at FeeHistoryMaxBlocks and at the blocks available; "pending"
-// means latest. Rewards: for each percentile, the effective tip of the
+// ends at the pending block (its pre-confirmed transactions so far, and on
+// a replica the pending parents under it), or at latest without one. Rewards: for each percentile, the effective tip of the
 // transaction at which the cumulative gas used (transactions sorted by tip)
 // reaches that percentile of the block's gas used; all zero for an empty
 // block.
@@ -255,14 +257,19 @@ func (a *API) ethFeeHistory(ctx context.Context, p rpc.Params) (any, error) {
 			return nil, p.ArgError(2, "rewardPercentiles", "%v: #%d:%f >= #%d:%f", errInvalidPercentile, i-1, percentiles[i-1], i, pc)
 		}
 	}
-	if sel.Tag == TagPending {
-		sel = Latest()
-	}
 	res, err := a.Resolve(ctx, sel)
 	if err != nil {
 		return nil, err
 	}
 	defer res.Close()
+	// The pending block and its pending parents, by number.
+	var pendingAt map[uint64]*pending.Snapshot
+	for s := res.Pending; s != nil; s = s.Parent() {
+		if pendingAt == nil {
+			pendingAt = make(map[uint64]*pending.Snapshot)
+		}
+		pendingAt[s.Number()] = s
+	}
 	newest := res.Header.Number.Uint64()
 	blocks := uint64(count)
 	if blocks > a.cfg.FeeHistoryMaxBlocks {
@@ -289,13 +296,18 @@ func (a *API) ethFeeHistory(ctx context.Context, p rpc.Params) (any, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		hash, err := res.View.CanonicalHash(n)
-		if err != nil {
-			return nil, fmt.Errorf("fee history block %d: %w", n, err)
-		}
-		h, err := res.View.Header(n, hash)
-		if err != nil {
-			return nil, fmt.Errorf("fee history block %d: %w", n, err)
+		snap := pendingAt[n]
+		var h *types.Header
+		if snap != nil {
+			h = snap.Header()
+		} else {
+			hash, err := res.View.CanonicalHash(n)
+			if err != nil {
+				return nil, fmt.Errorf("fee history block %d: %w", n, err)
+			}
+			if h, err = res.View.Header(n, hash); err != nil {
+				return nil, fmt.Errorf("fee history block %d: %w", n, err)
+			}
 		}
 		out.BaseFee = append(out.BaseFee, (*hexutil.Big)(bigOrZero(h.BaseFee)))
 		blobFee := new(big.Int)
@@ -312,8 +324,13 @@ func (a *API) ethFeeHistory(ctx context.Context, p rpc.Params) (any, error) {
 		}
 		out.BlobGasUsedRatio = append(out.BlobGasUsedRatio, blobRatio)
 		if len(percentiles) > 0 {
-			row, err := a.blockRewards(res.View, h, percentiles)
-			if err != nil {
+			var (
+				row []*hexutil.Big
+				err error
+			)
+			if snap != nil {
+				row = rewardsOf(h, snap.Transactions(), func(i int) uint64 { return snap.Receipts()[i].CumulativeGasUsed }, percentiles)
+			} else if row, err = a.blockRewards(res.View, h, percentiles); err != nil {
 				return nil, err
 			}
 			out.Reward = append(out.Reward, row)
@@ -321,13 +338,13 @@ func (a *API) ethFeeHistory(ctx context.Context, p rpc.Params) (any, error) {
 		if n == newest {
 			// The block after newest: next base fee and next blob base fee.
 			nextBase := new(big.Int)
-			if cfg.IsLondon(new(big.Int).SetUint64(n + 1)) {
-				nextBase = eip1559.CalcBaseFee(cfg, h)
+			if fee := a.exec.NextBaseFee(h, h.Time+1); fee != nil {
+				nextBase = fee
 			}
 			out.BaseFee = append(out.BaseFee, (*hexutil.Big)(nextBase))
 			nextBlob := new(big.Int)
 			if h.ExcessBlobGas != nil {
-				excess := eip4844.CalcExcessBlobGas(cfg, h, h.Time)
+				excess := a.exec.NextExcessBlobGas(h, h.Time)
 				nextBlob = eip4844.CalcBlobFee(cfg, &types.Header{Number: h.Number, Time: h.Time, ExcessBlobGas: &excess})
 			}
 			out.BlobBaseFee = append(out.BlobBaseFee, (*hexutil.Big)(nextBlob))
@@ -345,17 +362,13 @@ func bigOrZero(v *big.Int) *big.Int {
 
 // blockRewards computes one reward row of eth_feeHistory.
 func (a *API) blockRewards(view store.View, h *types.Header, percentiles []float64) ([]*hexutil.Big, error) {
-	row := make([]*hexutil.Big, len(percentiles))
 	n, hash := h.Number.Uint64(), h.Hash()
 	body, err := view.Body(n, hash)
 	if err != nil {
 		return nil, fmt.Errorf("fee history body %d: %w", n, err)
 	}
 	if len(body.Transactions) == 0 {
-		for i := range row {
-			row[i] = (*hexutil.Big)(new(big.Int))
-		}
-		return row, nil
+		return rewardsOf(h, nil, nil, percentiles), nil
 	}
 	stored, err := view.Receipts(n, hash)
 	if err != nil {
@@ -364,13 +377,27 @@ func (a *API) blockRewards(view store.View, h *types.Header, percentiles []float
 	if len(stored) != len(body.Transactions) {
 		return nil, fmt.Errorf("fee history block %d: %d receipts for %d transactions", n, len(stored), len(body.Transactions))
 	}
+	return rewardsOf(h, body.Transactions, func(i int) uint64 { return stored[i].CumulativeGasUsed }, percentiles), nil
+}
+
+// rewardsOf computes one reward row of eth_feeHistory for the block of
+// header h with transactions txs, cumGas(i) being transaction i's
+// cumulative gas used.
+func rewardsOf(h *types.Header, txs xtypes.Txs, cumGas func(int) uint64, percentiles []float64) []*hexutil.Big {
+	row := make([]*hexutil.Big, len(percentiles))
+	if len(txs) == 0 {
+		for i := range row {
+			row[i] = (*hexutil.Big)(new(big.Int))
+		}
+		return row
+	}
 	type gasTip struct {
 		gas uint64
 		tip *big.Int
 	}
-	sorted := make([]gasTip, len(body.Transactions))
+	sorted := make([]gasTip, len(txs))
 	prev := uint64(0)
-	for i, tx := range body.Transactions {
+	for i, tx := range txs {
 		var tip *big.Int
 		if t, ok := tx.(*types.Transaction); ok { // a deposit's tip is 0
 			tip, _ = t.EffectiveGasTip(h.BaseFee)
@@ -378,8 +405,9 @@ func (a *API) blockRewards(view store.View, h *types.Header, percentiles []float
 		if tip == nil || tip.Sign() < 0 {
 			tip = new(big.Int)
 		}
-		sorted[i] = gasTip{gas: stored[i].CumulativeGasUsed - prev, tip: tip}
-		prev = stored[i].CumulativeGasUsed
+		c := cumGas(i)
+		sorted[i] = gasTip{gas: c - prev, tip: tip}
+		prev = c
 	}
 	slices.SortStableFunc(sorted, func(x, y gasTip) int { return x.tip.Cmp(y.tip) })
 	idx, sum := 0, sorted[0].gas
@@ -391,5 +419,5 @@ func (a *API) blockRewards(view store.View, h *types.Header, percentiles []float
 		}
 		row[i] = (*hexutil.Big)(sorted[idx].tip)
 	}
-	return row, nil
+	return row
 }

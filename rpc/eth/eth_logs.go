@@ -209,7 +209,7 @@ func (a *API) ethGetLogs(ctx context.Context, p rpc.Params) (any, error) {
 	if err := p.Decode(0, "filter", &f); err != nil {
 		return nil, err
 	}
-	logs, err := a.filterLogs(ctx, &f)
+	logs, err := a.filterLogs(ctx, &f, p.CheckResponse)
 	if err != nil {
 		return nil, err
 	}
@@ -219,8 +219,10 @@ func (a *API) ethGetLogs(ctx context.Context, p rpc.Params) (any, error) {
 	return logs, nil
 }
 
-// filterLogs runs a log query.
-func (a *API) filterLogs(ctx context.Context, f *LogFilter) ([]*types.Log, error) {
+// filterLogs runs a log query. fits (nil: none) checks the answer's
+// estimated size against the response budget as logs are collected.
+func (a *API) filterLogs(ctx context.Context, f *LogFilter, fits func(int) error) ([]*types.Log, error) {
+	lim := logsLimit{max: a.cfg.LogsResultLimit, fits: fits}
 	r, err := a.open(ctx)
 	if err != nil {
 		return nil, err
@@ -236,10 +238,13 @@ func (a *API) filterLogs(ctx context.Context, f *LogFilter) ([]*types.Log, error
 		if err != nil {
 			return nil, err
 		}
+		if n < view.Anchor().History {
+			return nil, fmt.Errorf("logs of block %d: %w", n, store.ErrPrunedHistory)
+		}
 		if out, err = a.blockLogs(view, n, *f.BlockHash, f, out); err != nil {
 			return nil, err
 		}
-		return out, a.checkLogsLimit(out)
+		return out, lim.check(out)
 	}
 	head, err := view.Tag(store.TagLatest)
 	if err != nil {
@@ -263,6 +268,10 @@ func (a *API) filterLogs(ctx context.Context, f *LogFilter) ([]*types.Log, error
 		if !toPending && from > to {
 			return nil, rpc.ErrInvalidParams("invalid block range params")
 		}
+		if from < view.Anchor().History {
+			// The range starts below the history the store holds.
+			return nil, fmt.Errorf("logs from block %d: %w", from, store.ErrPrunedHistory)
+		}
 		end := to
 		if toPending {
 			end = head
@@ -281,7 +290,7 @@ func (a *API) filterLogs(ctx context.Context, f *LogFilter) ([]*types.Log, error
 			if out, err = a.blockLogs(view, n, hash, f, out); err != nil {
 				return nil, err
 			}
-			if err := a.checkLogsLimit(out); err != nil {
+			if err := lim.check(out); err != nil {
 				return nil, err
 			}
 		}
@@ -312,7 +321,7 @@ func (a *API) filterLogs(ctx context.Context, f *LogFilter) ([]*types.Log, error
 					out = append(out, l)
 				}
 			}
-			if err := a.checkLogsLimit(out); err != nil {
+			if err := lim.check(out); err != nil {
 				return nil, err
 			}
 		}
@@ -320,11 +329,31 @@ func (a *API) filterLogs(ctx context.Context, f *LogFilter) ([]*types.Log, error
 	return out, nil
 }
 
-func (a *API) checkLogsLimit(out []*types.Log) error {
-	if len(out) > a.cfg.LogsResultLimit {
-		return rpc.ErrLimit("query returned more than %d results", a.cfg.LogsResultLimit)
+// logsLimit checks a log query's results as they are collected: at most
+// max logs, and an estimated answer that fits the response budget.
+type logsLimit struct {
+	max     int
+	fits    func(int) error
+	counted int // logs whose size is in size
+	size    int
+}
+
+// logJSON is the encoded size of a log's fixed fields (without its data
+// and topics).
+const logJSON = 420
+
+func (l *logsLimit) check(out []*types.Log) error {
+	if len(out) > l.max {
+		return rpc.ErrLimit("query returned more than %d results", l.max)
 	}
-	return nil
+	if l.fits == nil {
+		return nil
+	}
+	for _, lg := range out[l.counted:] {
+		l.size += logJSON + 2*len(lg.Data) + 70*len(lg.Topics)
+	}
+	l.counted = len(out)
+	return l.fits(l.size)
 }
 
 // filterBound resolves fromBlock/toBlock (absent = latest). pending reports
@@ -340,7 +369,7 @@ func (a *API) filterBound(view store.View, s *BlockSelector, head uint64) (n uin
 	case TagPending:
 		return head + 1, true, nil
 	case TagEarliest:
-		return 0, false, nil
+		return view.Anchor().History, false, nil
 	case TagSafe:
 		n, err := view.Tag(store.TagSafe)
 		if err != nil {

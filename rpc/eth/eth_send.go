@@ -33,6 +33,19 @@ func (a *API) ethSendRawTransaction(ctx context.Context, p rpc.Params) (any, err
 	if err := p.AtMost(1); err != nil {
 		return nil, err
 	}
+	tx, err := decodeRawTx(p)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.submit(tx); err != nil {
+		return nil, err
+	}
+	return tx.Hash(), nil
+}
+
+// decodeRawTx decodes argument 0, a signed transaction in its binary form,
+// within the size limits.
+func decodeRawTx(p rpc.Params) (*types.Transaction, error) {
 	var raw hexutil.Bytes
 	if err := p.Decode(0, "transaction", &raw); err != nil {
 		return nil, err
@@ -54,10 +67,7 @@ func (a *API) ethSendRawTransaction(ctx context.Context, p rpc.Params) (any, err
 	if err := tx.UnmarshalBinary(raw); err != nil {
 		return nil, p.ArgError(0, "transaction", "cannot decode transaction: %v", err)
 	}
-	if err := a.submit(tx); err != nil {
-		return nil, err
-	}
-	return tx.Hash(), nil
+	return tx, nil
 }
 
 // submit applies the RPC-level checks (replay protection, fee cap) and

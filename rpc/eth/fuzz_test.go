@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/signer/core/apitypes"
 )
 
@@ -143,5 +144,34 @@ func FuzzDevNum(f *testing.F) {
 		if err := json.Unmarshal([]byte(`"0x`+n.Text(16)+`"`), &back); err != nil || back.Cmp(&n.Int) != 0 {
 			t.Fatalf("%v does not round-trip through hex: %v, %v", &n.Int, &back.Int, err)
 		}
+	})
+}
+
+// FuzzTxSyncTimeout: eth_sendRawTransactionSync's timeout decoder never
+// panics; a decimal number and the same value as a hex quantity agree.
+func FuzzTxSyncTimeout(f *testing.F) {
+	for _, s := range []string{`0`, `1`, `5000`, `"0x1388"`, `"0x"`, `-1`, `1.5`, `1e3`, `"5000"`, `null`, `18446744073709551615`, `18446744073709551616`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var m millis
+		if err := json.Unmarshal(data, &m); err != nil {
+			return
+		}
+		var hex millis
+		if err := json.Unmarshal([]byte(`"`+hexutil.EncodeUint64(uint64(m))+`"`), &hex); err != nil || hex != m {
+			t.Fatalf("%s decoded to %d, its hex form to %d (%v)", data, m, hex, err)
+		}
+	})
+}
+
+// FuzzCallBundleArgs: eth_callBundle's argument decoder never panics.
+func FuzzCallBundleArgs(f *testing.F) {
+	for _, s := range []string{`{"txs":["0x01"],"blockNumber":"0x1","stateBlockNumber":"pending"}`, `{"txs":[],"blockNumber":"0x1","timestamp":"0x5","coinbase":"0x0000000000000000000000000000000000000001","gasLimit":"0x1","baseFee":"0x1","difficulty":"0x0"}`, `{}`, `null`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var a callBundleArgs
+		_ = json.Unmarshal(data, &a)
 	})
 }

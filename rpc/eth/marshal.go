@@ -105,8 +105,7 @@ func marshalPendingBlock(b *xtypes.Block, fullTx bool, config *params.ChainConfi
 	out := make([]any, len(txs))
 	for i, tx := range txs {
 		if fullTx {
-			loc := &txLocation{Number: b.NumberU64(), Time: b.Time(), Index: uint64(i)}
-			out[i] = newRPCTransaction(tx, loc, b.BaseFee(), config)
+			out[i] = newRPCTransaction(tx, pendingLocation(b.Header(), uint64(i)), b.BaseFee(), config)
 		} else {
 			out[i] = tx.Hash()
 		}
@@ -129,6 +128,15 @@ type txLocation struct {
 	Number uint64
 	Time   uint64
 	Index  uint64
+}
+
+// pendingLocation is where a pre-confirmed transaction is: the pending
+// block's number and timestamp, its index there, and the zero block hash
+// (the block is not sealed). eth_getTransactionByHash, the by-index
+// getters, full transactions of the pending block and the receipt all
+// show this one answer, and logs carry the same zero hash.
+func pendingLocation(h *types.Header, index uint64) *txLocation {
+	return &txLocation{Hash: &common.Hash{}, Number: h.Number.Uint64(), Time: h.Time, Index: index}
 }
 
 func blockLocation(b *xtypes.Block, index uint64) *txLocation {

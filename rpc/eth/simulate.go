@@ -8,8 +8,6 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
-	"github.com/ethereum/go-ethereum/consensus/misc/eip1559"
-	"github.com/ethereum/go-ethereum/consensus/misc/eip4844"
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/core/vm"
@@ -120,6 +118,7 @@ func (a *API) simulate(ctx context.Context, p rpc.Params) (simResult, error) {
 		validate: in.Validation,
 		trace:    in.TraceTransfers,
 		hasher:   trie.NewStackTrie(nil),
+		fits:     p.CheckResponse,
 	}
 	blocks, err := sim.plan(in.BlockStateCalls)
 	if err != nil {
@@ -127,6 +126,9 @@ func (a *API) simulate(ctx context.Context, p rpc.Params) (simResult, error) {
 	}
 	out := make(simResult, 0, len(blocks))
 	for _, pb := range blocks {
+		if err := sim.produce(simBlockJSON); err != nil {
+			return nil, err
+		}
 		res, err := sim.processBlock(ctx, pb)
 		if err != nil {
 			return nil, sim.abort(ctx, err)
@@ -169,6 +171,29 @@ type simulator struct {
 	validate bool
 	trace    bool
 	hasher   *trie.StackTrie // derives every block's tx and receipt roots (DeriveSha resets it)
+	// fits checks the answer's estimated size so far (produced) against
+	// the response budget (rpc.Params.CheckResponse): a simulation whose
+	// results cannot be sent stops as soon as that is known.
+	fits     func(n int) error
+	produced int
+}
+
+// Estimated encoded sizes of a simulated call, log and block (the fixed
+// fields, without variable data): the answer's size is checked as the
+// results are produced.
+const (
+	simCallJSON  = 160
+	simLogJSON   = 520
+	simBlockJSON = 1400
+)
+
+// produce counts n more bytes of answer.
+func (sim *simulator) produce(n int) error {
+	sim.produced += n
+	if sim.fits == nil {
+		return nil
+	}
+	return sim.fits(sim.produced)
 }
 
 // plannedBlock is one block to simulate: its preliminary header (number,
@@ -311,17 +336,14 @@ func (sim *simulator) processBlock(ctx context.Context, pb plannedBlock) (*simBl
 		// Without validation the base fee is zero unless overridden, so
 		// calls without fee fields run (gasPrice 0 < baseFee otherwise).
 		if sim.validate {
-			header.BaseFee = eip1559.CalcBaseFee(sim.config, parent)
+			header.BaseFee = sim.api.exec.NextBaseFee(parent, header.Time)
 		} else {
 			header.BaseFee = new(big.Int)
 		}
 	}
 	cancun := sim.config.IsCancun(header.Number, header.Time)
 	if cancun {
-		var excess uint64
-		if sim.config.IsCancun(parent.Number, parent.Time) {
-			excess = eip4844.CalcExcessBlobGas(sim.config, parent, header.Time)
-		}
+		excess := sim.api.exec.NextExcessBlobGas(parent, header.Time)
 		header.ExcessBlobGas = &excess
 	}
 	rules := sim.config.Rules(header.Number, header.Difficulty.Sign() == 0, header.Time)
@@ -403,6 +425,13 @@ func (sim *simulator) processBlock(ctx context.Context, pb plannedBlock) (*simBl
 		}
 		if res.Logs == nil {
 			res.Logs = []*types.Log{}
+		}
+		size := simCallJSON + 2*len(res.ReturnData) + 2*len(result.Revert())
+		for _, l := range res.Logs {
+			size += simLogJSON + 2*len(l.Data) + 70*len(l.Topics)
+		}
+		if err := sim.produce(size); err != nil {
+			return nil, err
 		}
 		if result.Failed() {
 			if errors.Is(result.Err, vm.ErrExecutionReverted) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/follow"
+	"github.com/tipnode/tipnode/chain/snapshot"
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/replica"
 	"github.com/tipnode/tipnode/pending/stream"
@@ -59,6 +60,11 @@ type Config struct {
 	// sequencer, or a replica's stream follower re-publishing what it
 	// validated). Default nil (off).
 	Stream *stream.PublisherConfig
+	// Snapshot, when non-nil, serves the state at the finalized block
+	// (latest when nothing is finalized) as a snapshot stream on GET
+	// /snapshot (chain/snapshot), for `tipnode init --snapshot-from`.
+	// Default nil (off).
+	Snapshot *snapshot.Config
 	// TxForward, when non-nil, makes eth_sendRawTransaction check the
 	// transaction locally (no account state) and forward it to the
 	// sequencer at TxForward.URL instead of pooling it (eth.Forwarder).
@@ -230,6 +236,7 @@ func New(cfg Config, db *store.DB, g *chain.Genesis, clock pending.Clock, log ze
 		w.Stop()
 		return nil, err
 	}
+	n.Pool.UseChainCosts(exec) // OP: the L1 data and operator fees must be payable
 	apiCfg := cfg.API
 	apiCfg.Preconfirmations = cfg.Sequencer != nil || cfg.Preconf != nil // a replica publishes the sequencer's, replayed
 	var pool eth.TxPool                                                  // none on a read-only node
@@ -257,7 +264,7 @@ func New(cfg Config, db *store.DB, g *chain.Genesis, clock pending.Clock, log ze
 	n.Server.SetErrorMapper(n.API.MapError)
 	n.Server.SetBatchScope(n.API.BatchScope)
 	if n.Registry != nil {
-		n.Registry.MustRegister(n.Server.Collector(), n.API.Executions().Collector("evm"), storeCollector{db})
+		n.Registry.MustRegister(n.Server.Collector(), n.API.Executions().Collector("evm"), n.API.SyncWaits().Collector("txsync"), n.API.FilterCollector(), storeCollector{db})
 		n.Server.Handle("GET /metrics", promhttp.HandlerFor(n.Registry, promhttp.HandlerOpts{}))
 	}
 	if cfg.Stream != nil {
@@ -270,6 +277,14 @@ func New(cfg Config, db *store.DB, g *chain.Genesis, clock pending.Clock, log ze
 			return nil, err
 		}
 		n.Server.HandleStream("GET /preconfirmations", n.Stream)
+	}
+	if cfg.Snapshot != nil {
+		h, err := snapshot.NewHandler(*cfg.Snapshot, snapshotSource(w), log)
+		if err != nil {
+			w.Stop()
+			return nil, err
+		}
+		n.Server.HandleStream("GET /snapshot", h)
 	}
 	if cfg.Sequencer != nil {
 		if n.Sequencer, err = pending.New(*cfg.Sequencer, w, exec, n.Pool, n.Pending, clock, metrics, log); err != nil {
@@ -430,5 +445,22 @@ func (n *Node) stopReplica() {
 	if n.Replica != nil {
 		n.StreamClient.Stop()
 		n.Replica.Stop()
+	}
+}
+
+// snapshotSource serves snapshots at the writer's finalized block, or its
+// latest when nothing above genesis is finalized (a dev chain's
+// sequencer finalizes nothing).
+func snapshotSource(w *chain.Writer) snapshot.Source {
+	return func() (store.View, uint64, error) {
+		h, view, err := w.OpenHead()
+		if err != nil {
+			return nil, 0, err
+		}
+		n := h.Finalized().Number.Uint64()
+		if n == 0 {
+			n = h.Number()
+		}
+		return view, n, nil
 	}
 }

@@ -42,6 +42,9 @@ type Options struct {
 	NoDebug bool
 	// GasLimit of the blocks (0: go-ethereum's default).
 	GasLimit uint64
+	// Preimages makes go-ethereum record the preimages of hashed keys, so
+	// that its state dumps (debug_dumpBlock) name addresses and slots.
+	Preimages bool
 }
 
 // StartGeth starts a go-ethereum node, closed at the end of the test.
@@ -63,6 +66,9 @@ func StartGeth(t testing.TB, opts Options) *Geth {
 				nc.HTTPVirtualHosts = []string{"*"}
 				nc.WSOrigins = []string{"*"}
 			},
+		}
+		if opts.Preimages {
+			options = append(options, func(_ *gethnode.Config, ec *ethconfig.Config) { ec.Preimages = true })
 		}
 		if opts.GasLimit != 0 {
 			options = append(options, simulated.WithBlockGasLimit(opts.GasLimit))

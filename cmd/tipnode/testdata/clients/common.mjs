@@ -16,6 +16,7 @@ export const keys = [
   '0x47e179ec197488593b187f80a00eb0da91f1b9d0b13f8733639f19c30a34926a',
   '0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba',
   '0x92db14e403b83dfe3df233f83dfa3a0d7096f21ca9b0d6d6b8d88b2b4ec1564e',
+  '0x4bbbf85ce3377467afe5d46f804f221813b2bb87f24d81f60f1fcdbf7cbf4356',
 ];
 export const addresses = [
   '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266',
@@ -25,6 +26,7 @@ export const addresses = [
   '0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65',
   '0x9965507D1a55bcC2695C58ba16FB37d819B0A4dc',
   '0x976EA74026E726554dB657fA54763abd0C3a0aa9',
+  '0x14dC79964da2C08b23698B3D3cc7Ca32193d9955',
 ];
 
 // The test contract (Counter.sol, compiled into Counter.json).

@@ -4,7 +4,7 @@ import {
   JsonRpcProvider, WebSocketProvider, Wallet, ContractFactory, Contract, SocketSubscriber,
   isCallException, verifyMessage, verifyTypedData, Transaction, JsonRpcSigner, toQuantity, parseEther, zeroPadValue,
 } from 'ethers';
-import { keys, addresses, counter, ZERO_HASH, beforeSeal, check, poll, sealed, within } from './common.mjs';
+import { keys, addresses, counter, ZERO_HASH, beforeSeal, check, poll, sealed, sleep, within } from './common.mjs';
 
 const lib = 'ethers';
 const network = { chainId: 1337, name: 'tipnode-dev' };
@@ -103,6 +103,20 @@ export async function run({ url, wsUrl, rec }) {
     const parsed = contract.interface.parseError(c.data);
     check(parsed?.name === 'Custom' && parsed.args[0] === 9n, `custom error data ${c.data}`);
     return 'CALL_EXCEPTION: reason "boom" / data decoded by the interface as Custom(9, sender)';
+  });
+
+  await rec.feature(lib, 'provider.on("pending") over HTTP (eth_newPendingTransactionFilter)', async () => {
+    const seen = new Set();
+    const listener = (hash) => seen.add(hash);
+    await provider.on('pending', listener);
+    try {
+      await sleep(300); // the filter is installed on the first poll
+      const tx = await wallet.sendTransaction({ to: addresses[0], value: 1 });
+      await poll(`${tx.hash} as a "pending" event`, () => (seen.has(tx.hash) ? true : null));
+      return `${seen.size} pending hash(es)`;
+    } finally {
+      await provider.off('pending', listener);
+    }
   });
 
   await rec.feature(lib, 'JSON-RPC batch', async () => {

@@ -5,7 +5,7 @@ import {
   BaseError, ContractFunctionRevertedError, TransactionReceiptNotFoundError, verifyMessage, verifyTypedData,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { keys, addresses, counter, ZERO_HASH, beforeSeal, check, poll, sealed, show, within } from './common.mjs';
+import { keys, addresses, counter, ZERO_HASH, beforeSeal, check, poll, sealed, show, sleep, within } from './common.mjs';
 
 const lib = 'viem';
 
@@ -26,16 +26,25 @@ async function expectRevert(p) {
   throw new Error('did not revert');
 }
 
-export async function run({ url, wsUrl, rec }) {
+export async function run({ url, wsUrl, replicaUrl, rec }) {
   const chain = defineChain({
     id: 1337, name: 'tipnode dev', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
     rpcUrls: { default: { http: [url], webSocket: [wsUrl] } },
   });
   let batches = 0;
+  // methods: every JSON-RPC method sent through a counting transport.
+  const methods = new Set();
+  const record = async (req) => {
+    const body = await req.clone().json();
+    for (const r of Array.isArray(body) ? body : [body]) methods.add(r.method);
+    return body;
+  };
   const transport = http(url, {
     batch: true,
-    onFetchRequest: async (req) => { if (Array.isArray(await req.clone().json())) batches++; },
+    onFetchRequest: async (req) => { if (Array.isArray(await record(req))) batches++; },
   });
+  // (onFetchRequest must return nothing: a value replaces the request.)
+  const countingHttp = (u) => http(u, { onFetchRequest: async (req) => { await record(req); } });
   const client = createPublicClient({ chain, transport, pollingInterval: 100 });
   const account = privateKeyToAccount(keys[1]);
   const wallet = createWalletClient({ chain, transport: http(url), account, pollingInterval: 100 });
@@ -62,6 +71,55 @@ export async function run({ url, wsUrl, rec }) {
     const txs = await Promise.all(hashes.map((hash) => client.getTransaction({ hash })));
     check(new Set(txs.map((t) => t.nonce)).size === 3, `nonces ${txs.map((t) => t.nonce)}`);
     return `nonces ${txs.map((t) => t.nonce).join(',')}`;
+  });
+
+  await rec.feature(lib, 'sendTransactionSync (eth_sendRawTransactionSync)', async () => {
+    const sync = createWalletClient({ chain, transport: countingHttp(url), account });
+    const t0 = Date.now();
+    const r = await sync.sendTransactionSync({ to: addresses[0], value: 1n });
+    const ms = Date.now() - t0;
+    check(methods.has('eth_sendRawTransactionSync'), 'eth_sendRawTransactionSync was not called');
+    check(r.status === 'success' && r.transactionHash && r.from.toLowerCase() === account.address.toLowerCase(), `receipt ${show(r)}`);
+    return `receipt in ${ms} ms (block ${r.blockNumber}${r.blockHash === ZERO_HASH ? ', pre-confirmed' : ''})`;
+  });
+
+  // Through a read replica (forwarded to this node, answered when the
+  // pre-confirmation stream brings the receipt). Before the dev methods,
+  // whose evm_revert unwinds the chain under the replica.
+  await rec.feature(lib, 'sendTransactionSync through a read replica', async () => {
+    check(replicaUrl, 'no replica URL (TIPNODE_REPLICA_URL)');
+    const racct = privateKeyToAccount(keys[7]);
+    const sync = createWalletClient({ chain, transport: countingHttp(replicaUrl), account: racct });
+    const t0 = Date.now();
+    const r = await sync.sendTransactionSync({ to: addresses[0], value: 1n });
+    const ms = Date.now() - t0;
+    check(r.status === 'success' && r.from.toLowerCase() === racct.address.toLowerCase(), `receipt ${show(r)}`);
+    const onSeq = await client.getTransactionReceipt({ hash: r.transactionHash });
+    check(onSeq.status === 'success', 'the sequencer has no receipt');
+    return `receipt in ${ms} ms through the replica`;
+  });
+
+  await rec.feature(lib, 'watchBlocks over HTTP polling', async () => {
+    const b = await within(10_000, 'watchBlocks', new Promise((resolve, reject) => {
+      const un = client.watchBlocks({ poll: true, pollingInterval: 100, onBlock: (b) => { un(); resolve(b); }, onError: reject });
+    }));
+    check(b.number > 0n && b.hash, 'block without number/hash');
+    return `block ${b.number}`;
+  });
+
+  await rec.feature(lib, 'watchPendingTransactions over HTTP (eth_newPendingTransactionFilter)', async () => {
+    const seen = new Set();
+    let failed;
+    const un = client.watchPendingTransactions({ poll: true, pollingInterval: 100, onTransactions: (hs) => hs.forEach((h) => seen.add(h)), onError: (e) => { failed = e; } });
+    try {
+      await poll('filter installed', () => (methods.has('eth_newPendingTransactionFilter') ? true : null));
+      const hash = await wallet.sendTransaction({ to: addresses[0], value: 1n });
+      await poll(`${hash} from the filter`, () => { if (failed) throw failed; return seen.has(hash) ? true : null; });
+      check(methods.has('eth_getFilterChanges'), 'no eth_getFilterChanges');
+      return `${seen.size} hash(es) through eth_getFilterChanges`;
+    } finally {
+      un();
+    }
   });
 
   let contract;
@@ -133,6 +191,23 @@ export async function run({ url, wsUrl, rec }) {
     check(bal > 0n && n > 0n && id === 1337 && nonce >= 3, `answers ${bal} ${n} ${id} ${nonce}`);
     check(batches > before, 'the requests were not sent as a batch');
     return `${batches - before} batch(es)`;
+  });
+
+  await rec.feature(lib, 'watchContractEvent over HTTP (eth_newFilter)', async () => {
+    const logs = [];
+    let failed;
+    const before = methods.has('eth_newFilter');
+    const un = client.watchContractEvent({ address: contract, abi, eventName: 'Set', poll: true, pollingInterval: 100, onLogs: (ls) => logs.push(...ls), onError: (e) => { failed = e; } });
+    try {
+      await poll('filter installed', () => (methods.has('eth_newFilter') ? true : null));
+      await sleep(150);
+      await wallet.writeContract({ address: contract, abi, functionName: 'set', args: [77n] });
+      const log = await poll('Set(77) from the filter', () => { if (failed) throw failed; return logs.find((l) => l.args.value === 77n) ?? null; }, 50, 15_000);
+      check(!before || methods.has('eth_getFilterChanges'), 'no eth_getFilterChanges');
+      return `Set(${log.args.value}) in block ${log.blockNumber}`;
+    } finally {
+      un();
+    }
   });
 
   const ws = createPublicClient({ chain, transport: webSocket(wsUrl) });

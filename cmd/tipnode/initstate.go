@@ -1,0 +1,245 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/tipnode/tipnode/chain"
+	"github.com/tipnode/tipnode/chain/follow"
+	"github.com/tipnode/tipnode/chain/snapshot"
+	"github.com/tipnode/tipnode/chain/statedump"
+	"github.com/tipnode/tipnode/store"
+)
+
+// initMarker is the directory (inside the data directory) that `init
+// --state` works in: its sort files and sstables. It exists from the start
+// of the import until the store is complete, so a data directory holding
+// it was left by an interrupted init and is refused by every command.
+const initMarker = "init-state.tmp"
+
+// errHalfInitialised is the refusal of a data directory an interrupted
+// `init --state` left behind.
+func errHalfInitialised(dir string) error {
+	return fmt.Errorf("the data directory %s holds an interrupted 'tipnode init --state' (%s): delete the directory %s and run init again",
+		dir, filepath.Join(dir, initMarker), dir)
+}
+
+// checkNotHalfInitialised refuses a data directory with the init marker.
+func checkNotHalfInitialised(dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, initMarker)); err == nil {
+		return errHalfInitialised(dir)
+	}
+	return nil
+}
+
+// StateInitFlags are the flags of `init --state`.
+type StateInitFlags struct {
+	Dump    string // --state
+	Block   uint64 // --state.block
+	From    string // --state.from
+	Headers string // --state.headers
+	set     bool   // --state.block given
+}
+
+// Validate checks the combination.
+func (f StateInitFlags) Validate() error {
+	switch {
+	case f.Dump == "" && (f.set || f.From != "" || f.Headers != ""):
+		return errors.New("--state.block, --state.from and --state.headers need --state DUMP.jsonl")
+	case f.Dump == "":
+		return nil
+	case !f.set:
+		return errors.New("--state needs --state.block N: the block the dump is the state of")
+	case (f.From == "") == (f.Headers == ""):
+		return errors.New("--state needs one of --state.from URL (an upstream JSON-RPC node) or --state.headers FILE (RLP blocks or headers ending at --state.block)")
+	}
+	return nil
+}
+
+// importMemoryLimit is the Go runtime's soft memory limit during an
+// import (init --state, --snapshot-from): the sorts hold about 256 MiB,
+// and without a limit the heap's GC slack grows with the dump (peak RSS
+// 403 MB for 3M slots, 313 MB with the limit, and less CPU).
+const importMemoryLimit = 320 << 20
+
+// limitImportMemory lowers the runtime's memory limit to importMemoryLimit
+// (a lower one set by GOMEMLIMIT stays).
+func limitImportMemory() {
+	if debug.SetMemoryLimit(-1) > importMemoryLimit {
+		debug.SetMemoryLimit(importMemoryLimit)
+	}
+}
+
+// initFromState initialises the store of sf at block f.Block from the
+// state dump f.Dump (see README "Starting from a recent block"): all or
+// nothing, the dump verified against the anchor header's state root.
+func initFromState(ctx context.Context, sf StoreFlags, f StateInitFlags, g *chain.Genesis, log zerolog.Logger) error {
+	start := time.Now()
+	limitImportMemory()
+	n := f.Block
+	anchor := &store.AnchorWrite{Spec: g.Spec}
+	config, err := json.Marshal(g.Config)
+	if err != nil {
+		return err
+	}
+	anchor.Config = config
+	if g.Block != nil {
+		anchor.Genesis = g.Block.Header()
+	}
+	if f.From != "" {
+		a, err := follow.FetchAnchor(ctx, f.From, n, 30*time.Second)
+		if err != nil {
+			return fmt.Errorf("--state.from %s: %w", f.From, err)
+		}
+		if a.ChainID.Cmp(g.Config.ChainID) != 0 {
+			return fmt.Errorf("--state.from %s: the upstream's chain id is %s, the genesis says %s", f.From, a.ChainID, g.Config.ChainID)
+		}
+		if anchor.Genesis != nil && anchor.Genesis.Hash() != a.Genesis.Hash() {
+			return fmt.Errorf("--state.from %s: the upstream's block 0 is %s, the genesis gives %s", f.From, a.Genesis.Hash().Hex(), anchor.Genesis.Hash().Hex())
+		}
+		anchor.Genesis, anchor.Headers, anchor.Body, anchor.Receipts = a.Genesis, a.Headers, a.Body, a.Receipts
+		if a.NoHistory != "" {
+			log.Warn().Str("why", a.NoHistory).Uint64("block", n).Msg("block of the anchor not kept: history starts at the next block")
+		}
+	} else {
+		file, err := os.Open(f.Headers)
+		if err != nil {
+			return err
+		}
+		hs, err := statedump.ReadHeaders(file, n, follow.AnchorHeaders)
+		file.Close()
+		if err != nil {
+			return fmt.Errorf("--state.headers %s: %w", f.Headers, err)
+		}
+		anchor.Headers = hs.Headers
+		if hs.Genesis != nil {
+			if anchor.Genesis != nil && anchor.Genesis.Hash() != hs.Genesis.Hash() {
+				return fmt.Errorf("--state.headers %s: block 0 is %s, the genesis gives %s", f.Headers, hs.Genesis.Hash().Hex(), anchor.Genesis.Hash().Hex())
+			}
+			anchor.Genesis = hs.Genesis
+		}
+		if anchor.Genesis == nil {
+			// Block 0 from the spec: its alloc is built once to hash it.
+			full, err := chain.ParseGenesis(g.Spec)
+			if err != nil {
+				return err
+			}
+			anchor.Genesis = full.Block.Header()
+		}
+		if len(hs.Headers) > 0 && hs.Headers[0].Number.Uint64() == 1 && hs.Headers[0].ParentHash != anchor.Genesis.Hash() {
+			return fmt.Errorf("--state.headers %s: block 1's parent is %s, the genesis is %s", f.Headers, hs.Headers[0].ParentHash.Hex(), anchor.Genesis.Hash().Hex())
+		}
+		// A file of blocks holds the anchor's body but no receipts: its
+		// history starts at the next block.
+	}
+	top := anchor.Headers[len(anchor.Headers)-1]
+	log.Info().Uint64("block", n).Str("hash", top.Hash().Hex()).Str("stateRoot", top.Root.Hex()).
+		Int("headers", len(anchor.Headers)).Msg("anchor header")
+
+	dump, err := os.Open(f.Dump)
+	if err != nil {
+		return err
+	}
+	defer dump.Close()
+	cfg := sf.config()
+	cfg.SyncWrites = false
+	db, err := openStore(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	tmp := filepath.Join(sf.DataDir, initMarker)
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return err
+	}
+	si, err := db.NewStateImport(tmp, n, 128<<20)
+	if errors.Is(err, store.ErrNotEmpty) {
+		os.RemoveAll(tmp)
+		return fmt.Errorf("the data directory %s is already initialised: init --state needs a new one", sf.DataDir)
+	}
+	if err != nil {
+		os.RemoveAll(tmp)
+		return err
+	}
+	// From here a failure removes the marker (nothing was ingested: the
+	// store is as empty as before); a crash leaves it.
+	cleanup := func() error { return errors.Join(si.Close(), os.RemoveAll(tmp)) }
+	progress := func(phase string, n int64) {
+		log.Info().Str("phase", phase).Int64("entries", n).Str("elapsed", time.Since(start).Round(time.Second).String()).Msg("state dump")
+	}
+	res, err := statedump.Load(ctx, dump, si, statedump.Config{TempDir: tmp, Expected: top.Root, Progress: progress})
+	if err != nil {
+		cleanup()
+		return fmt.Errorf("--state %s: %w", f.Dump, err)
+	}
+	parsed := time.Since(start)
+	log.Info().Str("stateRoot", res.Root.Hex()).Int64("accounts", res.Accounts).Int64("slots", res.Slots).
+		Msg("state root verified; writing the store")
+	stats, err := si.Commit(ctx, anchor)
+	if err != nil {
+		cleanup()
+		return err
+	}
+	if err := cleanup(); err != nil {
+		log.Warn().Err(err).Msg("remove the import's temporary files")
+	}
+	secs := time.Since(start).Seconds()
+	entries := stats.Accounts + stats.Slots + stats.Codes
+	log.Info().Str("datadir", sf.DataDir).Uint64("anchor", n).Str("hash", top.Hash().Hex()).
+		Str("format", res.Format).Str("stateRoot", res.Root.Hex()).
+		Int64("accounts", stats.Accounts).Int64("slots", stats.Slots).Int64("codes", stats.Codes).
+		Int("tables", stats.Tables).Int64("bytes", stats.Bytes).
+		Str("verified", parsed.Round(time.Millisecond).String()).
+		Str("elapsed", time.Since(start).Round(time.Millisecond).String()).
+		Float64("entries/s", float64(entries)/secs).
+		Bool("anchorHistory", anchor.Body != nil).
+		Msg("initialised from a state dump")
+	return nil
+}
+
+// initFromSnapshot initialises the store of sf from the snapshot stream of
+// the tipnode at url (chain/snapshot): all or nothing, as init --state.
+func initFromSnapshot(ctx context.Context, sf StoreFlags, url string, log zerolog.Logger) error {
+	if err := checkNotHalfInitialised(sf.DataDir); err != nil {
+		return err
+	}
+	start := time.Now()
+	limitImportMemory()
+	cfg := sf.config()
+	cfg.SyncWrites = false
+	db, err := openStore(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := db.Latest(); err == nil {
+		return fmt.Errorf("the data directory %s is already initialised: --snapshot-from needs a new one", sf.DataDir)
+	}
+	tmp := filepath.Join(sf.DataDir, initMarker)
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return err
+	}
+	stats, err := snapshot.JoinURL(ctx, url, db, tmp)
+	if rerr := os.RemoveAll(tmp); rerr != nil && err == nil {
+		log.Warn().Err(rerr).Msg("remove the join's temporary files")
+	}
+	if err != nil {
+		return fmt.Errorf("--snapshot-from %s: %w", url, err)
+	}
+	secs := time.Since(start).Seconds()
+	log.Info().Str("datadir", sf.DataDir).Uint64("anchor", stats.Anchor).Str("hash", stats.Hash.Hex()).
+		Bool("stateRootChecked", stats.RootChecked).
+		Int64("accounts", stats.Accounts).Int64("slots", stats.Slots).Int64("codes", stats.Codes).
+		Str("elapsed", time.Since(start).Round(time.Millisecond).String()).
+		Float64("entries/s", float64(stats.Accounts+stats.Slots+stats.Codes)/secs).
+		Msg("initialised from a snapshot")
+	return nil
+}
