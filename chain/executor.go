@@ -303,19 +303,8 @@ func (p *BlockProcessor) ApplyMessage(tx *types.Transaction, msg *core.Message) 
 // apply runs msg as tx, the next transaction of the block, and records its
 // receipt.
 func (p *BlockProcessor) apply(tx *types.Transaction, msg *core.Message) (xr *xtypes.Receipt, result *core.ExecutionResult, err error) {
-	if hooks := p.evm.Config.Tracer; hooks != nil {
-		if hooks.OnTxStart != nil {
-			hooks.OnTxStart(p.evm.GetVMContext(), tx, msg.From)
-		}
-		if hooks.OnTxEnd != nil {
-			defer func() {
-				var r *types.Receipt
-				if xr != nil {
-					r = &xr.Receipt
-				}
-				hooks.OnTxEnd(r, err)
-			}()
-		}
+	if end := p.traceTx(tx, msg.From); end != nil {
+		defer func() { end(xr, err) }()
 	}
 	snap := p.state.Snapshot()
 	gpSnap := p.gp.Snapshot()
@@ -376,6 +365,29 @@ func (p *BlockProcessor) apply(tx *types.Transaction, msg *core.Message) (xr *xt
 	p.receipts = append(p.receipts, xr)
 	p.logs = append(p.logs, receipt.Logs...)
 	return xr, result, nil
+}
+
+// traceTx tells the tracer (the EVM config's hooks, if any) that tx from
+// from starts, and returns what tells it the transaction ended (nil when
+// no tracer wants to know), as go-ethereum's ApplyTransactionWithEVM.
+func (p *BlockProcessor) traceTx(tx *types.Transaction, from common.Address) func(*xtypes.Receipt, error) {
+	hooks := p.evm.Config.Tracer
+	if hooks == nil {
+		return nil
+	}
+	if hooks.OnTxStart != nil {
+		hooks.OnTxStart(p.evm.GetVMContext(), tx, from)
+	}
+	if hooks.OnTxEnd == nil {
+		return nil
+	}
+	return func(r *xtypes.Receipt, err error) {
+		var receipt *types.Receipt
+		if r != nil {
+			receipt = &r.Receipt
+		}
+		hooks.OnTxEnd(receipt, err)
+	}
 }
 
 // Finish runs the post-transaction part of the block: withdrawals, the

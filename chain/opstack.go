@@ -76,22 +76,13 @@ func (p *BlockProcessor) applyDeposit(d *xtypes.Deposit) (receipt *xtypes.Receip
 	if mint := d.MintValue(); mint.Sign() > 0 {
 		p.state.AddBalance(from, uint256.MustFromBig(mint), tracing.BalanceChangeUnspecified)
 	}
-	if hooks := p.evm.Config.Tracer; hooks != nil {
+	if p.evm.Config.Tracer != nil {
 		// Tracers see a deposit as the unsigned call its fields make
 		// (go-ethereum's hooks take a *types.Transaction; the hash is in
 		// their context).
-		if hooks.OnTxStart != nil {
-			hooks.OnTxStart(p.evm.GetVMContext(), types.NewTx(&types.LegacyTx{Nonce: nonce, To: d.To(), Value: d.Value(),
-				Gas: gasLimit, GasPrice: new(big.Int), Data: d.Data()}), from)
-		}
-		if hooks.OnTxEnd != nil {
-			defer func() {
-				var r *types.Receipt
-				if receipt != nil {
-					r = &receipt.Receipt
-				}
-				hooks.OnTxEnd(r, err)
-			}()
+		standIn := types.NewTx(&types.LegacyTx{Nonce: nonce, To: d.To(), Value: d.Value(), Gas: gasLimit, GasPrice: new(big.Int), Data: d.Data()})
+		if end := p.traceTx(standIn, from); end != nil {
+			defer func() { end(receipt, err) }()
 		}
 	}
 	snap := p.state.Snapshot()
