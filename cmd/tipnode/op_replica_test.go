@@ -1,0 +1,422 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"os/exec"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/params"
+
+	"github.com/tipnode/tipnode/chain/op"
+	"github.com/tipnode/tipnode/pending/devnet"
+	"github.com/tipnode/tipnode/pending/stream/streamtest"
+	"github.com/tipnode/tipnode/store/xtypes"
+)
+
+// receiptDiff lists the fields in which two JSON receipts differ, the
+// block hash (a pre-confirmed receipt's may be a placeholder, a sealed
+// one's the real hash) left out, in the logs too.
+func receiptDiff(a, b json.RawMessage) []string {
+	decode := func(raw json.RawMessage) map[string]any {
+		var m map[string]any
+		if json.Unmarshal(raw, &m) != nil || m == nil {
+			return map[string]any{"(not an object)": string(raw)}
+		}
+		delete(m, "blockHash")
+		if logs, ok := m["logs"].([]any); ok {
+			for _, l := range logs {
+				if lm, ok := l.(map[string]any); ok {
+					delete(lm, "blockHash")
+				}
+			}
+		}
+		return m
+	}
+	x, y := decode(a), decode(b)
+	keys := map[string]bool{}
+	for k := range x {
+		keys[k] = true
+	}
+	for k := range y {
+		keys[k] = true
+	}
+	var out []string
+	for k := range keys {
+		if !reflect.DeepEqual(x[k], y[k]) {
+			out = append(out, fmt.Sprintf("%s: %v vs %v", k, x[k], y[k]))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestOPReplicasE2E runs real processes on an OP Stack chain: one `tipnode
+// dev --op` (the sequencer, with L1 data fees and operator fees on), two
+// read replicas (`run --follow.rpc ws://… --follow.preconf …`), the second
+// behind the stream fault proxy, and a follower of the sequencer's blocks
+// only (`run --follow.rpc http://…`, no stream), all set up with `init
+// --genesis-from`. Transfers, a contract deployment and contract writes
+// sent through the replicas (forwarded to the sequencer), each round right
+// after a seal: every one shows in both replicas' pre-confirmed `pending`
+// block, and its receipt there equals the sequencer's field for field
+// (l1Fee, the other OP fee fields, gas, index, logs; not the block hash),
+// l1Fee non-zero. User deposits (tipnode_sendDeposit on the sequencer):
+// the same on the replicas' pending, with their deposit nonce and the
+// minted balance. Sealed block hashes are equal on all four nodes (the
+// follower imports every block with the full OP verification) and so are
+// the four fee vaults' balances at every height. A burst of dropped,
+// duplicated, reordered and delayed stream messages: the proxied replica
+// recovers. Then the sequencer, in manual mining with a pre-confirmed
+// deposit and transaction in its open block (both on the replicas'
+// pending), is killed with SIGKILL: after the restart both receipts are
+// exactly what the client was promised, the replicas serve the restarted
+// sequencer's pending block and follow its chain, and every node agrees
+// again on hashes and vaults.
+func TestOPReplicasE2E(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skipping the process test")
+	}
+	bin := buildTipnode(t)
+	const interval = 100 * time.Millisecond
+	seqDir, seqAddr := t.TempDir(), freePort(t)
+	seqURL, seqStream := "http://"+seqAddr, "ws://"+seqAddr+"/preconfirmations"
+	startSeq := func() *process {
+		p := startProcess(t, bin, "dev", "--op", "--datadir", seqDir, "--http.addr", seqAddr,
+			"--preconf.interval", interval.String(), "--block.time", "1s", "--op.operatorfee.scalar", "7", "--op.operatorfee.constant", "1000",
+			"--op.l1.basefee", "20000000000", "--log.level", "warn", "--log.format", "json")
+		waitRPC(t, seqURL, p)
+		return p
+	}
+	seq := startSeq()
+	proxy := streamtest.NewProxy(t, seqStream, 20261126)
+	// Faults that lose nothing while the replicas' pending is checked
+	// transaction by transaction; a lossy burst comes later.
+	gentle := streamtest.Faults{Duplicate: 0.3, Delay: 20 * time.Millisecond}
+	proxy.SetFaults(gentle)
+
+	type node struct {
+		name, dir, addr, url string
+		args                 []string
+		p                    *process
+	}
+	r1 := &node{name: "replica 1", args: []string{"--follow.rpc", "ws://" + seqAddr, "--follow.preconf", seqStream}}
+	r2 := &node{name: "replica 2 (proxied)", args: []string{"--follow.rpc", "ws://" + seqAddr, "--follow.preconf", proxy.URL}}
+	fo := &node{name: "follower (no stream)", args: []string{"--follow.rpc", seqURL, "--follow.poll", "100ms"}}
+	replicas, others := []*node{r1, r2}, []*node{r1, r2, fo}
+	start := func(n *node) {
+		n.p = startProcess(t, bin, append([]string{"run", "--datadir", n.dir, "--http.addr", n.addr, "--metrics",
+			"--log.level", "info", "--log.format", "json"}, n.args...)...)
+		waitRPC(t, n.url, n.p)
+	}
+	for _, n := range others {
+		n.dir, n.addr = t.TempDir(), freePort(t)
+		n.url = "http://" + n.addr
+		if out, err := exec.Command(bin, "init", "--datadir", n.dir, "--genesis-from", seqURL, "--log.level", "warn").CombinedOutput(); err != nil {
+			t.Fatalf("init --genesis-from: %v\n%s", err, out)
+		}
+		start(n)
+	}
+	logs := func() string {
+		s := "sequencer:\n" + tail(seq.out.String(), 2500)
+		for _, n := range others {
+			s += "\n" + n.name + ":\n" + tail(n.p.out.String(), 2500)
+		}
+		return s
+	}
+	until := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not reached within 30 s\n%s", what, logs())
+			}
+			time.Sleep(2 * time.Millisecond) // other processes: nothing to wait on but their answers
+		}
+	}
+	getPending := func(url string) (pendingBlock, error) {
+		var b pendingBlock
+		err := rpcCall(url, "eth_getBlockByNumber", &b, "pending", false)
+		return b, err
+	}
+	servingPreconf := func() {
+		t.Helper()
+		for _, r := range replicas {
+			until(r.name+" serving a pre-confirmed pending block", func() bool {
+				b, err := getPending(r.url)
+				return err == nil && b.Hash == nil
+			})
+		}
+	}
+	servingPreconf()
+
+	accs, err := devnet.Accounts(devnet.Mnemonic, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chainID := big.NewInt(int64(devnet.DefaultChainID))
+	signer := types.LatestSignerForChainID(chainID)
+	nonces := make([]uint64, len(accs))
+	send := func(url string, a int, to *common.Address, gas uint64, data []byte) common.Hash {
+		t.Helper()
+		tx, err := types.SignNewTx(accs[a].Key, signer, &types.DynamicFeeTx{ChainID: chainID, Nonce: nonces[a],
+			GasTipCap: big.NewInt(params.GWei), GasFeeCap: big.NewInt(100 * params.GWei), Gas: gas, To: to, Value: big.NewInt(1), Data: data})
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := tx.MarshalBinary()
+		var hash common.Hash
+		if err := rpcCall(url, "eth_sendRawTransaction", &hash, hexutil.Bytes(raw)); err != nil || hash != tx.Hash() {
+			t.Fatalf("send via %s: %s, %v\n%s", url, hash.Hex(), err, logs())
+		}
+		nonces[a]++
+		return hash
+	}
+	// deposit sends a user deposit from depositor, minting mint to it and
+	// passing it on to to (a deposit bumps its
+	// sender's nonce: not a key the test signs with).
+	depositor := common.HexToAddress("0xd0d0000000000000000000000000000000000001")
+	deposit := func(to common.Address, mint *big.Int) common.Hash {
+		t.Helper()
+		var h common.Hash
+		if err := rpcCall(seqURL, "tipnode_sendDeposit", &h, map[string]any{"from": depositor, "to": to, "mint": hexutil.EncodeBig(mint), "value": hexutil.EncodeBig(mint), "gas": "0x186a0"}); err != nil {
+			t.Fatalf("tipnode_sendDeposit: %v", err)
+		}
+		return h
+	}
+	receipt := func(url string, h common.Hash) json.RawMessage {
+		var r json.RawMessage
+		if err := rpcCall(url, "eth_getTransactionReceipt", &r, h); err != nil || string(r) == "null" {
+			return nil
+		}
+		return r
+	}
+	// afterSeal waits for the sequencer's next seal, so that what is sent
+	// next stays in the pending block most of a block time.
+	afterSeal := func() {
+		t.Helper()
+		h := blockNumber(t, seqURL)
+		until("the sequencer's next seal", func() bool {
+			var n hexutil.Uint64
+			return rpcCall(seqURL, "eth_blockNumber", &n) == nil && uint64(n) > h
+		})
+	}
+	// onReplicas checks that every hash shows in both replicas'
+	// pre-confirmed pending block and that the replicas' receipts equal
+	// the sequencer's; it returns the sequencer's receipts.
+	onReplicas := func(what string, hashes ...common.Hash) map[common.Hash]json.RawMessage {
+		t.Helper()
+		for _, r := range replicas {
+			seen := map[common.Hash]bool{}
+			until(what+" on "+r.name+"'s pending", func() bool {
+				b, err := getPending(r.url)
+				if err != nil || b.Hash != nil {
+					return false
+				}
+				for _, h := range b.Transactions {
+					seen[h] = true
+				}
+				for _, h := range hashes {
+					if !seen[h] {
+						return false
+					}
+				}
+				return true
+			})
+		}
+		out := map[common.Hash]json.RawMessage{}
+		for _, h := range hashes {
+			var want json.RawMessage
+			until(what+": the sequencer's receipt", func() bool { want = receipt(seqURL, h); return want != nil })
+			out[h] = want
+			var fees struct {
+				Type  hexutil.Uint64 `json:"type"`
+				L1Fee *hexutil.Big   `json:"l1Fee"`
+			}
+			json.Unmarshal(want, &fees)
+			if fees.Type != xtypes.DepositTxType && (fees.L1Fee == nil || fees.L1Fee.ToInt().Sign() <= 0) {
+				t.Fatalf("%s: %s pays no L1 fee on the sequencer: %s", what, h.Hex(), want)
+			}
+			for _, r := range replicas {
+				got := receipt(r.url, h)
+				if d := receiptDiff(want, got); len(d) > 0 {
+					t.Fatalf("%s: receipt of %s on %s differs from the sequencer's (sequencer vs replica):\n%s\nsequencer %s\nreplica   %s",
+						what, h.Hex(), r.name, strings.Join(d, "\n"), want, got)
+				}
+			}
+		}
+		return out
+	}
+
+	vaults := []common.Address{op.SequencerFeeVault, op.BaseFeeVault, op.L1FeeVault, op.OperatorFeeVault}
+	checked := uint64(0)
+	// sameEverywhere waits until every transaction sent is sealed and every
+	// node holds the sequencer's head, then compares block hashes and the
+	// vaults' balances at every height not compared yet.
+	sameEverywhere := func(what string) uint64 {
+		t.Helper()
+		until(what+": every transaction sealed", func() bool {
+			for a := range accs {
+				var n hexutil.Uint64
+				if rpcCall(seqURL, "eth_getTransactionCount", &n, accs[a].Address, "latest") != nil || uint64(n) != nonces[a] {
+					return false
+				}
+			}
+			return true
+		})
+		target := blockNumber(t, seqURL)
+		for _, n := range others {
+			waitFollowed(t, n.url, target, blockHash(t, seqURL, target), n.p)
+		}
+		for h := checked; h <= target; h++ {
+			want := blockHash(t, seqURL, h)
+			for _, n := range others {
+				if got := blockHash(t, n.url, h); got != want {
+					t.Fatalf("%s: block %d is %s on the sequencer, %s on %s", what, h, want.Hex(), got.Hex(), n.name)
+				}
+			}
+			for _, v := range vaults {
+				var a hexutil.Big
+				if err := rpcCall(seqURL, "eth_getBalance", &a, v, hexutil.Uint64(h)); err != nil {
+					t.Fatal(err)
+				}
+				for _, n := range others {
+					var b hexutil.Big
+					if err := rpcCall(n.url, "eth_getBalance", &b, v, hexutil.Uint64(h)); err != nil || a.ToInt().Cmp(b.ToInt()) != 0 {
+						t.Fatalf("%s: vault %s holds %s on the sequencer, %s on %s at block %d (%v)", what, v.Hex(), a.ToInt(), b.ToInt(), n.name, h, err)
+					}
+				}
+			}
+		}
+		for _, v := range vaults {
+			var a hexutil.Big
+			if err := rpcCall(seqURL, "eth_getBalance", &a, v, hexutil.Uint64(target)); err != nil || a.ToInt().Sign() <= 0 {
+				t.Fatalf("%s: vault %s is empty at block %d (%v)", what, v.Hex(), target, err)
+			}
+		}
+		checked = target
+		return target
+	}
+
+	// 1. Transfers through both replicas, in one block.
+	afterSeal()
+	var round []common.Hash
+	for i := range 4 {
+		to := common.Address{0xfe, byte(i)}
+		round = append(round, send(replicas[i%2].url, i%2, &to, 21_000, nil))
+	}
+	onReplicas("transfers", round...)
+
+	// 2. A contract deployed through replica 1 and written through
+	// replica 2, in one block; its slot at pending on every node.
+	afterSeal()
+	contract := crypto.CreateAddress(accs[2].Address, nonces[2])
+	deploy := send(r1.url, 2, nil, 200_000, storeInit)
+	round = []common.Hash{deploy}
+	for i := range 3 {
+		word := common.BigToHash(big.NewInt(int64(40 + i)))
+		round = append(round, send(r2.url, 2, &contract, 100_000, word[:]))
+	}
+	onReplicas("contract writes", round...)
+	for _, url := range []string{seqURL, r1.url, r2.url} {
+		var slot common.Hash
+		if err := rpcCall(url, "eth_getStorageAt", &slot, contract, common.Hash{}, "pending"); err != nil || slot != common.BigToHash(big.NewInt(42)) {
+			t.Fatalf("contract slot 0 at pending on %s: %s (%v), want 42", url, slot.Hex(), err)
+		}
+	}
+
+	// 3. User deposits on the sequencer (they join the open block while
+	// it holds no sequenced transaction: right after a seal).
+	minted := common.HexToAddress("0xd0d0000000000000000000000000000000000002")
+	afterSeal()
+	dep := deposit(minted, big.NewInt(params.Ether))
+	depReceipts := onReplicas("a user deposit", dep)
+	var dr struct {
+		Type         hexutil.Uint64  `json:"type"`
+		Status       hexutil.Uint64  `json:"status"`
+		DepositNonce *hexutil.Uint64 `json:"depositNonce"`
+		L1Fee        *hexutil.Big    `json:"l1Fee"`
+	}
+	json.Unmarshal(depReceipts[dep], &dr)
+	if dr.Type != xtypes.DepositTxType || dr.Status != 1 || dr.DepositNonce == nil || dr.L1Fee != nil {
+		t.Fatalf("deposit receipt %s", depReceipts[dep])
+	}
+	for _, r := range replicas {
+		var b hexutil.Big
+		if err := rpcCall(r.url, "eth_getBalance", &b, minted, "pending"); err != nil || b.ToInt().Cmp(big.NewInt(params.Ether)) != 0 {
+			t.Fatalf("%s: the deposit's recipient holds %v at pending (%v), want 1 ether", r.name, b.ToInt(), err)
+		}
+	}
+	n1 := sameEverywhere("after transfers, contract writes and a deposit")
+
+	// 4. A lossy burst between the sequencer and replica 2; then it
+	// recovers.
+	proxy.SetFaults(streamtest.Faults{Drop: 0.2, Duplicate: 0.2, Reorder: 0.2, Delay: 30 * time.Millisecond})
+	before := proxy.Stats()
+	for i := 0; ; i++ {
+		to := common.Address{0xfd, byte(i)}
+		send(seqURL, i%2, &to, 21_000, nil)
+		time.Sleep(interval / 3)
+		if st := proxy.Stats(); i >= 20 && st.Dropped > before.Dropped && st.Reordered > before.Reordered {
+			break
+		} else if i == 200 {
+			t.Fatalf("the proxy injected too little: %+v", st)
+		}
+	}
+	proxy.SetFaults(gentle)
+	afterSeal()
+	onReplicas("a transfer after the lossy burst", send(r2.url, 1, &common.Address{0xfc}, 21_000, nil))
+	n2 := sameEverywhere("after the lossy burst")
+
+	// 5. kill -9 of the sequencer holding a pre-confirmed deposit and
+	// transaction (an hour's block time keeps them unsealed): the receipts come
+	// back as promised, the replicas continue.
+	var ignored json.RawMessage
+	if err := rpcCall(seqURL, "evm_setIntervalMining", &ignored, 3600); err != nil { // pre-confirming, sealing hourly
+		t.Fatal(err)
+	}
+	if err := rpcCall(seqURL, "evm_mine", &ignored); err != nil { // a fresh open block: the deposit joins it
+		t.Fatal(err)
+	}
+	head := blockNumber(t, seqURL)
+	dep2 := deposit(accs[0].Address, big.NewInt(42))
+	tx2 := send(r1.url, 1, &common.Address{0xcc}, 21_000, nil)
+	promised := onReplicas("a deposit and a transfer before the crash", dep2, tx2)
+	for h, raw := range promised {
+		var r promise
+		json.Unmarshal(raw, &r)
+		if uint64(r.BlockNumber) != head+1 {
+			t.Fatalf("%s is in block %d, want the open block %d (the crash would not test the journal)", h.Hex(), r.BlockNumber, head+1)
+		}
+	}
+	seq.kill()
+	seq = startSeq()
+	for h, want := range promised {
+		var got json.RawMessage
+		until("the receipt of "+h.Hex()+" after kill -9", func() bool { got = receipt(seqURL, h); return got != nil })
+		if d := receiptDiff(want, got); len(d) > 0 {
+			t.Fatalf("after kill -9, the receipt of %s changed (promised vs now):\n%s", h.Hex(), strings.Join(d, "\n"))
+		}
+	}
+	servingPreconf()
+	afterSeal()
+	onReplicas("a transfer after the sequencer's restart", send(r2.url, 0, &common.Address{0xcb}, 21_000, nil))
+	n3 := sameEverywhere("after the sequencer's kill -9")
+	for _, r := range replicas {
+		for h, want := range promised {
+			if d := receiptDiff(want, receipt(r.url, h)); len(d) > 0 {
+				t.Fatalf("%s: the sealed receipt of %s differs from the one promised before the crash:\n%s", r.name, h.Hex(), strings.Join(d, "\n"))
+			}
+		}
+	}
+	t.Logf("blocks 0..%d equal on the sequencer, both replicas and the follower, vaults included (checkpoints %d, %d); proxy %+v", n3, n1, n2, proxy.Stats())
+}
