@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/big"
+	"net/http"
 	"os/exec"
 	"reflect"
 	"sort"
@@ -70,7 +72,9 @@ func receiptDiff(a, b json.RawMessage) []string {
 // after a seal: every one shows in both replicas' pre-confirmed `pending`
 // block, and its receipt there equals the sequencer's field for field
 // (l1Fee, the other OP fee fields, gas, index, logs; not the block hash),
-// l1Fee non-zero. User deposits (tipnode_sendDeposit on the sequencer):
+// l1Fee non-zero; the replicas' pending header has the sequencer's
+// header fields (OP base fee, Jovian extraData, withdrawals root, …).
+// User deposits (tipnode_sendDeposit on the sequencer):
 // the same on the replicas' pending, with their deposit nonce and the
 // minted balance. Sealed block hashes are equal on all four nodes (the
 // follower imports every block with the full OP verification) and so are
@@ -81,7 +85,8 @@ func receiptDiff(a, b json.RawMessage) []string {
 // pending), is killed with SIGKILL: after the restart both receipts are
 // exactly what the client was promised, the replicas serve the restarted
 // sequencer's pending block and follow its chain, and every node agrees
-// again on hashes and vaults.
+// again on hashes and vaults. Neither replica counts a verification
+// mismatch (gas, receipts root, OP header, parent hash) or a metadata one.
 func TestOPReplicasE2E(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skipping the process test")
@@ -210,6 +215,40 @@ func TestOPReplicasE2E(t *testing.T) {
 			return rpcCall(seqURL, "eth_blockNumber", &n) == nil && uint64(n) > h
 		})
 	}
+	// samePendingHeader checks that both replicas' pending block has the
+	// sequencer's header fields, the OP ones included (those that do not
+	// depend on how many transactions the block holds so far).
+	headerFields := []string{"number", "parentHash", "timestamp", "miner", "mixHash", "gasLimit", "baseFeePerGas", "extraData",
+		"withdrawalsRoot", "parentBeaconBlockRoot", "requestsHash", "excessBlobGas", "sha3Uncles", "difficulty", "nonce"}
+	samePendingHeader := func(what string) {
+		t.Helper()
+		// Retried: a seal between the reads puts the nodes a block apart.
+		for try := 0; ; try++ {
+			var diffs []string
+			var want map[string]any
+			if err := rpcCall(seqURL, "eth_getBlockByNumber", &want, "pending", false); err != nil || want == nil {
+				t.Fatalf("%s: the sequencer's pending block: %v", what, err)
+			}
+			for _, r := range replicas {
+				var got map[string]any
+				if err := rpcCall(r.url, "eth_getBlockByNumber", &got, "pending", false); err != nil || got == nil {
+					t.Fatalf("%s: %s's pending block: %v", what, r.name, err)
+				}
+				for _, f := range headerFields {
+					if !reflect.DeepEqual(want[f], got[f]) {
+						diffs = append(diffs, fmt.Sprintf("%s: %s %v, sequencer %v", r.name, f, got[f], want[f]))
+					}
+				}
+			}
+			if len(diffs) == 0 {
+				return
+			}
+			if try == 20 {
+				t.Fatalf("%s: the replicas' pending header differs from the sequencer's:\n%s", what, strings.Join(diffs, "\n"))
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
 	// onReplicas checks that every hash shows in both replicas'
 	// pre-confirmed pending block and that the replicas' receipts equal
 	// the sequencer's; it returns the sequencer's receipts.
@@ -233,6 +272,7 @@ func TestOPReplicasE2E(t *testing.T) {
 				return true
 			})
 		}
+		samePendingHeader(what)
 		out := map[common.Hash]json.RawMessage{}
 		for _, h := range hashes {
 			var want json.RawMessage
@@ -418,5 +458,36 @@ func TestOPReplicasE2E(t *testing.T) {
 			}
 		}
 	}
+	// No verification failed on either replica (gas, receipts root, OP
+	// header, parent hash), and the metadata cross-check agreed.
+	for _, r := range replicas {
+		if m := scrape(t, r.url, `tipnode_replica_mismatches_total\{[^}]*\} ([0-9.e+]+)`); len(m) > 0 && m[len(m)-1] > 0 {
+			t.Fatalf("%s counted verification mismatches %v\n%s", r.name, m, tail(r.p.out.String(), 4000))
+		}
+		if m := scrape(t, r.url, `tipnode_replica_metadata_mismatches_total\{[^}]*\} ([0-9.e+]+)`); len(m) > 0 && m[len(m)-1] > 0 {
+			t.Fatalf("%s counted metadata mismatches %v\n%s", r.name, m, tail(r.p.out.String(), 4000))
+		}
+		t.Logf("%s: messages by verdict %v, metadata checks %v", r.name,
+			metricLines(t, r.url, "tipnode_replica_messages_total"), scrape(t, r.url, `tipnode_replica_metadata_checks_total ([0-9.e+]+)`))
+	}
 	t.Logf("blocks 0..%d equal on the sequencer, both replicas and the follower, vaults included (checkpoints %d, %d); proxy %+v", n3, n1, n2, proxy.Stats())
+}
+
+// metricLines returns url's /metrics lines of the metric name, trimmed of
+// the name.
+func metricLines(t *testing.T, url, name string) []string {
+	t.Helper()
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var out []string
+	for _, l := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(l, name) {
+			out = append(out, strings.TrimPrefix(l, name))
+		}
+	}
+	return out
 }
