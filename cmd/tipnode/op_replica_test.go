@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os/exec"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -25,24 +26,31 @@ import (
 	"github.com/tipnode/tipnode/store/xtypes"
 )
 
-// receiptDiff lists the fields in which two JSON receipts differ, the
-// block hash (a pre-confirmed receipt's may be a placeholder, a sealed
-// one's the real hash) left out, in the logs too.
-func receiptDiff(a, b json.RawMessage) []string {
+// jsonDiff lists the top-level fields in which two JSON objects differ,
+// every "blockHash" left out at any depth (a pre-confirmed receipt's or
+// transaction's may be a placeholder, a sealed one's the real hash).
+func jsonDiff(a, b json.RawMessage) []string {
+	var strip func(v any) any
+	strip = func(v any) any {
+		switch v := v.(type) {
+		case map[string]any:
+			delete(v, "blockHash")
+			for k, x := range v {
+				v[k] = strip(x)
+			}
+		case []any:
+			for i, x := range v {
+				v[i] = strip(x)
+			}
+		}
+		return v
+	}
 	decode := func(raw json.RawMessage) map[string]any {
 		var m map[string]any
 		if json.Unmarshal(raw, &m) != nil || m == nil {
 			return map[string]any{"(not an object)": string(raw)}
 		}
-		delete(m, "blockHash")
-		if logs, ok := m["logs"].([]any); ok {
-			for _, l := range logs {
-				if lm, ok := l.(map[string]any); ok {
-					delete(lm, "blockHash")
-				}
-			}
-		}
-		return m
+		return strip(m).(map[string]any)
 	}
 	x, y := decode(a), decode(b)
 	keys := map[string]bool{}
@@ -72,8 +80,9 @@ func receiptDiff(a, b json.RawMessage) []string {
 // after a seal: every one shows in both replicas' pre-confirmed `pending`
 // block, and its receipt there equals the sequencer's field for field
 // (l1Fee, the other OP fee fields, gas, index, logs; not the block hash),
-// l1Fee non-zero; the replicas' pending header has the sequencer's
-// header fields (OP base fee, Jovian extraData, withdrawals root, …).
+// l1Fee non-zero; the replicas' whole pending block (header with its OP
+// fields, transactions, receipts), the vaults' balances and the block
+// context at pending equal the sequencer's.
 // User deposits (tipnode_sendDeposit on the sequencer):
 // the same on the replicas' pending, with their deposit nonce and the
 // minted balance. Sealed block hashes are equal on all four nodes (the
@@ -215,39 +224,89 @@ func TestOPReplicasE2E(t *testing.T) {
 			return rpcCall(seqURL, "eth_blockNumber", &n) == nil && uint64(n) > h
 		})
 	}
-	// samePendingHeader checks that both replicas' pending block has the
-	// sequencer's header fields, the OP ones included (those that do not
-	// depend on how many transactions the block holds so far).
-	headerFields := []string{"number", "parentHash", "timestamp", "miner", "mixHash", "gasLimit", "baseFeePerGas", "extraData",
-		"withdrawalsRoot", "parentBeaconBlockRoot", "requestsHash", "excessBlobGas", "sha3Uncles", "difficulty", "nonce"}
-	samePendingHeader := func(what string) {
+	// samePending checks that both replicas' pending block is the
+	// sequencer's: once they hold the same transactions, the whole block
+	// (header with its OP fields, transaction objects with the deposits'
+	// fields), its receipts, the four vaults' balances and the block
+	// context an eth_call sees at pending are equal (block hashes aside).
+	// Retried: a seal between the reads puts the nodes a block apart.
+	vaults := []common.Address{op.SequencerFeeVault, op.BaseFeeVault, op.L1FeeVault, op.OperatorFeeVault}
+	probe := common.Address{0xc0, 0xde}
+	override := map[string]any{probe.Hex(): map[string]any{"code": hexutil.Bytes(contextCode)}}
+	pendingView := func(url string) (txs []string, parts map[string]json.RawMessage, err error) {
+		parts = map[string]json.RawMessage{}
+		var blk json.RawMessage
+		if err := rpcCall(url, "eth_getBlockByNumber", &blk, "pending", true); err != nil {
+			return nil, nil, err
+		}
+		parts["block"] = blk
+		var b struct {
+			Transactions []struct {
+				Hash common.Hash `json:"hash"`
+			} `json:"transactions"`
+		}
+		if err := json.Unmarshal(blk, &b); err != nil {
+			return nil, nil, err
+		}
+		for _, tx := range b.Transactions {
+			txs = append(txs, tx.Hash.Hex())
+		}
+		var rs []json.RawMessage
+		if err := rpcCall(url, "eth_getBlockReceipts", &rs, "pending"); err != nil {
+			return nil, nil, err
+		}
+		if len(rs) != len(txs) || len(txs) == 0 {
+			return nil, nil, fmt.Errorf("pending block with %d transactions and %d receipts", len(txs), len(rs))
+		}
+		for i, r := range rs {
+			parts[fmt.Sprintf("receipt %d", i)] = r
+		}
+		state := map[string]any{}
+		for _, v := range vaults {
+			var bal hexutil.Big
+			if err := rpcCall(url, "eth_getBalance", &bal, v, "pending"); err != nil {
+				return nil, nil, err
+			}
+			state["vault "+v.Hex()] = bal.String()
+		}
+		var ctx hexutil.Bytes
+		if err := rpcCall(url, "eth_call", &ctx, map[string]any{"to": probe}, "pending", override); err != nil {
+			return nil, nil, err
+		}
+		state["block context"] = ctx.String()
+		parts["state"], _ = json.Marshal(state)
+		return txs, parts, nil
+	}
+	samePending := func(what string) {
 		t.Helper()
-		// Retried: a seal between the reads puts the nodes a block apart.
-		for try := 0; ; try++ {
-			var diffs []string
-			var want map[string]any
-			if err := rpcCall(seqURL, "eth_getBlockByNumber", &want, "pending", false); err != nil || want == nil {
+		var diffs []string
+		for try := 0; try <= 50; try++ {
+			diffs = diffs[:0]
+			want, wantParts, err := pendingView(seqURL)
+			if err != nil {
 				t.Fatalf("%s: the sequencer's pending block: %v", what, err)
 			}
 			for _, r := range replicas {
-				var got map[string]any
-				if err := rpcCall(r.url, "eth_getBlockByNumber", &got, "pending", false); err != nil || got == nil {
+				got, gotParts, err := pendingView(r.url)
+				if err != nil {
 					t.Fatalf("%s: %s's pending block: %v", what, r.name, err)
 				}
-				for _, f := range headerFields {
-					if !reflect.DeepEqual(want[f], got[f]) {
-						diffs = append(diffs, fmt.Sprintf("%s: %s %v, sequencer %v", r.name, f, got[f], want[f]))
+				if !slices.Equal(got, want) {
+					diffs = append(diffs, fmt.Sprintf("%s: transactions %v, sequencer %v", r.name, got, want))
+					continue
+				}
+				for k, w := range wantParts {
+					for _, d := range jsonDiff(w, gotParts[k]) {
+						diffs = append(diffs, fmt.Sprintf("%s: %s: %s (sequencer vs replica)", r.name, k, d))
 					}
 				}
 			}
 			if len(diffs) == 0 {
 				return
 			}
-			if try == 20 {
-				t.Fatalf("%s: the replicas' pending header differs from the sequencer's:\n%s", what, strings.Join(diffs, "\n"))
-			}
-			time.Sleep(10 * time.Millisecond)
+			time.Sleep(20 * time.Millisecond)
 		}
+		t.Fatalf("%s: the replicas' pending block differs from the sequencer's:\n%s\n%s", what, strings.Join(diffs, "\n"), logs())
 	}
 	// onReplicas checks that every hash shows in both replicas'
 	// pre-confirmed pending block and that the replicas' receipts equal
@@ -272,7 +331,7 @@ func TestOPReplicasE2E(t *testing.T) {
 				return true
 			})
 		}
-		samePendingHeader(what)
+		samePending(what)
 		out := map[common.Hash]json.RawMessage{}
 		for _, h := range hashes {
 			var want json.RawMessage
@@ -288,7 +347,7 @@ func TestOPReplicasE2E(t *testing.T) {
 			}
 			for _, r := range replicas {
 				got := receipt(r.url, h)
-				if d := receiptDiff(want, got); len(d) > 0 {
+				if d := jsonDiff(want, got); len(d) > 0 {
 					t.Fatalf("%s: receipt of %s on %s differs from the sequencer's (sequencer vs replica):\n%s\nsequencer %s\nreplica   %s",
 						what, h.Hex(), r.name, strings.Join(d, "\n"), want, got)
 				}
@@ -297,7 +356,6 @@ func TestOPReplicasE2E(t *testing.T) {
 		return out
 	}
 
-	vaults := []common.Address{op.SequencerFeeVault, op.BaseFeeVault, op.L1FeeVault, op.OperatorFeeVault}
 	checked := uint64(0)
 	// sameEverywhere waits until every transaction sent is sealed and every
 	// node holds the sequencer's head, then compares block hashes and the
@@ -443,7 +501,7 @@ func TestOPReplicasE2E(t *testing.T) {
 	for h, want := range promised {
 		var got json.RawMessage
 		until("the receipt of "+h.Hex()+" after kill -9", func() bool { got = receipt(seqURL, h); return got != nil })
-		if d := receiptDiff(want, got); len(d) > 0 {
+		if d := jsonDiff(want, got); len(d) > 0 {
 			t.Fatalf("after kill -9, the receipt of %s changed (promised vs now):\n%s", h.Hex(), strings.Join(d, "\n"))
 		}
 	}
@@ -453,7 +511,7 @@ func TestOPReplicasE2E(t *testing.T) {
 	n3 := sameEverywhere("after the sequencer's kill -9")
 	for _, r := range replicas {
 		for h, want := range promised {
-			if d := receiptDiff(want, receipt(r.url, h)); len(d) > 0 {
+			if d := jsonDiff(want, receipt(r.url, h)); len(d) > 0 {
 				t.Fatalf("%s: the sealed receipt of %s differs from the one promised before the crash:\n%s", r.name, h.Hex(), strings.Join(d, "\n"))
 			}
 		}
