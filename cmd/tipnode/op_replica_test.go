@@ -89,11 +89,12 @@ func jsonDiff(a, b json.RawMessage) []string {
 // follower imports every block with the full OP verification) and so are
 // the four fee vaults' balances at every height. A burst of dropped,
 // duplicated, reordered and delayed stream messages: the proxied replica
-// recovers. Then the sequencer, in manual mining with a pre-confirmed
+// recovers. Then the sequencer, sealing hourly, with a pre-confirmed
 // deposit and transaction in its open block (both on the replicas'
 // pending), is killed with SIGKILL: after the restart both receipts are
-// exactly what the client was promised, the replicas serve the restarted
-// sequencer's pending block and follow its chain, and every node agrees
+// exactly what the client was promised, on the sequencer and on the
+// replicas, which serve the recovered pending block again (equal to the
+// sequencer's) and then follow the restarted sequencer's chain, and every node agrees
 // again on hashes and vaults. Neither replica counts a verification
 // mismatch (gas, receipts root, OP header, parent hash) or a metadata one.
 func TestOPReplicasE2E(t *testing.T) {
@@ -104,14 +105,14 @@ func TestOPReplicasE2E(t *testing.T) {
 	const interval = 100 * time.Millisecond
 	seqDir, seqAddr := t.TempDir(), freePort(t)
 	seqURL, seqStream := "http://"+seqAddr, "ws://"+seqAddr+"/preconfirmations"
-	startSeq := func() *process {
+	startSeq := func(blockTime string) *process {
 		p := startProcess(t, bin, "dev", "--op", "--datadir", seqDir, "--http.addr", seqAddr,
-			"--preconf.interval", interval.String(), "--block.time", "1s", "--op.operatorfee.scalar", "7", "--op.operatorfee.constant", "1000",
+			"--preconf.interval", interval.String(), "--block.time", blockTime, "--op.operatorfee.scalar", "7", "--op.operatorfee.constant", "1000",
 			"--op.l1.basefee", "20000000000", "--log.level", "warn", "--log.format", "json")
 		waitRPC(t, seqURL, p)
 		return p
 	}
-	seq := startSeq()
+	seq := startSeq("1s")
 	proxy := streamtest.NewProxy(t, seqStream, 20261126)
 	// Faults that lose nothing while the replicas' pending is checked
 	// transaction by transaction; a lossy burst comes later.
@@ -497,13 +498,26 @@ func TestOPReplicasE2E(t *testing.T) {
 		}
 	}
 	seq.kill()
-	seq = startSeq()
+	// Restarted with a long block time: the recovered block stays open
+	// while the replicas (reconnecting: the stream gives a new subscriber
+	// the open block from index 0) are checked to serve it again, as a
+	// pre-confirmed pending block equal to the sequencer's.
+	seq = startSeq("10s")
 	for h, want := range promised {
 		var got json.RawMessage
 		until("the receipt of "+h.Hex()+" after kill -9", func() bool { got = receipt(seqURL, h); return got != nil })
 		if d := jsonDiff(want, got); len(d) > 0 {
 			t.Fatalf("after kill -9, the receipt of %s changed (promised vs now):\n%s", h.Hex(), strings.Join(d, "\n"))
 		}
+	}
+	recovered := onReplicas("the recovered deposit and transfer after kill -9", dep2, tx2)
+	for h, want := range promised {
+		if d := jsonDiff(want, recovered[h]); len(d) > 0 {
+			t.Fatalf("after kill -9, the receipt of %s on the replicas changed (promised vs now):\n%s", h.Hex(), strings.Join(d, "\n"))
+		}
+	}
+	if err := rpcCall(seqURL, "evm_setIntervalMining", &ignored, 1); err != nil {
+		t.Fatal(err)
 	}
 	servingPreconf()
 	afterSeal()
