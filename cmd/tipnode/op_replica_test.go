@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/ecdsa"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -82,14 +83,15 @@ func jsonDiff(a, b json.RawMessage) []string {
 // (l1Fee, the other OP fee fields, gas, index, logs; not the block hash),
 // l1Fee non-zero; the replicas' whole pending block (header with its OP
 // fields, transactions, receipts), the vaults' balances and the block
-// context at pending equal the sequencer's.
+// context at pending equal the sequencer's. A transaction that covers gas
+// and value but not its L1 fee is refused through either replica.
 // User deposits (tipnode_sendDeposit on the sequencer):
 // the same on the replicas' pending, with their deposit nonce and the
 // minted balance. Sealed block hashes are equal on all four nodes (the
 // follower imports every block with the full OP verification) and so are
 // the four fee vaults' balances at every height. A burst of dropped,
-// duplicated, reordered and delayed stream messages: the proxied replica
-// recovers. Then the sequencer, sealing hourly, with a pre-confirmed
+// duplicated, reordered and delayed stream messages, and replica 1 killed
+// with SIGKILL and restarted in its middle: both replicas recover. Then the sequencer, sealing hourly, with a pre-confirmed
 // deposit and transaction in its open block (both on the replicas'
 // pending), is killed with SIGKILL: after the restart both receipts are
 // exactly what the client was promised, on the sequencer and on the
@@ -181,20 +183,35 @@ func TestOPReplicasE2E(t *testing.T) {
 	chainID := big.NewInt(int64(devnet.DefaultChainID))
 	signer := types.LatestSignerForChainID(chainID)
 	nonces := make([]uint64, len(accs))
-	send := func(url string, a int, to *common.Address, gas uint64, data []byte) common.Hash {
-		t.Helper()
-		tx, err := types.SignNewTx(accs[a].Key, signer, &types.DynamicFeeTx{ChainID: chainID, Nonce: nonces[a],
-			GasTipCap: big.NewInt(params.GWei), GasFeeCap: big.NewInt(100 * params.GWei), Gas: gas, To: to, Value: big.NewInt(1), Data: data})
+	// sendRaw signs a transaction (fee cap 100 gwei) and sends it to url.
+	sendRaw := func(url string, key *ecdsa.PrivateKey, nonce uint64, to *common.Address, value *big.Int, gas uint64, data []byte) (common.Hash, error) {
+		tx, err := types.SignNewTx(key, signer, &types.DynamicFeeTx{ChainID: chainID, Nonce: nonce,
+			GasTipCap: big.NewInt(params.GWei), GasFeeCap: big.NewInt(100 * params.GWei), Gas: gas, To: to, Value: value, Data: data})
 		if err != nil {
 			t.Fatal(err)
 		}
 		raw, _ := tx.MarshalBinary()
 		var hash common.Hash
-		if err := rpcCall(url, "eth_sendRawTransaction", &hash, hexutil.Bytes(raw)); err != nil || hash != tx.Hash() {
-			t.Fatalf("send via %s: %s, %v\n%s", url, hash.Hex(), err, logs())
+		if err := rpcCall(url, "eth_sendRawTransaction", &hash, hexutil.Bytes(raw)); err != nil {
+			return common.Hash{}, err
+		}
+		if hash != tx.Hash() {
+			return common.Hash{}, fmt.Errorf("sent %s, answered %s", tx.Hash().Hex(), hash.Hex())
+		}
+		return hash, nil
+	}
+	sendValue := func(url string, a int, to *common.Address, value *big.Int, gas uint64, data []byte) common.Hash {
+		t.Helper()
+		hash, err := sendRaw(url, accs[a].Key, nonces[a], to, value, gas, data)
+		if err != nil {
+			t.Fatalf("send via %s: %v\n%s", url, err, logs())
 		}
 		nonces[a]++
 		return hash
+	}
+	send := func(url string, a int, to *common.Address, gas uint64, data []byte) common.Hash {
+		t.Helper()
+		return sendValue(url, a, to, big.NewInt(1), gas, data)
 	}
 	// deposit sends a user deposit from depositor, minting mint to it and
 	// passing it on to to (a deposit bumps its
@@ -415,6 +432,18 @@ func TestOPReplicasE2E(t *testing.T) {
 	}
 	onReplicas("transfers", round...)
 
+	// A transaction covering gas × fee cap + value but not its L1 fee:
+	// refused through either replica (the sequencer's answer, forwarded).
+	poorKey, _ := crypto.GenerateKey()
+	poor := crypto.PubkeyToAddress(poorKey.PublicKey)
+	exact := new(big.Int).Mul(big.NewInt(21_000), big.NewInt(100*params.GWei))
+	onReplicas("funding an account with gas × fee cap + 1 wei", sendValue(r1.url, 0, &poor, new(big.Int).Add(exact, big.NewInt(1)), 21_000, nil))
+	for _, r := range replicas {
+		if _, err := sendRaw(r.url, poorKey, 0, &common.Address{0xfb}, big.NewInt(1), 21_000, nil); err == nil || !strings.Contains(err.Error(), "L1") {
+			t.Fatalf("a transaction that cannot pay its L1 fee, sent via %s: %v, want refused naming the L1 fee", r.name, err)
+		}
+	}
+
 	// 2. A contract deployed through replica 1 and written through
 	// replica 2, in one block; its slot at pending on every node.
 	afterSeal()
@@ -457,14 +486,21 @@ func TestOPReplicasE2E(t *testing.T) {
 	}
 	n1 := sameEverywhere("after transfers, contract writes and a deposit")
 
-	// 4. A lossy burst between the sequencer and replica 2; then it
-	// recovers.
+	// 4. A lossy burst between the sequencer and replica 2, replica 1
+	// killed with SIGKILL in its middle and restarted; then both serve
+	// the sequencer's pending block again.
 	proxy.SetFaults(streamtest.Faults{Drop: 0.2, Duplicate: 0.2, Reorder: 0.2, Delay: 30 * time.Millisecond})
 	before := proxy.Stats()
 	for i := 0; ; i++ {
 		to := common.Address{0xfd, byte(i)}
 		send(seqURL, i%2, &to, 21_000, nil)
 		time.Sleep(interval / 3)
+		switch i {
+		case 5:
+			r1.p.kill()
+		case 12:
+			start(r1)
+		}
 		if st := proxy.Stats(); i >= 20 && st.Dropped > before.Dropped && st.Reordered > before.Reordered {
 			break
 		} else if i == 200 {
@@ -473,8 +509,8 @@ func TestOPReplicasE2E(t *testing.T) {
 	}
 	proxy.SetFaults(gentle)
 	afterSeal()
-	onReplicas("a transfer after the lossy burst", send(r2.url, 1, &common.Address{0xfc}, 21_000, nil))
-	n2 := sameEverywhere("after the lossy burst")
+	onReplicas("a transfer after the lossy burst and replica 1's restart", send(r2.url, 1, &common.Address{0xfc}, 21_000, nil))
+	n2 := sameEverywhere("after the lossy burst and replica 1's restart")
 
 	// 5. kill -9 of the sequencer holding a pre-confirmed deposit and
 	// transaction (an hour's block time keeps them unsealed): the receipts come
