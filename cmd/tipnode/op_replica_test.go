@@ -126,7 +126,11 @@ func TestOPReplicasE2E(t *testing.T) {
 		args                 []string
 		p                    *process
 	}
-	r1 := &node{name: "replica 1", args: []string{"--follow.rpc", "ws://" + seqAddr, "--follow.preconf", seqStream}}
+	// Replica 1 polls the sequencer's blocks slowly: its window holds
+	// pending blocks opened on pending parents it sealed itself (their
+	// hashes checked against the next block's announced parent), rebased
+	// when the canonical block arrives.
+	r1 := &node{name: "replica 1", args: []string{"--follow.rpc", seqURL, "--follow.poll", "1500ms", "--follow.preconf", seqStream}}
 	r2 := &node{name: "replica 2 (proxied)", args: []string{"--follow.rpc", "ws://" + seqAddr, "--follow.preconf", proxy.URL}}
 	fo := &node{name: "follower (no stream)", args: []string{"--follow.rpc", seqURL, "--follow.poll", "100ms"}}
 	replicas, others := []*node{r1, r2}, []*node{r1, r2, fo}
@@ -575,8 +579,8 @@ func TestOPReplicasE2E(t *testing.T) {
 		if m := scrape(t, r.url, `tipnode_replica_metadata_mismatches_total\{[^}]*\} ([0-9.e+]+)`); len(m) > 0 && m[len(m)-1] > 0 {
 			t.Fatalf("%s counted metadata mismatches %v\n%s", r.name, m, tail(r.p.out.String(), 4000))
 		}
-		t.Logf("%s: messages by verdict %v, metadata checks %v", r.name,
-			metricLines(t, r.url, "tipnode_replica_messages_total"), scrape(t, r.url, `tipnode_replica_metadata_checks_total ([0-9.e+]+)`))
+		t.Logf("%s: messages by verdict %v, rebases %v, metadata checks %v", r.name,
+			metricLines(t, r.url, "tipnode_replica_messages_total"), metricLines(t, r.url, "tipnode_replica_rebases_total"), scrape(t, r.url, `tipnode_replica_metadata_checks_total ([0-9.e+]+)`))
 	}
 	t.Logf("blocks 0..%d equal on the sequencer, both replicas and the follower, vaults included (checkpoints %d, %d); proxy %+v", n3, n1, n2, proxy.Stats())
 }
