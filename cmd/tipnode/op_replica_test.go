@@ -73,8 +73,10 @@ func jsonDiff(a, b json.RawMessage) []string {
 
 // TestOPReplicasE2E runs real processes on an OP Stack chain: one `tipnode
 // dev --op` (the sequencer, with L1 data fees and operator fees on), two
-// read replicas (`run --follow.rpc ws://… --follow.preconf …`), the second
-// behind the stream fault proxy, and a follower of the sequencer's blocks
+// read replicas (`run --follow.rpc … --follow.preconf …`), the first
+// polling blocks slowly (its window holds pending blocks on pending
+// parents it sealed itself), the second behind the stream fault proxy
+// (blocks over a websocket), and a follower of the sequencer's blocks
 // only (`run --follow.rpc http://…`, no stream), all set up with `init
 // --genesis-from`. Transfers, a contract deployment and contract writes
 // sent through the replicas (forwarded to the sequencer), each round right
