@@ -91,7 +91,8 @@ func jsonDiff(a, b json.RawMessage) []string {
 // the same on the replicas' pending, with their deposit nonce and the
 // minted balance. Sealed block hashes are equal on all four nodes (the
 // follower imports every block with the full OP verification) and so are
-// the four fee vaults' balances at every height. A burst of dropped,
+// the whole blocks, their receipts and the four fee vaults' balances at
+// every height. A burst of dropped,
 // duplicated, reordered and delayed stream messages, and replica 1 killed
 // with SIGKILL and restarted in its middle: both replicas recover. Then the sequencer, sealing hourly, with a pre-confirmed
 // deposit and transaction in its open block (both on the replicas'
@@ -401,9 +402,38 @@ func TestOPReplicasE2E(t *testing.T) {
 		}
 		for h := checked; h <= target; h++ {
 			want := blockHash(t, seqURL, h)
+			// The whole block (transactions as objects) and its receipts
+			// (the OP fields, deposit nonces) too.
+			var wantBlock json.RawMessage
+			var wantRcs []json.RawMessage
+			if err := rpcCall(seqURL, "eth_getBlockByNumber", &wantBlock, hexutil.Uint64(h), true); err != nil {
+				t.Fatal(err)
+			}
+			if err := rpcCall(seqURL, "eth_getBlockReceipts", &wantRcs, hexutil.Uint64(h)); err != nil {
+				t.Fatal(err)
+			}
 			for _, n := range others {
 				if got := blockHash(t, n.url, h); got != want {
 					t.Fatalf("%s: block %d is %s on the sequencer, %s on %s", what, h, want.Hex(), got.Hex(), n.name)
+				}
+				var gotBlock json.RawMessage
+				var gotRcs []json.RawMessage
+				if err := rpcCall(n.url, "eth_getBlockByNumber", &gotBlock, hexutil.Uint64(h), true); err != nil {
+					t.Fatal(err)
+				}
+				if err := rpcCall(n.url, "eth_getBlockReceipts", &gotRcs, hexutil.Uint64(h)); err != nil {
+					t.Fatal(err)
+				}
+				if d := jsonDiff(wantBlock, gotBlock); len(d) > 0 {
+					t.Fatalf("%s: block %d on %s differs from the sequencer's (sequencer vs node):\n%s", what, h, n.name, strings.Join(d, "\n"))
+				}
+				if len(gotRcs) != len(wantRcs) {
+					t.Fatalf("%s: block %d has %d receipts on %s, %d on the sequencer", what, h, len(gotRcs), n.name, len(wantRcs))
+				}
+				for i := range wantRcs {
+					if d := jsonDiff(wantRcs[i], gotRcs[i]); len(d) > 0 {
+						t.Fatalf("%s: block %d receipt %d on %s differs from the sequencer's (sequencer vs node):\n%s", what, h, i, n.name, strings.Join(d, "\n"))
+					}
 				}
 			}
 			for _, v := range vaults {
