@@ -85,7 +85,8 @@ func jsonDiff(a, b json.RawMessage) []string {
 // (l1Fee, the other OP fee fields, gas, index, logs; not the block hash),
 // l1Fee non-zero; the replicas' whole pending block (header with its OP
 // fields, transactions, receipts), the vaults' balances and the block
-// context at pending equal the sequencer's. A transaction that covers gas
+// context at pending equal the sequencer's; eth_sendRawTransactionSync
+// through a replica answers the sequencer's receipt. A transaction that covers gas
 // and value but not its L1 fee is refused through either replica.
 // User deposits (tipnode_sendDeposit on the sequencer):
 // the same on the replicas' pending, with their deposit nonce and the
@@ -467,6 +468,27 @@ func TestOPReplicasE2E(t *testing.T) {
 		round = append(round, send(replicas[i%2].url, i%2, &to, 21_000, nil))
 	}
 	onReplicas("transfers", round...)
+	// eth_sendRawTransactionSync through a replica: the receipt it
+	// answers (pre-confirmed, from the replica's pending) is the
+	// sequencer's.
+	{
+		to := common.Address{0xfe, 0xee}
+		tx, err := types.SignNewTx(accs[2].Key, signer, &types.DynamicFeeTx{ChainID: chainID, Nonce: nonces[2],
+			GasTipCap: big.NewInt(params.GWei), GasFeeCap: big.NewInt(100 * params.GWei), Gas: 21_000, To: &to, Value: big.NewInt(1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := tx.MarshalBinary()
+		var got json.RawMessage
+		if err := rpcCall(r2.url, "eth_sendRawTransactionSync", &got, hexutil.Bytes(raw)); err != nil {
+			t.Fatalf("eth_sendRawTransactionSync via %s: %v", r2.name, err)
+		}
+		nonces[2]++
+		want := onReplicas("a transfer sent with eth_sendRawTransactionSync", tx.Hash())[tx.Hash()]
+		if d := jsonDiff(want, got); len(d) > 0 {
+			t.Fatalf("eth_sendRawTransactionSync via %s answered another receipt than the sequencer's (sequencer vs replica):\n%s", r2.name, strings.Join(d, "\n"))
+		}
+	}
 
 	// A transaction covering gas × fee cap + value but not its L1 fee:
 	// refused through either replica (the sequencer's answer, forwarded).
