@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/big"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/follow"
+	"github.com/tipnode/tipnode/chain/fork"
 	"github.com/tipnode/tipnode/chain/snapshot"
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/devnet"
@@ -343,6 +345,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		chainID  uint64
 		mnemonic string
 		accounts int
+		forkURL  string
 	)
 	sf.register(fs, "data directory (default: a fresh temporary directory, deleted on exit)")
 	lc.register(fs)
@@ -350,9 +353,12 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.Uint64Var(&chainID, "chainid", devnet.DefaultChainID, "chain id of a new dev chain")
 	fs.StringVar(&mnemonic, "mnemonic", devnet.Mnemonic, "BIP-39 mnemonic of the prefunded dev accounts")
 	fs.IntVar(&accounts, "accounts", 10, "number of prefunded dev accounts (m/44'/60'/0'/0/i)")
+	fs.StringVar(&forkURL, "fork", "", "fork the chain of this JSON-RPC upstream, URL[@BLOCK] (default block: its latest): blocks continue from the fork block, state the dev chain has not written is read from the upstream at that block (once, then kept in the data directory); the chain id is the upstream's unless --chainid is given")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	chainIDSet := false
+	fs.Visit(func(f *flag.Flag) { chainIDSet = chainIDSet || f.Name == "chainid" })
 	if err := lc.Validate(); err != nil {
 		return err
 	}
@@ -379,8 +385,18 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	g, err := devChain(db, chainID, accs, time.Now(), log)
-	if err != nil {
+	var g *chain.Genesis
+	if forkURL != "" || db.Anchor().Fork != "" {
+		var id *big.Int
+		if chainIDSet {
+			id = new(big.Int).SetUint64(chainID)
+		}
+		var src *fork.Source
+		if g, src, err = forkChain(ctx, db, forkURL, id, accs, sf.DataDir, log); err != nil {
+			return err
+		}
+		defer src.Close()
+	} else if g, err = devChain(db, chainID, accs, time.Now(), log); err != nil {
 		return err
 	}
 	keys := make([]*ecdsa.PrivateKey, len(accs))
