@@ -204,6 +204,16 @@ func (db *DB) dropFetched(vals, codes []string) {
 	for _, k := range vals {
 		delete(f.vals, k)
 	}
+	// A past-cache head entry built before the commit says the entity has
+	// no version at all: drop it so the next past read lists the one at F
+	// (a reader of an older snapshot may put it back; that read then costs
+	// one Pebble read of the version at F, see readFork).
+	if fc := db.state.fc; fc != nil {
+		var kb [pastKeyLen]byte
+		for _, k := range vals {
+			fc.Del(pastHeadKey(&kb, []byte(k[:len(k)-versionLen])))
+		}
+	}
 	for _, k := range codes {
 		delete(f.codes, k)
 	}

@@ -269,15 +269,17 @@ func TestForkSourceNotFork(t *testing.T) {
 	}
 }
 
-// BenchmarkWarmAccountRead: an account read at the latest block that the
-// store already holds, on a plain store and on a fork (fetched once from
-// its upstream): the same state-cache hit.
+// BenchmarkWarmAccountRead: an account read that the store already holds
+// (on a fork: fetched once from its upstream), at the latest block (a
+// state-cache hit) and one block below it (a past-cache hit; on a fork
+// after the fetched values were persisted with that block), on a plain
+// store and on a fork.
 func BenchmarkWarmAccountRead(b *testing.B) {
 	const accounts = 1000
-	run := func(b *testing.B, db *DB) {
+	read := func(b *testing.B, db *DB, below uint64) {
 		withView(b, db, func(v View) {
 			latest, _ := v.Tag(TagLatest)
-			s := stateAt(b, v, latest)
+			s := stateAt(b, v, latest-below)
 			for i := range accounts { // warm
 				if _, err := s.Account(addr(i)); err != nil {
 					b.Fatal(err)
@@ -293,27 +295,55 @@ func BenchmarkWarmAccountRead(b *testing.B) {
 			}
 		})
 	}
-	b.Run("plain", func(b *testing.B) {
+	plain := func(b *testing.B) *DB {
 		db := openTest(b)
 		d := NewStateDiff()
 		for i := range accounts {
 			d.Accounts[addr(i)] = acct(uint64(i), 1)
 		}
 		newTestChain(b, db, d)
-		run(b, db)
-	})
-	b.Run("fork", func(b *testing.B) {
-		db, _ := newForkStore(b, b.TempDir(), false)
-		defer db.Close()
+		return db
+	}
+	fork := func(b *testing.B) (*DB, *testChain) {
+		db, c := newForkStore(b, b.TempDir(), false)
+		b.Cleanup(func() { db.Close() })
 		up := newFakeUpstream()
 		for i := range accounts {
 			up.accounts[addr(i)] = acct(uint64(i), 1)
 		}
 		must(b, db.SetForkSource(up))
-		run(b, db)
-		if n := len(up.take()); n != accounts-1 { // addr(0) is the fork's own
-			b.Fatalf("%d upstream reads, want %d", n, accounts-1)
+		return db, c
+	}
+	b.Run("latest/plain", func(b *testing.B) { read(b, plain(b), 0) })
+	b.Run("latest/fork", func(b *testing.B) {
+		db, _ := fork(b)
+		read(b, db, 0)
+	})
+	b.Run("past/plain", func(b *testing.B) {
+		db := plain(b)
+		c := &testChain{tb: b, db: db}
+		withView(b, db, func(v View) {
+			h, _ := v.CanonicalHash(0)
+			hdr, _ := v.Header(0, h)
+			c.blocks = []*xtypes.Block{xtypes.NewBlockWithHeader(hdr)}
+		})
+		c.add(NewStateDiff())
+		read(b, db, 1)
+	})
+	b.Run("past/fork", func(b *testing.B) {
+		db, c := fork(b)
+		withView(b, db, func(v View) { // fetch everything
+			s := stateAt(b, v, forkBlock)
+			for i := range accounts {
+				if _, err := s.Account(addr(i)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		c.add(NewStateDiff())
+		if st := db.ForkStats(); st.Unpersisted != 0 {
+			b.Fatalf("%+v", st)
 		}
+		read(b, db, 1)
 	})
 }
-
