@@ -38,10 +38,12 @@ type forkState struct {
 	mu    sync.Mutex
 	vals  map[string][]byte
 	codes map[string][]byte
+	// inflight are the fetches running (by versioned key at F).
+	inflight map[string]*fetchCall
 }
 
 func newForkState(block uint64, url string) *forkState {
-	return &forkState{block: block, url: url, vals: make(map[string][]byte), codes: make(map[string][]byte)}
+	return &forkState{block: block, url: url, vals: make(map[string][]byte), codes: make(map[string][]byte), inflight: make(map[string]*fetchCall)}
 }
 
 // source returns the upstream, or an error when none is set.
@@ -95,40 +97,69 @@ func (s *stateReader) readFork(key []byte, entityLen int) ([]byte, error) {
 		return nil, err
 	}
 	defer s.v.exit()
-	f.mu.Lock()
-	val, ok := f.vals[string(vkey)]
-	f.mu.Unlock()
-	if !ok {
-		v, found, err := getCopy(s.v.db.pdb, vkey)
-		if err != nil {
-			return nil, err
-		}
-		val, ok = v, found
-	}
-	if !ok {
-		src, err := f.source()
-		if err != nil {
-			return nil, err
-		}
-		var code, ck []byte
-		if val, code, ck, err = fetchEntity(src, f.block, entity); err != nil {
-			return nil, err
-		}
-		f.mu.Lock()
-		f.vals[string(vkey)] = val
-		if len(code) > 0 {
-			f.codes[string(ck)] = code
-		}
-		f.mu.Unlock()
-		if len(code) > 0 {
-			s.v.db.state.fillCode(ck, code)
-		}
-		s.v.db.forkFetched.Add(1)
+	val, err := s.v.db.fetched(f, vkey, entity)
+	if err != nil {
+		return nil, err
 	}
 	if s.height == s.v.latest {
 		s.v.db.state.fill(entity, s.v.epoch, s.v.latest, f.block, val)
 	}
 	return val, nil
+}
+
+// fetchCall is one fetch of an entity in flight; done is closed when val
+// or err is set.
+type fetchCall struct {
+	done chan struct{}
+	val  []byte
+	err  error
+}
+
+// fetched returns the stored value of the version at F (vkey) of entity:
+// kept from an earlier fetch, persisted since (the live store), or fetched
+// from the upstream now. Concurrent reads of one entity share one fetch,
+// and a read that comes after it finds its value kept: the upstream is
+// asked once.
+func (db *DB) fetched(f *forkState, vkey, entity []byte) ([]byte, error) {
+	f.mu.Lock()
+	if val, ok := f.vals[string(vkey)]; ok {
+		f.mu.Unlock()
+		return val, nil
+	}
+	if c, ok := f.inflight[string(vkey)]; ok {
+		f.mu.Unlock()
+		<-c.done
+		return c.val, c.err
+	}
+	c := &fetchCall{done: make(chan struct{})}
+	f.inflight[string(vkey)] = c
+	f.mu.Unlock()
+	var code, ck []byte
+	val, found, err := getCopy(db.pdb, vkey)
+	if err == nil && !found {
+		var src ForkSource
+		if src, err = f.source(); err == nil {
+			val, code, ck, err = fetchEntity(src, f.block, entity)
+		}
+		if err == nil {
+			db.forkFetched.Add(1)
+		}
+	}
+	c.val, c.err = val, err
+	f.mu.Lock()
+	delete(f.inflight, string(vkey))
+	if err == nil && !found {
+		f.vals[string(vkey)] = val
+		if len(code) > 0 {
+			f.codes[string(ck)] = code
+		}
+	}
+	f.mu.Unlock()
+	close(c.done)
+	if len(code) > 0 {
+		db.state.fillCode(ck, code)
+	}
+	return val, err
 }
 
 // fetchEntity fetches an account ('a' entity) or slot ('s' entity) from

@@ -53,8 +53,25 @@ func startForkUpstream(t *testing.T) *followtest.Geth {
 	g := followtest.StartGeth(t, followtest.Options{Alloc: alloc})
 	to := common.HexToAddress("0x000000000000000000000000000000000000f00d")
 	g.Send(t, followtest.Tx(t, 0, 0, &to, big.NewInt(12345), 21_000, nil))
+	// A token transfer upstream (holder 0 to holder 2 and back): logs, and
+	// holder balances as the genesis gave them.
+	amount := big.NewInt(5)
+	there, _ := chaingen.TokenABI.Pack("transfer", forkHolders[2], amount)
+	g.Send(t, followtest.Tx(t, 3, 0, &forkToken, nil, 100_000, there))
 	g.Commit()
 	return g
+}
+
+// forkUpstreamBalance is holder i's token balance at the upstream's head
+// (after its transfer of 5 units from holder 0 to holder 2).
+func forkUpstreamBalance(i int) *big.Int {
+	switch i {
+	case 0:
+		return new(big.Int).Sub(forkHolderBalance(0), big.NewInt(5))
+	case 2:
+		return new(big.Int).Add(forkHolderBalance(2), big.NewInt(5))
+	}
+	return forkHolderBalance(i)
 }
 
 // forkNode is an in-process `tipnode dev --fork` node.
@@ -203,7 +220,7 @@ func TestForkGeth(t *testing.T) {
 	}
 	for i, h := range forkHolders {
 		v, err := ec.StorageAt(ctx, forkToken, chaingen.BalanceSlot(h), nil)
-		if err != nil || new(big.Int).SetBytes(v).Cmp(forkHolderBalance(i)) != 0 {
+		if err != nil || new(big.Int).SetBytes(v).Cmp(forkUpstreamBalance(i)) != 0 {
 			t.Fatalf("slot of holder %d: %x, %v", i, v, err)
 		}
 	}
@@ -235,6 +252,43 @@ func TestForkGeth(t *testing.T) {
 		t.Fatalf("%d upstream requests for a warm read and 8 concurrent reads of one new account, want 1", after-before)
 	}
 
+	// Chain data at or below the fork block comes from the upstream.
+	upBlock1, err := upc.BlockByNumber(ctx, big.NewInt(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := ec.BlockByNumber(ctx, big.NewInt(1)); err != nil || b.Hash() != upBlock1.Hash() {
+		t.Fatalf("block 1 on the fork: %v, %v", b, err)
+	}
+	if b, err := ec.BlockByHash(ctx, upBlock1.Hash()); err != nil || b.NumberU64() != 1 {
+		t.Fatalf("block 1 by hash on the fork: %v, %v", b, err)
+	}
+	upTx := upBlock1.Transactions()[0]
+	if tx, pending, err := ec.TransactionByHash(ctx, upTx.Hash()); err != nil || pending || tx.Hash() != upTx.Hash() {
+		t.Fatalf("upstream transaction on the fork: %v, %v, %v", tx, pending, err)
+	}
+	if r, err := ec.TransactionReceipt(ctx, upTx.Hash()); err != nil || r.BlockNumber.Uint64() != 1 || r.Status != types.ReceiptStatusSuccessful {
+		t.Fatalf("upstream receipt on the fork: %+v, %v", r, err)
+	}
+	q := ethereum.FilterQuery{FromBlock: big.NewInt(0), ToBlock: new(big.Int).SetUint64(forkBlock), Addresses: []common.Address{forkToken}}
+	upLogs, err := upc.FilterLogs(ctx, q)
+	if err != nil || len(upLogs) != 1 {
+		t.Fatalf("upstream logs %v, %v", upLogs, err)
+	}
+	if logs, err := ec.FilterLogs(ctx, q); err != nil || len(logs) != 1 || logs[0].TxHash != upLogs[0].TxHash || logs[0].BlockHash != upLogs[0].BlockHash {
+		t.Fatalf("logs below the fork block on the fork: %v, %v", logs, err)
+	}
+	q.ToBlock = nil
+	if _, err := ec.FilterLogs(ctx, q); err == nil || !strings.Contains(err.Error(), "fork block") {
+		t.Fatalf("a logs range across the fork block: %v", err)
+	}
+	// A block the upstream made after the fork is not the fork's.
+	up.Commit()
+	upNext, _ := upc.HeaderByNumber(ctx, new(big.Int).SetUint64(forkBlock+1))
+	if b, err := ec.HeaderByHash(ctx, upNext.Hash()); !errors.Is(err, ethereum.NotFound) {
+		t.Fatalf("upstream block above the fork block on the fork: %v, %v", b, err)
+	}
+
 	// The impersonated holder moves tokens.
 	snap := ""
 	if err := rc.Call(&snap, "evm_snapshot"); err != nil {
@@ -255,13 +309,13 @@ func TestForkGeth(t *testing.T) {
 	if err != nil || r.Status != types.ReceiptStatusSuccessful || r.BlockNumber.Uint64() != forkBlock+1 {
 		t.Fatalf("receipt %+v, %v", r, err)
 	}
-	want := []*big.Int{new(big.Int).Sub(forkHolderBalance(0), amount), new(big.Int).Add(forkHolderBalance(1), amount), forkHolderBalance(2)}
+	want := []*big.Int{new(big.Int).Sub(forkUpstreamBalance(0), amount), new(big.Int).Add(forkUpstreamBalance(1), amount), forkUpstreamBalance(2)}
 	for i, h := range forkHolders {
 		if got := tokenBalance(t, ec, h, nil); got.Cmp(want[i]) != 0 {
 			t.Fatalf("holder %d after the transfer: %v, want %v", i, got, want[i])
 		}
 		// The fork block's state is the upstream's.
-		if got := tokenBalance(t, ec, h, new(big.Int).SetUint64(forkBlock)); got.Cmp(forkHolderBalance(i)) != 0 {
+		if got := tokenBalance(t, ec, h, new(big.Int).SetUint64(forkBlock)); got.Cmp(forkUpstreamBalance(i)) != 0 {
 			t.Fatalf("holder %d at the fork block: %v", i, got)
 		}
 	}
@@ -271,14 +325,14 @@ func TestForkGeth(t *testing.T) {
 		t.Fatalf("total supply %v", s)
 	}
 	// The upstream is untouched.
-	if v, _ := upc.StorageAt(ctx, forkToken, chaingen.BalanceSlot(holder), nil); new(big.Int).SetBytes(v).Cmp(forkHolderBalance(0)) != 0 {
+	if v, _ := upc.StorageAt(ctx, forkToken, chaingen.BalanceSlot(holder), nil); new(big.Int).SetBytes(v).Cmp(forkUpstreamBalance(0)) != 0 {
 		t.Fatalf("upstream holder balance changed: %x", v)
 	}
 	var reverted bool
 	if err := rc.Call(&reverted, "evm_revert", snap); err != nil || !reverted {
 		t.Fatalf("evm_revert %v, %v", reverted, err)
 	}
-	if got := tokenBalance(t, ec, holder, nil); got.Cmp(forkHolderBalance(0)) != 0 {
+	if got := tokenBalance(t, ec, holder, nil); got.Cmp(forkUpstreamBalance(0)) != 0 {
 		t.Fatalf("holder after evm_revert: %v", got)
 	}
 	// Seal a block so the fetched state is persisted with it, read one more
@@ -307,7 +361,7 @@ func TestForkGeth(t *testing.T) {
 	defer rc2.Close()
 	ec = ethclient.NewClient(rc2)
 	before, _ = f.src.Stats()
-	if got := tokenBalance(t, ec, holder, nil); got.Cmp(forkHolderBalance(0)) != 0 {
+	if got := tokenBalance(t, ec, holder, nil); got.Cmp(forkUpstreamBalance(0)) != 0 {
 		t.Fatalf("holder after the restart: %v", got)
 	}
 	if got, err := ec.BalanceAt(ctx, late, nil); err != nil || got.Cmp(lateBal) != 0 {
@@ -326,6 +380,11 @@ func TestForkGeth(t *testing.T) {
 	var rerr gethrpc.Error
 	if !errors.As(err, &rerr) || rerr.ErrorCode() != -32000 || !strings.Contains(err.Error(), up.HTTP) || !strings.Contains(err.Error(), unknown.Hex()) {
 		t.Fatalf("read with the upstream down: %v", err)
+	}
+	// So does chain data below the fork block.
+	_, err = ec.BlockByNumber(ctx, big.NewInt(1))
+	if !errors.As(err, &rerr) || rerr.ErrorCode() != -32000 || !strings.Contains(err.Error(), up.HTTP) {
+		t.Fatalf("block below the fork with the upstream down: %v", err)
 	}
 	// So does an eth_call that touches it.
 	_, err = ec.CallContract(ctx, ethereum.CallMsg{To: &unknown}, nil)

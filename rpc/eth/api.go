@@ -198,6 +198,8 @@ type Heads interface {
 // writer. Safe for concurrent use.
 type API struct {
 	cfg     APIConfig
+	// fork is the upstream fallback of a fork (fork.go; nil otherwise).
+	fork *forkUpstream
 	exec    *chain.Executor
 	genesis *chain.Genesis
 	// chainIDJSON is eth_chainId's answer, encoded once (read-only: the

@@ -260,6 +260,14 @@ func New(cfg Config, db *store.DB, g *chain.Genesis, clock pending.Clock, log ze
 		return nil, err
 	}
 	n.API.Register(n.Server)
+	if a := db.Anchor(); a.Fork != "" {
+		// A fork (tipnode dev --fork): what the store does not hold at or
+		// below the fork block is the upstream's.
+		if err := n.API.ForwardBelowFork(n.Server, a.Fork, a.State); err != nil {
+			w.Stop()
+			return nil, err
+		}
+	}
 	n.Server.SetErrorMapper(n.API.MapError)
 	n.Server.SetBatchScope(n.API.BatchScope)
 	if n.Registry != nil {
@@ -427,6 +435,7 @@ func (n *Node) Stop() error {
 	if n.Forwarder != nil {
 		n.Forwarder.Close()
 	}
+	n.API.CloseFork()
 	n.Writer.Stop()
 	return err
 }
