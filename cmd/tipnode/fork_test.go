@@ -335,6 +335,23 @@ func TestForkGeth(t *testing.T) {
 	if got := tokenBalance(t, ec, holder, nil); got.Cmp(forkUpstreamBalance(0)) != 0 {
 		t.Fatalf("holder after evm_revert: %v", got)
 	}
+	// anvil_reset goes back to the fork block.
+	if err := rc.Call(&txHash, "eth_sendTransaction", map[string]any{"from": holder, "to": forkToken, "data": hexutil.Bytes(data), "gas": hexutil.Uint64(100_000)}); err != nil {
+		t.Fatal(err)
+	}
+	tick(t, f.n, f.clock, 10)
+	if n, _ := ec.BlockNumber(ctx); n != forkBlock+1 {
+		t.Fatalf("block number %d before anvil_reset", n)
+	}
+	if err := rc.Call(nil, "anvil_reset"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := ec.BlockNumber(ctx); err != nil || n != forkBlock {
+		t.Fatalf("block number %d, %v after anvil_reset", n, err)
+	}
+	if got := tokenBalance(t, ec, holder, nil); got.Cmp(forkUpstreamBalance(0)) != 0 {
+		t.Fatalf("holder after anvil_reset: %v", got)
+	}
 	// Seal a block so the fetched state is persisted with it, read one more
 	// account (persisted at close), then restart without the upstream.
 	dev := f.accs[0]
