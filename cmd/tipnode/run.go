@@ -407,6 +407,9 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	// before anything is printed.
 	return serveUntilDone(ctx, nf, keys, db, g, log, func(addr string) {
 		printDevBanner(stdout, g, mnemonic, accs, addr, sf.DataDir)
+		if a := db.Anchor(); a.Fork != "" {
+			fmt.Fprintf(stdout, "Forked from %s at block %d: state the dev chain has not written is read from there (once, then kept in the data directory).\n\n", a.Fork, a.State)
+		}
 	})
 }
 
