@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"math/big"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -252,6 +253,16 @@ func TestForkGeth(t *testing.T) {
 		t.Fatalf("%d upstream requests for a warm read and 8 concurrent reads of one new account, want 1", after-before)
 	}
 
+	resp, err := http.Get(f.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), "tipnode_fork_fetched_total ") || !strings.Contains(string(body), "tipnode_fork_unpersisted ") {
+		t.Fatal("fork metrics missing")
+	}
+
 	// Chain data at or below the fork block comes from the upstream.
 	upBlock1, err := upc.BlockByNumber(ctx, big.NewInt(1))
 	if err != nil {
@@ -407,5 +418,56 @@ func TestForkGeth(t *testing.T) {
 	_, err = ec.CallContract(ctx, ethereum.CallMsg{To: &unknown}, nil)
 	if !errors.As(err, &rerr) || rerr.ErrorCode() != -32000 || !strings.Contains(err.Error(), unknown.Hex()) {
 		t.Fatalf("eth_call with the upstream down: %v", err)
+	}
+}
+
+// forkChain's choices: --chainid overrides the upstream's; an explicit
+// block is the fork block; a restart naming another block, or --fork on a
+// data directory holding a plain dev chain, is refused.
+func TestForkChainArgs(t *testing.T) {
+	up := startForkUpstream(t)
+	log := zerolog.New(io.Discard)
+	accs, err := devnet.Accounts(devnet.Mnemonic, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func(dir string) *store.DB {
+		cfg := store.DefaultConfig(dir)
+		cfg.SyncWrites = false
+		db, err := openStore(cfg, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return db
+	}
+	dir := t.TempDir()
+	db := open(dir)
+	g, src, err := forkChain(context.Background(), db, up.HTTP+"@1", big.NewInt(31337), accs, dir, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.Close()
+	if g.Config.ChainID.Uint64() != 31337 {
+		t.Fatalf("chain id %v", g.Config.ChainID)
+	}
+	if a := db.Anchor(); a.State != 1 || a.Fork != up.HTTP {
+		t.Fatalf("anchor %+v", a)
+	}
+	if _, _, err := forkChain(context.Background(), db, up.HTTP+"@2", nil, accs, dir, log); !errors.Is(err, fork.ErrNotFork) {
+		t.Fatalf("restart at another block: %v", err)
+	}
+	if _, _, err := forkChain(context.Background(), db, "", big.NewInt(5), accs, dir, log); err == nil || !strings.Contains(err.Error(), "31337") {
+		t.Fatalf("restart with another chain id: %v", err)
+	}
+	db.Close()
+
+	plain := t.TempDir()
+	db = open(plain)
+	defer db.Close()
+	if _, err := devChain(db, devnet.DefaultChainID, accs, time.Unix(1_700_000_000, 0), log); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := forkChain(context.Background(), db, up.HTTP, nil, accs, plain, log); !errors.Is(err, fork.ErrNotFork) {
+		t.Fatalf("--fork on a plain dev chain: %v", err)
 	}
 }
