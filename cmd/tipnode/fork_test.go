@@ -293,6 +293,17 @@ func TestForkGeth(t *testing.T) {
 	if _, err := ec.FilterLogs(ctx, q); err == nil || !strings.Contains(err.Error(), "fork block") {
 		t.Fatalf("a logs range across the fork block: %v", err)
 	}
+	// State below the fork block is the upstream's at that height: block
+	// 1 is before the upstream's token transfer.
+	if got := tokenBalance(t, ec, forkHolders[0], big.NewInt(1)); got.Cmp(forkHolderBalance(0)) != 0 {
+		t.Fatalf("holder 0 at block 1 on the fork: %v", got)
+	}
+	for _, a := range []common.Address{followtest.Address(0), followtest.Address(3)} {
+		want, _ := upc.BalanceAt(ctx, a, big.NewInt(1))
+		if got, err := ec.BalanceAt(ctx, a, big.NewInt(1)); err != nil || got.Cmp(want) != 0 {
+			t.Fatalf("balance of %s at block 1: %v, %v; upstream %v", a, got, err, want)
+		}
+	}
 	// A block the upstream made after the fork is not the fork's.
 	up.Commit()
 	upNext, _ := upc.HeaderByNumber(ctx, new(big.Int).SetUint64(forkBlock+1))
