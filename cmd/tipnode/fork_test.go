@@ -464,6 +464,16 @@ func TestForkChainArgs(t *testing.T) {
 	if a := db.Anchor(); a.State != 1 || a.Fork != up.HTTP {
 		t.Fatalf("anchor %+v", a)
 	}
+	// A fork serves no snapshots (it does not hold the upstream's state).
+	var nf NodeFlags
+	nf.register(newFlagSet(), true)
+	nf.HTTPAddr, nf.Sequencer, nf.Dev, nf.SnapshotServe = "127.0.0.1:0", true, true, true
+	if n, err := startNode(nf, nil, db, g, pending.NewManualClock(time.Now()), log); err == nil || !strings.Contains(err.Error(), "cannot serve snapshots") {
+		if n != nil {
+			n.Stop()
+		}
+		t.Fatalf("--snapshot.serve on a fork: %v", err)
+	}
 	if _, _, err := forkChain(context.Background(), db, up.HTTP+"@2", nil, accs, dir, log); !errors.Is(err, fork.ErrNotFork) {
 		t.Fatalf("restart at another block: %v", err)
 	}

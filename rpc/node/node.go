@@ -208,6 +208,12 @@ func New(cfg Config, db *store.DB, g *chain.Genesis, clock pending.Clock, log ze
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if a := db.Anchor(); a.Fork != "" && (cfg.Snapshot != nil || cfg.Follow != nil) {
+		// A fork holds only what it wrote or fetched: a snapshot of it
+		// would give a replica zeros for the rest, and it has no chain to
+		// follow but its own.
+		return nil, fmt.Errorf("%w: the store is a fork of %s: it cannot serve snapshots (it does not hold the upstream's state) or follow a chain", ErrConfig, a.Fork)
+	}
 	var o options
 	for _, opt := range opts {
 		opt(&o)
