@@ -8,7 +8,7 @@ PKGS    := ./...
 DATADIR ?=
 ARGS    ?=
 
-.PHONY: build test bench run vet fuzz clean crash soak bench-geth bench-geth-quick
+.PHONY: build test bench run vet fuzz clean crash soak bench-geth bench-geth-quick op-geth-diff
 
 build:
 	$(GO) build -o $(BIN) ./cmd/tipnode
@@ -54,6 +54,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDevNum -fuzztime 20s ./rpc/eth/
 	$(GO) test -run '^$$' -fuzz FuzzTxSyncTimeout -fuzztime 20s ./rpc/eth/
 	$(GO) test -run '^$$' -fuzz FuzzCallBundleArgs -fuzztime 20s ./rpc/eth/
+	$(GO) test -run '^$$' -fuzz FuzzTraceConfig -fuzztime 20s ./rpc/eth/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeHeader -fuzztime 20s ./chain/follow/
 	$(GO) test -run '^$$' -fuzz FuzzLoad -fuzztime 20s ./chain/statedump/
 	$(GO) test -run '^$$' -fuzz FuzzPreimages -fuzztime 20s ./chain/op/optest/
@@ -97,6 +98,26 @@ bench-geth: build $(GETH_BIN)
 
 bench-geth-quick:
 	$(MAKE) bench-geth BENCH_FLAGS="--quick $(BENCH_FLAGS)"
+
+# The differential oracle against op-geth (outside make test): builds
+# op-geth's cmd/geth once into the cache from the Go module proxy, in a
+# scratch module replacing go-ethereum with op-geth, then runs
+# TestOPGethDifferential with it (an OP chain crossing Ecotone..Jovian built
+# through op-geth's engine API; tipnode must match it through import and
+# follow; ends with import throughput, OP vs L1). About 2 minutes on 2 cores
+# once op-geth is built (the first build: 15-20 minutes on a busy machine).
+OPGETH_VERSION ?= v1.101702.3
+OPGETH_DIR     := $(BENCH_CACHE)/op-geth-$(OPGETH_VERSION)
+OPGETH_BIN     := $(OPGETH_DIR)/geth
+
+$(OPGETH_BIN):
+	mkdir -p $(OPGETH_DIR)/src
+	printf 'module opgethbuild\n\ngo 1.24\n\nrequire github.com/ethereum/go-ethereum v1.17.0\n\nreplace github.com/ethereum/go-ethereum => github.com/ethereum-optimism/op-geth $(OPGETH_VERSION)\n' > $(OPGETH_DIR)/src/go.mod
+	cd $(OPGETH_DIR)/src && GOFLAGS=-mod=mod $(GO) build -o $(abspath $(OPGETH_BIN)) github.com/ethereum/go-ethereum/cmd/geth
+
+# OPGETH_DIFF_DIR keeps the test's files (genesis, RLP chains, data directories).
+op-geth-diff: $(OPGETH_BIN)
+	TIPNODE_OPGETH=$(OPGETH_BIN) TIPNODE_OPGETH_DIR=$(OPGETH_DIFF_DIR) $(GO) test -count=1 -run 'TestOPGethDifferential' -v -timeout 45m ./cmd/tipnode/
 
 clean:
 	rm -rf bin

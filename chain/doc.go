@@ -13,8 +13,13 @@
 //     state diffs (BlockDiff for the store, TakeDiff for copy-on-write
 //     pending layers): balances, nonces, code, storage, account deletions and
 //     storage wipes. StateDBs may share a CodeCache (codecache.go): code by
-//     hash, read from a backend once, then shared (never modified).
-//   - Executor / BlockProcessor (executor.go) drive go-ethereum's
+//     hash, read from a backend once, then shared (never modified). With
+//     SetHooks (hooks.go) it reports state changes to go-ethereum's
+//     tracing.Hooks as go-ethereum's hooked state does (balance, nonce,
+//     code, storage, logs, self-destructs at Finalise): go-ethereum's
+//     tracers (eth/tracers) run on it unchanged.
+//   - Executor / BlockProcessor (executor.go; SetTracer traces the
+//     transactions applied next, framed by OnTxStart / OnTxEnd) drive go-ethereum's
 //     core.ApplyMessage, core.PreExecution (EIP-4788 beacon root, EIP-2935
 //     parent hash), core.PostExecution (withdrawals, EIP-6110 deposits,
 //     EIP-7002 / EIP-7251 request queues) and the consensus engine's Finalize
@@ -32,6 +37,14 @@
 // (rewards and header rules; the proof-of-work seal is not verified),
 // misc.ApplyDAOHardFork, types.* (headers, signed transactions, receipts,
 // DeriveSha, blooms, requests hash), trie.NewStackTrie, params.ChainConfig.
+//
+// A local block producer (pending's Sequencer) asks the chain's rules
+// through the producer seam (producer.go): PrepareHeader, OpeningTxs,
+// SealHeader and ExtraTxCost apply the OP rules on an OP chain (base fee,
+// extraData, blob gas fields, the L1-info deposit from a synthetic L1
+// origin, the Isthmus withdrawals root computed from state with
+// StateDB.StorageRoot, the L1 data and operator fee a pool requires) and
+// change nothing on L1; ProducerConfig carries the producer's choices.
 //
 // Blocks, their transactions and receipts are store/xtypes values: a
 // block's transaction is a *types.Transaction or an OP Stack deposit

@@ -169,7 +169,7 @@ func (e *Executor) NewBlockProcessorWith(header, parent *types.Header, blockHash
 		cfg.NoBaseFee = true
 	}
 	var evmState vm.StateDB = state
-	if cfg.Tracer != nil && cfg.Tracer.OnLog != nil {
+	if cfg.Tracer != nil && cfg.Tracer.OnLog != nil && state.Hooks() == nil {
 		evmState = logHookState{StateDB: state, onLog: cfg.Tracer.OnLog}
 	}
 	p.evm = vm.NewEVM(blockCtx, evmState, e.config, cfg)
@@ -198,6 +198,16 @@ func (s logHookState) AddLog(l *types.Log) {
 
 // EVM exposes the processor's EVM (e.g. to attach a tracer).
 func (p *BlockProcessor) EVM() *vm.EVM { return p.evm }
+
+// SetTracer traces the transactions applied from now on with h (nil: stop
+// tracing): the EVM reports execution to it, the StateDB state changes
+// (SetHooks), and each transaction or message is framed by OnTxStart and
+// OnTxEnd (with its receipt), as go-ethereum's ApplyTransactionWithEVM does.
+// The processor must have been made without a VM tracer.
+func (p *BlockProcessor) SetTracer(h *tracing.Hooks) {
+	p.evm.Config.Tracer = h
+	p.state.SetHooks(h)
+}
 
 // State returns the StateDB the block executes on.
 func (p *BlockProcessor) State() *StateDB { return p.state }
@@ -292,12 +302,15 @@ func (p *BlockProcessor) ApplyMessage(tx *types.Transaction, msg *core.Message) 
 
 // apply runs msg as tx, the next transaction of the block, and records its
 // receipt.
-func (p *BlockProcessor) apply(tx *types.Transaction, msg *core.Message) (*xtypes.Receipt, *core.ExecutionResult, error) {
+func (p *BlockProcessor) apply(tx *types.Transaction, msg *core.Message) (xr *xtypes.Receipt, result *core.ExecutionResult, err error) {
+	if end := p.traceTx(tx, msg.From); end != nil {
+		defer func() { end(xr, err) }()
+	}
 	snap := p.state.Snapshot()
 	gpSnap := p.gp.Snapshot()
 	index := len(p.receipts)
 	p.state.SetTxContext(tx.Hash(), index, uint32(index+1))
-	result, err := core.ApplyMessage(p.evm, msg, p.gp)
+	result, err = core.ApplyMessage(p.evm, msg, p.gp)
 	if err != nil {
 		p.state.RevertToSnapshot(snap)
 		p.gp.Set(gpSnap)
@@ -315,7 +328,7 @@ func (p *BlockProcessor) apply(tx *types.Transaction, msg *core.Message) (*xtype
 		}
 		root = r.Bytes()
 	}
-	xr := &xtypes.Receipt{Receipt: types.Receipt{
+	xr = &xtypes.Receipt{Receipt: types.Receipt{
 		Type:              tx.Type(),
 		PostState:         root,
 		CumulativeGasUsed: p.gp.CumulativeUsed(),
@@ -352,6 +365,29 @@ func (p *BlockProcessor) apply(tx *types.Transaction, msg *core.Message) (*xtype
 	p.receipts = append(p.receipts, xr)
 	p.logs = append(p.logs, receipt.Logs...)
 	return xr, result, nil
+}
+
+// traceTx tells the tracer (the EVM config's hooks, if any) that tx from
+// from starts, and returns what tells it the transaction ended (nil when
+// no tracer wants to know), as go-ethereum's ApplyTransactionWithEVM.
+func (p *BlockProcessor) traceTx(tx *types.Transaction, from common.Address) func(*xtypes.Receipt, error) {
+	hooks := p.evm.Config.Tracer
+	if hooks == nil {
+		return nil
+	}
+	if hooks.OnTxStart != nil {
+		hooks.OnTxStart(p.evm.GetVMContext(), tx, from)
+	}
+	if hooks.OnTxEnd == nil {
+		return nil
+	}
+	return func(r *xtypes.Receipt, err error) {
+		var receipt *types.Receipt
+		if r != nil {
+			receipt = &r.Receipt
+		}
+		hooks.OnTxEnd(receipt, err)
+	}
 }
 
 // Finish runs the post-transaction part of the block: withdrawals, the

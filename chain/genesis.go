@@ -58,6 +58,9 @@ func ParseChainConfig(raw []byte) (*Genesis, error) {
 	if err := json.Unmarshal(raw, config); err != nil {
 		return nil, fmt.Errorf("%w: chain config: %v", ErrGenesis, err)
 	}
+	if config.ChainID == nil {
+		return nil, fmt.Errorf("%w: config has no chainId", ErrGenesis)
+	}
 	g := &Genesis{Config: config}
 	if err := g.parseOP(raw); err != nil {
 		return nil, err
@@ -147,22 +150,21 @@ func ParseGenesis(spec []byte) (*Genesis, error) {
 // at a later block (tipnode init --state) needs no more, and a spec with a
 // large alloc is not built into a trie.
 func ParseGenesisConfig(spec []byte) (*Genesis, error) {
-	var g struct {
-		Config *params.ChainConfig `json:"config"`
+	var raw struct {
+		Config json.RawMessage `json:"config"`
 	}
-	if err := json.Unmarshal(spec, &g); err != nil {
+	if err := json.Unmarshal(spec, &raw); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrGenesis, err)
 	}
-	if g.Config == nil {
+	if len(raw.Config) == 0 || string(raw.Config) == "null" {
 		return nil, fmt.Errorf("%w: missing \"config\"", ErrGenesis)
 	}
-	if g.Config.ChainID == nil {
-		return nil, fmt.Errorf("%w: config has no chainId", ErrGenesis)
+	g, err := ParseChainConfig(raw.Config)
+	if err != nil {
+		return nil, err
 	}
-	if err := g.Config.CheckConfigForkOrder(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrGenesis, err)
-	}
-	return &Genesis{Spec: spec, Config: g.Config}, nil
+	g.Spec = spec
+	return g, nil
 }
 
 // LoadGenesis returns the chain of an initialised store from view: its

@@ -63,7 +63,7 @@ func (p *BlockProcessor) feeParams() *op.FeeParams {
 }
 
 // applyDeposit executes an OP Stack deposit as the next transaction.
-func (p *BlockProcessor) applyDeposit(d *xtypes.Deposit) (*xtypes.Receipt, error) {
+func (p *BlockProcessor) applyDeposit(d *xtypes.Deposit) (receipt *xtypes.Receipt, err error) {
 	cfg, t := p.exec.op.cfg, p.header.Time
 	from := d.From()
 	gasLimit := d.Gas()
@@ -76,6 +76,15 @@ func (p *BlockProcessor) applyDeposit(d *xtypes.Deposit) (*xtypes.Receipt, error
 	if mint := d.MintValue(); mint.Sign() > 0 {
 		p.state.AddBalance(from, uint256.MustFromBig(mint), tracing.BalanceChangeUnspecified)
 	}
+	if p.evm.Config.Tracer != nil {
+		// Tracers see a deposit as the unsigned call its fields make
+		// (go-ethereum's hooks take a *types.Transaction; the hash is in
+		// their context).
+		standIn := types.NewTx(&types.LegacyTx{Nonce: nonce, To: d.To(), Value: d.Value(), Gas: gasLimit, GasPrice: new(big.Int), Data: d.Data()})
+		if end := p.traceTx(standIn, from); end != nil {
+			defer func() { end(receipt, err) }()
+		}
+	}
 	snap := p.state.Snapshot()
 	gpSnap := p.gp.Snapshot()
 	value := uint256.MustFromBig(d.Value())
@@ -86,20 +95,20 @@ func (p *BlockProcessor) applyDeposit(d *xtypes.Deposit) (*xtypes.Receipt, error
 	msg.SkipNonceCheck().SkipEOACheck().SkipGasLimitCapCheck().SkipExecutionGasCapCheck()
 	failed := false
 	var result *core.ExecutionResult
-	err := errFromSystemTx(cfg, t, d)
-	if err == nil {
+	execErr := errFromSystemTx(cfg, t, d)
+	if execErr == nil {
 		// A deposit buys no gas: the base fee check is off for it (the EVM
 		// still sees the block's base fee).
 		noBaseFee := p.evm.Config.NoBaseFee
 		p.evm.Config.NoBaseFee = true
-		result, err = core.ApplyMessage(p.evm, msg, p.gp)
+		result, execErr = core.ApplyMessage(p.evm, msg, p.gp)
 		p.evm.Config.NoBaseFee = noBaseFee
 	}
 	if rerr := p.state.Error(); rerr != nil {
 		return nil, fmt.Errorf("%w: %v", ErrStateRead, rerr)
 	}
 	var evmGas uint64
-	if err != nil {
+	if execErr != nil {
 		// Invalid as a transaction, still included: the mint stays, the
 		// nonce moves, the whole gas limit is used.
 		failed = true
@@ -147,7 +156,8 @@ func (p *BlockProcessor) applyDeposit(d *xtypes.Deposit) (*xtypes.Receipt, error
 	xr.Bloom = types.CreateBloom(&xr.Receipt)
 	p.receipts = append(p.receipts, xr)
 	p.logs = append(p.logs, xr.Logs...)
-	return xr, nil
+	receipt = xr
+	return receipt, nil
 }
 
 // errFromSystemTx refuses a system deposit from Regolith (it fails as a

@@ -143,6 +143,10 @@ type StateDB struct {
 	logSize uint
 
 	codeCache *CodeCache // nil: code is read from the backend
+
+	// hooks, when set, are told of every state change as go-ethereum's
+	// hooked state tells them (SetHooks; hooks.go).
+	hooks *tracing.Hooks
 }
 
 // NewStateDB returns a StateDB reading from backend. Only the maps every
@@ -279,7 +283,7 @@ func (s *StateDB) setBalance(o *object, v *uint256.Int) {
 	o.data.Balance = v
 }
 
-func (s *StateDB) AddBalance(addr common.Address, amount *uint256.Int, _ tracing.BalanceChangeReason) uint256.Int {
+func (s *StateDB) AddBalance(addr common.Address, amount *uint256.Int, reason tracing.BalanceChangeReason) uint256.Int {
 	o := s.getOrNewObject(addr)
 	prev := *o.data.Balance
 	if amount.IsZero() {
@@ -289,16 +293,22 @@ func (s *StateDB) AddBalance(addr common.Address, amount *uint256.Int, _ tracing
 		return prev
 	}
 	s.setBalance(o, new(uint256.Int).Add(o.data.Balance, amount))
+	if s.hooks != nil {
+		s.balanceHook(addr, &prev, o.data.Balance, reason)
+	}
 	return prev
 }
 
-func (s *StateDB) SubBalance(addr common.Address, amount *uint256.Int, _ tracing.BalanceChangeReason) uint256.Int {
+func (s *StateDB) SubBalance(addr common.Address, amount *uint256.Int, reason tracing.BalanceChangeReason) uint256.Int {
 	o := s.getOrNewObject(addr)
 	prev := *o.data.Balance
 	if amount.IsZero() {
 		return prev
 	}
 	s.setBalance(o, new(uint256.Int).Sub(o.data.Balance, amount))
+	if s.hooks != nil {
+		s.balanceHook(addr, &prev, o.data.Balance, reason)
+	}
 	return prev
 }
 
@@ -314,10 +324,14 @@ func (s *StateDB) GetNonce(addr common.Address) uint64 {
 	return 0
 }
 
-func (s *StateDB) SetNonce(addr common.Address, nonce uint64, _ tracing.NonceChangeReason) {
+func (s *StateDB) SetNonce(addr common.Address, nonce uint64, reason tracing.NonceChangeReason) {
 	o := s.getOrNewObject(addr)
-	s.append(journalEntry{addr: addr, kind: jNonce, prevNonce: o.data.Nonce})
+	prev := o.data.Nonce
+	s.append(journalEntry{addr: addr, kind: jNonce, prevNonce: prev})
 	o.data.Nonce = nonce
+	if s.hooks != nil {
+		s.nonceHook(addr, prev, nonce, reason)
+	}
 }
 
 func (s *StateDB) GetCodeHash(addr common.Address) common.Hash {
@@ -361,16 +375,20 @@ func (s *StateDB) loadCode(o *object) []byte {
 
 func (s *StateDB) GetCodeSize(addr common.Address) int { return len(s.GetCode(addr)) }
 
-func (s *StateDB) SetCode(addr common.Address, code []byte, _ tracing.CodeChangeReason) []byte {
+func (s *StateDB) SetCode(addr common.Address, code []byte, reason tracing.CodeChangeReason) []byte {
 	o := s.getOrNewObject(addr)
 	prev := s.loadCode(o)
-	s.append(journalEntry{addr: addr, kind: jCode, prevCode: prev, prevHash: o.data.CodeHash})
+	prevHash := o.data.CodeHash
+	s.append(journalEntry{addr: addr, kind: jCode, prevCode: prev, prevHash: prevHash})
 	o.code = code
 	o.codeSet = true
 	if len(code) == 0 {
 		o.data.CodeHash = types.EmptyCodeHash
 	} else {
 		o.data.CodeHash = crypto.Keccak256Hash(code)
+	}
+	if s.hooks != nil {
+		s.codeHook(addr, prev, code, reason)
 	}
 	return prev
 }
@@ -443,6 +461,9 @@ func (s *StateDB) SetState(addr common.Address, slot, value common.Hash) common.
 	o.storage[slot] = value
 	o.written[slot] = struct{}{}
 	o.writtenAt[slot] = struct{}{}
+	if s.hooks != nil && s.hooks.OnStorageChange != nil {
+		s.hooks.OnStorageChange(addr, slot, prev, value)
+	}
 	return prev
 }
 
@@ -643,6 +664,9 @@ func (s *StateDB) AddLog(l *types.Log) {
 	l.Index = s.logSize
 	put(&s.logs, s.thash, append(s.logs[s.thash], l))
 	s.logSize++
+	if s.hooks != nil && s.hooks.OnLog != nil {
+		s.hooks.OnLog(l)
+	}
 }
 
 // GetLogs returns the logs of txHash with the block fields filled in.
@@ -684,6 +708,9 @@ func (s *StateDB) RevertToSnapshot(id int) {
 // Finalise ends a transaction: accounts self-destructed in it, and (from
 // EIP-158) empty accounts it touched, are deleted; the journal is cleared.
 func (s *StateDB) Finalise(rules params.Rules) *bal.ConstructionBlockAccessList {
+	if s.hooks != nil {
+		s.destructHooks(rules)
+	}
 	for addr := range s.dirties {
 		ref := s.objects[addr]
 		if ref == nil || ref.dead || ref.obj == nil {

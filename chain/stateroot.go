@@ -57,7 +57,7 @@ func trieRoot(leaves []leaf) (common.Hash, error) {
 	return st.Hash(), nil
 }
 
-func storageRoot(b IterableBackend, addr common.Address) (common.Hash, error) {
+func storageRoot(b StorageIterator, addr common.Address) (common.Hash, error) {
 	var leaves []leaf
 	err := b.ForEachStorage(addr, func(slot, value common.Hash) error {
 		l, err := storageLeaf(slot, value)

@@ -61,15 +61,18 @@ func (b *Builder) AllowImpersonation() { b.impersonation = true }
 // prev-randao, gas limit, base fee, parent beacon root, extra data as the
 // driver chose them; see NextHeader). view must be head's store view
 // (chain.Writer.OpenHead); the builder keeps it until the next Open or
-// Close. The pre-execution system calls run here; the returned index-0
-// snapshot holds their state and no transactions.
-func (b *Builder) Open(head *chain.Head, view store.View, tmpl *types.Header, now time.Time) (*Snapshot, error) {
+// Close. The pre-execution system calls run here, then the opening
+// transactions, if any (an OP block's L1-info deposit and user deposits:
+// chain.Executor.OpeningTxs); the returned index-0 snapshot holds their
+// state and those transactions only. A failing opening transaction fails
+// Open (the caller keeps view).
+func (b *Builder) Open(head *chain.Head, view store.View, tmpl *types.Header, now time.Time, opening ...xtypes.Tx) (*Snapshot, error) {
 	parent := head.Header()
 	if tmpl.ParentHash != head.Hash() || tmpl.Number.Uint64() != parent.Number.Uint64()+1 {
 		return nil, fmt.Errorf("%w: header %d (parent %s) does not extend head %d %s", ErrHeader,
 			tmpl.Number, tmpl.ParentHash.Hex(), parent.Number, head.Hash().Hex())
 	}
-	return b.open(head, view, nil, parent, head.Hash(), parent, chain.ViewHeaders{Head: head, View: view}, tmpl, now)
+	return b.open(head, view, nil, parent, head.Hash(), parent, chain.ViewHeaders{Head: head, View: view}, tmpl, now, opening)
 }
 
 // OpenOn starts a pending block on a pending parent: parent is the final
@@ -78,18 +81,19 @@ func (b *Builder) Open(head *chain.Head, view store.View, tmpl *types.Header, no
 // which the builder keeps until the next Open or Close). The new block's
 // state is the parent's layers over the anchor's state; its BLOCKHASH
 // context resolves the pending ancestors' sealed headers, then the
-// canonical chain.
-func (b *Builder) OpenOn(head *chain.Head, view store.View, parent *Snapshot, tmpl *types.Header, now time.Time) (*Snapshot, error) {
+// canonical chain. opening are the block's opening transactions, as for
+// Open.
+func (b *Builder) OpenOn(head *chain.Head, view store.View, parent *Snapshot, tmpl *types.Header, now time.Time, opening ...xtypes.Tx) (*Snapshot, error) {
 	if !parent.Final() || tmpl.ParentHash != parent.hash || tmpl.Number.Uint64() != parent.Number()+1 {
 		return nil, fmt.Errorf("%w: header %d (parent %s) does not extend pending block %d %s", ErrHeader,
 			tmpl.Number, tmpl.ParentHash.Hex(), parent.Number(), parent.hash.Hex())
 	}
 	headers := pendingHeaders{snap: parent, canon: chain.ViewHeaders{Head: head, View: view}}
-	return b.open(head, view, parent, parent.anchor, parent.anchorHash, parent.header, headers, tmpl, now)
+	return b.open(head, view, parent, parent.anchor, parent.anchorHash, parent.header, headers, tmpl, now, opening)
 }
 
 func (b *Builder) open(head *chain.Head, view store.View, parentSnap *Snapshot, anchor *types.Header, anchorHash common.Hash,
-	parent *types.Header, headers chain.HeaderSource, tmpl *types.Header, now time.Time) (*Snapshot, error) {
+	parent *types.Header, headers chain.HeaderSource, tmpl *types.Header, now time.Time, opening xtypes.Txs) (*Snapshot, error) {
 	reader, err := view.StateAt(anchor.Number.Uint64())
 	if err != nil {
 		return nil, fmt.Errorf("open block %d: %w", tmpl.Number, err)
@@ -106,6 +110,18 @@ func (b *Builder) open(head *chain.Head, view store.View, parentSnap *Snapshot, 
 	b.Close()
 	b.view, b.base, b.parent, b.state, b.proc = view, tmpl, parent, state, proc
 	b.txs, b.receipts, b.bloom, b.dirty = nil, nil, types.Bloom{}, false
+	var txIdx map[common.Hash]int
+	for i, tx := range opening {
+		if _, err := b.Add(tx); err != nil {
+			b.view, b.proc, b.state, b.snap = nil, nil, nil, nil // the caller keeps view
+			return nil, fmt.Errorf("open block %d: opening transaction %d: %w", tmpl.Number, i, err)
+		}
+		if txIdx == nil {
+			txIdx = make(map[common.Hash]int, len(opening))
+		}
+		txIdx[tx.Hash()] = i
+	}
+	n := len(b.txs)
 	b.snap = &Snapshot{
 		roots:      new(roots),
 		head:       head,
@@ -113,7 +129,9 @@ func (b *Builder) open(head *chain.Head, view store.View, parentSnap *Snapshot, 
 		anchorHash: anchorHash,
 		parent:     parentSnap,
 		header:     b.pendingHeader(),
-		layers:     pushLayer(nil, state.TakeDiff(), nil), // pre-execution system calls
+		layers:     pushLayer(nil, state.TakeDiff(), txIdx), // pre-execution system calls, opening transactions
+		txs:        b.txs[:n:n],
+		receipts:   b.receipts[:n:n],
 		created:    now,
 	}
 	return b.snap, nil
@@ -379,6 +397,13 @@ func (b *Builder) Seal() (*Sealed, error) {
 	}
 	receipts := b.proc.Receipts()
 	block := xtypes.NewBlock(header, &xtypes.Body{Transactions: b.txs, Withdrawals: withdrawals}, receipts, nil)
+	// What the chain's rules derive from the block's final state (an OP
+	// block's withdrawals root from Isthmus).
+	final := block.Header()
+	if err := b.exec.SealHeader(final, b.state); err != nil {
+		return nil, err
+	}
+	block = block.WithSeal(final)
 	return &Sealed{
 		Write: &store.BlockWrite{
 			Block: block, Receipts: receipts, Diff: b.state.BlockDiff(),

@@ -42,18 +42,25 @@ package pending
 //   - Reset (anvil_reset) unwinds the store to genesis (a fork: to its
 //     fork block, the store's anchor), empties the pool,
 //     forgets snapshots and the time offset, and opens an empty block.
+//   - SendDeposit (OP chains) injects an L1→L2 deposit: into the pending
+//     block while it holds deposits only, else at the head of the next
+//     block's deposits.
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/tipnode/tipnode/chain"
+	"github.com/tipnode/tipnode/chain/op"
 	"github.com/tipnode/tipnode/store"
 	"github.com/tipnode/tipnode/store/xtypes"
 )
@@ -105,6 +112,12 @@ func (s *Sequencer) now() time.Time { return s.clock.Now().Add(s.offset) }
 // any older journal), the new transactions from block index firstTx, and
 // the last len(ovs) overrides of s.ovs.
 func (s *Sequencer) journal(firstTx int, txs xtypes.Txs, ovs []store.PendingOverride) error {
+	if !s.journaled && firstTx > 0 {
+		// The block's first journal write: its opening transactions (index
+		// 0: deposits) are part of it.
+		txs = append(slices.Clone(s.b.txs[:firstTx]), txs...)
+		firstTx = 0
+	}
 	err := s.w.JournalPendingEntries(store.PendingAppend{
 		Header: s.b.Header(), Fresh: !s.journaled,
 		FirstTx: firstTx, Txs: txs,
@@ -239,7 +252,10 @@ func (s *Sequencer) MineAt(ctx context.Context, ts uint64) error {
 
 // retime rebuilds the open block with the header NextHeader gives at t.
 func (s *Sequencer) retime(t time.Time) (error, bool) {
-	tmpl := NextHeader(s.b.exec.Config(), s.b.Parent(), t, s.cfg.HeaderParams())
+	tmpl, err := s.nextHeader(s.b.Parent(), t)
+	if err != nil {
+		return err, true
+	}
 	if tmpl.Time == s.b.Header().Time {
 		return nil, false
 	}
@@ -264,11 +280,26 @@ func (s *Sequencer) rebuild(tmpl *types.Header, txs xtypes.Txs, ovs []store.Pend
 		nb.AllowImpersonation()
 	}
 	now := s.clock.Now()
-	if _, err := nb.Open(head, view, tmpl, now); err != nil {
+	// The opening transactions: the derived ones made afresh for tmpl (an
+	// OP block's L1-info deposit carries its time's L1 origin), the user
+	// deposits kept.
+	derived, err := s.derivedTxs(view, head.Header(), tmpl)
+	if err != nil {
 		view.Close()
 		return err, true
 	}
-	if err := replay(nb, txs, ovs); err != nil {
+	k := leadingDeposits(txs)
+	opening := derived
+	for _, tx := range txs[:k] {
+		if !s.b.exec.IsOpeningTx(tx) {
+			opening = append(opening, tx)
+		}
+	}
+	if _, err := nb.Open(head, view, tmpl, now, opening...); err != nil {
+		view.Close()
+		return err, true
+	}
+	if err := replay(nb, txs[k:], ovs); err != nil {
 		nb.Close()
 		return fmt.Errorf("%w: cannot rebuild pending block %d at timestamp %d: %v", ErrDev, tmpl.Number, tmpl.Time, err), errors.Is(err, chain.ErrStateRead)
 	}
@@ -280,9 +311,10 @@ func (s *Sequencer) rebuild(tmpl *types.Header, txs xtypes.Txs, ovs []store.Pend
 	s.b = nb
 	old.Close()
 	s.ovs = slices.Clone(ovs)
+	s.derived = len(derived)
 	s.journaled, s.journaledOvs = false, 0
-	if len(txs) > 0 || len(ovs) > 0 {
-		err = s.journal(0, txs, s.ovs)
+	if nb.Len() > s.derived || len(ovs) > 0 {
+		err = s.journal(0, nb.txs, s.ovs)
 	} else {
 		err = s.w.DropPendingJournal() // the old block's, if it had one
 	}
@@ -293,12 +325,13 @@ func (s *Sequencer) rebuild(tmpl *types.Header, txs xtypes.Txs, ovs []store.Pend
 	return nil, false
 }
 
-// replay applies txs and the overrides ovs (each after its first At
-// transactions) to b's open block, in order.
+// replay applies txs and the overrides ovs (each after the block's first
+// At transactions) to b's open block, in order; txs follow the block's
+// opening transactions.
 func replay(b *Builder, txs xtypes.Txs, ovs []store.PendingOverride) error {
 	i := 0
 	add := func(upto int) error {
-		for ; i < upto && i < len(txs); i++ {
+		for ; b.Len() < upto && i < len(txs); i++ {
 			if _, err := b.Add(txs[i]); err != nil {
 				return fmt.Errorf("transaction %s: %w", txs[i].Hash().Hex(), err)
 			}
@@ -313,7 +346,7 @@ func replay(b *Builder, txs xtypes.Txs, ovs []store.PendingOverride) error {
 			return fmt.Errorf("override %d: %w", k, err)
 		}
 	}
-	return add(len(txs))
+	return add(math.MaxInt) // the rest
 }
 
 // Snapshot records the dev chain's state (evm_snapshot): the head block,
@@ -455,10 +488,80 @@ func (s *Sequencer) Reset() error {
 			}
 		}
 		// An empty block on genesis (dropping the journal of the one open).
-		if err, fatal := s.rebuild(NextHeader(s.b.exec.Config(), s.b.Parent(), s.now(), s.cfg.HeaderParams()), nil, nil); err != nil {
+		s.queued, s.queuedGas = nil, 0
+		tmpl, err := s.nextHeader(s.b.Parent(), s.now())
+		if err != nil {
+			return err, true
+		}
+		if err, fatal := s.rebuild(tmpl, nil, nil); err != nil {
 			return err, fatal
 		}
 		s.log.Info().Int("poolDropped", dropped).Uint64("block", base).Msg("dev chain reset")
 		return nil, false
 	})
+}
+
+// MaxDepositData bounds the calldata of one dev deposit (SendDeposit).
+const MaxDepositData = 128 << 10
+
+// SendDeposit injects an L1→L2 deposit (OP chains; an L1 user deposit
+// without an L1): d's source hash is set here (a user-deposit source hash
+// over a tipnode-made L1 block hash, unique per request). The deposit
+// joins the pending block's deposits when that block holds no sequenced
+// transaction yet (pre-confirmed, journaled and published at once);
+// otherwise it opens the next block, beside its L1-info deposit, and is
+// journaled when that block opens (a crash before then loses it, as it
+// loses a pooled transaction). It returns the deposit and the number of
+// the block it goes into. A deposit is refused (ErrDev) on an L1 chain,
+// with more than MaxDepositData bytes of data, or when the deposits
+// already waiting for the block leave no room for its gas.
+func (s *Sequencer) SendDeposit(f xtypes.DepositFields) (*xtypes.Deposit, uint64, error) {
+	if s.b.exec.OP() == nil {
+		return nil, 0, fmt.Errorf("%w: deposits exist only on OP Stack chains", ErrDev)
+	}
+	if len(f.Data) > MaxDepositData {
+		return nil, 0, fmt.Errorf("%w: deposit data of %d bytes exceeds %d", ErrDev, len(f.Data), MaxDepositData)
+	}
+	if f.Mint != nil && (f.Mint.Sign() < 0 || f.Mint.BitLen() > 128) {
+		return nil, 0, fmt.Errorf("%w: mint %v out of range (0 to 2^128-1 wei)", ErrDev, f.Mint)
+	}
+	if f.Value != nil && (f.Value.Sign() < 0 || f.Value.BitLen() > 256) {
+		return nil, 0, fmt.Errorf("%w: value %v out of range", ErrDev, f.Value)
+	}
+	var (
+		dep    *xtypes.Deposit
+		number uint64
+	)
+	err := s.dev(func() (error, bool) {
+		s.depositSeq++
+		l1 := crypto.Keccak256Hash([]byte("tipnode dev deposit"), s.b.Header().ParentHash[:],
+			binary.BigEndian.AppendUint64(nil, uint64(s.clock.Now().UnixNano())))
+		f.SourceHash = op.UserDepositSourceHash(l1, s.depositSeq)
+		f.IsSystemTx = false
+		dep = xtypes.NewDeposit(f)
+		if s.b.Len() == leadingDeposits(s.b.txs) {
+			// No sequenced transaction yet: the deposit joins this block's.
+			if _, err := s.b.Add(dep); err != nil {
+				if errors.Is(err, chain.ErrStateRead) {
+					return err, true
+				}
+				return fmt.Errorf("%w: deposit: %v", ErrDev, err), false
+			}
+			number = s.b.Header().Number.Uint64()
+			return s.publishDev(), true
+		}
+		limit := s.b.Header().GasLimit
+		if f.Gas > limit || s.queuedGas+f.Gas > limit-min(limit, op.SystemTxGas) {
+			return fmt.Errorf("%w: deposit gas %d does not fit the next block (gas limit %d, %d already queued for it)", ErrDev, f.Gas, limit, s.queuedGas), false
+		}
+		s.queued = append(s.queued, dep)
+		s.queuedGas += f.Gas
+		number = s.b.Header().Number.Uint64() + 1
+		return nil, false
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	s.log.Info().Str("deposit", dep.Hash().Hex()).Str("from", f.From.Hex()).Stringer("mint", dep.MintValue()).Uint64("block", number).Msg("deposit injected")
+	return dep, number, nil
 }

@@ -44,7 +44,19 @@
 // hands to chain.Writer.Seal (or, for a follower, finishes it in memory:
 // Finish). The Sequencer is the driver that picks transactions from the
 // Pool; the follower of a pre-confirmation stream (pending/replica) is
-// another driver of the same Builder.
+// another driver of the same Builder. A block may open with transactions
+// (Open's opening transactions: an OP block's L1-info deposit and user
+// deposits), which the index-0 snapshot then holds.
+//
+// The pending package stays chain-agnostic: what an OP chain's rules add
+// to a block the sequencer builds comes from chain.Executor's producer
+// seam (chain/producer.go): PrepareHeader completes NextHeader's template
+// (OP base fee, Holocene/Jovian extraData, blob gas fields), OpeningTxs
+// gives the L1-info deposit built from Config.Chain's synthetic L1 and the
+// parent's L1Block state, SealHeader sets the Isthmus withdrawals root from
+// the sealed state (the snapshot overlay enumerates an account's storage
+// for it), and ExtraTxCost is the L1 data and operator fee the pool
+// requires (Pool.UseChainCosts). Each is a no-op on an L1 chain.
 //
 // # Reads: Manager.Open
 //
@@ -95,7 +107,10 @@
 //     publishes a snapshot it journals what the snapshot adds (the pending
 //     block's header with the first pre-confirmation, then its
 //     transactions) through chain.Writer.JournalPending, fsynced. The
-//     block's own store write drops the journal. At Start the Sequencer
+//     block's own store write drops the journal. A block's first journal
+//     write includes its opening transactions (deposits); a block opened
+//     with user deposits is journaled as soon as its seal returns. At
+//     Start the Sequencer
 //     rebuilds a journaled pending block that extends the head: the same
 //     header, the same transactions replayed in order (hence the same
 //     receipts), and seals it on time. Transactions admitted to the pool
@@ -126,6 +141,10 @@
 // whose Revert unwinds through chain.Writer.UnwindTo, clears the pool and
 // rebuilds the snapshot's pending block. Blocks with impersonated
 // transactions are not valid elsewhere (the sender does not recover).
+// On an OP chain SendDeposit injects a user deposit: into the open block
+// while it holds deposits only, else queued (in memory) for the next
+// block's opening; re-timing rebuilds the L1-info deposit for the new
+// timestamp and keeps the user deposits.
 //
 // # Pool
 //

@@ -1,6 +1,7 @@
 package pending
 
 import (
+	"errors"
 	"math/bits"
 	"math/rand/v2"
 	"testing"
@@ -8,6 +9,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/holiman/uint256"
 
+	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/store"
 )
 
@@ -23,6 +25,22 @@ type nilBase struct{}
 func (nilBase) Account(common.Address) (*store.Account, error)           { return nil, nil }
 func (nilBase) Storage(common.Address, common.Hash) (common.Hash, error) { return common.Hash{1}, nil }
 func (nilBase) Code(common.Hash) ([]byte, error)                         { return nil, nil }
+
+// iterBase is nilBase whose storage can be enumerated: every address holds
+// the given slots at value {1}.
+type iterBase struct {
+	nilBase
+	slots []common.Hash
+}
+
+func (b iterBase) ForEachStorage(_ common.Address, fn func(slot, value common.Hash) error) error {
+	for _, k := range b.slots {
+		if err := fn(k, common.Hash{1}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // Pushing random diffs (with wipes and deletions) and merging layers reads
 // exactly like applying the diffs in order, for every snapshot ever taken.
@@ -99,8 +117,26 @@ func TestLayersMatchFlatModel(t *testing.T) {
 		}
 	}
 	for i, s := range snaps {
-		o := &overlay{layers: s.l, base: nilBase{}}
+		o := &overlay{layers: s.l, base: iterBase{slots: slots}}
 		for _, a := range addrs {
+			// Enumeration (an OP withdrawals root's input) agrees with
+			// the reads: every non-zero slot, once.
+			seen := map[common.Hash]common.Hash{}
+			if err := o.ForEachStorage(a, func(k, v common.Hash) error {
+				if _, dup := seen[k]; dup || v == (common.Hash{}) {
+					t.Fatalf("snapshot %d: slot %x/%x enumerated twice or zero", i, a, k)
+				}
+				seen[k] = v
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range slots {
+				v, _ := o.Storage(a, k)
+				if seen[k] != v {
+					t.Fatalf("snapshot %d slot %x/%x: enumerated %x, read %x", i, a, k, seen[k], v)
+				}
+			}
 			got, _ := o.Account(a)
 			want, ok := s.m.accounts[a]
 			if !ok {
@@ -124,6 +160,20 @@ func TestLayersMatchFlatModel(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// An overlay over a base that cannot enumerate storage says so (unless a
+// layer wiped the account: then the base is not needed).
+func TestOverlayForEachStorageNeedsIterableBase(t *testing.T) {
+	d := store.NewStateDiff()
+	d.Wiped[common.Address{2}] = struct{}{}
+	o := &overlay{layers: pushLayer(nil, d, nil), base: nilBase{}}
+	if err := o.ForEachStorage(common.Address{1}, func(common.Hash, common.Hash) error { return nil }); !errors.Is(err, chain.ErrNoStateRoot) {
+		t.Fatalf("%v, want ErrNoStateRoot", err)
+	}
+	if err := o.ForEachStorage(common.Address{2}, func(common.Hash, common.Hash) error { return nil }); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -317,3 +317,17 @@ func (m *Manager) State() (header *types.Header, state chain.Backend, release fu
 	}
 	return NextHeader(m.config, r.Head.Header(), m.clock.Now(), m.next), st, r.Close, nil
 }
+
+// PendingParentState is the state the pending block executes on: its
+// anchor's state in the view, under its pending parents' layers when it
+// sits on pending parents. Only valid with a Snapshot.
+func (r *Read) PendingParentState() (chain.Backend, error) {
+	base, err := r.View.StateAt(r.Snapshot.anchor.Number.Uint64())
+	if err != nil {
+		return nil, fmt.Errorf("pending anchor %d: %w", r.Snapshot.anchor.Number.Uint64(), err)
+	}
+	if p := r.Snapshot.parent; p != nil {
+		return p.State(base), nil
+	}
+	return base, nil
+}

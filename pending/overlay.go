@@ -1,6 +1,8 @@
 package pending
 
 import (
+	"fmt"
+
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/holiman/uint256"
 
@@ -149,4 +151,51 @@ func (o *overlay) Code(hash common.Hash) ([]byte, error) {
 		}
 	}
 	return o.base.Code(hash)
+}
+
+// ForEachStorage visits addr's non-zero storage slots (in no particular
+// order) as the layers over the base show them, when the base can
+// enumerate storage (chain.StorageIterator: the store's state readers, or
+// another overlay over one); chain.ErrNoStateRoot otherwise. It costs
+// addr's storage size: an OP block's withdrawals root (the
+// L2ToL1MessagePasser's storage root) is computed with it.
+func (o *overlay) ForEachStorage(addr common.Address, fn func(slot, value common.Hash) error) error {
+	var layers []*layer // newest first
+	wiped := false
+	for l := o.layers; l != nil; l = l.parent {
+		layers = append(layers, l)
+		if _, w := l.diff.Wiped[addr]; w {
+			wiped = true
+		}
+	}
+	slots := make(map[common.Hash]common.Hash)
+	if !wiped {
+		it, ok := o.base.(chain.StorageIterator)
+		if !ok {
+			return fmt.Errorf("%w: the pending state's base cannot enumerate storage", chain.ErrNoStateRoot)
+		}
+		if err := it.ForEachStorage(addr, func(slot, value common.Hash) error {
+			slots[slot] = value
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	for i := len(layers) - 1; i >= 0; i-- {
+		if _, w := layers[i].diff.Wiped[addr]; w {
+			clear(slots)
+		}
+		for k, v := range layers[i].diff.Storage[addr] {
+			slots[k] = v
+		}
+	}
+	for k, v := range slots {
+		if v == (common.Hash{}) {
+			continue
+		}
+		if err := fn(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -116,6 +116,7 @@ type poolTx struct {
 type Pool struct {
 	cfg     PoolConfig
 	chain   *params.ChainConfig
+	exec    *chain.Executor // the chain's extra costs (OP: L1 data and operator fees); nil: none
 	signer  types.Signer
 	mgr     *Manager
 	clock   Clock
@@ -146,6 +147,12 @@ func NewPool(cfg PoolConfig, config *params.ChainConfig, mgr *Manager, clock Clo
 		senders: make(map[common.Address]map[uint64]*poolTx),
 	}, nil
 }
+
+// UseChainCosts makes Add also require what exec's chain charges beyond
+// gas and value (chain.Executor.ExtraTxCost: on an OP chain the L1 data
+// fee and the operator fee at the pending state). Call it before the pool
+// is used (node wiring).
+func (p *Pool) UseChainCosts(exec *chain.Executor) { p.exec = exec }
 
 // Len is the number of pooled transactions.
 func (p *Pool) Len() int {
@@ -274,6 +281,19 @@ func (p *Pool) validate(tx *types.Transaction) (*poolTx, error) {
 	}
 	if cost := tx.Cost(); balance.Cmp(cost) < 0 {
 		return nil, fmt.Errorf("%w: address %s, balance %s, cost %s (overshot %s)", ErrInsufficientFunds, from.Hex(), balance, cost, new(big.Int).Sub(cost, balance))
+	}
+	if p.exec != nil {
+		extra, err := p.exec.ExtraTxCost(tx, header, state)
+		if errors.Is(err, chain.ErrStateRead) {
+			return nil, fmt.Errorf("%w: %v", ErrNoState, err)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrTxTypeNotSupported, err)
+		}
+		if cost := new(big.Int).Add(tx.Cost(), extra); extra.Sign() > 0 && balance.Cmp(cost) < 0 {
+			return nil, fmt.Errorf("%w: address %s, balance %s, cost %s with the L1 data and operator fees (%s wei; overshot %s)",
+				ErrInsufficientFunds, from.Hex(), balance, cost, extra, new(big.Int).Sub(cost, balance))
+		}
 	}
 	if tx.Type() == types.BlobTxType {
 		// Last: the KZG proofs are the expensive part.

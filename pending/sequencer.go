@@ -18,6 +18,7 @@ import (
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/store"
+	"github.com/tipnode/tipnode/store/xtypes"
 )
 
 // Config configures the sequencer. Start from DefaultConfig.
@@ -43,6 +44,11 @@ type Config struct {
 	// Only `tipnode dev` sets it: its blocks may hold transactions no
 	// other node accepts. Default false.
 	Dev bool
+	// Chain is what the chain's rules need of a local producer beyond the
+	// header (chain.ProducerConfig: on an OP chain the synthetic L1 origin
+	// of the L1-info deposit and the Jovian minimum base fee); ignored on
+	// an L1 chain. nil: chain.DefaultProducerConfig().
+	Chain *chain.ProducerConfig
 }
 
 // DefaultConfig returns the documented defaults.
@@ -64,7 +70,20 @@ func (c Config) Validate() error {
 	case c.GasLimit != 0 && c.GasLimit < params.MinGasLimit:
 		return fmt.Errorf("%w: gas limit %d below the protocol minimum %d", ErrConfig, c.GasLimit, params.MinGasLimit)
 	}
+	if c.Chain != nil {
+		if err := c.Chain.Validate(); err != nil {
+			return fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+	}
 	return nil
+}
+
+// producer is Chain or its default.
+func (c Config) producer() chain.ProducerConfig {
+	if c.Chain != nil {
+		return *c.Chain
+	}
+	return chain.DefaultProducerConfig()
 }
 
 // Writer is what the sequencer needs of the node's single store writer
@@ -119,6 +138,14 @@ type Sequencer struct {
 	auto      atomic.Bool
 	autoc     chan struct{}
 	unsubAuto func()
+	// derived is the number of the open block's opening transactions the
+	// chain's rules derive (an OP block's L1-info deposit); queued are the
+	// user deposits for the next block (dev.go, SendDeposit).
+	derived     int
+	queued      xtypes.Txs
+	queuedGas   uint64
+	depositSeq  uint64
+	producerCfg chain.ProducerConfig
 }
 
 // HeaderParams returns the header choices of cfg (for NewManager).
@@ -144,7 +171,7 @@ func New(cfg Config, w Writer, exec *chain.Executor, pool *Pool, mgr *Manager, c
 	}
 	return &Sequencer{
 		cfg: cfg, w: w, b: b, pool: pool, mgr: mgr, clock: clock, metrics: metrics,
-		devc:     make(chan devReq),
+		devc: make(chan devReq), producerCfg: cfg.producer(),
 		autoc:    make(chan struct{}, 1),
 		log:      log.With().Str("component", "sequencer").Logger(),
 		perBlock: int(cfg.BlockTime / cfg.PreconfInterval),
@@ -223,7 +250,7 @@ func (s *Sequencer) loop(t Ticker) {
 	for {
 		select {
 		case <-s.quit:
-			if s.b.Len() > 0 || len(s.ovs) > 0 {
+			if s.b.Len() > s.derived || len(s.ovs) > 0 {
 				if err := s.seal(false); err != nil {
 					s.fail(err)
 				}
@@ -304,15 +331,19 @@ func (s *Sequencer) recoverOrOpen() error {
 		return err
 	}
 	now := s.clock.Now()
-	open, err := s.b.Open(head, view, j.Header, now)
+	// The leading deposits (an OP block's L1-info and user deposits) open
+	// the block at index 0, as they did before the crash.
+	k := leadingDeposits(j.Txs)
+	open, err := s.b.Open(head, view, j.Header, now, j.Txs[:k]...)
 	if err != nil {
 		view.Close()
 		return fmt.Errorf("reopen journaled pending block %d: %w", j.Header.Number, err)
 	}
+	s.derived = s.countDerived(j.Txs[:k])
 	// Index 0 first, as for every block: stream subscribers see the block
 	// open before its transactions.
 	s.mgr.Publish(open)
-	if err := replay(s.b, j.Txs, j.Overrides); err != nil {
+	if err := replay(s.b, j.Txs[k:], j.Overrides); err != nil {
 		return fmt.Errorf("%w: replaying journaled pending block %d: %v", ErrJournal, j.Header.Number, err)
 	}
 	snap := s.b.Cut(now)
@@ -342,14 +373,70 @@ func (s *Sequencer) openBlock(head *chain.Head) error {
 		return fmt.Errorf("%w: head moved to %d while opening a block on %d", chain.ErrNotOnHead, h.Number(), head.Number())
 	}
 	now := s.clock.Now()
-	snap, err := s.b.Open(head, view, NextHeader(s.b.exec.Config(), head.Header(), s.now(), s.cfg.HeaderParams()), now)
+	tmpl, err := s.nextHeader(head.Header(), s.now())
 	if err != nil {
 		view.Close()
 		return err
 	}
+	derived, err := s.derivedTxs(view, head.Header(), tmpl)
+	if err != nil {
+		view.Close()
+		return err
+	}
+	snap, err := s.b.Open(head, view, tmpl, now, append(derived, s.queued...)...)
+	if err != nil {
+		view.Close()
+		return err
+	}
+	s.derived = len(derived)
+	s.queued, s.queuedGas = nil, 0
 	s.ovs, s.journaled, s.journaledOvs = nil, false, 0
 	s.mgr.Publish(snap)
 	return nil
+}
+
+// nextHeader is the header template of the block after parent at time
+// now: NextHeader with the sequencer's choices, completed by the chain's
+// rules (chain.Executor.PrepareHeader: OP base fee, extraData, blob gas
+// fields).
+func (s *Sequencer) nextHeader(parent *types.Header, now time.Time) (*types.Header, error) {
+	tmpl := NextHeader(s.b.exec.Config(), parent, now, s.cfg.HeaderParams())
+	if err := s.b.exec.PrepareHeader(tmpl, parent, s.producerCfg); err != nil {
+		return nil, fmt.Errorf("header of block %d: %w", tmpl.Number, err)
+	}
+	return tmpl, nil
+}
+
+// derivedTxs are the opening transactions the chain's rules derive for the
+// block tmpl on parent, a canonical block whose state view holds (an OP
+// block's L1-info deposit).
+func (s *Sequencer) derivedTxs(view store.View, parent, tmpl *types.Header) (xtypes.Txs, error) {
+	reader, err := view.StateAt(parent.Number.Uint64())
+	if err != nil {
+		return nil, err
+	}
+	return s.b.exec.OpeningTxs(tmpl, parent, reader, s.producerCfg)
+}
+
+// countDerived counts the transactions of txs the chain's rules derive.
+func (s *Sequencer) countDerived(txs xtypes.Txs) int {
+	n := 0
+	for _, tx := range txs {
+		if s.b.exec.IsOpeningTx(tx) {
+			n++
+		}
+	}
+	return n
+}
+
+// leadingDeposits is the number of deposits txs starts with.
+func leadingDeposits(txs xtypes.Txs) int {
+	for i, tx := range txs {
+		if !xtypes.IsDeposit(tx) {
+			return i
+		}
+	}
+	return len(txs)
 }
 
 // candidate is one sender's run of pooled transactions.
@@ -403,6 +490,9 @@ func (s *Sequencer) blobsFit(tx *types.Transaction) bool {
 // preconfirm executes the executable pool transactions that fit and, if
 // any was included, publishes a new snapshot and then notifies.
 func (s *Sequencer) preconfirm() error {
+	if !s.b.exec.AcceptsSequencedTxs(s.b.Header(), s.b.Parent()) {
+		return nil // an OP fork's activation block: deposits only, the pool waits
+	}
 	cands := s.pool.pending()
 	if len(cands) == 0 {
 		return nil
@@ -501,6 +591,14 @@ func (s *Sequencer) seal(rebase bool) error {
 	}
 	if err := s.w.Seal(sealed.Write, next); err != nil {
 		return fmt.Errorf("seal block %d: %w", sealed.Block.NumberU64(), err)
+	}
+	if rebase && s.b.Len() > s.derived && !s.journaled {
+		// The new block opened with user deposits (dev.go, SendDeposit):
+		// pre-confirmed at index 0, so journaled now (not from the
+		// writer's Rebase, which cannot wait for the writer).
+		if err := s.journal(s.b.Len(), nil, nil); err != nil {
+			return fmt.Errorf("journal the deposits of block %d: %w", s.b.Header().Number, err)
+		}
 	}
 	block := sealed.Block
 	took := time.Since(t0)

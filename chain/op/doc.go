@@ -43,6 +43,11 @@
 //     go-ethereum's access-list warming misses (0x100 before Karst).
 //   - Deposits (deposit.go): source hashes (user, L1-info, upgrade), the
 //     deposit receipt's nonce / version rules and its gas used.
+//   - Synthetic L1 (synthetic.go): SyntheticL1 is the L1 a local sequencer
+//     pretends to build on (fees and scalars of the L1-info deposit, an
+//     origin advancing every BlockTime seconds of L2 time: NextOrigin from
+//     the origin the parent's L1Block holds, ReadOrigin); SyntheticL1Hash
+//     derives the origin's hash.
 //
 // # What the caller must do (the executor seam)
 //

@@ -70,6 +70,7 @@ type report struct {
 	SatTime   time.Duration        `json:"saturationDuration"`
 	ClientCPU string               `json:"clientCPUs"`
 	ServerCPU string               `json:"serverCPUs"`
+	Unpinned  bool                 `json:"unpinned,omitempty"`
 	Sequencer bool                 `json:"tipnodeSequencer"`
 	FeedRate  float64              `json:"tipnodeFeedRate"`
 	Nodes     map[string]nodeFacts `json:"nodes"`
@@ -147,7 +148,7 @@ func run(ctx context.Context, o *options, log zerolog.Logger) error {
 	}
 	rep := &report{
 		Started: time.Now(), Quick: o.Quick, Manifest: m, Load: o.Load, SatTime: o.SatTime, Rounds: o.Rounds,
-		ClientCPU: o.ClientCPU, ServerCPU: o.ServerCPU, Sequencer: o.Sequencer,
+		ClientCPU: o.ClientCPU, ServerCPU: o.ServerCPU, Unpinned: o.Unpinned, Sequencer: o.Sequencer,
 		Nodes: map[string]nodeFacts{}, Agreement: map[string]string{},
 	}
 	if o.feeds() {

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -45,6 +46,7 @@ type options struct {
 	Workloads string
 	ClientCPU string
 	ServerCPU string
+	Unpinned  bool
 	Sequencer bool
 	FeedRate  float64
 	// SwapWindow is the width of the latency split around swaps.
@@ -83,6 +85,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.Workloads, "workloads", "all", "comma-separated workloads to run (all = "+strings.Join(workloadNames(), ",")+")")
 	fs.StringVar(&o.ClientCPU, "client-cpus", "0", "CPUs of the load generator (this process)")
 	fs.StringVar(&o.ServerCPU, "server-cpus", "1", "CPUs of both nodes (taskset)")
+	fs.BoolVar(&o.Unpinned, "unpinned", false, "run the load generator and both nodes on every CPU (as an operator runs a node; overrides --client-cpus and --server-cpus): max rps is what a whole machine answers, and noise % then counts the load generator too")
 	fs.BoolVar(&o.Sequencer, "sequencer", true, "run tipnode with --sequencer (pending = a pre-confirmation snapshot; empty blocks sealed every 2 s)")
 	fs.Float64Var(&o.FeedRate, "feed-rate", 100, "with --sequencer: transactions per second sent to tipnode while the pending workloads and their latest counterparts run against it (0: none)")
 	fs.DurationVar(&o.SwapWindow, "swap-window", 20*time.Millisecond, "fed workloads: latencies of requests due this long after (or before) a snapshot swap are reported apart")
@@ -93,6 +96,10 @@ func parseFlags(args []string) (*options, error) {
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	if o.Unpinned {
+		all := fmt.Sprintf("0-%d", runtime.NumCPU()-1)
+		o.ClientCPU, o.ServerCPU = all, all
 	}
 	if o.Quick {
 		set := map[string]bool{}

@@ -20,6 +20,9 @@ func printReport(out io.Writer, rep *report, workloads []chaingen.Workload) {
 	fmt.Fprintf(out, "Client on CPU %s, both nodes on CPU %s. Saturation: closed loop, %d connections, %v. Latency: open loop at the rate shown "+
 		"(%v; HdrHistogram, from the intended send time). Each in %d round(s), nodes alternating. tipnode --sequencer: %v.\n",
 		rep.ClientCPU, rep.ServerCPU, rep.Load.Connections, rep.SatTime, rep.Load.Duration, rep.Rounds, rep.Sequencer)
+	if rep.Unpinned {
+		fmt.Fprintf(out, "Unpinned: the load generator and both nodes share every CPU; max rps is the whole machine's answer rate and noise %% includes the load generator.\n")
+	}
 	fmt.Fprintf(out, "CPU = server CPU time (/proc utime+stime) per answered request; batch100 counts one batch as one request. ratio = tipnode / geth.\n\n")
 
 	tw := tabwriter.NewWriter(out, 0, 0, 1, ' ', tabwriter.AlignRight|tabwriter.Debug)

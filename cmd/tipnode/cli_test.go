@@ -142,7 +142,7 @@ func TestLogLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Unix(1_700_000_000, 0)
-	g, err := devChain(db, devnet.DefaultChainID, accs, now, log)
+	g, err := devChain(db, devnet.DefaultChainID, accs, false, now, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -485,7 +485,7 @@ func TestForkChainArgs(t *testing.T) {
 	plain := t.TempDir()
 	db = open(plain)
 	defer db.Close()
-	if _, err := devChain(db, devnet.DefaultChainID, accs, time.Unix(1_700_000_000, 0), log); err != nil {
+	if _, err := devChain(db, devnet.DefaultChainID, accs, false, time.Unix(1_700_000_000, 0), log); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := forkChain(context.Background(), db, up.HTTP, nil, accs, plain, log); !errors.Is(err, fork.ErrNotFork) {

@@ -140,40 +140,22 @@ func runInit(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	log := lc.logger(stderr)
-	var g *chain.Genesis
+	var (
+		g   *chain.Genesis
+		err error
+	)
 	if st.Dump != "" {
 		if err := checkNotHalfInitialised(sf.DataDir); err != nil {
 			return err
 		}
-		if genesisFrom != "" {
-			var err error
-			if g, err = follow.FetchGenesis(ctx, genesisFrom, 30*time.Second); err != nil {
-				return fmt.Errorf("--genesis-from %s: %w", genesisFrom, err)
-			}
-		} else {
-			spec, err := os.ReadFile(genesis)
-			if err != nil {
-				return err
-			}
-			if g, err = chain.ParseGenesisConfig(spec); err != nil {
-				return fmt.Errorf("%s: %w", genesis, err)
-			}
+		// The state comes from the dump: only the genesis' config is read.
+		if g, err = readGenesis(ctx, genesisFrom, genesis, chain.ParseGenesisConfig); err != nil {
+			return err
 		}
 		return initFromState(ctx, sf, st, g, log)
 	}
-	if genesisFrom != "" {
-		var err error
-		if g, err = follow.FetchGenesis(ctx, genesisFrom, 30*time.Second); err != nil {
-			return fmt.Errorf("--genesis-from %s: %w", genesisFrom, err)
-		}
-	} else {
-		spec, err := os.ReadFile(genesis)
-		if err != nil {
-			return err
-		}
-		if g, err = chain.ParseGenesis(spec); err != nil {
-			return fmt.Errorf("%s: %w", genesis, err)
-		}
+	if g, err = readGenesis(ctx, genesisFrom, genesis, chain.ParseGenesis); err != nil {
+		return err
 	}
 	db, err := openStore(sf.config(), log)
 	if err != nil {
@@ -286,4 +268,25 @@ func (r ctxReader) Read(p []byte) (int, error) {
 		return 0, fmt.Errorf("import interrupted: %w", err)
 	}
 	return r.f.Read(p)
+}
+
+// readGenesis is the genesis of --genesis-from (fetched from an upstream
+// tipnode) or else of the --genesis file, read with parse.
+func readGenesis(ctx context.Context, genesisFrom, file string, parse func([]byte) (*chain.Genesis, error)) (*chain.Genesis, error) {
+	if genesisFrom != "" {
+		g, err := follow.FetchGenesis(ctx, genesisFrom, 30*time.Second)
+		if err != nil {
+			return nil, fmt.Errorf("--genesis-from %s: %w", genesisFrom, err)
+		}
+		return g, nil
+	}
+	spec, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	g, err := parse(spec)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return g, nil
 }

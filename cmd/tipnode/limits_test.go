@@ -51,6 +51,9 @@ func TestLimitFlags(t *testing.T) {
 	if seq, err := nf.nodeConfig(); err != nil || seq.API.MaxExecutions != api.MaxExecutions || api.MaxExecutions != max(1, runtime.NumCPU()/2) {
 		t.Errorf("with a sequencer: %d executions (%v), want eth's default %d", seq.API.MaxExecutions, err, api.MaxExecutions)
 	}
+	if cfg.API.JSTracers || cfg.API.TraceMaxOutput != api.TraceMaxOutput {
+		t.Errorf("tracing defaults: JavaScript %v, output bound %d (want off, %d)", cfg.API.JSTracers, cfg.API.TraceMaxOutput, api.TraceMaxOutput)
+	}
 
 	fs = newFlagSet()
 	nf = NodeFlags{}
@@ -63,7 +66,8 @@ func TestLimitFlags(t *testing.T) {
 	err = fs.Parse([]string{"--http.readheadertimeout", "3s", "--http.readtimeout", "7s", "--http.idletimeout", "11s",
 		"--ws.idletimeout", "13s", "--ws.maxqueue", "40", "--rpc.maxoutput", "300", "--rpc.maxconns", "500",
 		"--rpc.maxconnsperip", "20", "--rpc.connreserve", "30", "--rpc.connreserve.perip", "2", "--rpc.maxcallsperip", "5",
-		"--rpc.evmconcurrency", "3", "--rpc.evmqueue", "9", "--rpc.evmwait", "1500ms", "--datadir.minfreedisk", "2048"})
+		"--rpc.evmconcurrency", "3", "--rpc.evmqueue", "9", "--rpc.evmwait", "1500ms", "--datadir.minfreedisk", "2048",
+		"--rpc.jstracers"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +80,8 @@ func TestLimitFlags(t *testing.T) {
 		s.MaxConns != 500 || s.MaxConnsPerIP != 20 || s.ConnReserve != 30 || s.ConnReservePerIP != 2 || s.MaxCallsPerIP != 5 {
 		t.Errorf("server config %+v", s)
 	}
-	if a := cfg.API; a.MaxExecutions != 3 || a.ExecutionQueue != 9 || a.ExecutionWait != 1500*time.Millisecond {
+	if a := cfg.API; a.MaxExecutions != 3 || a.ExecutionQueue != 9 || a.ExecutionWait != 1500*time.Millisecond ||
+		!a.JSTracers || a.TraceMaxOutput != 25<<20 {
 		t.Errorf("API config %+v", a)
 	}
 	if sf.config().MinFreeBytes != 2048<<20 {
@@ -104,7 +109,7 @@ func devDataDir(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := devChain(db, devnet.DefaultChainID, accs, time.Unix(1_700_000_000, 0), log); err != nil {
+	if _, err := devChain(db, devnet.DefaultChainID, accs, false, time.Unix(1_700_000_000, 0), log); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {

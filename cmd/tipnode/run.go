@@ -21,6 +21,7 @@ import (
 	"github.com/tipnode/tipnode/chain/follow"
 	"github.com/tipnode/tipnode/chain/fork"
 	"github.com/tipnode/tipnode/chain/snapshot"
+	"github.com/tipnode/tipnode/chain/op"
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/devnet"
 	"github.com/tipnode/tipnode/pending/stream"
@@ -74,8 +75,21 @@ type NodeFlags struct {
 	// store flags) is what the store's caches hold on the Go heap.
 	MemoryLimitMiB int64
 	heapCaches     int64
+	JSTracers         bool
 
 	preloadKZG bool // set by serveUntilDone, not a flag
+	opChain    bool // the chain has OP rules (set by serveUntilDone, not a flag)
+
+	// The synthetic L1 origin of an OP chain's sequencer (--op.*).
+	OPL1BaseFee         string
+	OPL1BlobBaseFee     string
+	OPBaseFeeScalar     uint64
+	OPBlobBaseFeeScalar uint64
+	OPOperatorFeeScalar uint64
+	OPOperatorFeeConst  uint64
+	OPDAFootprintScalar uint64
+	OPL1BlockTime       time.Duration
+	OPMinBaseFee        uint64
 	// Follow mode (run only).
 	FollowRPC       string
 	FollowMaxReorg  uint64
@@ -119,9 +133,19 @@ func (f *NodeFlags) register(fs *flag.FlagSet, dev bool) {
 	fs.DurationVar(&f.PreconfInterval, "preconf.interval", seq.PreconfInterval, "sequencer: pre-confirmation interval")
 	fs.DurationVar(&f.BlockTime, "block.time", seq.BlockTime, "sequencer: block time (a multiple of --preconf.interval)")
 	fs.Uint64Var(&f.GasLimit, "gaslimit", 0, "sequencer: desired block gas limit (0 = keep the parent's)")
-	fs.StringVar(&f.Coinbase, "coinbase", "0x0000000000000000000000000000000000000000", "sequencer: fee recipient of sealed blocks")
+	fs.StringVar(&f.Coinbase, "coinbase", "", "sequencer: fee recipient of sealed blocks (default the zero address; on an OP chain the SequencerFeeVault 0x4200…0011)")
+	l1 := op.DefaultSyntheticL1()
+	fs.StringVar(&f.OPL1BaseFee, "op.l1.basefee", l1.BaseFee.String(), "OP sequencer: L1 base fee (wei) of the synthetic L1 origin in each block's L1-info deposit")
+	fs.StringVar(&f.OPL1BlobBaseFee, "op.l1.blobbasefee", l1.BlobBaseFee.String(), "OP sequencer: L1 blob base fee (wei)")
+	fs.Uint64Var(&f.OPBaseFeeScalar, "op.l1.basefeescalar", uint64(l1.BaseFeeScalar), "OP sequencer: Ecotone L1 base fee scalar")
+	fs.Uint64Var(&f.OPBlobBaseFeeScalar, "op.l1.blobbasefeescalar", uint64(l1.BlobBaseFeeScalar), "OP sequencer: Ecotone L1 blob base fee scalar")
+	fs.Uint64Var(&f.OPOperatorFeeScalar, "op.operatorfee.scalar", uint64(l1.OperatorFeeScalar), "OP sequencer: operator fee scalar (Jovian: fee = gas * scalar * 100 + constant)")
+	fs.Uint64Var(&f.OPOperatorFeeConst, "op.operatorfee.constant", l1.OperatorFeeConstant, "OP sequencer: operator fee constant (wei)")
+	fs.Uint64Var(&f.OPDAFootprintScalar, "op.dafootprintscalar", uint64(l1.DAFootprintGasScalar), "OP sequencer: Jovian DA footprint gas scalar (1..65535)")
+	fs.DurationVar(&f.OPL1BlockTime, "op.l1.blocktime", time.Duration(l1.BlockTime)*time.Second, "OP sequencer: the synthetic L1 origin advances by one block per this much L2 time (whole seconds)")
+	fs.Uint64Var(&f.OPMinBaseFee, "op.minbasefee", 0, "OP sequencer: Jovian minimum base fee (wei) in each header's extraData")
 	fs.Uint64Var(&f.GasCap, "rpc.gascap", api.GasCap, "gas cap of eth_call / eth_estimateGas / eth_simulateV1")
-	fs.DurationVar(&f.EVMTimeout, "rpc.evmtimeout", api.EVMTimeout, "time limit of one eth_call / eth_estimateGas / eth_simulateV1")
+	fs.DurationVar(&f.EVMTimeout, "rpc.evmtimeout", api.EVMTimeout, "time limit of one eth_call / eth_estimateGas / eth_simulateV1 / debug_trace* request")
 	fs.DurationVar(&f.RequestTimeout, "rpc.timeout", rpc.DefaultRequestTimeout, "time limit of one JSON-RPC message")
 	fs.BoolVar(&f.Metrics, "metrics", dev, "serve Prometheus metrics on /metrics of the RPC listener")
 	fs.BoolVar(&f.SnapshotServe, "snapshot.serve", false, "serve the state at the finalized block (latest when none) as a snapshot stream on GET /snapshot of the RPC listener, for 'tipnode init --snapshot-from' (at most 2 streams at once)")
@@ -134,28 +158,78 @@ func (f *NodeFlags) register(fs *flag.FlagSet, dev bool) {
 	fs.DurationVar(&f.HTTPIdleTimeout, "http.idletimeout", rpc.DefaultIdleTimeout, "keep-alive connections idle this long are closed")
 	fs.DurationVar(&f.WSIdleTimeout, "ws.idletimeout", rpc.DefaultWSIdleTimeout, "websockets without a request, a running request or a subscription for this long are closed")
 	fs.Int64Var(&f.WSMaxQueueMiB, "ws.maxqueue", rpc.DefaultWSMaxQueuedBytes>>20, "MiB of output one websocket may have queued; a client over it is disconnected (slow consumer)")
-	fs.Int64Var(&f.MaxOutputMiB, "rpc.maxoutput", rpc.DefaultMaxQueuedOutput>>20, "MiB of output the node holds for all clients; over it the websocket holding most is disconnected")
+	fs.Int64Var(&f.MaxOutputMiB, "rpc.maxoutput", rpc.DefaultMaxQueuedOutput>>20, "MiB of output the node holds for all clients; over it the websocket holding most is disconnected (also bounds one debug_trace* answer, at most 25 MiB)")
 	fs.IntVar(&f.MaxConns, "rpc.maxconns", rpc.DefaultMaxConns, "open connections (HTTP and websocket)")
 	fs.IntVar(&f.MaxConnsPerIP, "rpc.maxconnsperip", rpc.DefaultMaxConnsPerIP, "open connections of one client address (IPv6: one /64); raise it behind a reverse proxy")
 	fs.IntVar(&f.ConnReserve, "rpc.connreserve", 0, "the last connections kept for addresses holding fewer than --rpc.connreserve.perip (0 = --rpc.maxconns/10)")
 	fs.IntVar(&f.ConnReservePerIP, "rpc.connreserve.perip", rpc.DefaultConnReservePerIP, "see --rpc.connreserve")
 	fs.IntVar(&f.MaxCallsPerIP, "rpc.maxcallsperip", rpc.DefaultMaxCallsPerIP, "calls (batch elements included) one client address runs at once; more wait their turn (EVM executions have their own limit)")
-	fs.IntVar(&f.EVMConcurrency, "rpc.evmconcurrency", 0, "eth_call / eth_estimateGas / eth_createAccessList / eth_simulateV1 executions running at once (0 = every CPU, half of them with --sequencer or on `tipnode dev`)")
+	fs.IntVar(&f.EVMConcurrency, "rpc.evmconcurrency", 0, "eth_call / eth_estimateGas / eth_createAccessList / eth_simulateV1 / eth_callBundle / debug_trace* executions running at once (0 = every CPU, half of them with --sequencer or on `tipnode dev`)")
 	fs.Int64Var(&f.MemoryLimitMiB, "memory.limit", 0, "Go soft memory limit in MiB: the garbage collector works harder near it and freed memory goes back to the system (0 = --cache.state + 1024, -1 = none)")
 	fs.IntVar(&f.EVMQueue, "rpc.evmqueue", api.ExecutionQueue, "executions waiting for a slot; more are refused with -32005")
 	fs.DurationVar(&f.EVMWait, "rpc.evmwait", api.ExecutionWait, "longest wait of an execution for a slot before -32005")
 	fs.DurationVar(&f.TxSyncTimeout, "rpc.txsync.defaulttimeout", api.TxSyncTimeout, "eth_sendRawTransactionSync: wait for the receipt when the call gives no (valid) timeout")
 	fs.DurationVar(&f.TxSyncMaxTimeout, "rpc.txsync.maxtimeout", api.TxSyncMaxTimeout, "eth_sendRawTransactionSync: longest timeout a call may ask for (a longer one gets the default)")
+	fs.BoolVar(&f.JSTracers, "rpc.jstracers", api.JSTracers, "allow JavaScript tracers in debug_trace* (always bounded by --rpc.evmtimeout)")
 }
 
 func (f *NodeFlags) sequencerConfig() (pending.Config, error) {
 	c := pending.DefaultConfig()
 	c.PreconfInterval, c.BlockTime, c.GasLimit, c.Dev = f.PreconfInterval, f.BlockTime, f.GasLimit, f.Dev
-	if !common.IsHexAddress(f.Coinbase) {
+	switch {
+	case f.Coinbase == "" && f.opChain:
+		c.Coinbase = op.SequencerFeeVault
+	case f.Coinbase == "":
+	case !common.IsHexAddress(f.Coinbase):
 		return c, fmt.Errorf("--coinbase %q is not an address", f.Coinbase)
+	default:
+		c.Coinbase = common.HexToAddress(f.Coinbase)
 	}
-	c.Coinbase = common.HexToAddress(f.Coinbase)
+	pc, err := f.producerConfig()
+	if err != nil {
+		return c, err
+	}
+	c.Chain = &pc
 	return c, c.Validate()
+}
+
+// producerConfig is the OP sequencer's synthetic L1 origin from the
+// --op.* flags (range checks here; the values' rules in its Validate).
+func (f *NodeFlags) producerConfig() (chain.ProducerConfig, error) {
+	pc := chain.DefaultProducerConfig()
+	wei := func(name, v string) (*big.Int, error) {
+		n, ok := new(big.Int).SetString(v, 10)
+		if !ok || n.Sign() < 0 || n.BitLen() > 256 {
+			return nil, fmt.Errorf("--%s %q: want a decimal number of wei (0 to 2^256-1)", name, v)
+		}
+		return n, nil
+	}
+	var err error
+	if pc.L1.BaseFee, err = wei("op.l1.basefee", f.OPL1BaseFee); err != nil {
+		return pc, err
+	}
+	if pc.L1.BlobBaseFee, err = wei("op.l1.blobbasefee", f.OPL1BlobBaseFee); err != nil {
+		return pc, err
+	}
+	for _, u := range []struct {
+		name string
+		v    uint64
+		max  uint64
+	}{{"op.l1.basefeescalar", f.OPBaseFeeScalar, math.MaxUint32}, {"op.l1.blobbasefeescalar", f.OPBlobBaseFeeScalar, math.MaxUint32},
+		{"op.operatorfee.scalar", f.OPOperatorFeeScalar, math.MaxUint32}, {"op.dafootprintscalar", f.OPDAFootprintScalar, math.MaxUint16}} {
+		if u.v > u.max {
+			return pc, fmt.Errorf("--%s %d: at most %d", u.name, u.v, u.max)
+		}
+	}
+	if f.OPL1BlockTime < time.Second || f.OPL1BlockTime%time.Second != 0 {
+		return pc, fmt.Errorf("--op.l1.blocktime %s: want whole seconds, at least 1s", f.OPL1BlockTime)
+	}
+	pc.L1.BaseFeeScalar, pc.L1.BlobBaseFeeScalar = uint32(f.OPBaseFeeScalar), uint32(f.OPBlobBaseFeeScalar)
+	pc.L1.OperatorFeeScalar, pc.L1.OperatorFeeConstant = uint32(f.OPOperatorFeeScalar), f.OPOperatorFeeConst
+	pc.L1.DAFootprintGasScalar = uint16(f.OPDAFootprintScalar)
+	pc.L1.BlockTime = uint64(f.OPL1BlockTime / time.Second)
+	pc.MinBaseFee = f.OPMinBaseFee
+	return pc, pc.Validate()
 }
 
 // nodeConfig turns the flags into the node's Config.
@@ -168,6 +242,9 @@ func (f *NodeFlags) nodeConfig() (node.Config, error) {
 		cfg.API.MaxExecutions = eth.DefaultMaxExecutions(f.Sequencer)
 	}
 	cfg.API.TxSyncTimeout, cfg.API.TxSyncMaxTimeout = f.TxSyncTimeout, f.TxSyncMaxTimeout
+	cfg.API.JSTracers = f.JSTracers
+	// One trace answer fits in one response and in the node's output budget.
+	cfg.API.TraceMaxOutput = int(min(f.MaxOutputMiB<<20, rpc.DefaultMaxResponseBytes))
 	cfg.Server.Addr, cfg.Server.RequestTimeout, cfg.Server.MaxBatch = f.HTTPAddr, f.RequestTimeout, f.BatchLimit
 	cfg.Server.ReadHeaderTimeout, cfg.Server.ReadTimeout, cfg.Server.IdleTimeout = f.ReadHeaderTimeout, f.ReadTimeout, f.HTTPIdleTimeout
 	cfg.Server.WSIdleTimeout, cfg.Server.WSMaxQueuedBytes, cfg.Server.MaxQueuedOutput = f.WSIdleTimeout, f.WSMaxQueueMiB<<20, f.MaxOutputMiB<<20
@@ -323,6 +400,8 @@ func serveUntilDone(ctx context.Context, nf NodeFlags, keys []*ecdsa.PrivateKey,
 	mr := newMemoryReturner(chain.SystemClock{}, log)
 	mr.Start()
 	defer mr.Stop()
+	nf.preloadKZG = g.Config.CancunTime != nil && g.OP == nil // OP chains have no blobs
+	nf.opChain = g.OP != nil
 	n, err := startNode(nf, keys, db, g, pending.SystemClock{}, log)
 	if err != nil {
 		return err
@@ -346,6 +425,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		mnemonic string
 		accounts int
 		forkURL  string
+		opStack  bool
 	)
 	sf.register(fs, "data directory (default: a fresh temporary directory, deleted on exit)")
 	lc.register(fs)
@@ -354,6 +434,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&mnemonic, "mnemonic", devnet.Mnemonic, "BIP-39 mnemonic of the prefunded dev accounts")
 	fs.IntVar(&accounts, "accounts", 10, "number of prefunded dev accounts (m/44'/60'/0'/0/i)")
 	fs.StringVar(&forkURL, "fork", "", "fork the chain of this JSON-RPC upstream, URL[@BLOCK] (default block: its latest): blocks continue from the fork block, state the dev chain has not written is read from the upstream at that block (once, then kept in the data directory); the chain id is the upstream's unless --chainid is given")
+	fs.BoolVar(&opStack, "op", false, "an OP Stack dev chain: every OP fork through Karst, L1-info deposits from a synthetic L1 (--op.* flags), L1 data and operator fees, tipnode_sendDeposit")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -387,6 +468,9 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	var g *chain.Genesis
 	if forkURL != "" || db.Anchor().Fork != "" {
+		if opStack {
+			return errors.New("--fork and --op exclude each other: a fork runs the dev chain's L1 rules")
+		}
 		var id *big.Int
 		if chainIDSet {
 			id = new(big.Int).SetUint64(chainID)
@@ -396,7 +480,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return err
 		}
 		defer src.Close()
-	} else if g, err = devChain(db, chainID, accs, time.Now(), log); err != nil {
+	} else if g, err = devChain(db, chainID, accs, opStack, time.Now(), log); err != nil {
 		return err
 	}
 	keys := make([]*ecdsa.PrivateKey, len(accs))
@@ -414,11 +498,16 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 }
 
 // devChain returns the chain of a dev data directory, writing a fresh dev
-// genesis (created at now) when the store is empty.
-func devChain(db *store.DB, chainID uint64, accs []devnet.Account, now time.Time, log zerolog.Logger) (*chain.Genesis, error) {
+// genesis (created at now; OP Stack's with opStack) when the store is
+// empty.
+func devChain(db *store.DB, chainID uint64, accs []devnet.Account, opStack bool, now time.Time, log zerolog.Logger) (*chain.Genesis, error) {
 	if g, err := loadChain(db, ""); err == nil {
 		if got := g.Config.ChainID.Uint64(); got != chainID {
 			return nil, fmt.Errorf("the data directory holds a chain with id %d, not %d: pass --chainid %d or use another --datadir", got, chainID, got)
+		}
+		if (g.OP != nil) != opStack {
+			kind := map[bool]string{true: "an OP Stack", false: "an L1"}
+			return nil, fmt.Errorf("the data directory holds %s dev chain, not %s one: use another --datadir", kind[g.OP != nil], kind[opStack])
 		}
 		return g, nil
 	}
@@ -426,7 +515,12 @@ func devChain(db *store.DB, chainID uint64, accs []devnet.Account, now time.Time
 	for i, a := range accs {
 		addrs[i] = a.Address
 	}
-	spec, err := devnet.Genesis(devnet.GenesisConfig{ChainID: chainID, Accounts: addrs, Timestamp: uint64(now.Unix())})
+	gc := devnet.GenesisConfig{ChainID: chainID, Accounts: addrs, Timestamp: uint64(now.Unix())}
+	makeGenesis := devnet.Genesis
+	if opStack {
+		makeGenesis = devnet.OPGenesis
+	}
+	spec, err := makeGenesis(gc)
 	if err != nil {
 		return nil, err
 	}
@@ -437,12 +531,16 @@ func devChain(db *store.DB, chainID uint64, accs []devnet.Account, now time.Time
 	if err := chain.InitGenesis(db, g); err != nil {
 		return nil, err
 	}
-	log.Info().Str("genesis", g.Block.Hash().Hex()).Uint64("chainId", chainID).Msg("dev chain created")
+	log.Info().Str("genesis", g.Block.Hash().Hex()).Uint64("chainId", chainID).Bool("op", opStack).Msg("dev chain created")
 	return g, nil
 }
 
 func printDevBanner(w io.Writer, g *chain.Genesis, mnemonic string, accs []devnet.Account, addr, dir string) {
-	fmt.Fprintf(w, "\ntipnode dev chain (chain id %d), data directory %s\n", g.Config.ChainID, dir)
+	kind := "dev chain"
+	if g.OP != nil {
+		kind = "OP Stack dev chain"
+	}
+	fmt.Fprintf(w, "\ntipnode %s (chain id %d), data directory %s\n", kind, g.Config.ChainID, dir)
 	fmt.Fprintf(w, "JSON-RPC: http://%s  (websocket: ws://%s)\n\n", addr, addr)
 	fmt.Fprintf(w, "Prefunded accounts (mnemonic %q, m/44'/60'/0'/0/i):\n", mnemonic)
 	for i, a := range accs {

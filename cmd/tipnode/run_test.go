@@ -54,7 +54,7 @@ func startDev(t *testing.T) (*node.Node, *pending.ManualClock, []devnet.Account)
 		t.Fatal(err)
 	}
 	now := time.Unix(1_700_000_000, 0)
-	g, err := devChain(db, devnet.DefaultChainID, accs, now, log)
+	g, err := devChain(db, devnet.DefaultChainID, accs, false, now, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +233,7 @@ func TestDevNodeStopSealsPreconfirmed(t *testing.T) {
 	defer db.Close()
 	accs, _ := devnet.Accounts(devnet.Mnemonic, 2)
 	now := time.Unix(1_700_000_000, 0)
-	g, err := devChain(db, 1337, accs, now, log)
+	g, err := devChain(db, 1337, accs, false, now, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,10 +276,10 @@ func TestDevNodeStopSealsPreconfirmed(t *testing.T) {
 		t.Fatalf("pre-confirmed tx not sealed at stop: %+v, %v", l, err)
 	}
 	// Reopening the same datadir continues the chain.
-	if _, err := devChain(db, 1337, accs, now, log); err != nil {
+	if _, err := devChain(db, 1337, accs, false, now, log); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := devChain(db, 5, accs, now, log); err == nil {
+	if _, err := devChain(db, 5, accs, false, now, log); err == nil {
 		t.Fatal("a different --chainid on an existing datadir was accepted")
 	}
 }

@@ -3,6 +3,12 @@
 // m/44'/60'/0'/0/i, as Hardhat and anvil derive them) and a genesis with
 // every fork through Osaka active from block 0, the accounts prefunded and
 // the system contracts (EIP-4788, EIP-2935, EIP-7002, EIP-7251) deployed.
+//
+// OPGenesis (op.go) is the OP Stack variant (tipnode dev --op): op-geth's
+// genesis format with every OP fork through Karst at 0, and the OP
+// predeploys the fee rules need: tipnode's own L1Block and
+// L2ToL1MessagePasser contracts (contracts/*.sol, compiled once by
+// contracts/compile.js and checked in) and the four fee vaults.
 package devnet
 
 import (

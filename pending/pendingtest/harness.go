@@ -207,6 +207,7 @@ func (h *Harness) start(opts Options) {
 	if h.Pool, err = pending.NewPool(*opts.Pool, h.Genesis.Config, h.Mgr, h.Clock, nil, zerolog.Nop()); err != nil {
 		t.Fatal(err)
 	}
+	h.Pool.UseChainCosts(h.Genesis.Executor())
 	if h.Seq, err = pending.New(h.Cfg, h.Writer, h.Genesis.Executor(), h.Pool, h.Mgr, h.Clock, nil, zerolog.Nop()); err != nil {
 		t.Fatal(err)
 	}

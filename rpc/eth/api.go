@@ -102,6 +102,16 @@ type APIConfig struct {
 	// FilterMaxBuffered bounds the items (hashes or logs) one filter holds
 	// between two polls; beyond it the oldest are dropped. Default 10,000.
 	FilterMaxBuffered int
+	// TraceMaxOutput bounds the output of one debug_trace* answer (one
+	// transaction's trace, or a whole block's), in bytes: a trace over it
+	// is refused with -32005 and is not completed in memory. Default
+	// 25 MiB (the transport's response limit); the CLI takes the smaller
+	// of that and --rpc.maxoutput.
+	TraceMaxOutput int
+	// JSTracers allows JavaScript tracers (a debug_trace* "tracer" that is
+	// not a built-in name is JavaScript code, run by go-ethereum's goja
+	// tracer), always under EVMTimeout. Default false (refused).
+	JSTracers bool
 }
 
 // DefaultAPIConfig returns the documented defaults.
@@ -139,6 +149,7 @@ func DefaultAPIConfig() APIConfig {
 		FilterMax:                10_000,
 		FilterMaxPerClient:       256,
 		FilterMaxBuffered:        10_000,
+		TraceMaxOutput:           rpc.DefaultMaxResponseBytes,
 	}
 }
 
@@ -161,6 +172,8 @@ func (c APIConfig) Validate() error {
 		return errors.New("rpc.txsync: default timeout must be > 0 and <= the maximum timeout, waiting calls > 0")
 	case c.FilterTimeout <= 0 || c.FilterMax <= 0 || c.FilterMaxPerClient <= 0 || c.FilterMaxBuffered <= 0:
 		return errors.New("filter limits must be > 0")
+	case c.TraceMaxOutput <= 0:
+		return errors.New("trace output limit must be > 0")
 	}
 	for i, k := range c.Accounts {
 		if k == nil {
@@ -369,11 +382,13 @@ func (a *API) Register(s *rpc.Server) {
 		a.registerLogs,        // eth_logs.go
 		a.registerNet,         // net.go
 		a.registerPending,     // eth_pending.go
+		a.registerRaw,         // debug_raw.go
 		a.registerSend,        // eth_send.go
 		a.registerSendSync,    // eth_sendsync.go
 		a.registerState,       // eth_state.go
 		a.registerSimulate,    // simulate.go
 		a.registerTipnode,     // tipnode.go
+		a.registerTrace,       // debug_trace.go
 		a.registerTxPool,      // txpool.go
 	} {
 		register(s)

@@ -21,6 +21,7 @@ package eth
 //	anvil_getAutomine / hardhat_getAutomine        []                         bool
 //	evm_setIntervalMining / anvil_setIntervalMining [seconds]                 null (0: manual mining)
 //	anvil_reset                                    [] or [{}]                 null (forking refused)
+//	tipnode_sendDeposit (OP chains)                [{from, to?, mint?, value?, gas?, data?}]  deposit hash
 //
 // Numbers may be hex quantities, JSON integers or decimal strings (as anvil
 // takes them). The semantics are pending.Sequencer's (pending/dev.go):
@@ -66,6 +67,7 @@ type DevChain interface {
 	Automine() bool
 	SetIntervalMining(d time.Duration) error
 	Reset() error
+	SendDeposit(f xtypes.DepositFields) (*xtypes.Deposit, uint64, error)
 }
 
 // impersonation is the set of impersonated accounts (in memory: a restart
@@ -109,6 +111,7 @@ func (a *API) RegisterDev(s *rpc.Server, d DevChain) {
 		{[]string{"anvil_getAutomine", "hardhat_getAutomine"}, a.devGetAutomine},
 		{[]string{"evm_setIntervalMining", "anvil_setIntervalMining"}, a.devSetIntervalMining},
 		{[]string{"anvil_reset"}, a.devReset},
+		{[]string{"tipnode_sendDeposit"}, a.devSendDeposit},
 	} {
 		for _, n := range m.names {
 			s.Register(n, m.fn)
@@ -532,4 +535,61 @@ func (a *API) devReset(_ context.Context, p rpc.Params) (any, error) {
 		return nil, devError(err)
 	}
 	return nil, nil
+}
+
+// DefaultDepositGas is the gas limit of a tipnode_sendDeposit deposit that
+// names none.
+const DefaultDepositGas = 1_000_000
+
+// depositArgs are tipnode_sendDeposit's parameters: an L1→L2 deposit as
+// the OptimismPortal's depositTransaction makes it (to absent: a contract
+// creation; mint: ether credited to from on L2 before the call).
+type depositArgs struct {
+	From  *common.Address `json:"from"`
+	To    *common.Address `json:"to"`
+	Mint  *hexutil.Big    `json:"mint"`
+	Value *hexutil.Big    `json:"value"`
+	Gas   *hexutil.Uint64 `json:"gas"`
+	Data  *hexutil.Bytes  `json:"data"`
+	Input *hexutil.Bytes  `json:"input"`
+}
+
+// devSendDeposit is tipnode_sendDeposit: it injects an L1→L2 deposit into
+// the pending block's deposits (or the next block's, when the pending one
+// already holds sequenced transactions) and returns its hash; its receipt
+// is readable once it is pre-confirmed.
+func (a *API) devSendDeposit(_ context.Context, p rpc.Params) (any, error) {
+	if err := p.AtMost(1); err != nil {
+		return nil, err
+	}
+	var args depositArgs
+	if err := p.Decode(0, "deposit", &args); err != nil {
+		return nil, err
+	}
+	if args.From == nil {
+		return nil, p.ArgError(0, "deposit", "from is required")
+	}
+	f := xtypes.DepositFields{From: *args.From, To: args.To, Gas: DefaultDepositGas}
+	if args.Mint != nil {
+		f.Mint = args.Mint.ToInt()
+	}
+	if args.Value != nil {
+		f.Value = args.Value.ToInt()
+	}
+	if args.Gas != nil {
+		f.Gas = uint64(*args.Gas)
+	}
+	switch {
+	case args.Data != nil && args.Input != nil && string(*args.Data) != string(*args.Input):
+		return nil, p.ArgError(0, "deposit", "data and input differ")
+	case args.Input != nil:
+		f.Data = *args.Input
+	case args.Data != nil:
+		f.Data = *args.Data
+	}
+	dep, _, err := a.dev.SendDeposit(f)
+	if err != nil {
+		return nil, devError(err)
+	}
+	return dep.Hash(), nil
 }

@@ -34,7 +34,13 @@
 // filters.go (polled filters fed like subscriptions, expired lazily on the
 // API's clock), txpool.go (txpool_*), bundle.go (eth_callBundle), net.go
 // (net_listening, net_peerCount, web3_sha3, rpc_modules), tipnode.go
-// (tipnode_genesis, debug_getRawBlock, eth_syncing's source), eth_accounts.go
+// (tipnode_genesis, eth_syncing's source), debug_raw.go (debug_getRawBlock,
+// debug_getRawHeader, debug_getRawReceipts, debug_getRawTransaction),
+// debug_trace.go and trace_meter.go (debug_traceTransaction,
+// debug_traceCall, debug_traceBlockByNumber / ByHash with go-ethereum's
+// tracers: blocks re-executed on their parent's state, pre-confirmed
+// transactions on the pending block's; the output bound and the meters of
+// the native tracers; JavaScript only with APIConfig.JSTracers), eth_accounts.go
 // (node-held accounts: eth_accounts, eth_sendTransaction,
 // eth_signTransaction, eth_sign, personal_sign, eth_signTypedData_v4 with
 // the keys of APIConfig.Accounts; none outside `tipnode dev`), dev.go (the
@@ -53,7 +59,8 @@
 // Decoders of outside input live here too, since only the methods use them:
 // BlockSelector (selector.go), Word and CallArgs (types.go), StateOverride
 // and BlockOverrides (overrides.go), LogFilter (eth_logs.go), EIP-712
-// typed data (decodeTypedData, eth_accounts.go). Each has a fuzz target.
+// typed data (decodeTypedData, eth_accounts.go), the tracing methods'
+// configs (traceConfig, debug_trace.go). Each has a fuzz target.
 // The call object takes a reflection-free path for its common flat shape
 // (decodeCallArgsFast, callargs_decode.go) and encoding/json for anything
 // else, so results and errors are encoding/json's (FuzzCallArgsDecoders). Argument errors are -32602 naming the argument (rpc.Params).
@@ -102,7 +109,7 @@
 // concurrent caches shared by every call's EVM and StateDB.
 //
 // Executions (eth_call, eth_estimateGas, eth_createAccessList,
-// eth_simulateV1, eth_callBundle) go through one rpc.Limiter (API.Executions): at most
+// eth_simulateV1, eth_callBundle, debug_trace*) go through one rpc.Limiter (API.Executions): at most
 // APIConfig.MaxExecutions run at once (default half the CPUs), at most
 // ExecutionQueue wait, each at most ExecutionWait; beyond that they are
 // refused with -32005 "… try again later". Every other method is

@@ -84,9 +84,14 @@ func (env *callEnv) precompileAddrs() []common.Address {
 // prepareCall builds the state (with overrides applied) and block context
 // of a call on blk.
 func (a *API) prepareCall(blk *ReadContext, stateOv StateOverride, blockOv *BlockOverrides) (*callEnv, error) {
-	header := blk.Header
-	state := a.newStateDB(blk.State())
-	blockCtx := a.exec.BlockContext(header, blk.Headers, state)
+	return a.prepareCallOn(a.newStateDB(blk.State()), blk.Header, blk.Headers, stateOv, blockOv)
+}
+
+// prepareCallOn is prepareCall on a given state, block header and ancestors
+// (debug_traceCall inside a block: the state after some of its
+// transactions).
+func (a *API) prepareCallOn(state *chain.StateDB, header *types.Header, headers chain.HeaderSource, stateOv StateOverride, blockOv *BlockOverrides) (*callEnv, error) {
+	blockCtx := a.exec.BlockContext(header, headers, state)
 	header, err := applyBlockOverrides(blockOv, &blockCtx, header)
 	if err != nil {
 		return nil, err

@@ -6,7 +6,11 @@ import (
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/eth/tracers"
+	"github.com/ethereum/go-ethereum/params"
 	"github.com/ethereum/go-ethereum/signer/core/apitypes"
+
+	"github.com/tipnode/tipnode/chain"
 )
 
 // FuzzBlockSelector: never panics; a decoded selector has exactly one form
@@ -173,5 +177,39 @@ func FuzzCallBundleArgs(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var a callBundleArgs
 		_ = json.Unmarshal(data, &a)
+	})
+}
+// FuzzTraceConfig: a debug_trace* config (and debug_traceCall's) never
+// panics the decoder, the timeout parser or the tracer's construction;
+// without JSTracers no JavaScript tracer is ever built, and an accepted
+// timeout is positive and at most the EVM timeout.
+func FuzzTraceConfig(f *testing.F) {
+	for _, s := range []string{`{}`, `null`, `{"tracer":"callTracer","tracerConfig":{"withLog":true}}`,
+		`{"tracer":"prestateTracer","tracerConfig":{"diffMode":true,"includeEmpty":true}}`,
+		`{"tracer":"4byteTracer","timeout":"1s"}`, `{"enableMemory":true,"limit":10,"timeout":"-1s"}`,
+		`{"tracer":"unigramTracer"}`, `{"tracer":"{step: function() {}}"}`, `{"tracer":"callTracer","tracerConfig":[1]}`,
+		`{"stateOverrides":{"0x00000000000000000000000000000000000000aa":{"balance":"0x1"}},"blockOverrides":{"number":"0x5"},"txIndex":"0x1"}`} {
+		f.Add([]byte(s))
+	}
+	api := &API{cfg: DefaultAPIConfig(), exec: chain.NewExecutor(params.MergedTestChainConfig)}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var cfg traceCallConfig
+		if err := json.Unmarshal(data, &cfg); err != nil {
+			return
+		}
+		d, err := api.traceTimeout(&cfg.traceConfig)
+		if err == nil && (d <= 0 || d > api.cfg.EVMTimeout) {
+			t.Fatalf("timeout %v accepted", d)
+		}
+		tr, err := api.newTracer(&cfg.traceConfig, new(tracers.Context), 1<<20)
+		if err != nil {
+			return
+		}
+		if cfg.Tracer != nil && tracers.DefaultDirectory.IsJS(*cfg.Tracer) {
+			t.Fatalf("JavaScript tracer %q built with JSTracers off", *cfg.Tracer)
+		}
+		if tr.Hooks == nil || tr.GetResult == nil {
+			t.Fatal("tracer without hooks or result")
+		}
 	})
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/params"
 
+	"github.com/tipnode/tipnode/chain/op"
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/store/xtypes"
 )
@@ -268,9 +269,9 @@ func newRPCDeposit(d *xtypes.Deposit, loc *txLocation) *rpcTransaction {
 		S:          zero,
 		SourceHash: &src,
 	}
-	if m := d.MintValue(); m.Sign() != 0 {
-		out.Mint = (*hexutil.Big)(m)
-	}
+	// Always present, "0x0" when nothing is minted, as op-geth serves it
+	// (a nil and a zero mint have the same encoding).
+	out.Mint = (*hexutil.Big)(d.MintValue())
 	if d.IsSystemTx() {
 		sys := true
 		out.IsSystemTx = &sys
@@ -368,14 +369,14 @@ func marshalReceipt(r *xtypes.Receipt, tx xtypes.Tx, signer types.Signer) map[st
 		m["contractAddress"] = r.ContractAddress
 	}
 	if r.OP != nil {
-		marshalOPReceipt(m, r.OP)
+		marshalOPReceipt(m, r.OP, r.BlobGasUsed)
 	}
 	return m
 }
 
 // marshalOPReceipt adds an OP Stack receipt's fields as op-geth and op-reth
 // serve them (l1FeeScalar as a decimal string).
-func marshalOPReceipt(m map[string]any, op *xtypes.OPReceipt) {
+func marshalOPReceipt(m map[string]any, op *xtypes.OPReceipt, blobGasUsed uint64) {
 	big := func(k string, v *big.Int) {
 		if v != nil {
 			m[k] = (*hexutil.Big)(v)
@@ -400,6 +401,9 @@ func marshalOPReceipt(m map[string]any, op *xtypes.OPReceipt) {
 	u64("operatorFeeScalar", op.OperatorFeeScalar)
 	u64("operatorFeeConstant", op.OperatorFeeConstant)
 	u64("daFootprintGasScalar", op.DAFootprintGasScalar)
+	if op.DAFootprintGasScalar != nil {
+		m["blobGasUsed"] = hexutil.Uint64(blobGasUsed) // Jovian: the DA footprint
+	}
 }
 
 // scalarString is a pre-Ecotone fee scalar (6 decimals) as a decimal
@@ -419,6 +423,19 @@ func deriveReceipts(config *params.ChainConfig, b *xtypes.Block, rs xtypes.Recei
 	}
 	if err := rs.DeriveFields(config, b.Hash(), b.NumberU64(), b.Time(), b.BaseFee(), blobGasPrice, b.Transactions()); err != nil {
 		return nil, err
+	}
+	// OP Jovian: a transaction's blobGasUsed is its DA footprint, derived
+	// (as op-geth does) from the stored scalar and its encoding.
+	txs := b.Transactions()
+	for i, r := range rs {
+		if r.OP == nil || r.OP.DAFootprintGasScalar == nil || i >= len(txs) {
+			continue
+		}
+		enc, err := txs[i].MarshalBinary()
+		if err != nil {
+			return nil, err
+		}
+		r.BlobGasUsed = *r.OP.DAFootprintGasScalar * op.NewCostData(enc).EstimatedDASize()
 	}
 	return rs, nil
 }

@@ -4,10 +4,7 @@ package eth
 //
 // tipnode_genesis answers the genesis spec the node was initialised with
 // (go-ethereum's genesis JSON, as stored, read from the store per call): a follower initialises its
-// store from it (tipnode init --genesis-from URL). debug_getRawBlock
-// answers a canonical block's RLP, as go-ethereum does: followers of a
-// tipnode fetch raw blocks (cheaper to encode and decode than JSON).
-// eth_syncing reports the progress given by SetSyncProgress (the
+// store from it (tipnode init --genesis-from URL). eth_syncing reports the progress given by SetSyncProgress (the
 // follower's catch-up), false without one.
 
 import (
@@ -16,15 +13,13 @@ import (
 	"errors"
 
 	"github.com/ethereum/go-ethereum/common/hexutil"
-	"github.com/ethereum/go-ethereum/rlp"
 
 	"github.com/tipnode/tipnode/rpc"
 )
 
-// registerTipnode installs tipnode_genesis and debug_getRawBlock.
+// registerTipnode installs tipnode_genesis.
 func (a *API) registerTipnode(s *rpc.Server) {
 	s.Register("tipnode_genesis", a.tipnodeGenesis)
-	s.Register("debug_getRawBlock", blockMethod(1, false, a.rawBlock))
 }
 
 func (a *API) tipnodeGenesis(ctx context.Context, p rpc.Params) (any, error) {
@@ -47,21 +42,6 @@ func (a *API) tipnodeGenesis(ctx context.Context, p rpc.Params) (any, error) {
 		return nil, errors.New("the stored genesis spec is not JSON")
 	}
 	return json.RawMessage(spec), nil
-}
-
-// rawBlock: debug_getRawBlock(block): the RLP of a canonical block (null
-// when the node does not have it; the pending block has no raw form).
-func (a *API) rawBlock(ctx context.Context, sel BlockSelector, p rpc.Params) (any, error) {
-	if sel.Tag == TagPending {
-		return nil, rpc.ArgError(0, "block", "the pending block has no raw encoding")
-	}
-	return a.withBlock(ctx, sel, func(c *chainBlock) (any, error) {
-		enc, err := rlp.EncodeToBytes(c.Block)
-		if err != nil {
-			return nil, err
-		}
-		return hexutil.Bytes(enc), nil
-	})
 }
 
 // SyncProgress is what eth_syncing answers while the node catches up.

@@ -21,6 +21,7 @@ var devMethodNames = []string{
 	"hardhat_stopImpersonatingAccount", "anvil_autoImpersonateAccount", "evm_snapshot", "evm_revert",
 	"evm_setAutomine", "anvil_setAutomine", "anvil_getAutomine", "hardhat_getAutomine",
 	"evm_setIntervalMining", "anvil_setIntervalMining", "anvil_reset",
+	"tipnode_sendDeposit",
 }
 
 func (e *env) str(method string, params ...any) string {
@@ -284,6 +285,30 @@ func TestDevMethodsAbsentOnRun(t *testing.T) {
 	for _, m := range devMethodNames {
 		if _, rerr := d.callErr(m); rerr != nil && rerr.Code == rpc.CodeMethodNotFound {
 			t.Errorf("%s missing on the dev chain", m)
+		}
+	}
+}
+
+// tipnode_sendDeposit refuses bad arguments and, on an L1 dev chain,
+// every deposit, with -32602 saying why (the OP path: pending's
+// TestOPSequencer and cmd/tipnode's TestOPSequencerE2E).
+func TestDevSendDepositRefusals(t *testing.T) {
+	e := newEnvWith(t, envOptions{dev: true})
+	from := common.HexToAddress("0x00000000000000000000000000000000000000d1")
+	for _, tc := range []struct {
+		name   string
+		params []any
+		want   string
+	}{
+		{"no argument", nil, "deposit"},
+		{"no from", []any{map[string]any{"to": from}}, "from is required"},
+		{"data and input differ", []any{map[string]any{"from": from, "data": "0x01", "input": "0x02"}}, "differ"},
+		{"two arguments", []any{map[string]any{"from": from}, 1}, ""},
+		{"an L1 chain", []any{map[string]any{"from": from, "mint": "0x1"}}, "OP Stack"},
+	} {
+		_, rerr := e.callErr("tipnode_sendDeposit", tc.params...)
+		if rerr == nil || rerr.Code != rpc.CodeInvalidParams || !strings.Contains(rerr.Message, tc.want) {
+			t.Errorf("%s: %+v, want -32602 mentioning %q", tc.name, rerr, tc.want)
 		}
 	}
 }

@@ -242,6 +242,7 @@ func New(cfg Config, db *store.DB, g *chain.Genesis, clock pending.Clock, log ze
 		w.Stop()
 		return nil, err
 	}
+	n.Pool.UseChainCosts(exec) // OP: the L1 data and operator fees must be payable
 	apiCfg := cfg.API
 	apiCfg.Preconfirmations = cfg.Sequencer != nil || cfg.Preconf != nil // a replica publishes the sequencer's, replayed
 	var pool eth.TxPool                                                  // none on a read-only node

@@ -140,25 +140,61 @@ func TestReplicaNode(t *testing.T) {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
+	// Traces of pre-confirmed transactions and of the pending block: the
+	// replica answers what the sequencer answers.
+	var preconfirmed []common.Hash
+	sameTraces := func(what string) {
+		t.Helper()
+		tracers := []map[string]any{{"tracer": "callTracer"}, {"tracer": "prestateTracer", "tracerConfig": map[string]any{"diffMode": true}}, {}}
+		var reqs [][]any
+		for _, h := range preconfirmed {
+			for _, tc := range tracers {
+				reqs = append(reqs, []any{"debug_traceTransaction", h, tc})
+			}
+		}
+		reqs = append(reqs, []any{"debug_traceBlockByNumber", "pending", map[string]any{"tracer": "callTracer"}})
+		for _, q := range reqs {
+			var want, got any
+			if err := rpcCall(e.url, q[0].(string), &want, q[1:]...); err != nil {
+				t.Fatalf("%s: sequencer: %v", what, err)
+			}
+			if err := rpcCall(rep.url, q[0].(string), &got, q[1:]...); err != nil {
+				t.Fatalf("%s: replica: %v", what, err)
+			}
+			if w, g := mustJSON(t, want), mustJSON(t, got); w != g {
+				t.Fatalf("%s: %v: replica %s, sequencer %s", what, q, g, w)
+			}
+		}
+	}
 	same("index 0 of block 1")
 	for i := range 3 {
-		if err := e.Pool.Add(e.Tx(0, &to, big.NewInt(int64(1000+i)), 21_000, nil)); err != nil {
+		tx := e.Tx(0, &to, big.NewInt(int64(1000+i)), 21_000, nil)
+		if err := e.Pool.Add(tx); err != nil {
 			t.Fatal(err)
 		}
+		preconfirmed = append(preconfirmed, tx.Hash())
 		e.Tick(1)
 		relay()
 		same("pre-confirmation")
 	}
+	sameTraces("pre-confirmations of block 1")
 	// Block 2 opens before the replica has block 1: pending block 2 on
 	// pending block 1.
 	e.Seal()
 	relay()
-	if err := e.Pool.Add(e.Tx(0, &to, big.NewInt(7), 21_000, nil)); err != nil {
+	tx := e.Tx(0, &to, big.NewInt(7), 21_000, nil)
+	if err := e.Pool.Add(tx); err != nil {
 		t.Fatal(err)
 	}
 	e.Tick(1)
 	relay()
 	same("block 2 ahead of the canonical chain")
+	if rep.Writer.Head().Number() == 0 {
+		// Traced on pending block 2 over pending block 1's state.
+		preconfirmed = []common.Hash{tx.Hash()}
+		sameTraces("block 2 ahead of the canonical chain")
+		t.Log("traced pending block 2 on pending block 1, on the replica and the sequencer")
+	}
 	if rep.Writer.Head().Number() != 0 {
 		t.Log("the follower imported block 1 already (not a failure; the window was not exercised here)")
 	}

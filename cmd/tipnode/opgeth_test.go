@@ -1,0 +1,808 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/core/vm"
+	"github.com/ethereum/go-ethereum/core/vm/program"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/params"
+	"github.com/holiman/uint256"
+
+	"github.com/tipnode/tipnode/chain/op"
+	"github.com/tipnode/tipnode/store/xtypes"
+)
+
+// The differential oracle against op-geth (issue 19): `make op-geth-diff`
+// builds op-geth v1.101702.3's cmd/geth from the Go module proxy and runs
+// TestOPGethDifferential with TIPNODE_OPGETH naming it. The test drives
+// op-geth's engine API as a minimal op-node would, over a chain crossing the
+// Ecotone, Fjord, Granite, Holocene, Isthmus and Jovian boundaries (user
+// deposits, every transaction type op-geth accepts, non-zero L1 and operator
+// fees), then checks that tipnode, fed op-geth's `export` through `import`
+// and following op-geth through `run --follow.rpc`, has op-geth's blocks,
+// receipts, transactions, fee-vault balances and state at every height. It
+// ends with the import throughput of this OP chain against an L1 chain of
+// about the same gas.
+
+// opDiff are the chain's parameters: fork offsets from the genesis time, in
+// seconds (blocks are 2 s apart).
+const (
+	opDiffChainID   = 42069
+	opDiffBlockTime = 2
+	opEcotoneAt     = 10 // block 5
+	opFjordAt       = 20 // block 10
+	opGraniteAt     = 24 // block 12
+	opHoloceneAt    = 30 // block 15
+	opIsthmusAt     = 40 // block 20
+	opJovianAt      = 50 // block 25
+	opForkBlocks    = 32 // blocks of the fork phase
+	opLoadBlocks    = 16 // blocks of the load phase (import throughput)
+	opLoadTxs       = 200
+	opGasLimit      = 60_000_000
+)
+
+// Contracts of the test chain (genesis alloc), written as raw EVM code.
+var (
+	logContract    = common.HexToAddress("0x000000000000000000000000000000000000c0d1")
+	revertContract = common.HexToAddress("0x000000000000000000000000000000000000c0d2")
+	loadContract   = common.HexToAddress("0x000000000000000000000000000000000000c0d3")
+)
+
+// l1BlockCode is a minimal L1Block predeploy: it stores the calldata of the
+// four L1-attributes encodings (dispatched by selector) into L1Block.sol's
+// slots, packed at the offsets chain/op reads (l1block.go). Any other call
+// reverts.
+func l1BlockCode() []byte {
+	p := program.New()
+	p.Push(0).Op(vm.CALLDATALOAD).Push(0xe0).Op(vm.SHR)
+	sels := [][4]byte{op.SelectorBedrock, op.SelectorEcotone, op.SelectorIsthmus, op.SelectorJovian}
+	var fix []int
+	for _, sel := range sels {
+		p.Op(vm.DUP1).Push(sel[:]).Op(vm.EQ, vm.PUSH2)
+		fix = append(fix, p.Size())
+		p.Append([]byte{0, 0}).Op(vm.JUMPI)
+	}
+	p.Push(0).Op(vm.DUP1, vm.REVERT)
+	word := func(off, slot int) { p.Push(off).Op(vm.CALLDATALOAD).Push(slot).Op(vm.SSTORE) }
+	// shifted: slot = calldata[off:off+32] >> shr
+	shifted := func(off, shr, slot int) {
+		p.Push(off).Op(vm.CALLDATALOAD).Push(shr).Op(vm.SHR).Push(slot).Op(vm.SSTORE)
+	}
+	var dests []int
+	// Bedrock: eight ABI words.
+	dests = append(dests, p.Size())
+	p.Op(vm.JUMPDEST)
+	p.Push(36).Op(vm.CALLDATALOAD).Push(64).Op(vm.SHL).Push(4).Op(vm.CALLDATALOAD).Op(vm.OR).Push(0).Op(vm.SSTORE) // number | timestamp<<64
+	word(68, 1)                                                                                                    // basefee
+	word(100, 2)                                                                                                   // hash
+	word(132, 3)                                                                                                   // sequenceNumber
+	word(164, 4)                                                                                                   // batcherHash
+	word(196, 5)                                                                                                   // l1FeeOverhead
+	word(228, 6)                                                                                                   // l1FeeScalar
+	p.Op(vm.STOP)
+	ecotone := func() {
+		shifted(4, 128, 3)  // baseFeeScalar | blobBaseFeeScalar | sequenceNumber
+		shifted(20, 128, 0) // timestamp | number
+		word(36, 1)         // basefee
+		word(68, 7)         // blobBaseFee
+		word(100, 2)        // hash
+		word(132, 4)        // batcherHash
+	}
+	dests = append(dests, p.Size())
+	p.Op(vm.JUMPDEST)
+	ecotone()
+	p.Op(vm.STOP)
+	dests = append(dests, p.Size())
+	p.Op(vm.JUMPDEST)
+	ecotone()
+	shifted(164, 160, 8) // operatorFeeScalar (offset 8) | operatorFeeConstant (offset 0)
+	p.Op(vm.STOP)
+	dests = append(dests, p.Size())
+	p.Op(vm.JUMPDEST)
+	ecotone()
+	// (operatorFeeScalar | operatorFeeConstant) | daFootprintGasScalar << 96
+	p.Push(164).Op(vm.CALLDATALOAD).Push(160).Op(vm.SHR)
+	p.Push(176).Op(vm.CALLDATALOAD).Push(240).Op(vm.SHR).Push(96).Op(vm.SHL).Op(vm.OR).Push(8).Op(vm.SSTORE)
+	p.Op(vm.STOP)
+	code := p.Bytes()
+	for i, at := range fix {
+		code[at], code[at+1] = byte(dests[i]>>8), byte(dests[i])
+	}
+	return code
+}
+
+// logCode: slot 0 += calldata word 0; LOG1(calldata, topic = caller).
+func logCode() []byte {
+	return program.New().
+		Push(0).Op(vm.CALLDATALOAD).Push(0).Op(vm.SLOAD, vm.ADD).Push(0).Op(vm.SSTORE).
+		Op(vm.CALLDATASIZE).Push(0).Push(0).Op(vm.CALLDATACOPY).
+		Op(vm.CALLER, vm.CALLDATASIZE).Push(0).Op(vm.LOG1, vm.STOP).Bytes()
+}
+
+// loadCode: storage[calldata word 0] = calldata word 1; LOG0(calldata).
+func loadCode() []byte {
+	return program.New().
+		Push(32).Op(vm.CALLDATALOAD).Push(0).Op(vm.CALLDATALOAD, vm.SSTORE).
+		Op(vm.CALLDATASIZE).Push(0).Push(0).Op(vm.CALLDATACOPY).
+		Op(vm.CALLDATASIZE).Push(0).Op(vm.LOG0, vm.STOP).Bytes()
+}
+
+func revertCode() []byte {
+	return program.New().Push(1).Push(0).Op(vm.SSTORE).Push(0).Push(0).Op(vm.REVERT).Bytes()
+}
+
+func initCode(runtime []byte) []byte { return program.New().ReturnViaCodeCopy(runtime).Bytes() }
+
+// opKey is a deterministic test key.
+func opKey(name string) *ecdsa.PrivateKey {
+	k, err := crypto.ToECDSA(crypto.Keccak256([]byte("op-geth-diff " + name)))
+	if err != nil {
+		panic(err)
+	}
+	return k
+}
+
+// opDiffSpec is the test chain: genesis time, keys and the genesis JSON.
+type opDiffSpec struct {
+	t0      uint64
+	senders map[string]*ecdsa.PrivateKey // legacy, accesslist, dynamic, setcode, load
+	auth    *ecdsa.PrivateKey            // the EIP-7702 authority
+}
+
+func newOPDiffSpec(t0 uint64) *opDiffSpec {
+	s := &opDiffSpec{t0: t0, senders: map[string]*ecdsa.PrivateKey{}, auth: opKey("authority")}
+	for _, n := range []string{"legacy", "accesslist", "dynamic", "setcode", "load"} {
+		s.senders[n] = opKey(n)
+	}
+	return s
+}
+
+func (s *opDiffSpec) genesisJSON() []byte {
+	code := func(c []byte) map[string]any {
+		return map[string]any{"balance": "0x0", "code": hexutil.Bytes(c).String(), "nonce": "0x1"}
+	}
+	alloc := map[string]any{
+		op.L1BlockAddr.Hex():               code(l1BlockCode()),
+		op.SequencerFeeVault.Hex():         code([]byte{0x00}),
+		op.BaseFeeVault.Hex():              code([]byte{0x00}),
+		op.L1FeeVault.Hex():                code([]byte{0x00}),
+		op.OperatorFeeVault.Hex():          code([]byte{0x00}),
+		params.BeaconRootsAddress.Hex():    code(params.BeaconRootsCode),
+		params.HistoryStorageAddress.Hex(): code(params.HistoryStorageCode),
+		logContract.Hex():                  code(logCode()),
+		revertContract.Hex():               code(revertCode()),
+		loadContract.Hex():                 code(loadCode()),
+	}
+	// Storage, as on a live chain: op-geth's payload omits an empty
+	// withdrawalsRoot and then refuses its own Isthmus payload.
+	alloc[op.L2ToL1MessagePasser.Hex()] = map[string]any{"balance": "0x0", "code": "0x00", "nonce": "0x1",
+		"storage": map[string]string{"0x01": "0x05"}}
+	for _, k := range s.senders {
+		alloc[crypto.PubkeyToAddress(k.PublicKey).Hex()] = map[string]any{"balance": "0x3635c9adc5dea00000"} // 1000 ETH
+	}
+	at := func(off uint64) uint64 { return s.t0 + off }
+	cfg := map[string]any{
+		"chainId": opDiffChainID, "homesteadBlock": 0, "eip150Block": 0, "eip155Block": 0, "eip158Block": 0,
+		"byzantiumBlock": 0, "constantinopleBlock": 0, "petersburgBlock": 0, "istanbulBlock": 0, "muirGlacierBlock": 0,
+		"berlinBlock": 0, "londonBlock": 0, "arrowGlacierBlock": 0, "grayGlacierBlock": 0, "mergeNetsplitBlock": 0,
+		"terminalTotalDifficulty": 0, "bedrockBlock": 0, "regolithTime": 0, "canyonTime": 0, "shanghaiTime": 0, "deltaTime": 0,
+		"ecotoneTime": at(opEcotoneAt), "cancunTime": at(opEcotoneAt), "fjordTime": at(opFjordAt),
+		"graniteTime": at(opGraniteAt), "holoceneTime": at(opHoloceneAt),
+		"isthmusTime": at(opIsthmusAt), "pragueTime": at(opIsthmusAt), "jovianTime": at(opJovianAt),
+		"optimism": map[string]any{"eip1559Elasticity": 6, "eip1559Denominator": 50, "eip1559DenominatorCanyon": 250},
+	}
+	g := map[string]any{
+		"config": cfg, "nonce": "0x0", "timestamp": hexutil.Uint64(s.t0).String(), "extraData": "0x",
+		"gasLimit": hexutil.Uint64(opGasLimit).String(), "difficulty": "0x0", "baseFeePerGas": "0x3b9aca00",
+		"mixHash": common.Hash{}.Hex(), "coinbase": common.Address{}.Hex(), "alloc": alloc,
+	}
+	out, err := json.MarshalIndent(g, "", " ")
+	if err != nil {
+		panic(err)
+	}
+	return out
+}
+
+// opConfig is chain/op's view of the same genesis.
+func (s *opDiffSpec) opConfig(t *testing.T) *op.Config {
+	var g struct {
+		Config json.RawMessage `json:"config"`
+	}
+	if err := json.Unmarshal(s.genesisJSON(), &g); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := op.ParseConfig(g.Config)
+	if err != nil || cfg == nil {
+		t.Fatalf("op.ParseConfig: %v", err)
+	}
+	return cfg
+}
+
+// engineClient calls op-geth's authenticated engine API.
+type engineClient struct {
+	url    string
+	secret []byte
+}
+
+func (e *engineClient) token() string {
+	enc := base64.RawURLEncoding
+	head := enc.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`))
+	claims := enc.EncodeToString([]byte(fmt.Sprintf(`{"iat":%d}`, time.Now().Unix())))
+	mac := hmac.New(sha256.New, e.secret)
+	mac.Write([]byte(head + "." + claims))
+	return head + "." + claims + "." + enc.EncodeToString(mac.Sum(nil))
+}
+
+func (e *engineClient) call(method string, result any, params ...any) error {
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+e.token())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		return fmt.Errorf("%s: %w", method, err)
+	}
+	if r.Error != nil {
+		return fmt.Errorf("%s: %d %s", method, r.Error.Code, r.Error.Message)
+	}
+	if result == nil {
+		return nil
+	}
+	return json.Unmarshal(r.Result, result)
+}
+
+// opGeth is a running op-geth.
+type opGeth struct {
+	bin, dir, rpc string
+	engine        *engineClient
+	p             *process
+}
+
+func (g *opGeth) start(t *testing.T, jwtFile string) {
+	t.Helper()
+	httpAddr, authAddr := freePort(t), freePort(t)
+	hh, hp, _ := strings.Cut(httpAddr, ":")
+	ah, ap, _ := strings.Cut(authAddr, ":")
+	g.p = startProcess(t, g.bin, "--datadir", g.dir, "--networkid", fmt.Sprint(opDiffChainID),
+		"--nodiscover", "--maxpeers", "0", "--port", "0", "--ipcdisable",
+		"--syncmode", "full", "--gcmode", "archive", "--state.scheme", "hash",
+		"--http", "--http.addr", hh, "--http.port", hp, "--http.api", "eth,net,web3,debug,txpool",
+		"--authrpc.addr", ah, "--authrpc.port", ap, "--authrpc.jwtsecret", jwtFile,
+		"--rollup.disabletxpoolgossip",
+		"--txpool.accountslots", "4096", "--txpool.globalslots", "20000",
+		"--txpool.accountqueue", "4096", "--txpool.globalqueue", "20000",
+		"--verbosity", "3")
+	g.rpc = "http://" + httpAddr
+	g.engine.url = "http://" + authAddr
+	waitRPC(t, g.rpc, g.p)
+}
+
+// stop interrupts op-geth and waits for it to flush and exit.
+func (g *opGeth) stop(t *testing.T) {
+	t.Helper()
+	g.p.cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- g.p.cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("op-geth did not stop:\n%s", tail(g.p.out.String(), 4000))
+	}
+}
+
+// opDriver builds the chain through the engine API and the tx pool.
+type opDriver struct {
+	t       *testing.T
+	s       *opDiffSpec
+	cfg     *op.Config
+	g       *opGeth
+	signer  types.Signer
+	nonces  map[string]uint64
+	authN   uint64
+	head    common.Hash
+	genesis common.Hash
+	headT   uint64
+	logIdx  uint64
+	sent    []common.Hash // pool transactions sent
+}
+
+func (d *opDriver) l1Info(n uint64, t, prevTime uint64) []byte {
+	ver := op.L1InfoVersionAt(d.cfg, t, prevTime)
+	info := &op.L1Info{
+		Version:        ver,
+		Number:         1000 + n/3,
+		Time:           d.s.t0 - 600 + 12*(n/3),
+		BaseFee:        big.NewInt(7_000_000_000 + int64(n)*13_000_000),
+		BlockHash:      crypto.Keccak256Hash([]byte("l1"), new(big.Int).SetUint64(n/3).Bytes()),
+		SequenceNumber: n % 3,
+		BatcherHash:    common.HexToHash("0x0000000000000000000000008f23bb38f531600e5d8fddaaec41f13fab46e98c"),
+	}
+	switch ver {
+	case op.L1InfoBedrock:
+		info.L1FeeOverhead, info.L1FeeScalar = big.NewInt(188), big.NewInt(684_000)
+	default:
+		info.BaseFeeScalar, info.BlobBaseFeeScalar = 1368+uint32(n), 810_949
+		info.BlobBaseFee = big.NewInt(300_000_000 + int64(n))
+	}
+	if ver >= op.L1InfoIsthmus {
+		info.OperatorFeeScalar, info.OperatorFeeConstant = 2000+uint32(n), 5_000_000_000+n
+	}
+	if ver == op.L1InfoJovian {
+		info.DAFootprintGasScalar = 100
+	}
+	data, err := info.Marshal()
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	dep := xtypes.NewDeposit(xtypes.DepositFields{
+		SourceHash: op.L1InfoDepositSourceHash(info.BlockHash, info.SequenceNumber),
+		From:       op.L1InfoDepositor, To: &op.L1BlockAddr, Gas: 1_000_000, Data: data,
+	})
+	raw, err := dep.MarshalBinary()
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	return raw
+}
+
+// userDeposits are the user deposits of block n (at an epoch's first block):
+// a mint with a transfer, a failing one (value above balance, keeps its
+// mint), a contract creation and a call that logs.
+func (d *opDriver) userDeposits(n uint64) [][]byte {
+	l1 := crypto.Keccak256Hash([]byte("l1"), new(big.Int).SetUint64(n/3).Bytes())
+	mk := func(f xtypes.DepositFields) []byte {
+		f.SourceHash = op.UserDepositSourceHash(l1, d.logIdx)
+		d.logIdx++
+		raw, err := xtypes.NewDeposit(f).MarshalBinary()
+		if err != nil {
+			d.t.Fatal(err)
+		}
+		return raw
+	}
+	eth := func(x int64) *big.Int { return new(big.Int).Mul(big.NewInt(x), big.NewInt(params.Ether)) }
+	recipient := common.HexToAddress("0x00000000000000000000000000000000000de9")
+	arg := common.BigToHash(new(big.Int).SetUint64(n)).Bytes()
+	return [][]byte{
+		mk(xtypes.DepositFields{From: common.HexToAddress("0x00000000000000000000000000000000000d01"), To: &recipient,
+			Mint: eth(10), Value: eth(1), Gas: 100_000}),
+		mk(xtypes.DepositFields{From: common.HexToAddress("0x00000000000000000000000000000000000d02"), To: &recipient,
+			Mint: big.NewInt(1000), Value: eth(1_000_000), Gas: 90_000}),
+		mk(xtypes.DepositFields{From: common.HexToAddress("0x00000000000000000000000000000000000d03"),
+			Mint: eth(1), Value: big.NewInt(5), Gas: 300_000, Data: initCode(logCode())}),
+		mk(xtypes.DepositFields{From: common.HexToAddress("0x00000000000000000000000000000000000d04"), To: &logContract,
+			Gas: 80_000, Data: arg}),
+	}
+}
+
+func (d *opDriver) addr(name string) common.Address {
+	return crypto.PubkeyToAddress(d.s.senders[name].PublicKey)
+}
+
+// send signs tx data for sender name and puts it in op-geth's pool.
+func (d *opDriver) send(name string, inner types.TxData) {
+	d.t.Helper()
+	tx, err := types.SignNewTx(d.s.senders[name], d.signer, inner)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	raw, _ := tx.MarshalBinary()
+	var h common.Hash
+	if err := rpcCall(d.g.rpc, "eth_sendRawTransaction", &h, hexutil.Bytes(raw)); err != nil {
+		d.t.Fatalf("send %s tx: %v", name, err)
+	}
+	d.nonces[name]++
+	d.sent = append(d.sent, h)
+}
+
+// sendMix sends one transaction of every type op-geth accepts at time t
+// (EIP-7702 once the head is Isthmus), contract calls with logs, a reverting call, a
+// contract creation and a P256VERIFY call.
+func (d *opDriver) sendMix(n, t uint64) {
+	cid := big.NewInt(opDiffChainID)
+	tip, cap := big.NewInt(params.GWei), big.NewInt(50*params.GWei)
+	arg := common.BigToHash(new(big.Int).SetUint64(n + 1)).Bytes()
+	to := logContract
+	d.send("legacy", &types.LegacyTx{Nonce: d.nonces["legacy"], GasPrice: cap, Gas: 21_000,
+		To: &common.Address{0xbe, byte(n)}, Value: big.NewInt(int64(n) + 1)})
+	d.send("legacy", &types.LegacyTx{Nonce: d.nonces["legacy"], GasPrice: cap, Gas: 100_000, To: &to, Data: arg})
+	d.send("accesslist", &types.AccessListTx{ChainID: cid, Nonce: d.nonces["accesslist"], GasPrice: cap, Gas: 100_000,
+		To: &to, Data: append(arg, 0xaa, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1),
+		AccessList: types.AccessList{{Address: logContract, StorageKeys: []common.Hash{{}}}}})
+	d.send("dynamic", &types.DynamicFeeTx{ChainID: cid, Nonce: d.nonces["dynamic"], GasTipCap: tip, GasFeeCap: cap,
+		Gas: 100_000, To: &to, Data: arg})
+	rc := revertContract
+	d.send("dynamic", &types.DynamicFeeTx{ChainID: cid, Nonce: d.nonces["dynamic"], GasTipCap: tip, GasFeeCap: cap,
+		Gas: 60_000, To: &rc})
+	d.send("dynamic", &types.DynamicFeeTx{ChainID: cid, Nonce: d.nonces["dynamic"], GasTipCap: tip, GasFeeCap: cap,
+		Gas: 200_000, Data: initCode(logCode())})
+	p256 := common.BytesToAddress([]byte{0x01, 0x00})
+	d.send("dynamic", &types.DynamicFeeTx{ChainID: cid, Nonce: d.nonces["dynamic"], GasTipCap: tip, GasFeeCap: cap,
+		Gas: 60_000, To: &p256, Data: bytes.Repeat([]byte{0x11}, 160)})
+	if d.cfg.IsIsthmus(d.headT) { // op-geth's pool takes type 4 once its head is Isthmus
+		auth, err := types.SignSetCode(d.s.auth, types.SetCodeAuthorization{
+			ChainID: *uint256.NewInt(opDiffChainID), Address: logContract, Nonce: d.authN})
+		if err != nil {
+			d.t.Fatal(err)
+		}
+		d.authN++
+		authority := crypto.PubkeyToAddress(d.s.auth.PublicKey)
+		d.send("setcode", &types.SetCodeTx{ChainID: uint256.NewInt(opDiffChainID), Nonce: d.nonces["setcode"],
+			GasTipCap: uint256.MustFromBig(tip), GasFeeCap: uint256.MustFromBig(cap), Gas: 150_000,
+			To: authority, Data: arg, AuthList: []types.SetCodeAuthorization{auth}})
+	}
+}
+
+// sendLoad sends opLoadTxs storage-writing calls (fresh slots) for block n.
+func (d *opDriver) sendLoad(n uint64) {
+	cid := big.NewInt(opDiffChainID)
+	for _, tx := range loadTxs(d.s.senders["load"], d.signer, cid, d.nonces["load"], n, opLoadTxs) {
+		raw, _ := tx.MarshalBinary()
+		var h common.Hash
+		if err := rpcCall(d.g.rpc, "eth_sendRawTransaction", &h, hexutil.Bytes(raw)); err != nil {
+			d.t.Fatalf("send load tx: %v", err)
+		}
+		d.sent = append(d.sent, h)
+	}
+	d.nonces["load"] += opLoadTxs
+}
+
+// loadTxs are count calls of the load contract, each writing a fresh slot.
+func loadTxs(key *ecdsa.PrivateKey, signer types.Signer, chainID *big.Int, nonce, n uint64, count int) []*types.Transaction {
+	out := make([]*types.Transaction, count)
+	to := loadContract
+	for i := range count {
+		data := append(common.BigToHash(new(big.Int).SetUint64(n<<20|uint64(i))).Bytes(),
+			common.BigToHash(new(big.Int).SetUint64(n*1_000_003+uint64(i)+1)).Bytes()...)
+		tx, err := types.SignNewTx(key, signer, &types.DynamicFeeTx{ChainID: chainID, Nonce: nonce + uint64(i),
+			GasTipCap: big.NewInt(params.GWei), GasFeeCap: big.NewInt(50 * params.GWei), Gas: 60_000, To: &to, Data: data})
+		if err != nil {
+			panic(err)
+		}
+		out[i] = tx
+	}
+	return out
+}
+
+// buildBlock runs one op-node round for block n at time t: forkchoice
+// update with the payload attributes, getPayload, newPayload, forkchoice
+// update to make it head.
+func (d *opDriver) buildBlock(n, t uint64, deposits [][]byte, noTxPool bool, wait time.Duration) {
+	d.t.Helper()
+	txs := []hexutil.Bytes{d.l1Info(n, t, d.headT)}
+	for _, dep := range deposits {
+		txs = append(txs, dep)
+	}
+	gl := hexutil.Uint64(opGasLimit)
+	attrs := map[string]any{
+		"timestamp":             hexutil.Uint64(t),
+		"prevRandao":            crypto.Keccak256Hash([]byte("randao"), new(big.Int).SetUint64(n).Bytes()),
+		"suggestedFeeRecipient": op.SequencerFeeVault,
+		"withdrawals":           []any{},
+		"transactions":          txs,
+		"noTxPool":              noTxPool,
+		"gasLimit":              &gl,
+	}
+	ecotone, isthmus := d.cfg.IsEcotone(t), d.cfg.IsIsthmus(t)
+	if ecotone {
+		attrs["parentBeaconBlockRoot"] = crypto.Keccak256Hash([]byte("beacon"), new(big.Int).SetUint64(n).Bytes())
+	}
+	if d.cfg.IsHolocene(t) {
+		// Denominator ‖ elasticity; alternate between the chain's constants
+		// (zero) and explicit ones.
+		p := make([]byte, 8)
+		if n%2 == 0 {
+			copy(p, []byte{0, 0, 0, 100, 0, 0, 0, 4})
+		}
+		attrs["eip1559Params"] = hexutil.Bytes(p)
+	}
+	if d.cfg.IsJovian(t) {
+		// Alternate a minimum above the base fee (it binds) and one below.
+		min := uint64(100_000_000)
+		if n%2 == 0 {
+			min = 1_000_000_000
+		}
+		attrs["minBaseFee"] = min
+	}
+	fcu, get, newp := "engine_forkchoiceUpdatedV2", "engine_getPayloadV2", "engine_newPayloadV2"
+	if ecotone {
+		fcu, get, newp = "engine_forkchoiceUpdatedV3", "engine_getPayloadV3", "engine_newPayloadV3"
+	}
+	if isthmus {
+		get, newp = "engine_getPayloadV4", "engine_newPayloadV4"
+	}
+	state := map[string]any{"headBlockHash": d.head, "safeBlockHash": d.head, "finalizedBlockHash": d.genesis}
+	var res struct {
+		PayloadStatus struct {
+			Status string `json:"status"`
+			Error  string `json:"validationError"`
+		} `json:"payloadStatus"`
+		PayloadID *hexutil.Bytes `json:"payloadId"`
+	}
+	if err := d.g.engine.call(fcu, &res, state, attrs); err != nil || res.PayloadID == nil {
+		d.t.Fatalf("block %d: %s: %v %+v\n%s", n, fcu, err, res, tail(d.g.p.out.String(), 4000))
+	}
+	time.Sleep(wait) // let the builder fill the block from the pool
+	var env struct {
+		ExecutionPayload json.RawMessage `json:"executionPayload"`
+	}
+	if err := d.g.engine.call(get, &env, res.PayloadID); err != nil {
+		d.t.Fatalf("block %d: %s: %v", n, get, err)
+	}
+	var payload struct {
+		BlockHash common.Hash     `json:"blockHash"`
+		Txs       []hexutil.Bytes `json:"transactions"`
+	}
+	if err := json.Unmarshal(env.ExecutionPayload, &payload); err != nil {
+		d.t.Fatal(err)
+	}
+	args := []any{env.ExecutionPayload}
+	if ecotone {
+		args = append(args, []common.Hash{}, attrs["parentBeaconBlockRoot"])
+	}
+	if isthmus {
+		args = append(args, []hexutil.Bytes{})
+	}
+	var st struct {
+		Status string `json:"status"`
+		Error  string `json:"validationError"`
+	}
+	if err := d.g.engine.call(newp, &st, args...); err != nil || st.Status != "VALID" {
+		d.t.Fatalf("block %d: %s: %v %+v\npayload %s\n%s", n, newp, err, st, env.ExecutionPayload, tail(d.g.p.out.String(), 4000))
+	}
+	state["headBlockHash"], state["safeBlockHash"] = payload.BlockHash, payload.BlockHash
+	if err := d.g.engine.call(fcu, &res, state, nil); err != nil || res.PayloadStatus.Status != "VALID" {
+		d.t.Fatalf("block %d: %s (head): %v %+v", n, fcu, err, res)
+	}
+	d.head, d.headT = payload.BlockHash, t
+}
+
+// poolPending is the number of pending transactions in op-geth's pool.
+func (d *opDriver) poolPending() uint64 {
+	var st struct {
+		Pending hexutil.Uint64 `json:"pending"`
+		Queued  hexutil.Uint64 `json:"queued"`
+	}
+	if err := rpcCall(d.g.rpc, "txpool_status", &st); err != nil {
+		d.t.Fatal(err)
+	}
+	return uint64(st.Pending + st.Queued)
+}
+
+// drive builds the whole chain and returns its head number.
+func (d *opDriver) drive() uint64 {
+	n := uint64(0)
+	next := func() (uint64, uint64) { n++; return n, d.s.t0 + opDiffBlockTime*n }
+	// Fork phase: every block has its L1-info deposit, epochs' first blocks
+	// user deposits, and the pool a mix of transactions (but for the Jovian
+	// activation block, which op-geth builds without pool transactions).
+	for n < opForkBlocks {
+		bn, t := n+1, d.s.t0+opDiffBlockTime*(n+1)
+		jovianActivation := d.cfg.IsJovian(t) && !d.cfg.IsJovian(d.headT)
+		if !jovianActivation {
+			d.sendMix(bn, t)
+		}
+		var deps [][]byte
+		if bn%3 == 0 {
+			deps = d.userDeposits(bn)
+		}
+		bn, t = next()
+		d.buildBlock(bn, t, deps, jovianActivation, 300*time.Millisecond)
+	}
+	// Load phase.
+	for range opLoadBlocks {
+		d.sendLoad(n + 1)
+		bn, t := next()
+		d.buildBlock(bn, t, nil, false, 1500*time.Millisecond)
+	}
+	// Drain the pool.
+	for i := 0; d.poolPending() > 0; i++ {
+		if i == 20 {
+			d.t.Fatalf("op-geth's pool still holds %d transactions", d.poolPending())
+		}
+		bn, t := next()
+		d.buildBlock(bn, t, nil, false, 1500*time.Millisecond)
+	}
+	return n
+}
+
+// readTipnodeImport runs `tipnode import` and returns the figures of its
+// "import done" log line.
+func runTipnodeImport(t *testing.T, bin, dir, file string) (mgas float64, wall time.Duration) {
+	t.Helper()
+	start := time.Now()
+	out, err := exec.Command(bin, "import", "--datadir", dir, "--log.format", "json", file).CombinedOutput()
+	wall = time.Since(start)
+	if err != nil {
+		t.Fatalf("tipnode import %s: %v\n%s", file, err, tail(string(out), 4000))
+	}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		var line struct {
+			Message string  `json:"message"`
+			Mgas    float64 `json:"Mgas/s"`
+		}
+		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Message == "import done" {
+			return line.Mgas, wall
+		}
+	}
+	t.Fatalf("tipnode import printed no \"import done\" line:\n%s", out)
+	return 0, 0
+}
+
+func runCmd(t *testing.T, bin string, args ...string) {
+	t.Helper()
+	if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+		t.Fatalf("%s %s: %v\n%s", filepath.Base(bin), strings.Join(args, " "), err, tail(string(out), 4000))
+	}
+}
+
+// TestOPGethDifferential is the differential oracle against op-geth; see the
+// comment at the top of this file. It runs only when TIPNODE_OPGETH names an
+// op-geth binary (`make op-geth-diff`).
+func TestOPGethDifferential(t *testing.T) {
+	opgeth := os.Getenv("TIPNODE_OPGETH")
+	if opgeth == "" {
+		t.Skip("TIPNODE_OPGETH names no op-geth binary; `make op-geth-diff` builds op-geth v1.101702.3 and runs this test")
+	}
+	bin := filepath.Join(t.TempDir(), "tipnode")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	dir := t.TempDir()
+	if keep := os.Getenv("TIPNODE_OPGETH_DIR"); keep != "" {
+		// The genesis files, the two chains' RLP files and the data
+		// directories stay there (to re-time or profile an import).
+		dir = keep
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, sub := range []string{"op-geth", "import", "follow"} {
+			os.RemoveAll(filepath.Join(dir, sub))
+		}
+	}
+	// Timestamps in the past: the chain is built as fast as op-geth goes.
+	total := uint64(opForkBlocks + opLoadBlocks + 30)
+	spec := newOPDiffSpec(uint64(time.Now().Unix()) - opDiffBlockTime*total - 60)
+	genesisFile, jwtFile := filepath.Join(dir, "genesis.json"), filepath.Join(dir, "jwt.hex")
+	if err := os.WriteFile(genesisFile, spec.genesisJSON(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	secret := crypto.Keccak256([]byte("jwt"))
+	if err := os.WriteFile(jwtFile, []byte(hexutil.Encode(secret)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g := &opGeth{bin: opgeth, dir: filepath.Join(dir, "op-geth"), engine: &engineClient{secret: secret}}
+	runCmd(t, opgeth, "init", "--datadir", g.dir, "--state.scheme", "hash", genesisFile)
+	g.start(t, jwtFile)
+
+	cfg := spec.opConfig(t)
+	d := &opDriver{t: t, s: spec, cfg: cfg, g: g, signer: types.LatestSignerForChainID(big.NewInt(opDiffChainID)),
+		nonces: map[string]uint64{}, headT: spec.t0}
+	d.genesis = blockHash(t, g.rpc, 0)
+	d.head = d.genesis
+	buildStart := time.Now()
+	head := d.drive()
+	t.Logf("op-geth built %d blocks (%d pool transactions) in %s", head, len(d.sent), time.Since(buildStart).Round(time.Millisecond))
+
+	// Export, then serve op-geth's chain again for the comparisons.
+	g.stop(t)
+	rlpFile := filepath.Join(dir, "op-chain.rlp")
+	runCmd(t, opgeth, "export", "--datadir", g.dir, rlpFile)
+	// The same chain in two parts: the fork phase and the load phase (the
+	// throughput comparison with L1 times the load phase alone).
+	forkFile, loadFile := filepath.Join(dir, "op-fork.rlp"), filepath.Join(dir, "op-load.rlp")
+	runCmd(t, opgeth, "export", "--datadir", g.dir, forkFile, "0", fmt.Sprint(opForkBlocks))
+	runCmd(t, opgeth, "export", "--datadir", g.dir, loadFile, fmt.Sprint(opForkBlocks+1), fmt.Sprint(head))
+	g.start(t, jwtFile)
+	if got := blockNumber(t, g.rpc); got != head {
+		t.Fatalf("op-geth restarted at block %d, built %d", got, head)
+	}
+
+	// (a) import of op-geth's export.
+	impDir := filepath.Join(dir, "import")
+	runCmd(t, bin, "init", "--datadir", impDir, "--genesis", genesisFile)
+	opMgas, opWall := runTipnodeImport(t, bin, impDir, rlpFile)
+	impAddr := freePort(t)
+	imp := startProcess(t, bin, "run", "--datadir", impDir, "--http.addr", impAddr, "--log.level", "warn")
+	waitRPC(t, "http://"+impAddr, imp)
+
+	// (b) follow op-geth.
+	folDir := filepath.Join(dir, "follow")
+	runCmd(t, bin, "init", "--datadir", folDir, "--genesis", genesisFile)
+	folAddr := freePort(t)
+	fol := startProcess(t, bin, "run", "--datadir", folDir, "--http.addr", folAddr, "--follow.rpc", g.rpc,
+		"--follow.poll", "100ms", "--log.level", "warn")
+	waitRPC(t, "http://"+folAddr, fol)
+	waitFollowed(t, "http://"+folAddr, head, blockHash(t, g.rpc, head), fol)
+
+	c := &opComparer{t: t, ref: g.rpc, head: head, spec: spec}
+	c.collect()
+	for _, node := range []struct{ name, url string }{{"import", "http://" + impAddr}, {"follow", "http://" + folAddr}} {
+		c.compare(node.name, node.url)
+	}
+	c.report()
+	t.Logf("compared %d heights, %d transactions, %d accounts x %d slots against op-geth through import and follow: %d mismatches",
+		head+1, c.txCount, len(c.accounts), c.slotCount(), c.mismatches)
+
+	// Import throughput, three alternating rounds into fresh data
+	// directories (the machine's noise falls on all): the whole OP chain;
+	// its load phase alone (imported on top of its fork phase); an L1 chain
+	// of the same calls and about the load phase's gas.
+	var loadGas uint64
+	for h := uint64(opForkBlocks + 1); h <= head; h++ {
+		loadGas += c.gas[h]
+	}
+	l1Gas, l1Blocks := l1Chain(t, dir, loadGas)
+	var opRuns, loadRuns, l1Runs []float64
+	opRuns = append(opRuns, opMgas)
+	fresh := func(name, genesis string) string {
+		d := filepath.Join(dir, name)
+		os.RemoveAll(d)
+		runCmd(t, bin, "init", "--datadir", d, "--genesis", genesis)
+		return d
+	}
+	for round := range 3 {
+		if round > 0 {
+			d := fresh("t-op", genesisFile)
+			m, _ := runTipnodeImport(t, bin, d, rlpFile)
+			opRuns = append(opRuns, m)
+		}
+		d := fresh("t-load", genesisFile)
+		runTipnodeImport(t, bin, d, forkFile)
+		m, _ := runTipnodeImport(t, bin, d, loadFile)
+		loadRuns = append(loadRuns, m)
+		d = fresh("t-l1", filepath.Join(dir, "l1-genesis.json"))
+		m, _ = runTipnodeImport(t, bin, d, filepath.Join(dir, "l1-chain.rlp"))
+		l1Runs = append(l1Runs, m)
+	}
+	for _, d := range []string{"t-op", "t-load", "t-l1"} {
+		os.RemoveAll(filepath.Join(dir, d))
+	}
+	median := func(v []float64) float64 {
+		v = slices.Clone(v)
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	t.Logf("import throughput (tipnode import, Mgas/s, 3 alternating rounds):\n"+
+		"  OP chain, whole (op-geth export, %d blocks, %.1f Mgas; first import's process %s): %.1f %.1f %.1f, median %.1f\n"+
+		"  OP chain, load phase (%d blocks, %.1f Mgas): %.1f %.1f %.1f, median %.1f\n"+
+		"  L1 chain, the same calls (%d blocks, %.1f Mgas): %.1f %.1f %.1f, median %.1f",
+		head, float64(c.gasUsed)/1e6, opWall.Round(time.Millisecond), opRuns[0], opRuns[1], opRuns[2], median(opRuns),
+		head-opForkBlocks, float64(loadGas)/1e6, loadRuns[0], loadRuns[1], loadRuns[2], median(loadRuns),
+		l1Blocks, float64(l1Gas)/1e6, l1Runs[0], l1Runs[1], l1Runs[2], median(l1Runs))
+}

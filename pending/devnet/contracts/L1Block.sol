@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: MIT
+pragma solidity 0.8.30;
+
+/// @title L1Block (tipnode dev chain)
+/// @notice tipnode's own L1Block predeploy (0x4200000000000000000000000000000000000015)
+///         for `tipnode dev --op`, written from the OP Stack specification
+///         (specs/protocol: deposits.md, ecotone/isthmus/jovian l1-attributes.md).
+///         Storage layout (packed fields at Solidity offsets from the low end):
+///           slot 0: number (uint64, 0) | timestamp (uint64, 8)
+///           slot 1: basefee            slot 2: hash
+///           slot 3: sequenceNumber (uint64, 0) | blobBaseFeeScalar (uint32, 8) | baseFeeScalar (uint32, 12)
+///           slot 4: batcherHash        slot 5: l1FeeOverhead   slot 6: l1FeeScalar
+///           slot 7: blobBaseFee
+///           slot 8: operatorFeeConstant (uint64, 0) | operatorFeeScalar (uint32, 8) | daFootprintGasScalar (uint16, 12)
+///         Only the depositor account may call the setters.
+contract L1Block {
+    address public constant DEPOSITOR_ACCOUNT = 0xDeaDDEaDDeAdDeAdDEAdDEaddeAddEAdDEAd0001;
+
+    uint64 public number;
+    uint64 public timestamp;
+    uint256 public basefee;
+    bytes32 public hash;
+    uint64 public sequenceNumber;
+    uint32 public blobBaseFeeScalar;
+    uint32 public baseFeeScalar;
+    bytes32 public batcherHash;
+    uint256 public l1FeeOverhead;
+    uint256 public l1FeeScalar;
+    uint256 public blobBaseFee;
+    uint64 public operatorFeeConstant;
+    uint32 public operatorFeeScalar;
+    uint16 public daFootprintGasScalar;
+
+    error NotDepositor();
+
+    function _onlyDepositor() internal view {
+        if (msg.sender != DEPOSITOR_ACCOUNT) revert NotDepositor();
+    }
+
+    /// @notice Bedrock encoding (ABI-encoded arguments).
+    function setL1BlockValues(
+        uint64 _number,
+        uint64 _timestamp,
+        uint256 _basefee,
+        bytes32 _hash,
+        uint64 _sequenceNumber,
+        bytes32 _batcherHash,
+        uint256 _l1FeeOverhead,
+        uint256 _l1FeeScalar
+    ) external {
+        _onlyDepositor();
+        number = _number;
+        timestamp = _timestamp;
+        basefee = _basefee;
+        hash = _hash;
+        sequenceNumber = _sequenceNumber;
+        batcherHash = _batcherHash;
+        l1FeeOverhead = _l1FeeOverhead;
+        l1FeeScalar = _l1FeeScalar;
+    }
+
+    /// @dev The packed fields common to the Ecotone, Isthmus and Jovian
+    ///      encodings: calldata bytes 4..163.
+    function _setEcotoneFields() internal {
+        _onlyDepositor();
+        require(msg.data.length >= 164);
+        baseFeeScalar = uint32(bytes4(msg.data[4:8]));
+        blobBaseFeeScalar = uint32(bytes4(msg.data[8:12]));
+        sequenceNumber = uint64(bytes8(msg.data[12:20]));
+        timestamp = uint64(bytes8(msg.data[20:28]));
+        number = uint64(bytes8(msg.data[28:36]));
+        basefee = uint256(bytes32(msg.data[36:68]));
+        blobBaseFee = uint256(bytes32(msg.data[68:100]));
+        hash = bytes32(msg.data[100:132]);
+        batcherHash = bytes32(msg.data[132:164]);
+    }
+
+    /// @notice Ecotone encoding: packed calldata of 164 bytes.
+    function setL1BlockValuesEcotone() external {
+        require(msg.data.length == 164);
+        _setEcotoneFields();
+    }
+
+    /// @notice Isthmus encoding: the Ecotone fields, operatorFeeScalar
+    ///         (bytes 164..167) and operatorFeeConstant (168..175).
+    function setL1BlockValuesIsthmus() external {
+        require(msg.data.length == 176);
+        _setEcotoneFields();
+        operatorFeeScalar = uint32(bytes4(msg.data[164:168]));
+        operatorFeeConstant = uint64(bytes8(msg.data[168:176]));
+    }
+
+    /// @notice Jovian encoding: the Isthmus fields and daFootprintGasScalar
+    ///         (bytes 176..177).
+    function setL1BlockValuesJovian() external {
+        require(msg.data.length == 178);
+        _setEcotoneFields();
+        operatorFeeScalar = uint32(bytes4(msg.data[164:168]));
+        operatorFeeConstant = uint64(bytes8(msg.data[168:176]));
+        daFootprintGasScalar = uint16(bytes2(msg.data[176:178]));
+    }
+}

@@ -1,0 +1,41 @@
+// Compiles L1Block.sol and L2ToL1MessagePasser.sol with solc-js and writes
+// their runtime bytecode (hex, one line) to <Name>.bin-runtime and their ABI
+// to <Name>.abi.json. The outputs are checked in; run this only when a source
+// changes:
+//
+//   npm install solc@0.8.30   (anywhere; set NODE_PATH to its node_modules)
+//   node compile.js
+//
+// Settings: solc 0.8.30, optimizer on (200 runs), EVM version prague, no
+// metadata hash appended (the bytecode depends only on the source).
+const fs = require("fs");
+const path = require("path");
+const solc = require("solc");
+
+const names = ["L1Block", "L2ToL1MessagePasser"];
+const input = {
+  language: "Solidity",
+  sources: {},
+  settings: {
+    optimizer: { enabled: true, runs: 200 },
+    evmVersion: "prague",
+    metadata: { appendCBOR: false },
+    outputSelection: { "*": { "*": ["abi", "evm.deployedBytecode.object"] } },
+  },
+};
+for (const n of names) {
+  input.sources[n + ".sol"] = { content: fs.readFileSync(path.join(__dirname, n + ".sol"), "utf8") };
+}
+const out = JSON.parse(solc.compile(JSON.stringify(input)));
+let failed = false;
+for (const e of out.errors || []) {
+  console.error(e.formattedMessage);
+  if (e.severity === "error") failed = true;
+}
+if (failed) process.exit(1);
+console.error("solc " + solc.version());
+for (const n of names) {
+  const c = out.contracts[n + ".sol"][n];
+  fs.writeFileSync(path.join(__dirname, n + ".bin-runtime"), c.evm.deployedBytecode.object + "\n");
+  fs.writeFileSync(path.join(__dirname, n + ".abi.json"), JSON.stringify(c.abi, null, 1) + "\n");
+}
