@@ -115,6 +115,11 @@ func (f *forkUpstream) forward(ctx context.Context, method string, p rpc.Params)
 	if len(raw) == 0 {
 		raw = json.RawMessage("null")
 	}
+	// The upstream's answer counts against the response budget as a local
+	// one does.
+	if err := p.CheckResponse(len(raw)); err != nil {
+		return nil, err
+	}
 	return rpc.RawResult(raw), nil
 }
 
