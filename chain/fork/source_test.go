@@ -126,3 +126,14 @@ func TestConfigValidate(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func FuzzParseTarget(f *testing.F) {
+	f.Add("http://h:8545@123")
+	f.Add("ws://u@h/p@0x10")
+	f.Fuzz(func(t *testing.T, s string) {
+		u, _, has, err := ParseTarget(s)
+		if err == nil && !has && u != s {
+			t.Fatalf("ParseTarget(%q) changed the URL to %q without a block", s, u)
+		}
+	})
+}
