@@ -20,8 +20,8 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/follow"
 	"github.com/tipnode/tipnode/chain/fork"
-	"github.com/tipnode/tipnode/chain/snapshot"
 	"github.com/tipnode/tipnode/chain/op"
+	"github.com/tipnode/tipnode/chain/snapshot"
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/devnet"
 	"github.com/tipnode/tipnode/pending/stream"
@@ -75,7 +75,7 @@ type NodeFlags struct {
 	// store flags) is what the store's caches hold on the Go heap.
 	MemoryLimitMiB int64
 	heapCaches     int64
-	JSTracers         bool
+	JSTracers      bool
 
 	preloadKZG bool // set by serveUntilDone, not a flag
 	opChain    bool // the chain has OP rules (set by serveUntilDone, not a flag)

@@ -179,6 +179,7 @@ func FuzzCallBundleArgs(f *testing.F) {
 		_ = json.Unmarshal(data, &a)
 	})
 }
+
 // FuzzTraceConfig: a debug_trace* config (and debug_traceCall's) never
 // panics the decoder, the timeout parser or the tracer's construction;
 // without JSTracers no JavaScript tracer is ever built, and an accepted
