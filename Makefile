@@ -56,6 +56,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzCallBundleArgs -fuzztime 20s ./rpc/eth/
 	$(GO) test -run '^$$' -fuzz FuzzTraceConfig -fuzztime 20s ./rpc/eth/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeHeader -fuzztime 20s ./chain/follow/
+	$(GO) test -run '^$$' -fuzz FuzzForkDecoders -fuzztime 20s ./rpc/eth/
+	$(GO) test -run '^$$' -fuzz FuzzParseTarget -fuzztime 20s ./chain/fork/
 	$(GO) test -run '^$$' -fuzz FuzzLoad -fuzztime 20s ./chain/statedump/
 	$(GO) test -run '^$$' -fuzz FuzzPreimages -fuzztime 20s ./chain/op/optest/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeBlock -fuzztime 20s ./chain/follow/

@@ -33,6 +33,13 @@ var All = []Migration{
 	{Version: store.FormatChainConfig, Name: "chain-config", Step: chainConfig},
 	{Version: store.FormatGenesisChunks, Name: "genesis-chunks", Step: genesisChunks},
 	{Version: store.FormatAnchor, Name: "anchor", Step: anchor},
+	{Version: store.FormatFork, Name: "fork", Step: fork},
+}
+
+// fork migrates to store.FormatFork, which only added the fork meta key of
+// stores made by `tipnode dev --fork` (a store being migrated has none).
+func fork(*store.DB, *store.RawBatch, []byte) ([]byte, bool, error) {
+	return nil, true, nil
 }
 
 // anchor migrates to store.FormatAnchor, which only added the anchor meta

@@ -39,7 +39,8 @@ package pending
 //     does nothing on its own: transactions wait in the pool until Mine.
 //     Ticks are ignored in both. A block keeps the timestamp it was
 //     opened with (after the previous seal, or set by the time methods).
-//   - Reset (anvil_reset) unwinds the store to genesis, empties the pool,
+//   - Reset (anvil_reset) unwinds the store to genesis (a fork: to its
+//     fork block, the store's anchor), empties the pool,
 //     forgets snapshots and the time offset, and opens an empty block.
 //   - SendDeposit (OP chains) injects an L1→L2 deposit: into the pending
 //     block while it holds deposits only, else at the head of the next
@@ -467,15 +468,23 @@ func (s *Sequencer) SetIntervalMining(d time.Duration) error {
 }
 
 // Reset brings the dev chain back to its genesis (anvil_reset): the store
-// is unwound to block 0, the pool emptied, snapshots and the time offset
+// is unwound to block 0 (an anchored store, a fork: to its anchor block),
+// the pool emptied, snapshots and the time offset
 // forgotten, and an empty pending block opened. The mining mode stays.
 func (s *Sequencer) Reset() error {
 	return s.dev(func() (error, bool) {
 		dropped := s.pool.Clear()
 		s.snaps, s.offset = nil, 0
-		if s.w.Head().Number() > 0 {
-			if err := s.w.UnwindTo(0, s.openBlock); err != nil {
-				return fmt.Errorf("reset to genesis: %w", err), true
+		// Genesis, or the anchor block of an anchored store (a fork's
+		// fork block: the state fetched from its upstream is kept).
+		base := uint64(0)
+		if _, view, err := s.w.OpenHead(); err == nil {
+			base = view.Anchor().State
+			view.Close()
+		}
+		if s.w.Head().Number() > base {
+			if err := s.w.UnwindTo(base, s.openBlock); err != nil {
+				return fmt.Errorf("reset to block %d: %w", base, err), true
 			}
 		}
 		// An empty block on genesis (dropping the journal of the one open).
@@ -487,7 +496,7 @@ func (s *Sequencer) Reset() error {
 		if err, fatal := s.rebuild(tmpl, nil, nil); err != nil {
 			return err, fatal
 		}
-		s.log.Info().Int("poolDropped", dropped).Msg("dev chain reset to genesis")
+		s.log.Info().Int("poolDropped", dropped).Uint64("block", base).Msg("dev chain reset")
 		return nil, false
 	})
 }

@@ -164,6 +164,19 @@ func (s *Server) RegisterInline(method string, h Handler) {
 	s.mu.Unlock()
 }
 
+// WrapHandlers replaces the handler h of every method registered so far
+// that is not inline with wrap(method, h): a layer over all of them (the
+// upstream fallback of a fork). Call it before serving.
+func (s *Server) WrapHandlers(wrap func(method string, h Handler) Handler) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for m, h := range s.methods {
+		if !s.inline[m] {
+			s.methods[m] = wrap(m, h)
+		}
+	}
+}
+
 // RegisterSubscription installs h for eth_subscribe kind (e.g. "newHeads").
 // It panics on an empty kind, a nil handler or a duplicate.
 func (s *Server) RegisterSubscription(kind string, h SubscribeHandler) {

@@ -652,3 +652,23 @@ func TestStopClosesUnusedConnections(t *testing.T) {
 		t.Fatalf("Stop: %v", err)
 	}
 }
+
+// WrapHandlers wraps every registered method but the inline ones.
+func TestWrapHandlers(t *testing.T) {
+	_, url := testServer(t, Config{}, func(s *Server) {
+		s.Register("plain", func(context.Context, Params) (any, error) { return "plain", nil })
+		s.RegisterInline("inline", func(context.Context, Params) (any, error) { return "inline", nil })
+		s.WrapHandlers(func(method string, h Handler) Handler {
+			return func(ctx context.Context, p Params) (any, error) {
+				res, err := h(ctx, p)
+				return fmt.Sprintf("wrapped %s: %v", method, res), err
+			}
+		})
+	})
+	for method, want := range map[string]string{"plain": `"wrapped plain: plain"`, "inline": `"inline"`} {
+		_, body := post(t, url, `{"jsonrpc":"2.0","id":1,"method":"`+method+`"}`)
+		if !jsonEqual(t, body, `{"jsonrpc":"2.0","id":1,"result":`+want+`}`) {
+			t.Errorf("%s: %s", method, body)
+		}
+	}
+}

@@ -69,9 +69,15 @@ const (
 // bodies and receipts from History (N, or N+1 when block N's were not
 // given), canonical headers from N-256 and block 0's header; reading below
 // answers ErrPrunedState / ErrPrunedHistory.
+//
+// A forked store (`tipnode dev --fork`, AnchorWrite.Fork) is anchored at
+// the fork block F with only the state it wrote itself; Fork names its
+// upstream, and what the store does not hold is read from there (see
+// "Forked stores" in doc.go, DB.SetForkSource).
 type Anchor struct {
 	State   uint64
 	History uint64
+	Fork    string
 }
 
 // TxLookup locates a canonical transaction.

@@ -55,6 +55,10 @@ type DB struct {
 	// anchor is the store's Anchor (zero: initialised from genesis),
 	// read at Open and set by a state import; it never changes after.
 	anchor atomic.Pointer[Anchor]
+	// fork is the fork side of a forked store (Anchor.Fork; nil
+	// otherwise), fork.go; forkFetched counts its fetches.
+	fork        atomic.Pointer[forkState]
+	forkFetched atomic.Uint64
 	// opts are the Pebble options the store was opened with (the state
 	// import writes sstables with them); fs is their filesystem.
 	opts *pebble.Options
@@ -218,6 +222,7 @@ func (db *DB) Close() error {
 		db.views = nil
 	}
 	if !db.cfg.ReadOnly {
+		db.persistFetchedAtClose()
 		db.flushAtClose()
 	}
 	errs = append(errs, db.pdb.Close())
@@ -339,6 +344,16 @@ func (db *DB) loadAnchor() error {
 		}
 		a.State, _ = decodeBE8(val[:8], "anchor")
 		a.History, _ = decodeBE8(val[8:], "anchor")
+	}
+	fork, found, err := getCopy(db.pdb, keyFork)
+	if err != nil {
+		return err
+	}
+	if found {
+		a.Fork = string(fork)
+		if db.fork.Load() == nil {
+			db.fork.Store(newForkState(a.State, a.Fork))
+		}
 	}
 	db.anchor.Store(a)
 	return nil

@@ -27,6 +27,28 @@
 // never changes. The invariants below hold with "0" read as N for state
 // and history.
 //
+// # Forked stores
+//
+// A forked store (`tipnode dev --fork`) is an anchored store at the fork
+// block F whose keyFork names an upstream (Anchor.Fork). It holds only the
+// state the fork wrote; DB.SetForkSource gives it the upstream (a
+// ForkSource: the store imports no network code, chain/fork implements
+// it). A read of an account or slot at a height >= F that finds no
+// version at or below the height (the local read answers the forkMissing
+// marker, which is never filled into the state cache) looks, in order,
+// at the values fetched and not yet persisted, at the live store's
+// version at F (persisted after the view's snapshot), and then asks the
+// upstream at F. The value is kept in memory, filled into the state cache
+// as a version at F (the entity has no version in (F, latest] of the
+// view, so the cache invariant holds), and persisted as a version at F
+// in the batch of the next WriteBlock (or at Close): readers never write.
+// Versions at F are never unwound (UnwindTo stops at the anchor) and are
+// facts about the upstream, so adding one later changes no answer. A past
+// cache entry built before it may still say "no version"; such a read
+// costs one Pebble read of the version at F (dropFetched removes the head
+// entries of what it persisted). A read below F goes to the upstream at
+// that height and keeps nothing. A failed fetch is ErrUpstream.
+//
 // # Ordering contract
 //
 // A version key is entity + BE8(^N). Bitwise inversion makes newer versions

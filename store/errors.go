@@ -68,6 +68,9 @@ var (
 	// ErrNotEmpty: a state import was started on a store that already
 	// holds a chain.
 	ErrNotEmpty = errors.New("store is not empty")
+	// ErrUpstream: a forked store could not read state it does not hold
+	// from its upstream (the error names the upstream and the entity).
+	ErrUpstream = errors.New("fork upstream")
 )
 
 // PrunedStateError is the error of every read of state below the store's

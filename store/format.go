@@ -58,6 +58,13 @@ const (
 	// as empty accounts, hence the version. Stores from genesis have no
 	// anchor key; the migration only records the version.
 	FormatAnchor FormatVersion = 5
+	// FormatFork (6) added forked stores (`tipnode dev --fork`): an
+	// anchored store whose 'm' + "fork" key names an upstream that holds
+	// the state the store does not, fetched on first read and kept as
+	// versions at the anchor block. An older binary would read the
+	// missing state as empty accounts, hence the version. Other stores
+	// have no fork key; the migration only records the version.
+	FormatFork FormatVersion = 6
 )
 
 const (
@@ -66,7 +73,7 @@ const (
 	// between FormatMinSupported and FormatCurrent opens, but only the
 	// migrations may touch it (ErrSchemaOutdated) until they bring it to
 	// FormatCurrent.
-	FormatCurrent = FormatAnchor
+	FormatCurrent = FormatFork
 	// FormatMinSupported is the oldest recorded format this binary opens and
 	// migrates. Open refuses an older one (ErrSchemaTooOld); such a store
 	// must be upgraded by an older tipnode first, or re-imported. Raise it

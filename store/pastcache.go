@@ -283,8 +283,10 @@ func (s *stateReader) walkPast(it *pebble.Iterator, entity []byte, keyLen int, a
 			p.state.fc.Set(pastHeadKey(&kb, entity), w.entry)
 			// The newest version is what a read at the view's latest block
 			// finds: the state cache takes it on the same terms as that
-			// read's fill.
-			p.state.fill(entity, s.v.epoch, s.v.latest, w.newestFrom, newest)
+			// read's fill (not a fork's "no version": the upstream has it).
+			if !isForkMissing(newest) {
+				p.state.fill(entity, s.v.epoch, s.v.latest, w.newestFrom, newest)
+			}
 		}
 		switch {
 		case w.found:

@@ -43,6 +43,7 @@ var (
 	keyChainConfig   = []byte("mchain-config")   // -> opaque chain config bytes (JSON) stored by WriteGenesis (in stores initialised before format 3, by that migration)
 	keyChainEpoch    = []byte("mchain-epoch")    // -> BE8 counter of unwinds and reorgs (absent = 0), bumped in their batch; keys the state cache (statecache.go)
 	keyAnchor        = []byte("manchor")         // -> state anchor BE8 + history anchor BE8 of a store initialised from a state dump (absent = 0, 0: from genesis); see Anchor
+	keyFork          = []byte("mfork")           // -> the upstream JSON-RPC URL of a forked store (tipnode dev --fork; absent: not a fork); its fork block is the state anchor, see Anchor.Fork
 )
 
 // genesisSpecChunk is the size of the genesis spec's chunks ('G' keys). A

@@ -55,6 +55,22 @@ var absentAccount = []byte{deletedMarker}
 // Below the view's latest block a miss goes to the past cache
 // (pastcache.go). The returned value must not be modified.
 func (s *stateReader) read(key []byte, entityLen int, absent []byte) ([]byte, error) {
+	if s.v.db.fork.Load() == nil {
+		return s.readLocal(key, entityLen, absent)
+	}
+	// A forked store: an entity without a local version at or below the
+	// height is read from the upstream at the fork block (fork.go).
+	val, err := s.readLocal(key, entityLen, forkMissing)
+	if err != nil || !isForkMissing(val) {
+		return val, err
+	}
+	return s.readFork(key, entityLen)
+}
+
+// readLocal is read from the store alone: absent for an entity without a
+// version at or below the height (forkMissing on a forked store, which is
+// never filled into the state cache).
+func (s *stateReader) readLocal(key []byte, entityLen int, absent []byte) ([]byte, error) {
 	c, entity := s.v.db.state, key[:entityLen]
 	if val, ok := c.get(entity, s.v.epoch, s.v.latest, s.height); ok {
 		if err := s.v.enter(); err != nil { // a closed view answers nothing
@@ -78,7 +94,7 @@ func (s *stateReader) read(key []byte, entityLen int, absent []byte) ([]byte, er
 	if !found {
 		v = absent
 	}
-	if s.height == s.v.latest {
+	if s.height == s.v.latest && !isForkMissing(v) {
 		c.fill(entity, s.v.epoch, s.v.latest, from, v)
 	}
 	return v, nil
@@ -124,6 +140,12 @@ func (s *stateReader) Code(hash common.Hash) ([]byte, error) {
 	val, found, err := s.v.get(key)
 	if err != nil {
 		return nil, fmt.Errorf("code %s: %w", hash, err)
+	}
+	if !found && s.v.db.fork.Load() != nil {
+		// Code a fork fetched after this view's snapshot, or not persisted yet.
+		if val, found, err = s.forkCode(key); err != nil {
+			return nil, fmt.Errorf("code %s: %w", hash, err)
+		}
 	}
 	if found {
 		s.v.db.state.fillCode(key, val)

@@ -59,6 +59,10 @@ type AnchorWrite struct {
 	// Spec and Config are the genesis spec and the chain config, as
 	// WriteGenesis stores them.
 	Spec, Config []byte
+	// Fork, when set, makes the store a fork of the upstream at this
+	// JSON-RPC URL (Anchor.Fork): the imported state is what the fork
+	// changed at the anchor block, the rest is read from the upstream.
+	Fork string
 }
 
 // NewStateImport starts an import of the state at block anchor into an
@@ -189,6 +193,11 @@ func (si *StateImport) stageAnchor(a *AnchorWrite) error {
 		}
 	}
 	anchor := append(be8(si.anchor), be8(history)...)
+	if a.Fork != "" {
+		if err := add(keyFork, []byte(a.Fork)); err != nil {
+			return err
+		}
+	}
 	return errors.Join(
 		add(keyChainConfig, a.Config),
 		add(keyAnchor, anchor),

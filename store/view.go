@@ -305,6 +305,9 @@ func (v *view) StateAt(number uint64) (StateReader, error) {
 	if !v.hasChain || number > v.latest {
 		return nil, fmt.Errorf("state at %d (latest %d): %w", number, v.latest, ErrNotFound)
 	}
+	if f := v.db.fork.Load(); f != nil && number < f.block {
+		return &forkPastState{f: f, height: number}, nil
+	}
 	if a := v.db.Anchor().State; number < a {
 		e := &PrunedStateError{Number: number, Anchor: a}
 		if hash, found, err := getCopy(v.snap, canonicalKey(number)); err == nil && found {

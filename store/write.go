@@ -173,6 +173,9 @@ func (db *DB) WriteBlock(w *BlockWrite) error {
 		// now sealed, or one of a branch this block replaces).
 		err = stageClearPending(b)
 	}
+	// A fork's fetched state rides along as versions at the fork block.
+	fetched, fetchedCodes, ferr := db.stageFetched(b)
+	err = errors.Join(err, ferr)
 	if err == nil {
 		err = b.Set(tagKey(TagLatest), be8(num), nil)
 		for _, tag := range w.Tags {
@@ -190,6 +193,7 @@ func (db *DB) WriteBlock(w *BlockWrite) error {
 		return err
 	}
 	db.state.applyBlock(num, sw)
+	db.dropFetched(fetched, fetchedCodes)
 	return nil
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/follow"
+	"github.com/tipnode/tipnode/chain/fork"
 	"github.com/tipnode/tipnode/chain/op"
 	"github.com/tipnode/tipnode/chain/snapshot"
 	"github.com/tipnode/tipnode/pending"
@@ -423,6 +424,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		chainID  uint64
 		mnemonic string
 		accounts int
+		forkURL  string
 		opStack  bool
 	)
 	sf.register(fs, "data directory (default: a fresh temporary directory, deleted on exit)")
@@ -431,10 +433,13 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.Uint64Var(&chainID, "chainid", devnet.DefaultChainID, "chain id of a new dev chain")
 	fs.StringVar(&mnemonic, "mnemonic", devnet.Mnemonic, "BIP-39 mnemonic of the prefunded dev accounts")
 	fs.IntVar(&accounts, "accounts", 10, "number of prefunded dev accounts (m/44'/60'/0'/0/i)")
+	fs.StringVar(&forkURL, "fork", "", "fork the chain of this JSON-RPC upstream, URL[@BLOCK] (default block: its latest): blocks continue from the fork block, state the dev chain has not written is read from the upstream at that block (once, then kept in the data directory); the chain id is the upstream's unless --chainid is given")
 	fs.BoolVar(&opStack, "op", false, "an OP Stack dev chain: every OP fork through Karst, L1-info deposits from a synthetic L1 (--op.* flags), L1 data and operator fees, tipnode_sendDeposit")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	chainIDSet := false
+	fs.Visit(func(f *flag.Flag) { chainIDSet = chainIDSet || f.Name == "chainid" })
 	if err := lc.Validate(); err != nil {
 		return err
 	}
@@ -461,8 +466,21 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	g, err := devChain(db, chainID, accs, opStack, time.Now(), log)
-	if err != nil {
+	var g *chain.Genesis
+	if forkURL != "" || db.Anchor().Fork != "" {
+		if opStack {
+			return errors.New("--fork and --op exclude each other: a fork runs the dev chain's L1 rules")
+		}
+		var id *big.Int
+		if chainIDSet {
+			id = new(big.Int).SetUint64(chainID)
+		}
+		var src *fork.Source
+		if g, src, err = forkChain(ctx, db, forkURL, id, accs, sf.DataDir, log); err != nil {
+			return err
+		}
+		defer src.Close()
+	} else if g, err = devChain(db, chainID, accs, opStack, time.Now(), log); err != nil {
 		return err
 	}
 	keys := make([]*ecdsa.PrivateKey, len(accs))
@@ -473,6 +491,9 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	// before anything is printed.
 	return serveUntilDone(ctx, nf, keys, db, g, log, func(addr string) {
 		printDevBanner(stdout, g, mnemonic, accs, addr, sf.DataDir)
+		if a := db.Anchor(); a.Fork != "" {
+			fmt.Fprintf(stdout, "Forked from %s at block %d: state the dev chain has not written is read from there (once, then kept in the data directory).\n\n", a.Fork, a.State)
+		}
 	})
 }
 

@@ -210,7 +210,9 @@ type Heads interface {
 // pending snapshot when it sits on that chain); head events come from the
 // writer. Safe for concurrent use.
 type API struct {
-	cfg     APIConfig
+	cfg APIConfig
+	// fork is the upstream fallback of a fork (fork.go; nil otherwise).
+	fork    *forkUpstream
 	exec    *chain.Executor
 	genesis *chain.Genesis
 	// chainIDJSON is eth_chainId's answer, encoded once (read-only: the

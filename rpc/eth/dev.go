@@ -528,7 +528,7 @@ func (a *API) devReset(_ context.Context, p rpc.Params) (any, error) {
 			return nil, err
 		}
 		if len(opts) > 0 {
-			return nil, p.ArgError(0, "options", "forking is not supported: anvil_reset takes no options on tipnode dev (it resets to genesis)")
+			return nil, p.ArgError(0, "options", "forking options are not supported: anvil_reset takes no options on tipnode dev (it resets to genesis, or a fork to its fork block; start tipnode dev --fork URL@BLOCK for another fork)")
 		}
 	}
 	if err := a.dev.Reset(); err != nil {

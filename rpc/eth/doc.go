@@ -87,6 +87,17 @@
 // the mapped ones their codes, and errors detected with a specific code are
 // returned as *rpc.Error directly.
 //
+// # Forks
+//
+// On a fork (`tipnode dev --fork`, a store whose Anchor.Fork names an
+// upstream), ForwardBelowFork wraps every non-inline method (fork.go): a
+// local answer of pruned history (a block, its receipts or logs, or state
+// below the fork's headers) is the upstream's answer to the same request,
+// and the by-hash lookups that find nothing here ask the upstream too,
+// keeping only answers at or below the fork block. The state itself is
+// fetched by the store (store.ForkSource, chain/fork); its failures are
+// store.ErrUpstream, answered -32000 with the upstream and the entity.
+//
 // # Concurrency
 //
 // API is safe for concurrent use; each handler call runs on the transport's

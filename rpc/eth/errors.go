@@ -82,6 +82,10 @@ func (a *API) MapError(err error) *rpc.Error {
 			return &rpc.Error{Code: rpc.CodeServerError, Message: pe.Error()}
 		}
 		return &rpc.Error{Code: rpc.CodeServerError, Message: err.Error()}
+	case errors.Is(err, store.ErrUpstream):
+		// A fork (tipnode dev --fork) could not read state from its
+		// upstream: the message names the upstream and the entity.
+		return &rpc.Error{Code: rpc.CodeServerError, Message: err.Error()}
 	case errors.Is(err, ErrNoTxPool), errors.Is(err, ErrUnprotectedTx),
 		errors.Is(err, ErrTxFeeTooHigh), errors.Is(err, ErrTxRejected):
 		// eth_sendRawTransaction refusals (eth_send.go).

@@ -137,7 +137,10 @@ func (a *API) suggestTip(view store.View, h *types.Header) (*big.Int, error) {
 
 	var samples []*big.Int
 	head := h.Number.Uint64()
-	for i := uint64(0); i < tipOracleBlocks && i <= head; i++ {
+	// An anchored store (or a fork) has no bodies below its history
+	// anchor: the samples start there.
+	first := view.Anchor().History
+	for i := uint64(0); i < tipOracleBlocks && i <= head && head-i >= first; i++ {
 		n := head - i
 		bh, err := view.CanonicalHash(n)
 		if err != nil {

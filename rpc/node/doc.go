@@ -5,7 +5,10 @@
 // upstream node (chain/follow; one of the two writes the chain), the
 // Ethereum API (rpc/eth) and the JSON-RPC server (rpc). Config is data
 // only: the dev accounts' keys of `tipnode dev` come in as Config.DevKeys
-// (none on `run`), like every other setting.
+// (none on `run`), like every other setting. On a forked store
+// (Anchor.Fork) the API forwards what the store does not hold at or below
+// the fork block to the upstream (eth.API.ForwardBelowFork); the caller
+// gives the store its state source (store.DB.SetForkSource, chain/fork).
 //
 // # Wiring and events
 //

@@ -17,6 +17,8 @@ var (
 	descStateCacheEntries = prometheus.NewDesc("tipnode_state_cache_entries", "Entries in the state cache.", nil, nil)
 	descStateCacheBytes   = prometheus.NewDesc("tipnode_state_cache_bytes", "Bytes held by the state cache.", nil, nil)
 	descStateCacheMax     = prometheus.NewDesc("tipnode_state_cache_max_bytes", "Bound of the state cache (--cache.state; 0: disabled).", nil, nil)
+	descForkFetched       = prometheus.NewDesc("tipnode_fork_fetched_total", "Accounts and slots a fork (tipnode dev --fork) fetched from its upstream.", nil, nil)
+	descForkUnpersisted   = prometheus.NewDesc("tipnode_fork_unpersisted", "Fetched accounts and slots a fork has not written into its store yet (they go with the next sealed block).", nil, nil)
 )
 
 // storeCollector exports the store's free-space guard and state cache.
@@ -32,6 +34,8 @@ func (c storeCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descStateCacheEntries
 	ch <- descStateCacheBytes
 	ch <- descStateCacheMax
+	ch <- descForkFetched
+	ch <- descForkUnpersisted
 }
 
 func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
@@ -51,4 +55,9 @@ func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descStateCacheEntries, prometheus.GaugeValue, float64(sc.Entries))
 	ch <- prometheus.MustNewConstMetric(descStateCacheBytes, prometheus.GaugeValue, float64(sc.Bytes))
 	ch <- prometheus.MustNewConstMetric(descStateCacheMax, prometheus.GaugeValue, float64(sc.MaxBytes))
+	if c.db.Anchor().Fork != "" {
+		fs := c.db.ForkStats()
+		ch <- prometheus.MustNewConstMetric(descForkFetched, prometheus.CounterValue, float64(fs.Fetched))
+		ch <- prometheus.MustNewConstMetric(descForkUnpersisted, prometheus.GaugeValue, float64(fs.Unpersisted))
+	}
 }

@@ -208,6 +208,12 @@ func New(cfg Config, db *store.DB, g *chain.Genesis, clock pending.Clock, log ze
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if a := db.Anchor(); a.Fork != "" && (cfg.Snapshot != nil || cfg.Follow != nil) {
+		// A fork holds only what it wrote or fetched: a snapshot of it
+		// would give a replica zeros for the rest, and it has no chain to
+		// follow but its own.
+		return nil, fmt.Errorf("%w: the store is a fork of %s: it cannot serve snapshots (it does not hold the upstream's state) or follow a chain", ErrConfig, a.Fork)
+	}
 	var o options
 	for _, opt := range opts {
 		opt(&o)
@@ -261,6 +267,14 @@ func New(cfg Config, db *store.DB, g *chain.Genesis, clock pending.Clock, log ze
 		return nil, err
 	}
 	n.API.Register(n.Server)
+	if a := db.Anchor(); a.Fork != "" {
+		// A fork (tipnode dev --fork): what the store does not hold at or
+		// below the fork block is the upstream's.
+		if err := n.API.ForwardBelowFork(n.Server, a.Fork, a.State); err != nil {
+			w.Stop()
+			return nil, err
+		}
+	}
 	n.Server.SetErrorMapper(n.API.MapError)
 	n.Server.SetBatchScope(n.API.BatchScope)
 	if n.Registry != nil {
@@ -428,6 +442,7 @@ func (n *Node) Stop() error {
 	if n.Forwarder != nil {
 		n.Forwarder.Close()
 	}
+	n.API.CloseFork()
 	n.Writer.Stop()
 	return err
 }
