@@ -12,6 +12,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/tracing"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/params"
 	"github.com/holiman/uint256"
 
 	"github.com/tipnode/tipnode/chain/op"
@@ -314,10 +315,14 @@ func (e *Executor) NextBaseFee(parent *types.Header, t uint64) *big.Int {
 	}
 	if e.op != nil {
 		fee, err := op.CalcBaseFee(e.op.cfg, parent, t)
-		if err != nil {
+		switch {
+		case err == nil:
+			return fee
+		case parent.BaseFee == nil: // the London block itself
+			return new(big.Int).SetUint64(params.InitialBaseFee)
+		default:
 			return new(big.Int).Set(parent.BaseFee)
 		}
-		return fee
 	}
 	return eip1559.CalcBaseFee(e.config, parent)
 }
