@@ -72,3 +72,61 @@ func UnmarshalTxJSON(raw []byte) (Tx, error) {
 	}
 	return d, nil
 }
+
+// opReceiptJSON are the OP fields of a receipt as JSON-RPC nodes serve it.
+type opReceiptJSON struct {
+	DepositNonce          *hexutil.Uint64 `json:"depositNonce"`
+	DepositReceiptVersion *hexutil.Uint64 `json:"depositReceiptVersion"`
+	L1GasPrice            *hexutil.Big    `json:"l1GasPrice"`
+	L1GasUsed             *hexutil.Big    `json:"l1GasUsed"`
+	L1Fee                 *hexutil.Big    `json:"l1Fee"`
+	L1FeeScalar           *string         `json:"l1FeeScalar"`
+	L1BaseFeeScalar       *hexutil.Uint64 `json:"l1BaseFeeScalar"`
+	L1BlobBaseFee         *hexutil.Big    `json:"l1BlobBaseFee"`
+	L1BlobBaseFeeScalar   *hexutil.Uint64 `json:"l1BlobBaseFeeScalar"`
+	OperatorFeeScalar     *hexutil.Uint64 `json:"operatorFeeScalar"`
+	OperatorFeeConstant   *hexutil.Uint64 `json:"operatorFeeConstant"`
+	DAFootprintGasScalar  *hexutil.Uint64 `json:"daFootprintGasScalar"`
+}
+
+// UnmarshalJSON decodes a receipt as JSON-RPC nodes serve it
+// (eth_getTransactionReceipt, eth_getBlockReceipts): go-ethereum's fields,
+// and the OP fields when present (OP is nil without any), so a deposit's
+// receipt hashes with its nonce and version.
+func (r *Receipt) UnmarshalJSON(b []byte) error {
+	if err := r.Receipt.UnmarshalJSON(b); err != nil {
+		return err
+	}
+	var j opReceiptJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	u := func(v *hexutil.Uint64) *uint64 {
+		if v == nil {
+			return nil
+		}
+		x := uint64(*v)
+		return &x
+	}
+	bi := func(v *hexutil.Big) *big.Int { return (*big.Int)(v) }
+	op := &OPReceipt{
+		DepositNonce: u(j.DepositNonce), DepositReceiptVersion: u(j.DepositReceiptVersion),
+		L1GasPrice: bi(j.L1GasPrice), L1GasUsed: bi(j.L1GasUsed), L1Fee: bi(j.L1Fee),
+		L1BaseFeeScalar: u(j.L1BaseFeeScalar), L1BlobBaseFee: bi(j.L1BlobBaseFee), L1BlobBaseFeeScalar: u(j.L1BlobBaseFeeScalar),
+		OperatorFeeScalar: u(j.OperatorFeeScalar), OperatorFeeConstant: u(j.OperatorFeeConstant), DAFootprintGasScalar: u(j.DAFootprintGasScalar),
+	}
+	if j.L1FeeScalar != nil {
+		// A decimal ("0.684"): the raw scalar has 6 decimals.
+		f, ok := new(big.Float).SetPrec(256).SetString(*j.L1FeeScalar)
+		if !ok || f.Sign() < 0 {
+			return fmt.Errorf("l1FeeScalar %q is not a decimal", *j.L1FeeScalar)
+		}
+		f.Mul(f, big.NewFloat(1e6))
+		raw, _ := f.Add(f, big.NewFloat(0.5)).Int(nil) // nearest: 0.684 is not exact in binary
+		op.L1FeeScalar = raw
+	}
+	if *op != (OPReceipt{}) {
+		r.OP = op
+	}
+	return nil
+}

@@ -2,10 +2,12 @@ package xtypes_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"math/big"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -356,4 +358,38 @@ func FuzzDecodeTx(f *testing.F) {
 		var body xtypes.Body
 		_ = rlp.DecodeBytes(b, &body)
 	})
+}
+
+// TestReceiptJSON: a receipt as OP nodes serve it decodes with its OP
+// fields (a deposit's nonce and version then hash into the receipts root);
+// an L1 receipt decodes without any.
+func TestReceiptJSON(t *testing.T) {
+	common := `"status":"0x1","cumulativeGasUsed":"0x5208","logs":[],"logsBloom":"0x` + strings.Repeat("00", 256) + `","transactionHash":"0x` + strings.Repeat("11", 32) + `","gasUsed":"0x5208","effectiveGasPrice":"0x0","transactionIndex":"0x0","contractAddress":null`
+	var dep xtypes.Receipt
+	if err := json.Unmarshal([]byte(`{"type":"0x7e",`+common+`,"depositNonce":"0x7","depositReceiptVersion":"0x1"}`), &dep); err != nil {
+		t.Fatal(err)
+	}
+	if dep.OP == nil || *dep.OP.DepositNonce != 7 || *dep.OP.DepositReceiptVersion != 1 || dep.Type != xtypes.DepositTxType {
+		t.Fatalf("deposit receipt %+v / %+v", dep.Receipt, dep.OP)
+	}
+	var buf bytes.Buffer
+	xtypes.Receipts{&dep}.EncodeIndex(0, &buf)
+	want := append([]byte{0x7e}, mustRLP(t, []any{[]byte{1}, uint64(21000), types.Bloom{}, []*types.Log{}, uint64(7), uint64(1)})...)
+	if !bytes.Equal(buf.Bytes(), want) {
+		t.Fatalf("decoded deposit receipt encodes as %x", buf.Bytes())
+	}
+	var fee xtypes.Receipt
+	if err := json.Unmarshal([]byte(`{"type":"0x2",`+common+`,"l1GasPrice":"0x3e8","l1GasUsed":"0x640","l1Fee":"0x1234","l1FeeScalar":"0.684"}`), &fee); err != nil {
+		t.Fatal(err)
+	}
+	if fee.OP == nil || fee.OP.L1Fee.Int64() != 0x1234 || fee.OP.L1FeeScalar.Int64() != 684000 || fee.OP.DepositNonce != nil {
+		t.Fatalf("fee receipt OP %+v", fee.OP)
+	}
+	var l1 xtypes.Receipt
+	if err := json.Unmarshal([]byte(`{"type":"0x2",`+common+`}`), &l1); err != nil || l1.OP != nil {
+		t.Fatalf("an L1 receipt decodes with OP fields %+v (%v)", l1.OP, err)
+	}
+	if err := json.Unmarshal([]byte(`{"type":"0x2",`+common+`,"l1FeeScalar":"abc"}`), &l1); err == nil {
+		t.Fatal("a bad l1FeeScalar decoded")
+	}
 }
