@@ -133,6 +133,22 @@ func gethTracer(t *testing.T, gasCap uint64) (*gethrpc.Client, []*types.Block) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var blocks []*types.Block
+	for _, b := range chaintest.Blocks(t) {
+		eb, ok := b.Eth()
+		if !ok {
+			t.Fatalf("conformance block %d holds a deposit", b.NumberU64())
+		}
+		blocks = append(blocks, eb)
+	}
+	return gethTracerOn(t, spec, blocks, gasCap), blocks
+}
+
+// gethTracerOn is go-ethereum's debug API on an archive BlockChain
+// initialised from spec (a genesis JSON) with blocks inserted, called in
+// process through go-ethereum's own JSON-RPC server.
+func gethTracerOn(t *testing.T, spec []byte, blocks []*types.Block, gasCap uint64) *gethrpc.Client {
+	t.Helper()
 	var gspec core.Genesis
 	if err := json.Unmarshal(spec, &gspec); err != nil {
 		t.Fatal(err)
@@ -146,14 +162,6 @@ func gethTracer(t *testing.T, gasCap uint64) (*gethrpc.Client, []*types.Block) {
 		t.Fatal(err)
 	}
 	t.Cleanup(bc.Stop)
-	var blocks []*types.Block
-	for _, b := range chaintest.Blocks(t) {
-		eb, ok := b.Eth()
-		if !ok {
-			t.Fatalf("conformance block %d holds a deposit", b.NumberU64())
-		}
-		blocks = append(blocks, eb)
-	}
 	if n, err := bc.InsertChain(blocks); err != nil {
 		t.Fatalf("go-ethereum import of block %d: %v", n, err)
 	}
@@ -164,7 +172,7 @@ func gethTracer(t *testing.T, gasCap uint64) (*gethrpc.Client, []*types.Block) {
 	t.Cleanup(srv.Stop)
 	c := gethrpc.DialInProc(srv)
 	t.Cleanup(c.Close)
-	return c, blocks
+	return c
 }
 
 // traceCase is one tracer configuration of the differential test.
@@ -276,6 +284,57 @@ func withParams(cfg map[string]any, params ...any) []any {
 	return params
 }
 
+// compareBlockTraces traces every block of blocks with every case, by
+// number (and by hash for the cases with byHash), and every transaction
+// alone with the cases with perTx (with every case when allPerTx), on
+// go-ethereum (geth) and on our node (url), failing the test on any
+// difference. It returns the number of transactions and of traces compared.
+func compareBlockTraces(t *testing.T, geth *gethrpc.Client, url string, blocks []*types.Block, cases []traceCase, allPerTx bool) (txs, compared int) {
+	t.Helper()
+	for _, b := range blocks {
+		for _, tc := range cases {
+			// Whole blocks, by number and by hash.
+			for _, m := range []struct {
+				method string
+				arg    any
+			}{{"debug_traceBlockByNumber", fmt.Sprintf("0x%x", b.NumberU64())}, {"debug_traceBlockByHash", b.Hash()}} {
+				if m.method == "debug_traceBlockByHash" && !tc.byHash {
+					continue
+				}
+				compareTrace(t, geth, url, fmt.Sprintf("%s %d %s", m.method, b.NumberU64(), tc.name), m.method, withParams(tc.cfg, m.arg)...)
+				compared++
+			}
+			if !tc.perTx && !allPerTx {
+				continue
+			}
+			for _, tx := range b.Transactions() {
+				compareTrace(t, geth, url, fmt.Sprintf("debug_traceTransaction %s (block %d) %s", tx.Hash(), b.NumberU64(), tc.name), "debug_traceTransaction", withParams(tc.cfg, tx.Hash())...)
+				compared++
+			}
+		}
+		txs += len(b.Transactions())
+	}
+	return txs, compared
+}
+
+// compareTrace calls method with params on go-ethereum (geth) and on our
+// node (url): both must answer, and the answers must be equal after JSON
+// normalisation. label names the call in failures.
+func compareTrace(t *testing.T, geth *gethrpc.Client, url, label, method string, params ...any) {
+	t.Helper()
+	want, err := gethCall(geth, method, params...)
+	if err != nil {
+		t.Fatalf("go-ethereum %s: %v", label, err)
+	}
+	r := callRPC(t, url, method, params...)
+	if r.Error != nil {
+		t.Fatalf("%s: error %d %s", label, r.Error.Code, r.Error.Message)
+	}
+	if d := sameJSON(want, r.Result); d != "" {
+		t.Errorf("%s: %s", label, d)
+	}
+}
+
 func TestTraceDifferentialGeth(t *testing.T) {
 	registerStateEvents.Do(func() { tracers.DefaultDirectory.Register(stateEventsTracer, newStateEventsTracer, false) })
 	db, g := chaintest.ImportedStore(t)
@@ -287,50 +346,7 @@ func TestTraceDifferentialGeth(t *testing.T) {
 	_, url := startNodeCfg(t, cfg, db, g, nil)
 	geth, blocks := gethTracer(t, cfg.GasCap)
 
-	var txs, compared int
-	for _, b := range blocks {
-		for _, tc := range traceCases() {
-			// Whole blocks, by number and by hash.
-			for _, m := range []struct {
-				method string
-				arg    any
-			}{{"debug_traceBlockByNumber", fmt.Sprintf("0x%x", b.NumberU64())}, {"debug_traceBlockByHash", b.Hash()}} {
-				if m.method == "debug_traceBlockByHash" && !tc.byHash {
-					continue
-				}
-				want, err := gethCall(geth, m.method, withParams(tc.cfg, m.arg)...)
-				if err != nil {
-					t.Fatalf("go-ethereum %s %d %s: %v", m.method, b.NumberU64(), tc.name, err)
-				}
-				r := callRPC(t, url, m.method, withParams(tc.cfg, m.arg)...)
-				if r.Error != nil {
-					t.Fatalf("%s %d %s: error %d %s", m.method, b.NumberU64(), tc.name, r.Error.Code, r.Error.Message)
-				}
-				if d := sameJSON(want, r.Result); d != "" {
-					t.Errorf("%s %d %s: %s", m.method, b.NumberU64(), tc.name, d)
-				}
-				compared++
-			}
-			for _, tx := range b.Transactions() {
-				if !tc.perTx {
-					continue
-				}
-				want, err := gethCall(geth, "debug_traceTransaction", withParams(tc.cfg, tx.Hash())...)
-				if err != nil {
-					t.Fatalf("go-ethereum trace %s %s: %v", tx.Hash(), tc.name, err)
-				}
-				r := callRPC(t, url, "debug_traceTransaction", withParams(tc.cfg, tx.Hash())...)
-				if r.Error != nil {
-					t.Fatalf("trace %s %s: error %d %s", tx.Hash(), tc.name, r.Error.Code, r.Error.Message)
-				}
-				if d := sameJSON(want, r.Result); d != "" {
-					t.Errorf("debug_traceTransaction %s (block %d) %s: %s", tx.Hash(), b.NumberU64(), tc.name, d)
-				}
-				compared++
-			}
-		}
-		txs += len(b.Transactions())
-	}
+	txs, compared := compareBlockTraces(t, geth, url, blocks, traceCases(), false)
 	// debug_traceCall: a call to the conformance chain's CALLENV contract
 	// (it returns its block and transaction context) at a few heights, plain,
 	// with a state override of the caller's balance and the contract's
@@ -354,17 +370,7 @@ func TestTraceDifferentialGeth(t *testing.T) {
 				}
 				call := map[string]any{"from": from, "to": callenv, "input": "0x"}
 				block := fmt.Sprintf("0x%x", n)
-				want, err := gethCall(geth, "debug_traceCall", call, block, cfg)
-				if err != nil {
-					t.Fatalf("go-ethereum debug_traceCall at %d %s %v: %v", n, tc.name, opts, err)
-				}
-				r := callRPC(t, url, "debug_traceCall", call, block, cfg)
-				if r.Error != nil {
-					t.Fatalf("debug_traceCall at %d %s %v: error %d %s", n, tc.name, opts, r.Error.Code, r.Error.Message)
-				}
-				if d := sameJSON(want, r.Result); d != "" {
-					t.Errorf("debug_traceCall at %d %s %v: %s", n, tc.name, opts, d)
-				}
+				compareTrace(t, geth, url, fmt.Sprintf("debug_traceCall at %d %s %v", n, tc.name, opts), "debug_traceCall", call, block, cfg)
 				compared++
 			}
 		}
