@@ -667,8 +667,14 @@ func runTracedMessage(evm *vm.EVM, state *chain.StateDB, msg *core.Message, tx *
 		return err
 	}
 	state.Finalise(evm.GetRules())
+	// The receipt's logs are those recorded under the call's transaction
+	// hash, as go-ethereum's ApplyTransactionWithEVM reads them: the call
+	// records its logs under the zero hash (SetTxContext above, as
+	// go-ethereum's traceCall does), so the receipt OnTxEnd receives has
+	// none, exactly as go-ethereum's (the tracers see the logs through
+	// OnLog).
 	receipt = &types.Receipt{Type: tx.Type(), TxHash: tx.Hash(), GasUsed: result.UsedGas, CumulativeGasUsed: result.UsedGas,
-		BlockNumber: new(big.Int).Set(evm.Context.BlockNumber), Logs: state.GetLogs(common.Hash{}, evm.Context.BlockNumber.Uint64(), common.Hash{}, evm.Context.Time)}
+		BlockNumber: new(big.Int).Set(evm.Context.BlockNumber), Logs: state.GetLogs(tx.Hash(), evm.Context.BlockNumber.Uint64(), common.Hash{}, evm.Context.Time)}
 	if result.Failed() {
 		receipt.Status = types.ReceiptStatusFailed
 	} else {
