@@ -34,11 +34,12 @@ import (
 // others token transfers to new and to genesis holders) over two tokens,
 // small enough for make test.
 func benchTraceConfig() chaingen.Config {
-	return chaingen.Config{Slots: 200, Tokens: 2, Blocks: 3, TxsPerBlock: 20, Senders: 4, Requests: 10, Seed: 1}
+	return chaingen.Config{Slots: 200, Tokens: 2, Blocks: 2, TxsPerBlock: 10, Senders: 3, Requests: 10, Seed: 1}
 }
 
 func TestTraceDifferentialGethBench(t *testing.T) {
 	registerStateEvents.Do(func() { tracers.DefaultDirectory.Register(stateEventsTracer, newStateEventsTracer, false) })
+	start := time.Now()
 	c := benchTraceConfig()
 	dir := t.TempDir()
 	if _, err := chaingen.Generate(c, dir, zerolog.Nop()); err != nil {
@@ -86,12 +87,14 @@ func TestTraceDifferentialGethBench(t *testing.T) {
 	}
 	geth := gethTracerOn(t, spec, blocks, cfg.GasCap)
 
+	setup := time.Since(start)
 	// Every transaction with every tracer, in its block and alone.
 	txs, compared := compareBlockTraces(t, geth, url, blocks, traceCases(), true)
 	if want := c.Blocks * c.TxsPerBlock; len(blocks) != c.Blocks || txs != want {
 		t.Fatalf("%d blocks, %d transactions traced, want %d and %d", len(blocks), txs, c.Blocks, want)
 	}
 
+	traced := time.Since(start)
 	// debug_traceCall of the calls the benchmark's request files make (a
 	// multicall of balanceOf over both tokens, the heavy arithmetic) and of
 	// a reverting one, at the genesis and at the head.
@@ -121,5 +124,6 @@ func TestTraceDifferentialGethBench(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d blocks, %d transactions x %d tracers (in their blocks and alone), and calls: %d traces equal to go-ethereum's", len(blocks), txs, len(traceCases()), compared)
+	t.Logf("%d blocks, %d transactions x %d tracers (in their blocks and alone), and calls: %d traces equal to go-ethereum's (setup %v, transactions %v, calls %v)",
+		len(blocks), txs, len(traceCases()), compared, setup.Round(time.Millisecond), (traced - setup).Round(time.Millisecond), (time.Since(start) - traced).Round(time.Millisecond))
 }
