@@ -126,6 +126,6 @@ func TestTraceDifferentialGethBench(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d blocks, %d transactions x %d tracers (in their blocks and alone), and calls: %d traces equal to go-ethereum's (setup %v, transactions %v, calls %v)",
+	t.Logf("%d blocks, %d transactions x %d tracers (in their blocks and alone), and calls: %d traces compared with go-ethereum's (setup %v, transactions %v, calls %v)",
 		len(blocks), txs, len(traceCases()), compared, setup.Round(time.Millisecond), (traced - setup).Round(time.Millisecond), (time.Since(start) - traced).Round(time.Millisecond))
 }
