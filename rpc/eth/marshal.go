@@ -376,7 +376,7 @@ func marshalReceipt(r *xtypes.Receipt, tx xtypes.Tx, signer types.Signer) map[st
 
 // marshalOPReceipt adds an OP Stack receipt's fields as op-geth and op-reth
 // serve them (l1FeeScalar as a decimal string).
-func marshalOPReceipt(m map[string]any, op *xtypes.OPReceipt, blobGasUsed uint64) {
+func marshalOPReceipt(m map[string]any, o *xtypes.OPReceipt, blobGasUsed uint64) {
 	big := func(k string, v *big.Int) {
 		if v != nil {
 			m[k] = (*hexutil.Big)(v)
@@ -387,29 +387,23 @@ func marshalOPReceipt(m map[string]any, op *xtypes.OPReceipt, blobGasUsed uint64
 			m[k] = hexutil.Uint64(*v)
 		}
 	}
-	u64("depositNonce", op.DepositNonce)
-	u64("depositReceiptVersion", op.DepositReceiptVersion)
-	big("l1GasPrice", op.L1GasPrice)
-	big("l1GasUsed", op.L1GasUsed)
-	big("l1Fee", op.L1Fee)
-	if op.L1FeeScalar != nil {
-		m["l1FeeScalar"] = scalarString(op.L1FeeScalar)
+	u64("depositNonce", o.DepositNonce)
+	u64("depositReceiptVersion", o.DepositReceiptVersion)
+	big("l1GasPrice", o.L1GasPrice)
+	big("l1GasUsed", o.L1GasUsed)
+	big("l1Fee", o.L1Fee)
+	if o.L1FeeScalar != nil {
+		m["l1FeeScalar"] = op.FeeScalarText(o.L1FeeScalar)
 	}
-	u64("l1BaseFeeScalar", op.L1BaseFeeScalar)
-	big("l1BlobBaseFee", op.L1BlobBaseFee)
-	u64("l1BlobBaseFeeScalar", op.L1BlobBaseFeeScalar)
-	u64("operatorFeeScalar", op.OperatorFeeScalar)
-	u64("operatorFeeConstant", op.OperatorFeeConstant)
-	u64("daFootprintGasScalar", op.DAFootprintGasScalar)
-	if op.DAFootprintGasScalar != nil {
+	u64("l1BaseFeeScalar", o.L1BaseFeeScalar)
+	big("l1BlobBaseFee", o.L1BlobBaseFee)
+	u64("l1BlobBaseFeeScalar", o.L1BlobBaseFeeScalar)
+	u64("operatorFeeScalar", o.OperatorFeeScalar)
+	u64("operatorFeeConstant", o.OperatorFeeConstant)
+	u64("daFootprintGasScalar", o.DAFootprintGasScalar)
+	if o.DAFootprintGasScalar != nil {
 		m["blobGasUsed"] = hexutil.Uint64(blobGasUsed) // Jovian: the DA footprint
 	}
-}
-
-// scalarString is a pre-Ecotone fee scalar (6 decimals) as a decimal
-// string, e.g. 684000 -> "0.684".
-func scalarString(raw *big.Int) string {
-	return new(big.Float).SetPrec(256).Quo(new(big.Float).SetInt(raw), big.NewFloat(1e6)).Text('f', -1)
 }
 
 // deriveReceipts turns stored receipts into full receipts of block b (tx
