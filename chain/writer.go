@@ -3,7 +3,6 @@ package chain
 import (
 	"github.com/tipnode/tipnode/store/xtypes"
 
-	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -365,7 +364,10 @@ func (w *Writer) UnwindTo(number uint64, rebase Rebase) error {
 // ImportRLP reads blocks (a plain concatenation of RLP-encoded blocks, the
 // `geth export` format) from r and imports them in order. Blocks the store
 // already has canonically are skipped. The last imported block also becomes
-// safe and finalized. progress is called at most every interval.
+// safe and finalized. A block that does not decode ends the import with an
+// error naming it; the blocks before it stay imported. Blocks are decoded,
+// and their senders recovered, ahead of execution on the other cores
+// (senders.go). progress is called at most every interval.
 func (w *Writer) ImportRLP(r io.Reader, interval time.Duration, progress func(ImportStats)) (ImportStats, error) {
 	var (
 		stats   ImportStats
@@ -393,14 +395,21 @@ func (w *Writer) ImportRLP(r io.Reader, interval time.Duration, progress func(Im
 		}
 		return nil
 	}
-	for {
-		b := new(xtypes.Block)
-		if err := stream.Decode(b); err != nil {
-			if errors.Is(err, io.EOF) {
-				break
+	blocks, stop := w.decodeAhead(stream)
+	defer stop()
+	for d := range blocks {
+		if d.err != nil {
+			// The blocks before the bad one are valid: keep them.
+			n := stats.Blocks + stats.Skipped + 1
+			if pending != nil {
+				if err := flush(pending, false); err != nil {
+					return stats, err
+				}
+				n++
 			}
-			return stats, fmt.Errorf("decode block %d of the file: %w", stats.Blocks+stats.Skipped+1, err)
+			return stats, fmt.Errorf("decode block %d of the file: %w", n, d.err)
 		}
+		b := d.block
 		if have, err := w.isCanonical(b); err != nil {
 			return stats, err
 		} else if have {

@@ -123,6 +123,12 @@
 // visible in it. Views must be closed; DB.Close closes leftovers. Writes are
 // serialised by a mutex (one writer at a time); each is one atomic batch.
 //
+// One View is typically shared by every request reading the head, so its
+// read path takes no lock: a read that needs the Pebble snapshot counts
+// itself in and out of the view's atomic guard (Close waits for the count
+// to drain), a read the caches answer only checks that the view is open,
+// and the caches' hit/miss counters are striped over cache lines.
+//
 // # State cache
 //
 // A bounded in-memory cache (statecache.go, Config.StateCacheBytes, default

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"sync"
-	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -58,7 +57,7 @@ type pastCache struct {
 	// copied out of it.
 	bufs sync.Pool
 
-	hits, misses atomic.Uint64
+	hits, misses stripedCounter
 }
 
 const (
@@ -118,10 +117,10 @@ func (p *pastCache) get(entity []byte, epoch, height uint64, absent []byte) ([]b
 		}
 	}
 	if res != pastHit {
-		p.misses.Add(1)
+		p.misses.add(entity)
 		return nil, res
 	}
-	p.hits.Add(1)
+	p.hits.add(entity)
 	if string(val) == string(absent) { // absent, or stored as absence is
 		return absent, pastHit
 	}

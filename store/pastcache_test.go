@@ -207,8 +207,8 @@ func testPastReadsMatchUncached(t *testing.T, maxVersions int, pageBlocks uint64
 		t.Fatal(err)
 	}
 	p.check(r)
-	if db.past.hits.Load() == 0 || db.past.misses.Load() == 0 {
-		t.Fatalf("past cache not used: %d hits, %d misses", db.past.hits.Load(), db.past.misses.Load())
+	if db.past.hits.load() == 0 || db.past.misses.load() == 0 {
+		t.Fatalf("past cache not used: %d hits, %d misses", db.past.hits.load(), db.past.misses.load())
 	}
 }
 
@@ -232,10 +232,10 @@ func TestPastReadsManyVersions(t *testing.T) {
 	}
 	withView(t, db, func(v View) {
 		for pass := 0; pass < 2; pass++ {
-			misses := db.past.misses.Load()
+			misses := db.past.misses.load()
 			if pass == 1 {
 				defer func() {
-					if n := db.past.misses.Load() - misses; n != 0 {
+					if n := db.past.misses.load() - misses; n != 0 {
 						t.Errorf("second pass: %d past cache misses", n)
 					}
 				}()
@@ -263,7 +263,7 @@ func TestPastReadsManyVersions(t *testing.T) {
 			}
 		}
 	})
-	if db.past.hits.Load() == 0 {
+	if db.past.hits.load() == 0 {
 		t.Fatal("past cache never hit")
 	}
 }

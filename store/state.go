@@ -73,10 +73,9 @@ func (s *stateReader) read(key []byte, entityLen int, absent []byte) ([]byte, er
 func (s *stateReader) readLocal(key []byte, entityLen int, absent []byte) ([]byte, error) {
 	c, entity := s.v.db.state, key[:entityLen]
 	if val, ok := c.get(entity, s.v.epoch, s.v.latest, s.height); ok {
-		if err := s.v.enter(); err != nil { // a closed view answers nothing
-			return nil, err
+		if s.v.guard.isClosed() { // a closed view answers nothing
+			return nil, ErrClosed
 		}
-		s.v.exit()
 		return val, nil
 	}
 	if s.height < s.v.latest {

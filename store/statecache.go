@@ -28,7 +28,7 @@ type stateCache struct {
 	// of the same key (striped by key).
 	locks [cacheStripes]sync.Mutex
 
-	hits, misses atomic.Uint64
+	hits, misses stripedCounter
 }
 
 type cacheState struct {
@@ -75,15 +75,15 @@ func (c *stateCache) get(entity []byte, epoch, latest, height uint64) (val []byt
 		return nil, false
 	}
 	if !c.usable(epoch, latest) {
-		c.misses.Add(1)
+		c.misses.add(entity)
 		return nil, false
 	}
 	buf := c.fc.Get(nil, entity)
 	if len(buf) < cacheHeaderLen || binary.BigEndian.Uint64(buf) != epoch || binary.BigEndian.Uint64(buf[8:]) > height {
-		c.misses.Add(1)
+		c.misses.add(entity)
 		return nil, false
 	}
-	c.hits.Add(1)
+	c.hits.add(entity)
 	return buf[cacheHeaderLen:], true
 }
 
@@ -118,9 +118,9 @@ func (c *stateCache) code(key []byte) ([]byte, bool) {
 	}
 	v, ok := c.fc.HasGet(nil, key)
 	if ok {
-		c.hits.Add(1)
+		c.hits.add(key)
 	} else {
-		c.misses.Add(1)
+		c.misses.add(key)
 	}
 	return v, ok
 }
@@ -221,11 +221,33 @@ type StateCacheStats struct {
 // StateCacheStats returns the state cache's counters and size.
 func (db *DB) StateCacheStats() StateCacheStats {
 	c := db.state
-	s := StateCacheStats{Hits: c.hits.Load(), Misses: c.misses.Load(), MaxBytes: uint64(c.maxBytes)}
+	s := StateCacheStats{Hits: c.hits.load(), Misses: c.misses.load(), MaxBytes: uint64(c.maxBytes)}
 	if c.fc != nil {
 		var fs fastcache.Stats
 		c.fc.UpdateStats(&fs)
 		s.Entries, s.Bytes = fs.EntriesCount, fs.BytesSize
 	}
 	return s
+}
+
+// stripedCounter is a counter that concurrent readers add to without all
+// writing one cache line: each add goes to the shard its key's last byte
+// picks (the key ends in address or hash bytes), and load sums them.
+type stripedCounter struct {
+	shards [counterShards]struct {
+		n atomic.Uint64
+		_ [56]byte // one shard per 64-byte cache line
+	}
+}
+
+const counterShards = 16
+
+func (c *stripedCounter) add(key []byte) { c.shards[key[len(key)-1]%counterShards].n.Add(1) }
+
+func (c *stripedCounter) load() uint64 {
+	var n uint64
+	for i := range c.shards {
+		n += c.shards[i].n.Load()
+	}
+	return n
 }

@@ -5,7 +5,7 @@ import (
 
 	"errors"
 	"fmt"
-	"sync"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/ethereum/go-ethereum/common"
@@ -94,49 +94,59 @@ func (v *view) exit() { v.guard.exit() }
 
 // closeGuard counts in-flight operations; close waits for them to finish
 // and makes later enters fail. It never blocks enter, so nested operations
-// cannot deadlock with a concurrent close.
+// cannot deadlock with a concurrent close. It takes no lock: a view is
+// shared by every request reading the head, so a mutex here would be one
+// all of them queue on. state holds the in-flight count and, in its top
+// bit, closed.
 type closeGuard struct {
-	mu       sync.Mutex
-	cond     *sync.Cond
-	inflight int
-	closed   bool
+	state atomic.Uint64
+	// drained is set by close before it sets the closed bit, and closed
+	// by the exit that leaves no operation in flight after that.
+	drained atomic.Pointer[chan struct{}]
 }
 
+const guardClosed = uint64(1) << 63
+
 func (g *closeGuard) enter() bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.closed {
-		return false
+	for {
+		s := g.state.Load()
+		if s&guardClosed != 0 {
+			return false
+		}
+		if g.state.CompareAndSwap(s, s+1) {
+			return true
+		}
 	}
-	g.inflight++
-	return true
 }
 
 func (g *closeGuard) exit() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.inflight--
-	if g.inflight == 0 && g.cond != nil {
-		g.cond.Broadcast()
+	if g.state.Add(^uint64(0)) == guardClosed { // the last one out after close
+		close(*g.drained.Load())
 	}
 }
+
+// isClosed reports whether close has begun (reads that need no snapshot
+// check only this).
+func (g *closeGuard) isClosed() bool { return g.state.Load()&guardClosed != 0 }
 
 // close returns false if already closed; otherwise it waits until no
 // operation is in flight.
 func (g *closeGuard) close() bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.closed {
-		return false
+	ch := make(chan struct{})
+	g.drained.CompareAndSwap(nil, &ch) // concurrent closes share the first one's
+	drained := *g.drained.Load()
+	for {
+		s := g.state.Load()
+		if s&guardClosed != 0 {
+			return false
+		}
+		if g.state.CompareAndSwap(s, s|guardClosed) {
+			if s != 0 {
+				<-drained
+			}
+			return true
+		}
 	}
-	g.closed = true
-	if g.cond == nil {
-		g.cond = sync.NewCond(&g.mu)
-	}
-	for g.inflight > 0 {
-		g.cond.Wait()
-	}
-	return true
 }
 
 // get reads a copy of key from the snapshot.
@@ -163,10 +173,9 @@ func (v *view) mustGet(key []byte, format string, args ...any) ([]byte, error) {
 
 func (v *view) CanonicalHash(number uint64) (common.Hash, error) {
 	if e := v.canonical(number); e != nil {
-		if err := v.enter(); err != nil { // a closed view answers nothing
-			return common.Hash{}, err
+		if v.guard.isClosed() { // a closed view answers nothing
+			return common.Hash{}, ErrClosed
 		}
-		v.exit()
 		return e.hash, nil
 	}
 	val, err := v.mustGet(canonicalKey(number), "canonical hash at %d", number)
@@ -207,10 +216,9 @@ func (v *view) Header(number uint64, hash common.Hash) (*types.Header, error) {
 	// not found) and only its decoding is cached, by hash.
 	e := v.canonical(number)
 	if e != nil && e.hash == hash && e.header != nil {
-		if err := v.enter(); err != nil {
-			return nil, err
+		if v.guard.isClosed() {
+			return nil, ErrClosed
 		}
-		v.exit()
 		return types.CopyHeader(e.header), nil
 	}
 	val, err := v.mustGet(headerKey(number, hash), "header %s at %d", hash, number)

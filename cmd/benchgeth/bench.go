@@ -58,6 +58,8 @@ type workloadResult struct {
 	// Feed: tipnode's runs of this workload were fed transactions (the
 	// pending workloads and their latest counterparts; feed.go).
 	Feed *feedSummary `json:"tipnodeFeed,omitempty"`
+	// Profile: tipnode's profiled saturation run (--profile).
+	Profile *profileSummary `json:"tipnodeProfile,omitempty"`
 }
 
 // report is everything a run measured (written as JSON into the cache).
@@ -115,6 +117,7 @@ func run(ctx context.Context, o *options, log zerolog.Logger) error {
 		"geth":    {kind: gethKind(o.Geth), datadir: filepath.Join(runDir, "geth"), logDir: runDir},
 		"tipnode": {kind: tipnodeKind(o.Tipnode, o.Sequencer), datadir: filepath.Join(runDir, "tipnode"), logDir: runDir},
 	}
+	nodes["tipnode"].profile = o.Profile
 	defer func() {
 		for _, name := range nodeOrder {
 			if err := nodes[name].stop(); err != nil {
@@ -208,6 +211,13 @@ func run(ctx context.Context, o *options, log zerolog.Logger) error {
 		return err
 	}
 	printReport(os.Stdout, rep, workloads)
+	if o.Compare != "" {
+		base, err := readReport(o.Compare)
+		if err != nil {
+			return err
+		}
+		printCompare(os.Stdout, rep, base, o.Compare, workloads)
+	}
 	fmt.Printf("\nFull results: %s\nLogs and data directories: %s\n", out, runDir)
 	return nil
 }
@@ -343,6 +353,27 @@ func runWorkload(ctx context.Context, o *options, w chaingen.Workload, reqs, lat
 			}
 		}
 	}
+	if o.Profile {
+		cfg := o.Load
+		secs := max(2, int((o.SatTime / time.Duration(rounds)).Seconds()))
+		dir := filepath.Join(filepath.Dir(nodes["tipnode"].datadir), "profiles")
+		p, err := func() (*profileSummary, error) {
+			if feed != nil {
+				if err := feed.start(ctx); err != nil {
+					return nil, err
+				}
+				defer feed.stop()
+			}
+			return profileRun(ctx, cfg, job(nodes["tipnode"]), nodes["tipnode"].pprofURL, dir, w.Name, secs)
+		}()
+		if err != nil {
+			return nil, fmt.Errorf("%s tipnode: %w", w.Name, err)
+		}
+		wr.Profile = p
+		log.Info().Str("workload", w.Name).Float64("rps", round1(p.RPS)).Float64("cpuMicros", round1(micros(p.CPUPerReq))).
+			Str("mutexWait", pct(p.share(p.MutexWait))).Str("lockWait", pct(p.share(p.LockWait))).Str("chanWait", pct(p.share(p.ChanWait))).
+			Str("topMutex", p.TopMutex).Str("topLock", p.TopLock).Str("topChan", p.TopChan).Msg("profiled")
+	}
 	minSat := 0.0
 	for _, name := range order {
 		s := summarize(load.Combine(sat[name]...))
@@ -454,6 +485,22 @@ func readLines(path string) ([][]byte, error) {
 		return nil, errors.New(path + ": no requests")
 	}
 	return out, nil
+}
+
+// readReport reads a results file an earlier run wrote.
+func readReport(path string) (*report, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var rep report
+	if err := json.Unmarshal(data, &rep); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if rep.Manifest == nil || len(rep.Workloads) == 0 {
+		return nil, fmt.Errorf("%s: not a benchgeth results file", path)
+	}
+	return &rep, nil
 }
 
 func writeJSON(path string, v any) error {

@@ -53,6 +53,12 @@ type options struct {
 	SwapWindow time.Duration
 	SettleMax  time.Duration
 	LogLevel   string
+	// Profile adds a profiled saturation run of tipnode per workload
+	// (profile.go).
+	Profile bool
+	// Compare is an earlier run's results file: tipnode's figures are
+	// compared with it (report.go, printCompare).
+	Compare string
 }
 
 func parseFlags(args []string) (*options, error) {
@@ -91,6 +97,8 @@ func parseFlags(args []string) (*options, error) {
 	fs.DurationVar(&o.SwapWindow, "swap-window", 20*time.Millisecond, "fed workloads: latencies of requests due this long after (or before) a snapshot swap are reported apart")
 	fs.DurationVar(&o.SettleMax, "settle-max", 10*time.Minute, "longest wait for a node to become idle after start-up")
 	fs.StringVar(&o.LogLevel, "log.level", "info", "log level")
+	fs.StringVar(&o.Compare, "compare", "", "an earlier run's results JSON (printed at its end): add a table of tipnode's CPU per request, init, import, store and memory here vs there (e.g. the 10M-slot chain vs the 1M-slot one)")
+	fs.BoolVar(&o.Profile, "profile", false, "run tipnode with --pprof.addr and mutex/block sampling, and give every workload one more saturation run of tipnode that takes its CPU, mutex and block profiles (files under the run directory; lock and channel waits in a table)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -139,6 +147,11 @@ func (o *options) Validate() error {
 	}
 	if err := o.Load.Validate(false); err != nil {
 		return err
+	}
+	if o.Compare != "" {
+		if _, err := readReport(o.Compare); err != nil {
+			return fmt.Errorf("--compare: %w", err)
+		}
 	}
 	if o.FeedRate < 0 || o.FeedRate > 10_000 || o.SwapWindow <= 0 {
 		return fmt.Errorf("bad --feed-rate %v (0..10000) or --swap-window %v", o.FeedRate, o.SwapWindow)

@@ -47,7 +47,7 @@ type nodeKind struct {
 }
 
 // ports are the loopback ports a node listens on.
-type ports struct{ http, ws, p2p, auth int }
+type ports struct{ http, ws, p2p, auth, pprof int }
 
 // gethKind runs go-ethereum as an archive node with the hash scheme,
 // HTTP and websocket on loopback, no peers.
@@ -158,6 +158,9 @@ type node struct {
 	waitErr error
 
 	httpURL, wsURL string
+	// profile starts tipnode with its profile listener at pprofURL.
+	profile  bool
+	pprofURL string
 
 	facts nodeFacts
 }
@@ -261,11 +264,11 @@ func freePorts(n int) ([]int, error) {
 // start launches the node pinned to cpus (through taskset) and waits until
 // it answers eth_blockNumber with at least head.
 func (n *node) start(ctx context.Context, cpus []int, head uint64, log zerolog.Logger) error {
-	ps, err := freePorts(4)
+	ps, err := freePorts(5)
 	if err != nil {
 		return err
 	}
-	n.ports = ports{http: ps[0], ws: ps[1], p2p: ps[2], auth: ps[3]}
+	n.ports = ports{http: ps[0], ws: ps[1], p2p: ps[2], auth: ps[3], pprof: ps[4]}
 	n.httpURL = fmt.Sprintf("http://127.0.0.1:%d", n.ports.http)
 	n.wsURL = fmt.Sprintf("ws://127.0.0.1:%d", n.ports.ws)
 	if n.kind.name == "tipnode" {
@@ -276,6 +279,11 @@ func (n *node) start(ctx context.Context, cpus []int, head uint64, log zerolog.L
 		return err
 	}
 	args := append([]string{"-c", proc.CPUList(cpus), n.kind.binary}, n.kind.runArgs(n.datadir, n.ports)...)
+	if n.profile {
+		addr := fmt.Sprintf("127.0.0.1:%d", n.ports.pprof)
+		n.pprofURL = "http://" + addr
+		args = append(args, "--pprof.addr", addr, "--pprof.mutexfraction", strconv.Itoa(profileMutexFraction), "--pprof.blockrate", strconv.Itoa(profileBlockRate))
+	}
 	fmt.Fprintf(logFile, "$ taskset %s\n", strings.Join(args, " "))
 	n.cmd = exec.Command("taskset", args...)
 	n.cmd.Stdout, n.cmd.Stderr = logFile, logFile

@@ -58,6 +58,7 @@ func printReport(out io.Writer, rep *report, workloads []chaingen.Workload) {
 	fmt.Fprintln(out, "  falls but CPU µs/req stays comparable. client lag: how late the open-loop client sent requests (its own queueing, part of the latency).")
 
 	printFeed(out, rep, workloads)
+	printProfiles(out, rep, workloads)
 
 	fmt.Fprintf(out, "\n### Nodes\n\n")
 	tw = tabwriter.NewWriter(out, 0, 0, 1, ' ', tabwriter.AlignRight|tabwriter.Debug)
@@ -164,4 +165,85 @@ func splitCell(s split) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.2f (%d)", millis(s.P99), s.N)
+}
+
+// printProfiles writes the table of tipnode's profiled runs (--profile).
+func printProfiles(out io.Writer, rep *report, workloads []chaingen.Workload) {
+	var rows []*workloadResult
+	for _, w := range workloads {
+		for i := range rep.Workloads {
+			if rep.Workloads[i].Name == w.Name && rep.Workloads[i].Profile != nil {
+				rows = append(rows, &rep.Workloads[i])
+			}
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(out, "\n### tipnode profiled (--profile: mutex 1/%d, block 1 per %d ns; not in the table above)\n\n", profileMutexFraction, profileBlockRate)
+	tw := tabwriter.NewWriter(out, 0, 0, 1, ' ', tabwriter.AlignRight|tabwriter.Debug)
+	fmt.Fprintln(tw, "workload\trps\tCPU µs/req\tmutex wait %\tlock wait %\tchannel wait %\ttop mutex\ttop lock wait\ttop channel wait\t")
+	for _, wr := range rows {
+		p := wr.Profile
+		fmt.Fprintf(tw, "%s\t%.0f\t%.1f\t%.2f\t%.2f\t%.1f\t%s\t%s\t%s\t\n", wr.Name, p.RPS, micros(p.CPUPerReq),
+			100*p.share(p.MutexWait), 100*p.share(p.LockWait), 100*p.share(p.ChanWait), dash(p.TopMutex), dash(p.TopLock), dash(p.TopChan))
+	}
+	tw.Flush()
+	fmt.Fprintln(out, "wait %: time waited / (seconds x connections), i.e. the share of the requests' wall time. mutex: contention on sync.Mutex/RWMutex")
+	fmt.Fprintln(out, "  (the holders' stacks, any goroutine); lock and channel: request goroutines blocked in package sync, and on channels or select")
+	fmt.Fprintln(out, "  (the execution limiter's queue for a core is a channel wait). Profiles (go tool pprof) are in the run directory's profiles/.")
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// printCompare writes tipnode's figures in rep against those of an earlier
+// run base (another chain size, another build): CPU per request of every
+// workload both ran, and the node facts.
+func printCompare(out io.Writer, rep, base *report, basePath string, workloads []chaingen.Workload) {
+	fmt.Fprintf(out, "\n### tipnode here vs %s (%d genesis slots there, %d here)\n\n", basePath, base.Manifest.GenesisSlots, rep.Manifest.GenesisSlots)
+	tw := tabwriter.NewWriter(out, 0, 0, 1, ' ', tabwriter.AlignRight|tabwriter.Debug)
+	fmt.Fprintln(tw, "workload\tCPU µs/req there\there\tratio\tgeth there\tgeth here\tgeth ratio\t")
+	byName := map[string]*workloadResult{}
+	for i := range base.Workloads {
+		byName[base.Workloads[i].Name] = &base.Workloads[i]
+	}
+	for _, w := range workloads {
+		var here *workloadResult
+		for i := range rep.Workloads {
+			if rep.Workloads[i].Name == w.Name {
+				here = &rep.Workloads[i]
+			}
+		}
+		there := byName[w.Name]
+		if here == nil || there == nil {
+			continue
+		}
+		t0, t1 := micros(there.Sat["tipnode"].CPUPerReq), micros(here.Sat["tipnode"].CPUPerReq)
+		g0, g1 := micros(there.Sat["geth"].CPUPerReq), micros(here.Sat["geth"].CPUPerReq)
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%s\t%.1f\t%.1f\t%s\t\n", w.Name, t0, t1, ratio(t1, t0), g0, g1, ratio(g1, g0))
+	}
+	tw.Flush()
+	tb, th := base.Nodes["tipnode"], rep.Nodes["tipnode"]
+	gb, gh := base.Nodes["geth"], rep.Nodes["geth"]
+	tw = tabwriter.NewWriter(out, 0, 0, 1, ' ', tabwriter.AlignRight|tabwriter.Debug)
+	fmt.Fprintln(tw, "\nnode\tfact\tthere\there\tratio\t")
+	row := func(node, fact string, a, b float64, unit string) {
+		fmt.Fprintf(tw, "%s\t%s\t%.2f %s\t%.2f %s\t%s\t\n", node, fact, a, unit, b, unit, ratio(b, a))
+	}
+	for _, n := range []struct {
+		name        string
+		there, here nodeFacts
+	}{{"tipnode", tb, th}, {"geth", gb, gh}} {
+		row(n.name, "init + import", (n.there.Init + n.there.ImportWall).Seconds(), (n.here.Init + n.here.ImportWall).Seconds(), "s")
+		row(n.name, "store", float64(n.there.StoreBytes)/(1<<20), float64(n.here.StoreBytes)/(1<<20), "MiB")
+		row(n.name, "RSS at rest", float64(n.there.RSSAtRest)/(1<<20), float64(n.here.RSSAtRest)/(1<<20), "MiB")
+		row(n.name, "startup", n.there.Startup.Seconds(), n.here.Startup.Seconds(), "s")
+	}
+	tw.Flush()
+	fmt.Fprintln(out, "init + import: wall time of both commands. CPU: saturation CPU per request as in the main table.")
 }

@@ -76,6 +76,8 @@ type NodeFlags struct {
 	MemoryLimitMiB int64
 	heapCaches     int64
 	JSTracers      bool
+	// Profile is the Go profiles' listener (--pprof.*).
+	Profile ProfileConfig
 
 	preloadKZG bool // set by serveUntilDone, not a flag
 	opChain    bool // the chain has OP rules (set by serveUntilDone, not a flag)
@@ -171,6 +173,9 @@ func (f *NodeFlags) register(fs *flag.FlagSet, dev bool) {
 	fs.DurationVar(&f.TxSyncTimeout, "rpc.txsync.defaulttimeout", api.TxSyncTimeout, "eth_sendRawTransactionSync: wait for the receipt when the call gives no (valid) timeout")
 	fs.DurationVar(&f.TxSyncMaxTimeout, "rpc.txsync.maxtimeout", api.TxSyncMaxTimeout, "eth_sendRawTransactionSync: longest timeout a call may ask for (a longer one gets the default)")
 	fs.BoolVar(&f.JSTracers, "rpc.jstracers", api.JSTracers, "allow JavaScript tracers in debug_trace* (always bounded by --rpc.evmtimeout)")
+	fs.StringVar(&f.Profile.Addr, "pprof.addr", "", "serve Go's runtime profiles on http://ADDR/debug/pprof/ (its own listener; keep it private, e.g. 127.0.0.1:6060; \"\" = off)")
+	fs.IntVar(&f.Profile.MutexFraction, "pprof.mutexfraction", 0, "with --pprof.addr: sample 1/n of mutex contention events for /debug/pprof/mutex (0 = off)")
+	fs.IntVar(&f.Profile.BlockRate, "pprof.blockrate", 0, "with --pprof.addr: sample one blocking event per this many ns blocked for /debug/pprof/block (1 = all, 0 = off)")
 }
 
 func (f *NodeFlags) sequencerConfig() (pending.Config, error) {
@@ -386,9 +391,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 // listener is bound to (nil: nothing to print), and serves until ctx ends
 // or the sequencer fails.
 func serveUntilDone(ctx context.Context, nf NodeFlags, keys []*ecdsa.PrivateKey, db *store.DB, g *chain.Genesis, log zerolog.Logger, started func(addr string)) error {
-	// The CLI's node loads the KZG setup up front when blob transactions
-	// can come (in-process tests do not pay for it).
-	nf.preloadKZG = g.Config.CancunTime != nil
+	if err := nf.Profile.Validate(); err != nil {
+		return err
+	}
 	limit, err := memoryLimit(nf.MemoryLimitMiB, nf.heapCaches)
 	if err != nil {
 		return err
@@ -400,7 +405,14 @@ func serveUntilDone(ctx context.Context, nf NodeFlags, keys []*ecdsa.PrivateKey,
 	mr := newMemoryReturner(chain.SystemClock{}, log)
 	mr.Start()
 	defer mr.Stop()
-	nf.preloadKZG = g.Config.CancunTime != nil && g.OP == nil // OP chains have no blobs
+	prof := newProfileServer(nf.Profile, log)
+	if err := prof.Start(); err != nil {
+		return err
+	}
+	defer prof.Stop()
+	// The CLI's node loads the KZG setup up front when blob transactions
+	// can come (in-process tests do not pay for it); OP chains have no blobs.
+	nf.preloadKZG = g.Config.CancunTime != nil && g.OP == nil
 	nf.opChain = g.OP != nil
 	n, err := startNode(nf, keys, db, g, pending.SystemClock{}, log)
 	if err != nil {
