@@ -194,12 +194,21 @@ func (s *Server) largestQueue(self *wsConn, n int64) *wsConn {
 }
 
 // addrSlots bounds the calls executing at once per client address
-// (Config.MaxCallsPerIP). Waiting calls are served in arrival order.
+// (Config.MaxCallsPerIP). Waiting calls are served in arrival order. The
+// addresses are spread over shards, each with its own lock, so calls of
+// different clients share none.
 type addrSlots struct {
-	max   int
-	waits atomic.Uint64 // calls that had to wait
-	mu    sync.Mutex
-	m     map[string]*addrSem
+	max    int
+	waits  atomic.Uint64 // calls that had to wait
+	shards [addrShards]addrShard
+}
+
+const addrShards = 32
+
+type addrShard struct {
+	mu sync.Mutex
+	m  map[string]*addrSem
+	_  [40]byte // shards on their own cache lines
 }
 
 type addrSem struct {
@@ -207,19 +216,36 @@ type addrSem struct {
 	users int // calls holding or waiting for a slot
 }
 
+func newAddrSlots(max int) *addrSlots {
+	a := &addrSlots{max: max}
+	for i := range a.shards {
+		a.shards[i].m = make(map[string]*addrSem)
+	}
+	return a
+}
+
+func (a *addrSlots) shard(addr string) *addrShard {
+	h := uint32(2166136261) // FNV-1a
+	for i := 0; i < len(addr); i++ {
+		h = (h ^ uint32(addr[i])) * 16777619
+	}
+	return &a.shards[h%addrShards]
+}
+
 // acquire waits for a slot of addr (or ctx) and returns its release.
 func (a *addrSlots) acquire(ctx context.Context, addr string) (release func(), err error) {
-	a.mu.Lock()
-	s := a.m[addr]
+	sh := a.shard(addr)
+	sh.mu.Lock()
+	s := sh.m[addr]
 	if s == nil {
 		s = &addrSem{slots: make(chan struct{}, a.max)}
-		a.m[addr] = s
+		sh.m[addr] = s
 	}
 	s.users++
-	a.mu.Unlock()
+	sh.mu.Unlock()
 	release = func() {
 		<-s.slots
-		a.leave(addr, s)
+		sh.leave(addr, s)
 	}
 	select {
 	case s.slots <- struct{}{}:
@@ -231,15 +257,15 @@ func (a *addrSlots) acquire(ctx context.Context, addr string) (release func(), e
 	case s.slots <- struct{}{}:
 		return release, nil
 	case <-ctx.Done():
-		a.leave(addr, s)
+		sh.leave(addr, s)
 		return nil, ctx.Err()
 	}
 }
 
-func (a *addrSlots) leave(addr string, s *addrSem) {
-	a.mu.Lock()
+func (sh *addrShard) leave(addr string, s *addrSem) {
+	sh.mu.Lock()
 	if s.users--; s.users == 0 {
-		delete(a.m, addr)
+		delete(sh.m, addr)
 	}
-	a.mu.Unlock()
+	sh.mu.Unlock()
 }

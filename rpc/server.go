@@ -104,7 +104,7 @@ func NewServer(cfg Config, log zerolog.Logger) (*Server, error) {
 		newConns:  make(map[net.Conn]struct{}),
 		openConns: make(map[net.Conn]struct{}),
 		conns:     newConnLimits(cfg),
-		calls:     &addrSlots{max: cfg.MaxCallsPerIP, m: make(map[string]*addrSem)},
+		calls:     newAddrSlots(cfg.MaxCallsPerIP),
 		output:    &outputBudget{limit: cfg.MaxQueuedOutput},
 	}
 	s.stopCtx, s.stopCancel = context.WithCancel(context.Background())
@@ -155,8 +155,11 @@ func (s *Server) RegisterLimited(method string, l *Limiter, h Handler) {
 // runs on the goroutine executing the message instead of one of its own,
 // which saves a goroutine, a channel and two switches per call. The
 // deadline is not enforced on it (the call is answered when h returns),
-// so h must be that cheap. Limits, the call log and metrics treat it as
-// any method.
+// so h must be that cheap. The call log and metrics treat it as any
+// method; a single (non-batch) inline call also skips the request's
+// timeout timer and the per-address slot (Config.MaxCallsPerIP), which
+// cost more than it does: its concurrency is bounded by the address's
+// connections.
 func (s *Server) RegisterInline(method string, h Handler) {
 	s.Register(method, h)
 	s.mu.Lock()
@@ -492,6 +495,11 @@ func (s *Server) handleMessage(parent context.Context, body []byte, ss *session)
 		s.logCall(ss, "", 0, msgErr)
 		return encodeError(nil, msgErr)
 	}
+	if !batch && s.isInline(reqs[0]) {
+		// An inline method answers at once from memory: no timeout timer
+		// and no per-address slot (the floor of every request's cost).
+		return s.execute(context.WithValue(parent, sessionKey{}, ss), reqs[0], ss, func() {}, nil)
+	}
 	ctx, cancel := context.WithTimeout(context.WithValue(parent, sessionKey{}, ss), s.cfg.RequestTimeout)
 	defer cancel()
 	if !batch {
@@ -674,6 +682,16 @@ func (s *Server) admit(ctx context.Context, r *request, ss *session) (release fu
 	return release, nil
 }
 
+// isInline reports whether r is a valid call of a method registered inline
+// (RegisterInline).
+func (s *Server) isInline(r *request) bool {
+	if r.err != nil || r.method == MethodSubscribe || r.method == MethodUnsubscribe {
+		return false
+	}
+	h, _, inline, _ := s.lookup(r.method)
+	return h != nil && inline
+}
+
 // refuse answers r with err (nil for a notification).
 func (s *Server) refuse(r *request, ss *session, err *Error) []byte {
 	s.logCall(ss, r.method, 0, err)
@@ -832,42 +850,30 @@ func (s *Server) run(ctx context.Context, h Handler, r *request, mapper func(err
 }
 
 // tracker counts running activities and lets Stop wait until none is left.
+// Every request adds and leaves, so it takes no lock: an atomic count,
+// which wait (once, at Stop) polls.
 type tracker struct {
-	mu   sync.Mutex
-	n    int
-	idle chan struct{} // closed while n == 0
+	n atomic.Int64
 }
 
-func (t *tracker) add() {
-	t.mu.Lock()
-	if t.n == 0 {
-		t.idle = make(chan struct{})
-	}
-	t.n++
-	t.mu.Unlock()
-}
+func (t *tracker) add()  { t.n.Add(1) }
+func (t *tracker) done() { t.n.Add(-1) }
 
-func (t *tracker) done() {
-	t.mu.Lock()
-	t.n--
-	if t.n == 0 {
-		close(t.idle)
-	}
-	t.mu.Unlock()
-}
+// trackerPoll is how often wait looks at the count.
+const trackerPoll = 2 * time.Millisecond
 
 func (t *tracker) wait(ctx context.Context) error {
-	t.mu.Lock()
-	if t.n == 0 {
-		t.mu.Unlock()
+	if t.n.Load() == 0 {
 		return nil
 	}
-	ch := t.idle
-	t.mu.Unlock()
-	select {
-	case <-ch:
-		return t.wait(ctx)
-	case <-ctx.Done():
-		return ctx.Err()
+	tick := time.NewTicker(trackerPoll)
+	defer tick.Stop()
+	for t.n.Load() > 0 {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
+	return nil
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -70,19 +71,19 @@ func decodeAccount(v []byte) (*Account, error) {
 		return nil, nil
 	}
 	if len(v) < 3 || v[0] != accountEncodingV1 {
-		return nil, fmt.Errorf("%w: account value %x", ErrCorrupt, v)
+		return nil, fmt.Errorf("%w: account value %s", ErrCorrupt, hex.EncodeToString(v))
 	}
 	nonce, n := readUvarint(v[1:])
 	if n <= 0 {
-		return nil, fmt.Errorf("%w: account nonce in %x", ErrCorrupt, v)
+		return nil, fmt.Errorf("%w: account nonce in %s", ErrCorrupt, hex.EncodeToString(v))
 	}
 	rest := v[1+n:]
 	if len(rest) < 1 || int(rest[0]) > 32 || len(rest) < 1+int(rest[0]) {
-		return nil, fmt.Errorf("%w: account balance in %x", ErrCorrupt, v)
+		return nil, fmt.Errorf("%w: account balance in %s", ErrCorrupt, hex.EncodeToString(v))
 	}
 	bl := int(rest[0])
 	if bl > 0 && rest[1] == 0 {
-		return nil, fmt.Errorf("%w: account balance has leading zero in %x", ErrCorrupt, v)
+		return nil, fmt.Errorf("%w: account balance has leading zero in %s", ErrCorrupt, hex.EncodeToString(v))
 	}
 	acc := &Account{Nonce: nonce, Balance: new(uint256.Int).SetBytes(rest[1 : 1+bl]), CodeHash: types.EmptyCodeHash}
 	rest = rest[1+bl:]
@@ -91,10 +92,10 @@ func decodeAccount(v []byte) (*Account, error) {
 	case common.HashLength:
 		copy(acc.CodeHash[:], rest)
 		if acc.CodeHash == types.EmptyCodeHash || acc.CodeHash == (common.Hash{}) {
-			return nil, fmt.Errorf("%w: explicit empty code hash in %x", ErrCorrupt, v)
+			return nil, fmt.Errorf("%w: explicit empty code hash in %s", ErrCorrupt, hex.EncodeToString(v))
 		}
 	default:
-		return nil, fmt.Errorf("%w: account code hash in %x", ErrCorrupt, v)
+		return nil, fmt.Errorf("%w: account code hash in %s", ErrCorrupt, hex.EncodeToString(v))
 	}
 	return acc, nil
 }

@@ -21,7 +21,8 @@ var _ StateReader = (*stateReader)(nil)
 // deleted.
 func (s *stateReader) Account(addr common.Address) (*Account, error) {
 	key := accountKey(addr, s.height)
-	val, err := s.read(key, accountEntityLen, absentAccount)
+	var buf [readBufLen]byte
+	val, err := s.read(buf[:0], key, accountEntityLen, absentAccount)
 	if err != nil {
 		return nil, fmt.Errorf("account %s at %d: %w", addr, s.height, err)
 	}
@@ -34,7 +35,8 @@ func (s *stateReader) Account(addr common.Address) (*Account, error) {
 
 // Storage returns the slot value at the reader's height (zero if never set).
 func (s *stateReader) Storage(addr common.Address, slot common.Hash) (common.Hash, error) {
-	val, err := s.read(storageKey(addr, slot, s.height), storageEntityLen, nil)
+	var buf [readBufLen]byte
+	val, err := s.read(buf[:0], storageKey(addr, slot, s.height), storageEntityLen, nil)
 	var h common.Hash
 	if err == nil {
 		h, err = decodeValue(val)
@@ -45,6 +47,10 @@ func (s *stateReader) Storage(addr common.Address, slot common.Hash) (common.Has
 	return h, nil
 }
 
+// readBufLen is the stack buffer a point read hands the state cache: a
+// cache entry's header and an account's encoding or a slot's value fit.
+const readBufLen = 128
+
 // absentAccount is the stored form of an absent account (as deleted).
 var absentAccount = []byte{deletedMarker}
 
@@ -53,14 +59,15 @@ var absentAccount = []byte{deletedMarker}
 // cache when it holds it for this view and height, else from Pebble (one
 // seek), filling the cache when the read is at the view's latest block.
 // Below the view's latest block a miss goes to the past cache
-// (pastcache.go). The returned value must not be modified.
-func (s *stateReader) read(key []byte, entityLen int, absent []byte) ([]byte, error) {
+// (pastcache.go). A state-cache hit is appended to dst[:0] (the caller's
+// buffer). The returned value must not be modified.
+func (s *stateReader) read(dst, key []byte, entityLen int, absent []byte) ([]byte, error) {
 	if s.v.db.fork.Load() == nil {
-		return s.readLocal(key, entityLen, absent)
+		return s.readLocal(dst, key, entityLen, absent)
 	}
 	// A forked store: an entity without a local version at or below the
 	// height is read from the upstream at the fork block (fork.go).
-	val, err := s.readLocal(key, entityLen, forkMissing)
+	val, err := s.readLocal(dst, key, entityLen, forkMissing)
 	if err != nil || !isForkMissing(val) {
 		return val, err
 	}
@@ -70,9 +77,9 @@ func (s *stateReader) read(key []byte, entityLen int, absent []byte) ([]byte, er
 // readLocal is read from the store alone: absent for an entity without a
 // version at or below the height (forkMissing on a forked store, which is
 // never filled into the state cache).
-func (s *stateReader) readLocal(key []byte, entityLen int, absent []byte) ([]byte, error) {
+func (s *stateReader) readLocal(dst, key []byte, entityLen int, absent []byte) ([]byte, error) {
 	c, entity := s.v.db.state, key[:entityLen]
-	if val, ok := c.get(entity, s.v.epoch, s.v.latest, s.height); ok {
+	if val, ok := c.get(dst, entity, s.v.epoch, s.v.latest, s.height); ok {
 		if s.v.guard.isClosed() { // a closed view answers nothing
 			return nil, ErrClosed
 		}

@@ -69,8 +69,9 @@ func (c *stateCache) usable(epoch, latest uint64) bool {
 }
 
 // get returns the cached value of entity at height for a view at (epoch,
-// latest), or ok=false.
-func (c *stateCache) get(entity []byte, epoch, latest, height uint64) (val []byte, ok bool) {
+// latest), or ok=false. The entry is appended to dst[:0] (a caller's
+// buffer, so a hit need not allocate).
+func (c *stateCache) get(dst, entity []byte, epoch, latest, height uint64) (val []byte, ok bool) {
 	if c.fc == nil {
 		return nil, false
 	}
@@ -78,7 +79,7 @@ func (c *stateCache) get(entity []byte, epoch, latest, height uint64) (val []byt
 		c.misses.add(entity)
 		return nil, false
 	}
-	buf := c.fc.Get(nil, entity)
+	buf := c.fc.Get(dst, entity)
 	if len(buf) < cacheHeaderLen || binary.BigEndian.Uint64(buf) != epoch || binary.BigEndian.Uint64(buf[8:]) > height {
 		c.misses.add(entity)
 		return nil, false

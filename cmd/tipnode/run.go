@@ -74,7 +74,10 @@ type NodeFlags struct {
 	// automatic, negative = none); heapCaches (not a flag: set from the
 	// store flags) is what the store's caches hold on the Go heap.
 	MemoryLimitMiB int64
-	heapCaches     int64
+	// GCPercent is the garbage collector's target (--memory.gcpercent;
+	// 0 = GOGC as the environment sets it).
+	GCPercent  int
+	heapCaches int64
 	JSTracers      bool
 	// Profile is the Go profiles' listener (--pprof.*).
 	Profile ProfileConfig
@@ -168,6 +171,7 @@ func (f *NodeFlags) register(fs *flag.FlagSet, dev bool) {
 	fs.IntVar(&f.MaxCallsPerIP, "rpc.maxcallsperip", rpc.DefaultMaxCallsPerIP, "calls (batch elements included) one client address runs at once; more wait their turn (EVM executions have their own limit)")
 	fs.IntVar(&f.EVMConcurrency, "rpc.evmconcurrency", 0, "eth_call / eth_estimateGas / eth_createAccessList / eth_simulateV1 / eth_callBundle / debug_trace* executions running at once (0 = every CPU, half of them with --sequencer or on `tipnode dev`)")
 	fs.Int64Var(&f.MemoryLimitMiB, "memory.limit", 0, "Go soft memory limit in MiB: the garbage collector works harder near it and freed memory goes back to the system (0 = --cache.state + 1024, -1 = none)")
+	fs.IntVar(&f.GCPercent, "memory.gcpercent", defaultGCPercent, "Go garbage collector target: the heap may grow this % over the live data before a collection (debug.SetGCPercent; Go's default is 100; 0 = leave GOGC as the environment sets it). Higher spends less CPU on collections per request and more memory, bounded by --memory.limit")
 	fs.IntVar(&f.EVMQueue, "rpc.evmqueue", api.ExecutionQueue, "executions waiting for a slot; more are refused with -32005")
 	fs.DurationVar(&f.EVMWait, "rpc.evmwait", api.ExecutionWait, "longest wait of an execution for a slot before -32005")
 	fs.DurationVar(&f.TxSyncTimeout, "rpc.txsync.defaulttimeout", api.TxSyncTimeout, "eth_sendRawTransactionSync: wait for the receipt when the call gives no (valid) timeout")
@@ -399,6 +403,12 @@ func serveUntilDone(ctx context.Context, nf NodeFlags, keys []*ecdsa.PrivateKey,
 		return err
 	}
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(limit))
+	if nf.GCPercent < 0 {
+		return fmt.Errorf("--memory.gcpercent %d: want 0 (GOGC from the environment) or more", nf.GCPercent)
+	}
+	if nf.GCPercent > 0 {
+		defer debug.SetGCPercent(debug.SetGCPercent(nf.GCPercent))
+	}
 	if limit != math.MaxInt64 {
 		log.Info().Int64("limitMiB", limit>>20).Msg("Go soft memory limit")
 	}
