@@ -78,7 +78,7 @@ type NodeFlags struct {
 	// 0 = GOGC as the environment sets it).
 	GCPercent  int
 	heapCaches int64
-	JSTracers      bool
+	JSTracers  bool
 	// Profile is the Go profiles' listener (--pprof.*).
 	Profile ProfileConfig
 
