@@ -124,6 +124,7 @@ func (b *Builder) open(head *chain.Head, view store.View, parentSnap *Snapshot, 
 	n := len(b.txs)
 	b.snap = &Snapshot{
 		roots:      new(roots),
+		block:      new(blockRoots), // this block's snapshots extend these lists
 		head:       head,
 		anchor:     anchor,
 		anchorHash: anchorHash,
@@ -335,6 +336,7 @@ func (b *Builder) cut(now time.Time, index uint64) *Snapshot {
 	n := len(b.txs)
 	b.snap = &Snapshot{
 		roots:      new(roots),
+		block:      b.snap.block, // txs and receipts extend the previous cut's
 		head:       b.snap.head,
 		anchor:     b.snap.anchor,
 		anchorHash: b.snap.anchorHash,

@@ -1,14 +1,18 @@
 package pending
 
 import (
+	"fmt"
 	"math/big"
 	"math/rand/v2"
+	"slices"
+	"sync"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
+	"github.com/ethereum/go-ethereum/trie"
 
 	"github.com/tipnode/tipnode/store/xtypes"
 )
@@ -103,8 +107,166 @@ func BenchmarkSnapshotRoots(b *testing.B) {
 	}
 }
 
-// nextTestSnapshot is what Builder.cut makes of the next n items of a
-// block's lists (prev nil: the block's first snapshot).
+// nextTestSnapshot is what Builder.cut makes of the first n items of a
+// block's lists after prev (nil: what Builder.open makes).
 func nextTestSnapshot(prev *Snapshot, txs xtypes.Txs, receipts xtypes.Receipts, n int) *Snapshot {
-	return &Snapshot{roots: new(roots), txs: txs[:n:n], receipts: receipts[:n:n]}
+	block := new(blockRoots)
+	if prev != nil {
+		block = prev.block
+	}
+	return &Snapshot{roots: new(roots), block: block, txs: txs[:n:n], receipts: receipts[:n:n]}
+}
+
+// checkRoots compares s's roots with go-ethereum's DeriveSha over its
+// lists.
+func checkRoots(t *testing.T, s *Snapshot, what string) {
+	t.Helper()
+	if got, want := s.TxRoot(), types.DeriveSha(s.txs, trie.NewStackTrie(nil)); got != want {
+		t.Fatalf("%s: %d transactions: root %s, DeriveSha %s", what, len(s.txs), got.Hex(), want.Hex())
+	}
+	if got, want := s.ReceiptsRoot(), types.DeriveSha(s.receipts, trie.NewStackTrie(nil)); got != want {
+		t.Fatalf("%s: %d receipts: root %s, DeriveSha %s", what, len(s.receipts), got.Hex(), want.Hex())
+	}
+}
+
+// The incremental roots of successive snapshots of one block equal
+// DeriveSha's at every step: appends of 0..300 items, lengths landing on
+// and crossing 0, 127/128 (the key's RLP grows from one byte to two) and
+// 255/256 (two to three), with OP deposits and deposit receipts of every
+// encoding. Each snapshot is asked once its successor exists too (an
+// older snapshot asked late is derived afresh).
+func TestSnapshotRootsIncremental(t *testing.T) {
+	const max = 800
+	for _, deposits := range []bool{false, true} {
+		txs, receipts := rootsFixture(t, max, deposits, 3)
+		cases := []struct {
+			name    string
+			lengths []int
+		}{
+			{"one by one", append(seq(0, 135), seq(250, 262)...)},
+			{"boundaries", []int{0, 0, 1, 2, 126, 127, 128, 129, 254, 255, 256, 257, 300}},
+			{"jumps over the boundaries", []int{0, 127, 255, 256, 556, 557}},
+			{"from inside", []int{1, 128, 256, 512}},
+			{"first holds 0 and 1", []int{2, 128, 129, 256, 258}},
+			{"over 127 at once", []int{100, 200, 300}},
+			{"all at once", []int{max}},
+		}
+		for seed := uint64(0); seed < 4; seed++ {
+			r := rand.New(rand.NewPCG(seed, 11))
+			lengths, limit := []int{r.IntN(3)}, max
+			for {
+				next := lengths[len(lengths)-1] + r.IntN(301)
+				if seed%2 == 1 {
+					next, limit = lengths[len(lengths)-1]+r.IntN(40), 300 // small steps: more of them
+				}
+				if next > limit {
+					break
+				}
+				lengths = append(lengths, next)
+			}
+			cases = append(cases, struct {
+				name    string
+				lengths []int
+			}{fmt.Sprintf("random %d", seed), lengths})
+		}
+		for _, c := range cases {
+			t.Run(fmt.Sprintf("%s/deposits=%v", c.name, deposits), func(t *testing.T) {
+				var prev *Snapshot
+				for step, n := range c.lengths {
+					s := nextTestSnapshot(prev, txs, receipts, n)
+					checkRoots(t, s, fmt.Sprintf("step %d", step))
+					if prev != nil {
+						late := *prev
+						late.roots = new(roots)
+						checkRoots(t, &late, fmt.Sprintf("step %d, the previous snapshot asked late", step))
+					}
+					prev = s
+				}
+			})
+		}
+	}
+}
+
+func seq(from, to int) []int {
+	out := make([]int, 0, to-from+1)
+	for i := from; i <= to; i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
+// A snapshot whose lists do not extend what the block's trie holds (other
+// items at an index, a shorter list) is derived afresh, and the trie stays
+// right for the snapshots that do extend it.
+func TestSnapshotRootsForeignPrefix(t *testing.T) {
+	txs, receipts := rootsFixture(t, 300, true, 5)
+	otherTxs, otherReceipts := rootsFixture(t, 300, true, 6)
+	s := nextTestSnapshot(nil, txs, receipts, 140)
+	checkRoots(t, s, "first")
+	for _, c := range []struct {
+		name     string
+		txs      xtypes.Txs
+		receipts xtypes.Receipts
+	}{
+		{"one item replaced", spliced(txs, otherTxs, 200, 3), spliced(receipts, otherReceipts, 200, 3)},
+		{"last held item replaced", spliced(txs, otherTxs, 200, 139), spliced(receipts, otherReceipts, 200, 139)},
+		{"other block", otherTxs[:200], otherReceipts[:200]},
+		{"shorter", txs[:139], receipts[:139]},
+		{"empty", nil, nil},
+	} {
+		f := &Snapshot{roots: new(roots), block: s.block, txs: c.txs, receipts: c.receipts}
+		checkRoots(t, f, c.name)
+	}
+	for _, n := range []int{140, 141, 256, 300} {
+		checkRoots(t, nextTestSnapshot(s, txs, receipts, n), fmt.Sprintf("own list of %d after the foreign ones", n))
+	}
+}
+
+// spliced is a copy of the first n items of a with b's item at i.
+func spliced[E any](a, b []E, n, i int) []E {
+	out := slices.Clone(a[:n])
+	out[i] = b[i]
+	return out
+}
+
+// Readers ask the roots of a block's snapshots concurrently, in any order,
+// while later snapshots are cut (run with -race): every answer is
+// DeriveSha's.
+func TestSnapshotRootsConcurrent(t *testing.T) {
+	txs, receipts := rootsFixture(t, 400, true, 9)
+	var (
+		snaps []*Snapshot
+		prev  *Snapshot
+	)
+	for n := 0; n <= 400; n += 25 {
+		prev = nextTestSnapshot(prev, txs, receipts, n)
+		snaps = append(snaps, prev)
+	}
+	want := make([][2]common.Hash, len(snaps))
+	for i, s := range snaps {
+		want[i] = [2]common.Hash{types.DeriveSha(s.txs, trie.NewStackTrie(nil)), types.DeriveSha(s.receipts, trie.NewStackTrie(nil))}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 4*len(snaps))
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range snaps {
+				i := k
+				if g%2 == 1 {
+					i = len(snaps) - 1 - k // backwards: late askers
+				}
+				s := snaps[i]
+				if got := [2]common.Hash{s.TxRoot(), s.ReceiptsRoot()}; got != want[i] {
+					errs <- fmt.Sprintf("snapshot %d: roots %x, DeriveSha %x", i, got, want[i])
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
 }
