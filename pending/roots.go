@@ -56,9 +56,10 @@ type derivable[E comparable] interface {
 // lock, and leaves the trie as it was.
 type listRoot[E comparable, L derivable[E]] struct {
 	mu   sync.Mutex
-	tr   *trie.Trie // nil until the first use, or after a failed update
-	done L          // the items tr holds: one snapshot's list (shared, never written)
-	enc  bytes.Buffer
+	tr   *trie.Trie   // nil until the first use, or after a failed update
+	done L            // the items tr holds: one snapshot's list (shared, never written)
+	enc  bytes.Buffer // the new items' encodings, one after the other
+	ends []int        // where each ends in enc
 	key  []byte
 }
 
@@ -87,17 +88,24 @@ func (r *listRoot[E, L]) extend(list L) (h common.Hash, ok bool) {
 	if r.tr == nil {
 		r.tr = trie.NewEmpty(nil)
 	}
+	// The trie keeps the values (it copies the keys): the new items'
+	// encodings go to one fresh slab, never written after.
+	r.enc.Reset()
+	r.ends = r.ends[:0]
 	for i := n; i < len(list); i++ {
-		r.enc.Reset()
 		list.EncodeIndex(i, &r.enc)
-		r.key = rlp.AppendUint64(r.key[:0], uint64(i))
-		// The trie keeps the value (it copies the key): a copy each.
-		if err := r.tr.Update(r.key, bytes.Clone(r.enc.Bytes())); err != nil {
+		r.ends = append(r.ends, r.enc.Len())
+	}
+	slab, start := bytes.Clone(r.enc.Bytes()), 0
+	for j, end := range r.ends {
+		r.key = rlp.AppendUint64(r.key[:0], uint64(n+j))
+		if err := r.tr.Update(r.key, slab[start:end:end]); err != nil {
 			// Not expected of a trie without a database; its content is
 			// unknown now: start over at the next call.
 			r.tr, r.done = nil, nil
 			return common.Hash{}, false
 		}
+		start = end
 	}
 	r.done = list
 	return r.tr.Hash(), true
