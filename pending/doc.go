@@ -99,9 +99,10 @@
 //     subscribers are told. Snapshots are thus published only after the
 //     head that holds their anchor.
 //   - Seal: BlockProcessor.Finish (no withdrawals, EIP-7002/7251 requests),
-//     header totals, xtypes.NewBlock, then ONE store write (block, receipts,
-//     the state diff, tags latest/safe/finalized: the sequencer's blocks
-//     are final). The rebase re-executes nothing. Empty blocks are sealed
+//     header totals, xtypes.NewBlockWithRoots (the transactions and
+//     receipts roots from the block's incremental tries, below), then ONE
+//     store write (block, receipts, the state diff, tags
+//     latest/safe/finalized: the sequencer's blocks are final). The rebase re-executes nothing. Empty blocks are sealed
 //     on time too; an interval without new transactions publishes nothing.
 //   - Durability: a pre-confirmation is a promise. Before the Sequencer
 //     publishes a snapshot it journals what the snapshot adds (the pending
@@ -128,7 +129,7 @@
 //     types.DeriveSha keys it; a later snapshot extends it, under its
 //     mutex, by the items it adds, and its Hash rehashes only the changed
 //     paths: a swap's roots cost its new transactions, not the whole block
-//     (BenchmarkSnapshotRoots). A list that does not extend the trie's (an
+//     (BenchmarkSnapshotRoots), and so do the sealed block's (Seal). A list that does not extend the trie's (an
 //     older snapshot asked after a newer one; items not identical to the
 //     ones hashed) is derived afresh with DeriveSha, outside the lock, and
 //     leaves the trie alone. Roots always equal DeriveSha's over the
