@@ -124,6 +124,7 @@ func (b *Builder) open(head *chain.Head, view store.View, parentSnap *Snapshot, 
 	n := len(b.txs)
 	b.snap = &Snapshot{
 		roots:      new(roots),
+		block:      new(blockRoots), // this block's snapshots extend these lists
 		head:       head,
 		anchor:     anchor,
 		anchorHash: anchorHash,
@@ -335,6 +336,7 @@ func (b *Builder) cut(now time.Time, index uint64) *Snapshot {
 	n := len(b.txs)
 	b.snap = &Snapshot{
 		roots:      new(roots),
+		block:      b.snap.block, // txs and receipts extend the previous cut's
 		head:       b.snap.head,
 		anchor:     b.snap.anchor,
 		anchorHash: b.snap.anchorHash,
@@ -396,7 +398,7 @@ func (b *Builder) Seal() (*Sealed, error) {
 		header.RequestsHash = &rh
 	}
 	receipts := b.proc.Receipts()
-	block := xtypes.NewBlock(header, &xtypes.Body{Transactions: b.txs, Withdrawals: withdrawals}, receipts, nil)
+	block := xtypes.NewBlockWithRoots(header, &xtypes.Body{Transactions: b.txs, Withdrawals: withdrawals}, receipts, b.roots(receipts))
 	// What the chain's rules derive from the block's final state (an OP
 	// block's withdrawals root from Isthmus).
 	final := block.Header()
@@ -412,6 +414,22 @@ func (b *Builder) Seal() (*Sealed, error) {
 		Block:    block,
 		Receipts: finalReceipts(receipts, block),
 	}, nil
+}
+
+// roots derives the open block's transactions and receipts roots (with
+// receipts, its processor's), from what its snapshots derived so far: a
+// seal costs the transactions added since the last root asked, not the
+// whole block (DeriveSha when the lists do not extend the tries').
+func (b *Builder) roots(receipts xtypes.Receipts) xtypes.Roots {
+	var (
+		tr *listRoot[xtypes.Tx, xtypes.Txs]
+		rr *listRoot[*xtypes.Receipt, xtypes.Receipts]
+	)
+	if b.snap != nil && b.snap.block != nil {
+		tr, rr = &b.snap.block.txs, &b.snap.block.receipts
+	}
+	n := len(b.txs)
+	return xtypes.Roots{Tx: tr.root(b.txs[:n:n]), Receipts: rr.root(receipts)}
 }
 
 // finalReceipts copies the pending receipts (which published snapshots

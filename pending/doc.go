@@ -99,9 +99,10 @@
 //     subscribers are told. Snapshots are thus published only after the
 //     head that holds their anchor.
 //   - Seal: BlockProcessor.Finish (no withdrawals, EIP-7002/7251 requests),
-//     header totals, xtypes.NewBlock, then ONE store write (block, receipts,
-//     the state diff, tags latest/safe/finalized: the sequencer's blocks
-//     are final). The rebase re-executes nothing. Empty blocks are sealed
+//     header totals, xtypes.NewBlockWithRoots (the transactions and
+//     receipts roots from the block's incremental tries, below), then ONE
+//     store write (block, receipts, the state diff, tags
+//     latest/safe/finalized: the sequencer's blocks are final). The rebase re-executes nothing. Empty blocks are sealed
 //     on time too; an interval without new transactions publishes nothing.
 //   - Durability: a pre-confirmation is a promise. Before the Sequencer
 //     publishes a snapshot it journals what the snapshot adds (the pending
@@ -119,6 +120,22 @@
 //     blocks its goroutine in a syscall, which on a single P (GOMAXPROCS
 //     1) would hold every reader until it returns: chain.Writer lends the
 //     runtime a second P for each of its jobs (BenchmarkSwapReaderDelay).
+//   - Transactions and receipts roots (roots.go): a snapshot derives its
+//     TxRoot and ReceiptsRoot on first use, once (sync.Once), whoever asks
+//     (the stream encoder at every pre-confirmation, a pending-block read,
+//     a replica's check). The Builder's snapshots of one block share, per
+//     list, an in-memory go-ethereum trie (trie.Trie, no database) holding
+//     the longest prefix of the block's list asked so far, keyed rlp(i) as
+//     types.DeriveSha keys it; a later snapshot extends it, under its
+//     mutex, by the items it adds, and its Hash rehashes only the changed
+//     paths: a swap's roots cost its new transactions, not the whole block
+//     (BenchmarkSnapshotRoots), and so do the sealed block's (Seal). A list that does not extend the trie's (an
+//     older snapshot asked after a newer one; items not identical to the
+//     ones hashed) is derived afresh with DeriveSha, outside the lock, and
+//     leaves the trie alone. Roots always equal DeriveSha's over the
+//     snapshot's lists (TestSnapshotRootsIncremental). Rebased copies share
+//     their original's memo and trie; a new block (Open, OpenOn: also every
+//     rebuild, rebase after a seal, unwind) starts a new trie.
 //   - State roots: tipnode keeps flat state and does not compute Merkle
 //     roots for the blocks it seals; their Root is the zero hash.
 //   - The parent beacon root of dev blocks is derived

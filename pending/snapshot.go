@@ -1,12 +1,10 @@
 package pending
 
 import (
-	"sync"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/ethereum/go-ethereum/trie"
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/store/xtypes"
@@ -38,22 +36,21 @@ type Snapshot struct {
 	newFrom    int       // txs[newFrom:] were pre-confirmed by this snapshot
 	created    time.Time // when it was published (sequencer clock)
 	roots      *roots    // derived on first use; copies with the same txs and receipts share it
-}
-
-// roots memoizes a snapshot's transactions and receipts roots: derived on
-// demand (building a snapshot stays proportional to its new diff), once
-// per snapshot however many readers, replica checks and stream encodings
-// ask.
-type roots struct {
-	txOnce, receiptsOnce sync.Once
-	tx, receipts         common.Hash
+	// block carries the roots' derivation from one snapshot of the block to
+	// the next (the Builder's snapshots of one block share it); nil:
+	// derived afresh.
+	block *blockRoots
 }
 
 // TxRoot is the root of the snapshot's transactions (the pending block's
 // TxHash as of this snapshot).
 func (s *Snapshot) TxRoot() common.Hash {
 	s.roots.txOnce.Do(func() {
-		s.roots.tx = types.DeriveSha(s.txs, trie.NewStackTrie(nil))
+		var r *listRoot[xtypes.Tx, xtypes.Txs]
+		if s.block != nil {
+			r = &s.block.txs
+		}
+		s.roots.tx = r.root(s.txs)
 	})
 	return s.roots.tx
 }
@@ -63,7 +60,11 @@ func (s *Snapshot) TxRoot() common.Hash {
 // these transactions).
 func (s *Snapshot) ReceiptsRoot() common.Hash {
 	s.roots.receiptsOnce.Do(func() {
-		s.roots.receipts = types.DeriveSha(s.receipts, trie.NewStackTrie(nil))
+		var r *listRoot[*xtypes.Receipt, xtypes.Receipts]
+		if s.block != nil {
+			r = &s.block.receipts
+		}
+		s.roots.receipts = r.root(s.receipts)
 	})
 	return s.roots.receipts
 }

@@ -75,8 +75,10 @@ func readerDelays(stop <-chan struct{}, out chan<- []time.Duration, period, work
 // With one P, a goroutine blocked in a syscall keeps the P until the
 // syscall returns or sysmon retakes it (sysmon sleeps up to 10 ms when
 // idle): the pre-confirmation journal's fsync (Pebble's WAL sync), not the
-// interval's CPU work (about 0.3 ms for 20 transactions, 0.5 ms for the
-// stream's encoding), is what holds the reader. With two Ps the reader
+// interval's CPU work (about 0.3 ms for 20 transactions; the stream's
+// encoding was 0.5 ms more, mostly the receipts root over the whole block,
+// before the roots were derived incrementally: BenchmarkSnapshotRoots), is
+// what holds the reader. With two Ps the reader
 // runs during the fsync.
 func BenchmarkSwapReaderDelay(b *testing.B) {
 	for _, c := range []struct {

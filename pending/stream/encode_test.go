@@ -88,6 +88,10 @@ func TestEncodeMatchesSealedBlock(t *testing.T) {
 		block := chaintest.CanonicalBlock(t, n.DB, num)
 		h := block.Header()
 		receipts := sealedReceipts(t, n, block)
+		// The sealed roots (the Builder's, derived incrementally) are DeriveSha's.
+		if h.TxHash != types.DeriveSha(block.Transactions(), trie.NewStackTrie(nil)) || h.ReceiptHash != types.DeriveSha(receipts, trie.NewStackTrie(nil)) {
+			t.Fatalf("block %d: sealed roots %s %s differ from DeriveSha's", num, h.TxHash.Hex(), h.ReceiptHash.Hex())
+		}
 		// Index 0: the block's context, no transactions, zero totals.
 		m0 := msgs[0]
 		if m0.Index != 0 || m0.Base == nil || len(m0.Diff.Transactions) != 0 || m0.Diff.GasUsed != 0 || m0.Diff.ReceiptsRoot != types.EmptyReceiptsHash {

@@ -58,23 +58,56 @@ func NewBlockWithHeader(h *types.Header) *Block {
 // computed from body and receipts, as types.NewBlock does. hasher derives
 // the roots (nil: a fresh trie.StackTrie).
 func NewBlock(header *types.Header, body *Body, receipts Receipts, hasher types.ListHasher) *Block {
+	return newBlock(header, body, receipts, hasher, nil)
+}
+
+// Roots are a block's transactions and receipts roots, derived by the
+// caller (NewBlockWithRoots).
+type Roots struct {
+	Tx, Receipts common.Hash
+}
+
+// NewBlockWithRoots is NewBlock with the transactions and receipts roots
+// given instead of derived: they must be types.DeriveSha's over
+// body.Transactions and receipts (a pending block's, derived
+// incrementally while it was built). Empty lists get the empty roots
+// whatever roots says, as in NewBlock.
+func NewBlockWithRoots(header *types.Header, body *Body, receipts Receipts, roots Roots) *Block {
+	return newBlock(header, body, receipts, nil, &roots)
+}
+
+// newBlock is NewBlock, with the roots of roots when it is not nil;
+// hasher (nil: a fresh trie.StackTrie, made when needed) derives the
+// others.
+func newBlock(header *types.Header, body *Body, receipts Receipts, hasher types.ListHasher, roots *Roots) *Block {
 	if body == nil {
 		body = &Body{}
 	}
 	b := NewBlockWithHeader(header)
-	if hasher == nil {
-		hasher = trie.NewStackTrie(nil)
+	derive := func(list types.DerivableList) common.Hash {
+		if hasher == nil {
+			hasher = trie.NewStackTrie(nil)
+		}
+		return types.DeriveSha(list, hasher)
 	}
 	if len(body.Transactions) == 0 {
 		b.header.TxHash = types.EmptyTxsHash
 	} else {
-		b.header.TxHash = types.DeriveSha(body.Transactions, hasher)
+		if roots != nil {
+			b.header.TxHash = roots.Tx
+		} else {
+			b.header.TxHash = derive(body.Transactions)
+		}
 		b.transactions = slices.Clone(body.Transactions)
 	}
 	if len(receipts) == 0 {
 		b.header.ReceiptHash = types.EmptyReceiptsHash
 	} else {
-		b.header.ReceiptHash = types.DeriveSha(receipts, hasher)
+		if roots != nil {
+			b.header.ReceiptHash = roots.Receipts
+		} else {
+			b.header.ReceiptHash = derive(receipts)
+		}
 		b.header.Bloom = receipts.Bloom()
 	}
 	if len(body.Uncles) == 0 {
@@ -93,7 +126,7 @@ func NewBlock(header *types.Header, body *Body, receipts Receipts, hasher types.
 		b.header.WithdrawalsHash = &types.EmptyWithdrawalsHash
 		b.withdrawals = types.Withdrawals{}
 	default:
-		h := types.DeriveSha(types.Withdrawals(body.Withdrawals), hasher)
+		h := derive(types.Withdrawals(body.Withdrawals))
 		b.header.WithdrawalsHash = &h
 		b.withdrawals = slices.Clone(body.Withdrawals)
 	}

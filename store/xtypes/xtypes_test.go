@@ -393,3 +393,39 @@ func TestReceiptJSON(t *testing.T) {
 		t.Fatal("a bad l1FeeScalar decoded")
 	}
 }
+
+// NewBlockWithRoots given DeriveSha's roots builds NewBlock's block; empty
+// lists get the empty roots whatever is given; other roots are taken as
+// given (not derived).
+func TestNewBlockWithRoots(t *testing.T) {
+	key, _ := crypto.GenerateKey()
+	signer := types.LatestSignerForChainID(big.NewInt(1))
+	to := common.Address{1}
+	var (
+		txs      xtypes.Txs
+		receipts xtypes.Receipts
+	)
+	for i := 0; i < 3; i++ {
+		tx := types.MustSignNewTx(key, signer, &types.DynamicFeeTx{ChainID: big.NewInt(1), Nonce: uint64(i), Gas: 21000, GasFeeCap: big.NewInt(1), To: &to})
+		txs = append(txs, tx)
+		r := &xtypes.Receipt{Receipt: types.Receipt{Type: tx.Type(), Status: 1, CumulativeGasUsed: 21000 * uint64(i+1),
+			Logs: []*types.Log{{Address: to, Topics: []common.Hash{{byte(i)}}}}}}
+		r.Bloom = types.CreateBloom(&r.Receipt)
+		receipts = append(receipts, r)
+	}
+	header := &types.Header{Number: big.NewInt(5), Difficulty: new(big.Int), GasLimit: 30_000_000, BaseFee: big.NewInt(1)}
+	body := &xtypes.Body{Transactions: txs, Withdrawals: []*types.Withdrawal{}}
+	want := xtypes.NewBlock(header, body, receipts, nil)
+	roots := xtypes.Roots{Tx: types.DeriveSha(txs, trie.NewStackTrie(nil)), Receipts: types.DeriveSha(receipts, trie.NewStackTrie(nil))}
+	got := xtypes.NewBlockWithRoots(header, body, receipts, roots)
+	if got.Hash() != want.Hash() || got.Header().Bloom != want.Header().Bloom || len(got.Transactions()) != 3 {
+		t.Fatalf("block %s, NewBlock's %s", got.Hash(), want.Hash())
+	}
+	bogus := xtypes.Roots{Tx: common.Hash{1}, Receipts: common.Hash{2}}
+	if h := xtypes.NewBlockWithRoots(header, body, receipts, bogus).Header(); h.TxHash != bogus.Tx || h.ReceiptHash != bogus.Receipts {
+		t.Fatalf("given roots not taken: %s %s", h.TxHash, h.ReceiptHash)
+	}
+	if h := xtypes.NewBlockWithRoots(header, nil, nil, bogus).Header(); h.TxHash != types.EmptyTxsHash || h.ReceiptHash != types.EmptyReceiptsHash {
+		t.Fatalf("empty block roots %s %s", h.TxHash, h.ReceiptHash)
+	}
+}
