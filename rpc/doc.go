@@ -100,7 +100,8 @@
 // answered with CodeTimeout and its eventual result discarded, so handlers
 // must honour ctx to free resources. Methods installed with RegisterInline
 // (constants, the in-memory head) run on the message's goroutine instead
-// and are answered when they return. Websocket message goroutines and
+// and are answered when they return; sent alone (not in a batch) they take
+// no timeout timer and no per-address slot either. Websocket message goroutines and
 // handler goroutines are kept for later work once done (workers.go, at
 // most 128 idle per Server, ended by Stop), so that a stack grown by a
 // deep call (the EVM) is not grown again, by copying, on every request.
@@ -188,7 +189,10 @@
 //     elements, and the join of a batch's answer, included) across its
 //     connections; more wait in arrival order within their deadline. The
 //     slot is taken before a batch element's goroutine starts and held
-//     until its handler returns.
+//     until its handler returns. A single inline call takes none. The
+//     addresses' semaphores are sharded (32 locks), so different clients
+//     share no lock; the server's count of running activities (for Stop)
+//     is atomic.
 //
 // Handler-level limits: a Limiter bounds the concurrent executions of a
 // class of methods with a queue and a wait deadline; RegisterLimited
