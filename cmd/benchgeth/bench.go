@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -76,12 +77,14 @@ type report struct {
 	Sequencer bool                 `json:"tipnodeSequencer"`
 	FeedRate  float64              `json:"tipnodeFeedRate"`
 	Nodes     map[string]nodeFacts `json:"nodes"`
+	// NodeOrder lists the nodes this run measured (--nodes).
+	NodeOrder []string `json:"nodeOrder,omitempty"`
 	Agreement map[string]string    `json:"agreement"`
 	Workloads []workloadResult     `json:"workloads"`
 }
 
-// nodeOrder is the order nodes appear in tables.
-var nodeOrder = []string{"geth", "tipnode"}
+// allNodes is the order nodes appear in tables.
+var allNodes = []string{"geth", "tipnode"}
 
 func run(ctx context.Context, o *options, log zerolog.Logger) error {
 	chainDir := filepath.Join(o.Cache, o.Chain.Name())
@@ -113,9 +116,12 @@ func run(ctx context.Context, o *options, log zerolog.Logger) error {
 	clientCPUs, _ := proc.ParseCPUList(o.ClientCPU)
 
 	runDir := filepath.Join(chainDir, "run")
+	nodeOrder := o.nodeList()
 	nodes := map[string]*node{
-		"geth":    {kind: gethKind(o.Geth), datadir: filepath.Join(runDir, "geth"), logDir: runDir},
 		"tipnode": {kind: tipnodeKind(o.Tipnode, o.Sequencer), datadir: filepath.Join(runDir, "tipnode"), logDir: runDir},
+	}
+	if slices.Contains(nodeOrder, "geth") {
+		nodes["geth"] = &node{kind: gethKind(o.Geth), datadir: filepath.Join(runDir, "geth"), logDir: runDir}
 	}
 	nodes["tipnode"].profile = o.Profile
 	defer func() {
@@ -152,12 +158,16 @@ func run(ctx context.Context, o *options, log zerolog.Logger) error {
 	rep := &report{
 		Started: time.Now(), Quick: o.Quick, Manifest: m, Load: o.Load, SatTime: o.SatTime, Rounds: o.Rounds,
 		ClientCPU: o.ClientCPU, ServerCPU: o.ServerCPU, Unpinned: o.Unpinned, Sequencer: o.Sequencer,
-		Nodes: map[string]nodeFacts{}, Agreement: map[string]string{},
+		Nodes: map[string]nodeFacts{}, Agreement: map[string]string{}, NodeOrder: nodeOrder,
 	}
 	if o.feeds() {
 		rep.FeedRate = o.FeedRate
 	}
 	for _, w := range workloads {
+		if nodes["geth"] == nil {
+			rep.Agreement[w.Name] = agreeSkipped
+			continue
+		}
 		rep.Agreement[w.Name] = agree(ctx, w, reqs[w.Name], nodes["geth"], nodes["tipnode"])
 		if rep.Agreement[w.Name] != agreeSame && rep.Agreement[w.Name] != agreeSkipped {
 			log.Warn().Str("workload", w.Name).Str("agreement", rep.Agreement[w.Name]).Msg("the nodes answer differently")
@@ -183,7 +193,7 @@ func run(ctx context.Context, o *options, log zerolog.Logger) error {
 	}
 	for i, w := range workloads {
 		order := nodeOrder
-		if i%2 == 1 { // alternate which node goes first
+		if i%2 == 1 && len(nodeOrder) == 2 { // alternate which node goes first
 			order = []string{nodeOrder[1], nodeOrder[0]}
 		}
 		var wf *feeder
@@ -314,7 +324,7 @@ func runWorkload(ctx context.Context, o *options, w chaingen.Workload, reqs, lat
 	// whatever else the machine does.
 	rounds := o.Rounds
 	orderOf := func(r int) []string {
-		if r%2 == 0 {
+		if r%2 == 0 || len(order) == 1 {
 			return order
 		}
 		return []string{order[1], order[0]}
@@ -485,6 +495,15 @@ func readLines(path string) ([][]byte, error) {
 		return nil, errors.New(path + ": no requests")
 	}
 	return out, nil
+}
+
+// nodeList is the nodes a report covers, in table order (every node for
+// results written before --nodes).
+func (r *report) nodeList() []string {
+	if len(r.NodeOrder) == 0 {
+		return allNodes
+	}
+	return r.NodeOrder
 }
 
 // readReport reads a results file an earlier run wrote.

@@ -59,6 +59,8 @@ type options struct {
 	// Compare is an earlier run's results file: tipnode's figures are
 	// compared with it (report.go, printCompare).
 	Compare string
+	// Nodes are the nodes to run (--nodes): both, or tipnode alone.
+	Nodes string
 }
 
 func parseFlags(args []string) (*options, error) {
@@ -97,6 +99,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.DurationVar(&o.SwapWindow, "swap-window", 20*time.Millisecond, "fed workloads: latencies of requests due this long after (or before) a snapshot swap are reported apart")
 	fs.DurationVar(&o.SettleMax, "settle-max", 10*time.Minute, "longest wait for a node to become idle after start-up")
 	fs.StringVar(&o.LogLevel, "log.level", "info", "log level")
+	fs.StringVar(&o.Nodes, "nodes", "geth,tipnode", "nodes to run: geth,tipnode or tipnode alone (a chain go-ethereum cannot load here; ratios then read \"-\", --compare still works)")
 	fs.StringVar(&o.Compare, "compare", "", "an earlier run's results JSON (printed at its end): add a table of tipnode's CPU per request, init, import, store and memory here vs there (e.g. the 10M-slot chain vs the 1M-slot one)")
 	fs.BoolVar(&o.Profile, "profile", false, "run tipnode with --pprof.addr and mutex/block sampling, and give every workload one more saturation run of tipnode that takes its CPU, mutex and block profiles (files under the run directory; lock and channel waits in a table)")
 	if err := fs.Parse(args); err != nil {
@@ -137,10 +140,19 @@ func (o *options) Validate() error {
 	if o.GenOnly {
 		return nil
 	}
-	if o.Geth == "" {
-		return errors.New("--geth is required (make bench-geth builds go-ethereum's cmd/geth v1.17.8)")
+	switch o.Nodes {
+	case "geth,tipnode", "tipnode,geth", "tipnode":
+	default:
+		return fmt.Errorf("--nodes %q: want geth,tipnode or tipnode", o.Nodes)
 	}
-	for _, b := range []string{o.Geth, o.Tipnode} {
+	bins := []string{o.Tipnode}
+	if o.Nodes != "tipnode" {
+		if o.Geth == "" {
+			return errors.New("--geth is required (make bench-geth builds go-ethereum's cmd/geth v1.17.8)")
+		}
+		bins = append(bins, o.Geth)
+	}
+	for _, b := range bins {
 		if _, err := os.Stat(b); err != nil {
 			return fmt.Errorf("binary %s: %w", b, err)
 		}
@@ -168,6 +180,14 @@ func (o *options) Validate() error {
 		}
 	}
 	return nil
+}
+
+// nodeList is the nodes to run, in table order.
+func (o *options) nodeList() []string {
+	if o.Nodes == "tipnode" {
+		return []string{"tipnode"}
+	}
+	return allNodes
 }
 
 // feeds reports whether tipnode's pending workloads are fed transactions.

@@ -37,7 +37,7 @@ func printReport(out io.Writer, rep *report, workloads []chaingen.Workload) {
 		if wr == nil {
 			continue
 		}
-		for _, name := range nodeOrder {
+		for _, name := range rep.nodeList() {
 			s, o := wr.Sat[name], wr.Open[name]
 			mark := ""
 			if s.ClientLoad > 0.9 {
@@ -63,7 +63,7 @@ func printReport(out io.Writer, rep *report, workloads []chaingen.Workload) {
 	fmt.Fprintf(out, "\n### Nodes\n\n")
 	tw = tabwriter.NewWriter(out, 0, 0, 1, ' ', tabwriter.AlignRight|tabwriter.Debug)
 	fmt.Fprintln(tw, "node\tinit s\timport s\timport Mgas/s\tstore MiB\tstartup s\tsettle s\tRSS at rest MiB\tidle CPU %\t")
-	for _, name := range nodeOrder {
+	for _, name := range rep.nodeList() {
 		f := rep.Nodes[name]
 		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.0f\t%.2f\t%.1f\t%.0f\t%.1f\t\n", name, f.Init.Seconds(), f.ImportOwn.Seconds(), f.ImportMgasPS,
 			float64(f.StoreBytes)/(1<<20), f.Startup.Seconds(), f.Settle.Seconds(), float64(f.RSSAtRest)/(1<<20), f.IdleCPU*100)
@@ -93,7 +93,7 @@ func printReport(out io.Writer, rep *report, workloads []chaingen.Workload) {
 	}
 	var fails []string
 	for _, wr := range rep.Workloads {
-		for _, name := range nodeOrder {
+		for _, name := range rep.nodeList() {
 			for phase, s := range map[string]summary{"saturation": wr.Sat[name], "open loop": wr.Open[name]} {
 				for k, v := range s.Failures {
 					fails = append(fails, fmt.Sprintf("  %s %s %s: %d x %s (%s)", wr.Name, name, phase, v.Count, k, v.Example))
