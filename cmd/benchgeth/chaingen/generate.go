@@ -9,16 +9,20 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/consensus/beacon"
 	"github.com/ethereum/go-ethereum/consensus/ethash"
 	"github.com/ethereum/go-ethereum/core"
+	"github.com/ethereum/go-ethereum/core/rawdb"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/ethdb/pebble"
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/ethereum/go-ethereum/rlp"
+	"github.com/ethereum/go-ethereum/triedb"
 	"github.com/rs/zerolog"
 )
 
@@ -54,25 +58,20 @@ func Generate(c Config, dir string, log zerolog.Logger) (*Manifest, error) {
 		return nil, err
 	}
 	start := time.Now()
-	genesis := BuildGenesis(c)
+	genesis := buildGenesis(c, log)
 	slots := 0
 	for _, a := range genesis.Alloc {
 		slots += len(a.Storage)
 	}
-	spec, err := json.Marshal(genesis)
-	if err != nil {
-		return nil, fmt.Errorf("encode genesis: %w", err)
-	}
+	log.Info().Int("slots", slots).Str("elapsed", since(start)).Msg("genesis built")
 	if err := writeFile(filepath.Join(dir, GenesisFile), func(w io.Writer) error {
-		_, err := w.Write(spec)
-		return err
+		return WriteGenesisJSON(w, genesis, log)
 	}); err != nil {
 		return nil, err
 	}
-	spec = nil
-	log.Info().Int("slots", slots).Str("elapsed", time.Since(start).Round(time.Millisecond).String()).Msg("genesis written")
+	log.Info().Int("slots", slots).Str("elapsed", since(start)).Msg("genesis written")
 
-	blocks, err := generateBlocks(c, genesis, log)
+	blocks, err := generateBlocks(c, genesis, dir, log)
 	if err != nil {
 		return nil, err
 	}
@@ -98,10 +97,38 @@ func Generate(c Config, dir string, log zerolog.Logger) (*Manifest, error) {
 	return m, nil
 }
 
-// generateBlocks runs go-ethereum's chain maker over the plan. A planned
-// transaction that fails makes the chain maker panic; that is turned into
-// an error.
-func generateBlocks(c Config, genesis *core.Genesis, log zerolog.Logger) (blocks []*types.Block, err error) {
+// generateBlocks commits the genesis into a temporary go-ethereum database
+// under dir (Pebble, hash-scheme tries, so every block's state stays
+// readable) and runs go-ethereum's chain maker over the plan on it. The
+// genesis alloc is dropped once committed. The database is removed on
+// return. A planned transaction that fails makes the chain maker panic;
+// that is turned into an error.
+func generateBlocks(c Config, genesis *core.Genesis, dir string, log zerolog.Logger) (blocks []*types.Block, err error) {
+	tmp, err := os.MkdirTemp(dir, "chaindb.tmp*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	kv, err := pebble.New(tmp, 512, 256, "", false)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", tmp, err)
+	}
+	db := rawdb.NewDatabase(kv)
+	defer db.Close()
+	start := time.Now()
+	log.Info().Str("db", tmp).Msg("committing genesis state")
+	tdb := triedb.NewDatabase(db, triedb.HashDefaults)
+	parent, err := genesis.Commit(db, tdb, nil)
+	if cerr := tdb.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("commit genesis: %w", err)
+	}
+	genesis.Alloc = nil
+	debug.FreeOSMemory()
+	log.Info().Str("root", parent.Root().Hex()).Str("elapsed", since(start)).Msg("genesis committed")
+
 	type sender struct {
 		key  *ecdsa.PrivateKey
 		addr common.Address
@@ -118,8 +145,8 @@ func generateBlocks(c Config, genesis *core.Genesis, log zerolog.Logger) (blocks
 			err = fmt.Errorf("chain maker: %v", r)
 		}
 	}()
-	last := time.Now()
-	_, blocks, _ = core.GenerateChainWithGenesis(genesis, beacon.New(ethash.NewFaker()), c.Blocks, func(i int, b *BlockGen) {
+	start, last := time.Now(), time.Now()
+	blocks, _ = core.GenerateChain(genesis.Config, parent, beacon.New(ethash.NewFaker()), db, c.Blocks, func(i int, b *BlockGen) {
 		b.SetCoinbase(Coinbase)
 		n := i + 1
 		signer := b.Signer()
@@ -147,9 +174,10 @@ func generateBlocks(c Config, genesis *core.Genesis, log zerolog.Logger) (blocks
 		}
 		if time.Since(last) > 5*time.Second {
 			last = time.Now()
-			log.Info().Int("block", n).Int("of", c.Blocks).Msg("generating blocks")
+			log.Info().Int("block", n).Int("of", c.Blocks).Str("elapsed", since(start)).Msg("generating blocks")
 		}
 	})
+	log.Info().Int("blocks", len(blocks)).Str("elapsed", since(start)).Msg("blocks generated")
 	return blocks, nil
 }
 
