@@ -2,6 +2,7 @@ package chaingen
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/ecdsa"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -17,12 +19,16 @@ import (
 	"github.com/ethereum/go-ethereum/consensus/ethash"
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/rawdb"
+	"github.com/ethereum/go-ethereum/core/state"
+	"github.com/ethereum/go-ethereum/core/tracing"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/ethdb"
 	"github.com/ethereum/go-ethereum/ethdb/pebble"
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/ethereum/go-ethereum/rlp"
 	"github.com/ethereum/go-ethereum/triedb"
+	"github.com/holiman/uint256"
 	"github.com/rs/zerolog"
 )
 
@@ -97,10 +103,10 @@ func Generate(c Config, dir string, log zerolog.Logger) (*Manifest, error) {
 	return m, nil
 }
 
-// generateBlocks commits the genesis into a temporary go-ethereum database
-// under dir (Pebble, hash-scheme tries, so every block's state stays
-// readable) and runs go-ethereum's chain maker over the plan on it. The
-// genesis alloc is dropped once committed. The database is removed on
+// generateBlocks commits the genesis state into a temporary go-ethereum
+// database under dir (Pebble, hash-scheme tries, so every block's state
+// stays readable; see commitGenesis) and runs go-ethereum's chain maker
+// over the plan on it. The genesis alloc is dropped once committed. The database is removed on
 // return. A planned transaction that fails makes the chain maker panic;
 // that is turned into an error.
 func generateBlocks(c Config, genesis *core.Genesis, dir string, log zerolog.Logger) (blocks []*types.Block, err error) {
@@ -117,17 +123,13 @@ func generateBlocks(c Config, genesis *core.Genesis, dir string, log zerolog.Log
 	defer db.Close()
 	start := time.Now()
 	log.Info().Str("db", tmp).Msg("committing genesis state")
-	tdb := triedb.NewDatabase(db, triedb.HashDefaults)
-	parent, err := genesis.Commit(db, tdb, nil)
-	if cerr := tdb.Close(); err == nil {
-		err = cerr
-	}
+	parent, err := commitGenesis(genesis, db, genesisChunk, log)
 	if err != nil {
 		return nil, fmt.Errorf("commit genesis: %w", err)
 	}
 	genesis.Alloc = nil
 	debug.FreeOSMemory()
-	log.Info().Str("root", parent.Root().Hex()).Str("elapsed", since(start)).Msg("genesis committed")
+	log.Info().Str("root", parent.Root().Hex()).Str("hash", parent.Hash().Hex()).Str("elapsed", since(start)).Msg("genesis committed")
 
 	type sender struct {
 		key  *ecdsa.PrivateKey
@@ -241,4 +243,88 @@ func writeFile(path string, fill func(io.Writer) error) (err error) {
 		return err
 	}
 	return os.Rename(f.Name(), path)
+}
+
+// genesisChunk is how many storage slots commitGenesis sets between two
+// commits of the genesis state.
+const genesisChunk = 1 << 20
+
+// commitGenesis writes the state of g into db and returns the genesis
+// block. It does what core.Genesis.Commit does for the state (the same
+// statedb calls, the same empty rules, so the same root), but commits the
+// state every chunk slots and reopens it at the new root, so only
+// the tries a chunk touches are in memory: Genesis.Commit builds the whole
+// trie, its node set and the hash database's dirty nodes at once, which
+// for 10M slots went past 20 GB. It also skips the alloc JSON Commit stores
+// as the genesis spec (a second 1.4 GB encoding; the chain maker does not
+// read it). Each token's storage map is dropped from the alloc once set.
+// The block is go-ethereum's own (Genesis.ToBlock of the alloc-less
+// genesis) with the committed root: the root is the only header field the
+// alloc decides.
+func commitGenesis(g *core.Genesis, db ethdb.Database, chunk int, log zerolog.Logger) (block *types.Block, err error) {
+	tdb := triedb.NewDatabase(db, triedb.HashDefaults)
+	defer func() {
+		if cerr := tdb.Close(); err == nil && cerr != nil {
+			block, err = nil, cerr
+		}
+	}()
+	sdb := state.NewDatabase(tdb, nil)
+	root := types.EmptyRootHash
+	statedb, err := state.New(root, sdb)
+	if err != nil {
+		return nil, err
+	}
+	addrs := make([]common.Address, 0, len(g.Alloc))
+	total := 0
+	for a, acct := range g.Alloc {
+		addrs = append(addrs, a)
+		total += len(acct.Storage)
+	}
+	slices.SortFunc(addrs, func(a, b common.Address) int { return bytes.Compare(a[:], b[:]) })
+	for _, a := range addrs {
+		acct := g.Alloc[a]
+		if acct.Balance != nil {
+			statedb.AddBalance(a, uint256.MustFromBig(acct.Balance), tracing.BalanceIncreaseGenesisBalance)
+		}
+		statedb.SetCode(a, acct.Code, tracing.CodeChangeGenesis)
+		statedb.SetNonce(a, acct.Nonce, tracing.NonceChangeGenesis)
+	}
+	start := time.Now()
+	commit := func() error {
+		r, err := statedb.Commit(params.Rules{}, 0)
+		if err != nil {
+			return err
+		}
+		if err := tdb.Commit(r, false); err != nil {
+			return err
+		}
+		root = r
+		statedb, err = state.New(root, sdb)
+		return err
+	}
+	done, pending := 0, 0
+	for _, a := range addrs {
+		acct := g.Alloc[a]
+		for k, v := range acct.Storage {
+			statedb.SetState(a, k, v)
+			if pending++; pending == chunk {
+				if err := commit(); err != nil {
+					return nil, err
+				}
+				done, pending = done+pending, 0
+				log.Info().Int("slots", done).Int("of", total).Str("elapsed", since(start)).Msg("committing genesis state")
+			}
+		}
+		acct.Storage = nil
+		g.Alloc[a] = acct
+	}
+	if err := commit(); err != nil {
+		return nil, err
+	}
+	light := *g
+	light.Alloc = nil
+	b := light.ToBlock()
+	h := b.Header()
+	h.Root = root
+	return b.WithSeal(h), nil
 }
