@@ -19,17 +19,20 @@
 //
 // # Memory
 //
-// The state lives on disk, so a 10M-slot chain fits a 24 GiB machine:
-// core.Genesis.Commit writes the genesis state into a temporary go-ethereum
-// database (Pebble, hash-scheme tries) under the output directory, the
-// chain maker reads and commits every block's state there, and the
-// database is removed when Generate returns (also on error). genesis.json
-// is streamed (WriteGenesisJSON: json.Marshal's bytes without the whole
+// The state lives on disk, so a 10M-slot chain fits a 24 GiB machine (about
+// 7 GB at most): the genesis state is committed into a temporary
+// go-ethereum database (Pebble, hash-scheme tries) under the output
+// directory with go-ethereum's statedb, in chunks of 1M slots, each
+// committed and reopened at its root (core.Genesis.Commit builds the whole
+// trie and its node sets in memory at once: past 20 GB at 10M slots); the
+// genesis block is go-ethereum's Genesis.ToBlock with that root. The chain
+// maker then reads and commits every block's state there, and the database
+// is removed when Generate returns (also on error). genesis.json is
+// streamed (WriteGenesisJSON: json.Marshal's bytes without the whole
 // document or a copy of a token's storage in memory). The alloc maps are
-// held from the genesis build until the commit and dropped after it; the
-// commit itself (go-ethereum's: the state trie, its node set and the
-// genesis spec it stores) is the peak. Every long phase (genesis build and
-// write, commit, blocks) logs its progress with the elapsed time.
+// held from the genesis build until their slots are in the state and
+// dropped then. Every long phase (genesis build and write, state commit,
+// blocks) logs its progress with the elapsed time.
 //
 // Requests for every workload (Workloads) are sampled from that state with a
 // seeded PCG: random holders and slots of every token, random past blocks.
