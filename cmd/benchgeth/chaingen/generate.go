@@ -250,17 +250,19 @@ func writeFile(path string, fill func(io.Writer) error) (err error) {
 const genesisChunk = 1 << 20
 
 // commitGenesis writes the state of g into db and returns the genesis
-// block. It does what core.Genesis.Commit does for the state (the same
-// statedb calls, the same empty rules, so the same root), but commits the
-// state every chunk slots and reopens it at the new root, so only
-// the tries a chunk touches are in memory: Genesis.Commit builds the whole
-// trie, its node set and the hash database's dirty nodes at once, which
-// for 10M slots went past 20 GB. It also skips the alloc JSON Commit stores
-// as the genesis spec (a second 1.4 GB encoding; the chain maker does not
-// read it). Each token's storage map is dropped from the alloc once set.
-// The block is go-ethereum's own (Genesis.ToBlock of the alloc-less
-// genesis) with the committed root: the root is the only header field the
-// alloc decides.
+// block. It makes the statedb calls core.Genesis.Commit makes (with the
+// same empty rules, so the state root is the same), but commits the state
+// every chunk slots and reopens it at the new root: Genesis.Commit builds
+// the whole trie, its node set and the hash database's dirty nodes at once,
+// which for 10M slots went past 20 GB. An account's slots are set in the
+// order of their trie keys (keccak256 of the slot), so a chunk fills one
+// range of the storage trie and the next one reopens only its right edge
+// (in map order every chunk would rewrite most of the trie again). It also
+// skips the alloc JSON that Commit stores as the genesis spec (a second
+// 1.4 GB encoding the chain maker does not read). Each token's storage map
+// is dropped from the alloc once set. The block is go-ethereum's own
+// (Genesis.ToBlock of the alloc-less genesis) with the committed root: the
+// root is the only header field the alloc decides.
 func commitGenesis(g *core.Genesis, db ethdb.Database, chunk int, log zerolog.Logger) (block *types.Block, err error) {
 	tdb := triedb.NewDatabase(db, triedb.HashDefaults)
 	defer func() {
@@ -302,11 +304,17 @@ func commitGenesis(g *core.Genesis, db ethdb.Database, chunk int, log zerolog.Lo
 		statedb, err = state.New(root, sdb)
 		return err
 	}
+	type slot struct{ hashed, key common.Hash }
 	done, pending := 0, 0
 	for _, a := range addrs {
 		acct := g.Alloc[a]
-		for k, v := range acct.Storage {
-			statedb.SetState(a, k, v)
+		slots := make([]slot, 0, len(acct.Storage))
+		for k := range acct.Storage {
+			slots = append(slots, slot{crypto.Keccak256Hash(k[:]), k})
+		}
+		slices.SortFunc(slots, func(x, y slot) int { return bytes.Compare(x.hashed[:], y.hashed[:]) })
+		for _, s := range slots {
+			statedb.SetState(a, s.key, acct.Storage[s.key])
 			if pending++; pending == chunk {
 				if err := commit(); err != nil {
 					return nil, err
