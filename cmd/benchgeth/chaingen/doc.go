@@ -20,11 +20,12 @@
 // # Memory
 //
 // The state lives on disk, so a 10M-slot chain fits a 24 GiB machine (about
-// 7 GB at most): the genesis state is committed into a temporary
+// 5 GB at most): the genesis state is committed into a temporary
 // go-ethereum database (Pebble, hash-scheme tries) under the output
-// directory with go-ethereum's statedb, in chunks of 1M slots, each
-// committed and reopened at its root (core.Genesis.Commit builds the whole
-// trie and its node sets in memory at once: past 20 GB at 10M slots); the
+// directory with go-ethereum's statedb, in chunks of 1M slots in trie-key
+// order, each committed and reopened at its root (core.Genesis.Commit
+// builds the whole trie and its node sets in memory at once: past 20 GB at
+// 10M slots); the
 // genesis block is go-ethereum's Genesis.ToBlock with that root. The chain
 // maker then reads and commits every block's state there, and the database
 // is removed when Generate returns (also on error). genesis.json is
