@@ -2,6 +2,7 @@ package chaingen
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/ecdsa"
 	"encoding/json"
 	"fmt"
@@ -9,16 +10,25 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"runtime/debug"
+	"slices"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/consensus/beacon"
 	"github.com/ethereum/go-ethereum/consensus/ethash"
 	"github.com/ethereum/go-ethereum/core"
+	"github.com/ethereum/go-ethereum/core/rawdb"
+	"github.com/ethereum/go-ethereum/core/state"
+	"github.com/ethereum/go-ethereum/core/tracing"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/ethdb"
+	"github.com/ethereum/go-ethereum/ethdb/pebble"
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/ethereum/go-ethereum/rlp"
+	"github.com/ethereum/go-ethereum/triedb"
+	"github.com/holiman/uint256"
 	"github.com/rs/zerolog"
 )
 
@@ -54,25 +64,20 @@ func Generate(c Config, dir string, log zerolog.Logger) (*Manifest, error) {
 		return nil, err
 	}
 	start := time.Now()
-	genesis := BuildGenesis(c)
+	genesis := buildGenesis(c, log)
 	slots := 0
 	for _, a := range genesis.Alloc {
 		slots += len(a.Storage)
 	}
-	spec, err := json.Marshal(genesis)
-	if err != nil {
-		return nil, fmt.Errorf("encode genesis: %w", err)
-	}
+	log.Info().Int("slots", slots).Str("elapsed", since(start)).Msg("genesis built")
 	if err := writeFile(filepath.Join(dir, GenesisFile), func(w io.Writer) error {
-		_, err := w.Write(spec)
-		return err
+		return WriteGenesisJSON(w, genesis, log)
 	}); err != nil {
 		return nil, err
 	}
-	spec = nil
-	log.Info().Int("slots", slots).Str("elapsed", time.Since(start).Round(time.Millisecond).String()).Msg("genesis written")
+	log.Info().Int("slots", slots).Str("elapsed", since(start)).Msg("genesis written")
 
-	blocks, err := generateBlocks(c, genesis, log)
+	blocks, err := generateBlocks(c, genesis, dir, log)
 	if err != nil {
 		return nil, err
 	}
@@ -98,10 +103,34 @@ func Generate(c Config, dir string, log zerolog.Logger) (*Manifest, error) {
 	return m, nil
 }
 
-// generateBlocks runs go-ethereum's chain maker over the plan. A planned
-// transaction that fails makes the chain maker panic; that is turned into
-// an error.
-func generateBlocks(c Config, genesis *core.Genesis, log zerolog.Logger) (blocks []*types.Block, err error) {
+// generateBlocks commits the genesis state into a temporary go-ethereum
+// database under dir (Pebble, hash-scheme tries, so every block's state
+// stays readable; see commitGenesis) and runs go-ethereum's chain maker
+// over the plan on it. The genesis alloc is dropped once committed. The database is removed on
+// return. A planned transaction that fails makes the chain maker panic;
+// that is turned into an error.
+func generateBlocks(c Config, genesis *core.Genesis, dir string, log zerolog.Logger) (blocks []*types.Block, err error) {
+	tmp, err := os.MkdirTemp(dir, "chaindb.tmp*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	kv, err := pebble.New(tmp, 512, 256, "", false)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", tmp, err)
+	}
+	db := rawdb.NewDatabase(kv)
+	defer db.Close()
+	start := time.Now()
+	log.Info().Str("db", tmp).Msg("committing genesis state")
+	parent, err := commitGenesis(genesis, db, genesisChunk, log)
+	if err != nil {
+		return nil, fmt.Errorf("commit genesis: %w", err)
+	}
+	genesis.Alloc = nil
+	debug.FreeOSMemory()
+	log.Info().Str("root", parent.Root().Hex()).Str("hash", parent.Hash().Hex()).Str("elapsed", since(start)).Msg("genesis committed")
+
 	type sender struct {
 		key  *ecdsa.PrivateKey
 		addr common.Address
@@ -118,8 +147,8 @@ func generateBlocks(c Config, genesis *core.Genesis, log zerolog.Logger) (blocks
 			err = fmt.Errorf("chain maker: %v", r)
 		}
 	}()
-	last := time.Now()
-	_, blocks, _ = core.GenerateChainWithGenesis(genesis, beacon.New(ethash.NewFaker()), c.Blocks, func(i int, b *BlockGen) {
+	start, last := time.Now(), time.Now()
+	blocks, _ = core.GenerateChain(genesis.Config, parent, beacon.New(ethash.NewFaker()), db, c.Blocks, func(i int, b *BlockGen) {
 		b.SetCoinbase(Coinbase)
 		n := i + 1
 		signer := b.Signer()
@@ -147,9 +176,10 @@ func generateBlocks(c Config, genesis *core.Genesis, log zerolog.Logger) (blocks
 		}
 		if time.Since(last) > 5*time.Second {
 			last = time.Now()
-			log.Info().Int("block", n).Int("of", c.Blocks).Msg("generating blocks")
+			log.Info().Int("block", n).Int("of", c.Blocks).Str("elapsed", since(start)).Msg("generating blocks")
 		}
 	})
+	log.Info().Int("blocks", len(blocks)).Str("elapsed", since(start)).Msg("blocks generated")
 	return blocks, nil
 }
 
@@ -213,4 +243,96 @@ func writeFile(path string, fill func(io.Writer) error) (err error) {
 		return err
 	}
 	return os.Rename(f.Name(), path)
+}
+
+// genesisChunk is how many storage slots commitGenesis sets between two
+// commits of the genesis state.
+const genesisChunk = 1 << 20
+
+// commitGenesis writes the state of g into db and returns the genesis
+// block. It makes the statedb calls core.Genesis.Commit makes (with the
+// same empty rules, so the state root is the same), but commits the state
+// every chunk slots and reopens it at the new root: Genesis.Commit builds
+// the whole trie, its node set and the hash database's dirty nodes at once,
+// which for 10M slots went past 20 GB. An account's slots are set in the
+// order of their trie keys (keccak256 of the slot), so a chunk fills one
+// range of the storage trie and the next one reopens only its right edge
+// (in map order every chunk would rewrite most of the trie again). It also
+// skips the alloc JSON that Commit stores as the genesis spec (a second
+// 1.4 GB encoding the chain maker does not read). Each token's storage map
+// is dropped from the alloc once set. The block is go-ethereum's own
+// (Genesis.ToBlock of the alloc-less genesis) with the committed root: the
+// root is the only header field the alloc decides.
+func commitGenesis(g *core.Genesis, db ethdb.Database, chunk int, log zerolog.Logger) (block *types.Block, err error) {
+	tdb := triedb.NewDatabase(db, triedb.HashDefaults)
+	defer func() {
+		if cerr := tdb.Close(); err == nil && cerr != nil {
+			block, err = nil, cerr
+		}
+	}()
+	sdb := state.NewDatabase(tdb, nil)
+	root := types.EmptyRootHash
+	statedb, err := state.New(root, sdb)
+	if err != nil {
+		return nil, err
+	}
+	addrs := make([]common.Address, 0, len(g.Alloc))
+	total := 0
+	for a, acct := range g.Alloc {
+		addrs = append(addrs, a)
+		total += len(acct.Storage)
+	}
+	slices.SortFunc(addrs, func(a, b common.Address) int { return bytes.Compare(a[:], b[:]) })
+	for _, a := range addrs {
+		acct := g.Alloc[a]
+		if acct.Balance != nil {
+			statedb.AddBalance(a, uint256.MustFromBig(acct.Balance), tracing.BalanceIncreaseGenesisBalance)
+		}
+		statedb.SetCode(a, acct.Code, tracing.CodeChangeGenesis)
+		statedb.SetNonce(a, acct.Nonce, tracing.NonceChangeGenesis)
+	}
+	start := time.Now()
+	commit := func() error {
+		r, err := statedb.Commit(params.Rules{}, 0)
+		if err != nil {
+			return err
+		}
+		if err := tdb.Commit(r, false); err != nil {
+			return err
+		}
+		root = r
+		statedb, err = state.New(root, sdb)
+		return err
+	}
+	type slot struct{ hashed, key common.Hash }
+	done, pending := 0, 0
+	for _, a := range addrs {
+		acct := g.Alloc[a]
+		slots := make([]slot, 0, len(acct.Storage))
+		for k := range acct.Storage {
+			slots = append(slots, slot{crypto.Keccak256Hash(k[:]), k})
+		}
+		slices.SortFunc(slots, func(x, y slot) int { return bytes.Compare(x.hashed[:], y.hashed[:]) })
+		for _, s := range slots {
+			statedb.SetState(a, s.key, acct.Storage[s.key])
+			if pending++; pending == chunk {
+				if err := commit(); err != nil {
+					return nil, err
+				}
+				done, pending = done+pending, 0
+				log.Info().Int("slots", done).Int("of", total).Str("elapsed", since(start)).Msg("committing genesis state")
+			}
+		}
+		acct.Storage = nil
+		g.Alloc[a] = acct
+	}
+	if err := commit(); err != nil {
+		return nil, err
+	}
+	light := *g
+	light.Alloc = nil
+	b := light.ToBlock()
+	h := b.Header()
+	h.Root = root
+	return b.WithSeal(h), nil
 }

@@ -1,15 +1,23 @@
 package chaingen
 
 import (
+	"bytes"
 	"crypto/ecdsa"
 	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
 	"math/big"
+	"slices"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
+	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/pending/devnet"
 )
@@ -56,7 +64,11 @@ func ChainConfig() *params.ChainConfig { return devnet.ChainConfig(big.NewInt(Ch
 // BuildGenesis builds the genesis of c: the system contracts, the tokens
 // with Slots/Tokens holders each (plus the senders), the multicall and the
 // funded senders.
-func BuildGenesis(c Config) *core.Genesis {
+func BuildGenesis(c Config) *core.Genesis { return buildGenesis(c, zerolog.Nop()) }
+
+// buildGenesis is BuildGenesis, logging each token's storage as it is built.
+func buildGenesis(c Config, log zerolog.Logger) *core.Genesis {
+	start := time.Now()
 	alloc := devnet.SystemContracts()
 	alloc[MulticallAddress] = types.Account{Nonce: 1, Code: MulticallCode, Balance: common.Big0}
 	senders := make([]common.Address, c.Senders)
@@ -82,6 +94,7 @@ func BuildGenesis(c Config) *core.Genesis {
 		}
 		storage[TotalSupplySlot] = common.BigToHash(supply)
 		alloc[TokenAddress(t)] = types.Account{Nonce: 1, Code: TokenCode, Balance: common.Big0, Storage: storage}
+		log.Info().Int("token", t+1).Int("of", c.Tokens).Int("slots", len(storage)).Str("elapsed", since(start)).Msg("building genesis")
 	}
 	return &core.Genesis{
 		Config:     ChainConfig(),
@@ -93,3 +106,136 @@ func BuildGenesis(c Config) *core.Genesis {
 		Alloc:      alloc,
 	}
 }
+
+// WriteGenesisJSON writes g as json.Marshal(g) would, byte for byte, without
+// holding the whole document (or a copy of a token's storage map) in memory:
+// the alloc and every account's storage are streamed in encoding/json's
+// order (keys sorted by their text, which for fixed-length lower-case hex is
+// byte order), while everything else is json.Marshal's own output. Progress
+// over the storage slots is logged every few seconds.
+func WriteGenesisJSON(w io.Writer, g *core.Genesis, log zerolog.Logger) error {
+	shell := *g
+	shell.Alloc = types.GenesisAlloc{}
+	doc, err := json.Marshal(shell)
+	if err != nil {
+		return fmt.Errorf("encode genesis: %w", err)
+	}
+	before, after, err := splitOnce(doc, []byte(`"alloc":{}`), len(`"alloc":{`))
+	if err != nil {
+		return fmt.Errorf("encode genesis: %w", err)
+	}
+	if _, err := w.Write(before); err != nil {
+		return err
+	}
+	addrs := make([]common.Address, 0, len(g.Alloc))
+	total := 0
+	for a, acct := range g.Alloc {
+		addrs = append(addrs, a)
+		total += len(acct.Storage)
+	}
+	slices.SortFunc(addrs, func(a, b common.Address) int { return bytes.Compare(a[:], b[:]) })
+	p := &progress{log: log, total: total, start: time.Now(), last: time.Now()}
+	buf := make([]byte, 0, 64)
+	for i, a := range addrs {
+		buf = buf[:0]
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, '"')
+		buf = hex.AppendEncode(buf, a[:])
+		buf = append(buf, '"', ':')
+		if _, err := w.Write(buf); err != nil {
+			return err
+		}
+		if err := writeAccountJSON(w, g.Alloc[a], p); err != nil {
+			return fmt.Errorf("encode genesis account %s: %w", a, err)
+		}
+	}
+	_, err = w.Write(after)
+	return err
+}
+
+// storageMarker is how json.Marshal writes an account whose storage is the
+// single zero slot; writeAccountJSON replaces it with the real storage.
+var storageMarker = []byte(`"storage":{"0x` + zeros64 + `":"0x` + zeros64 + `"}`)
+
+const zeros64 = "0000000000000000000000000000000000000000000000000000000000000000"
+
+// writeAccountJSON writes a as json.Marshal(a) would, streaming its storage.
+func writeAccountJSON(w io.Writer, a types.Account, p *progress) error {
+	if len(a.Storage) == 0 {
+		doc, err := json.Marshal(a)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(doc)
+		return err
+	}
+	shell := a
+	shell.Storage = map[common.Hash]common.Hash{{}: {}}
+	doc, err := json.Marshal(shell)
+	if err != nil {
+		return err
+	}
+	open := len(`"storage":{`)
+	before, rest, err := splitOnce(doc, storageMarker, open)
+	if err != nil {
+		return err
+	}
+	after := rest[len(storageMarker)-open-1:] // from the storage object's closing brace
+	if _, err := w.Write(before); err != nil {
+		return err
+	}
+	keys := make([]common.Hash, 0, len(a.Storage))
+	for k := range a.Storage {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b common.Hash) int { return bytes.Compare(a[:], b[:]) })
+	buf := make([]byte, 0, 2*(2*common.HashLength+4)+2)
+	for i, k := range keys {
+		v := a.Storage[k]
+		buf = buf[:0]
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, '"', '0', 'x')
+		buf = hex.AppendEncode(buf, k[:])
+		buf = append(buf, '"', ':', '"', '0', 'x')
+		buf = hex.AppendEncode(buf, v[:])
+		buf = append(buf, '"')
+		if _, err := w.Write(buf); err != nil {
+			return err
+		}
+		p.add(1)
+	}
+	_, err = w.Write(after)
+	return err
+}
+
+// splitOnce splits doc around the single occurrence of marker: before is
+// doc up to keep bytes into the marker, after is doc from there on.
+func splitOnce(doc, marker []byte, keep int) (before, after []byte, err error) {
+	i := bytes.Index(doc, marker)
+	if i < 0 || bytes.Contains(doc[i+1:], marker) {
+		return nil, nil, fmt.Errorf("%q not found once in %.200s", marker, doc)
+	}
+	return doc[:i+keep], doc[i+keep:], nil
+}
+
+// progress logs a long count every few seconds.
+type progress struct {
+	log         zerolog.Logger
+	done, total int
+	start, last time.Time
+}
+
+func (p *progress) add(n int) {
+	p.done += n
+	if p.done%4096 == 0 && time.Since(p.last) > 5*time.Second {
+		p.last = time.Now()
+		p.log.Info().Int("slots", p.done).Int("of", p.total).Str("elapsed", since(p.start)).Msg("writing genesis")
+	}
+}
+
+// since is the time since start, rounded for logs.
+func since(start time.Time) string { return time.Since(start).Round(time.Millisecond).String() }
