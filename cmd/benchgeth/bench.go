@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -77,10 +78,12 @@ type report struct {
 	Sequencer bool                 `json:"tipnodeSequencer"`
 	FeedRate  float64              `json:"tipnodeFeedRate"`
 	Nodes     map[string]nodeFacts `json:"nodes"`
+	// TipnodeArgs are the extra flags tipnode ran with (--tipnode.args).
+	TipnodeArgs string `json:"tipnodeArgs,omitempty"`
 	// NodeOrder lists the nodes this run measured (--nodes).
-	NodeOrder []string `json:"nodeOrder,omitempty"`
-	Agreement map[string]string    `json:"agreement"`
-	Workloads []workloadResult     `json:"workloads"`
+	NodeOrder []string          `json:"nodeOrder,omitempty"`
+	Agreement map[string]string `json:"agreement"`
+	Workloads []workloadResult  `json:"workloads"`
 }
 
 // allNodes is the order nodes appear in tables.
@@ -124,6 +127,7 @@ func run(ctx context.Context, o *options, log zerolog.Logger) error {
 		nodes["geth"] = &node{kind: gethKind(o.Geth), datadir: filepath.Join(runDir, "geth"), logDir: runDir}
 	}
 	nodes["tipnode"].profile = o.Profile
+	nodes["tipnode"].extraArgs = strings.Fields(o.TipnodeArgs)
 	defer func() {
 		for _, name := range nodeOrder {
 			if err := nodes[name].stop(); err != nil {
@@ -159,6 +163,7 @@ func run(ctx context.Context, o *options, log zerolog.Logger) error {
 		Started: time.Now(), Quick: o.Quick, Manifest: m, Load: o.Load, SatTime: o.SatTime, Rounds: o.Rounds,
 		ClientCPU: o.ClientCPU, ServerCPU: o.ServerCPU, Unpinned: o.Unpinned, Sequencer: o.Sequencer,
 		Nodes: map[string]nodeFacts{}, Agreement: map[string]string{}, NodeOrder: nodeOrder,
+		TipnodeArgs: o.TipnodeArgs,
 	}
 	if o.feeds() {
 		rep.FeedRate = o.FeedRate

@@ -61,6 +61,8 @@ type options struct {
 	Compare string
 	// Nodes are the nodes to run (--nodes): both, or tipnode alone.
 	Nodes string
+	// TipnodeArgs are extra flags of `tipnode run` (--tipnode.args).
+	TipnodeArgs string
 }
 
 func parseFlags(args []string) (*options, error) {
@@ -100,6 +102,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.DurationVar(&o.SettleMax, "settle-max", 10*time.Minute, "longest wait for a node to become idle after start-up")
 	fs.StringVar(&o.LogLevel, "log.level", "info", "log level")
 	fs.StringVar(&o.Nodes, "nodes", "geth,tipnode", "nodes to run: geth,tipnode or tipnode alone (a chain go-ethereum cannot load here; ratios then read \"-\", --compare still works)")
+	fs.StringVar(&o.TipnodeArgs, "tipnode.args", "", "extra flags for `tipnode run`, space-separated (an A/B of one setting, e.g. \"--memory.gcpercent 100\")")
 	fs.StringVar(&o.Compare, "compare", "", "an earlier run's results JSON (printed at its end): add a table of tipnode's CPU per request, init, import, store and memory here vs there (e.g. the 10M-slot chain vs the 1M-slot one)")
 	fs.BoolVar(&o.Profile, "profile", false, "run tipnode with --pprof.addr and mutex/block sampling, and give every workload one more saturation run of tipnode that takes its CPU, mutex and block profiles (files under the run directory; lock and channel waits in a table)")
 	if err := fs.Parse(args); err != nil {

@@ -161,6 +161,8 @@ type node struct {
 	// profile starts tipnode with its profile listener at pprofURL.
 	profile  bool
 	pprofURL string
+	// extraArgs are appended to the run command (--tipnode.args).
+	extraArgs []string
 
 	facts nodeFacts
 }
@@ -279,6 +281,7 @@ func (n *node) start(ctx context.Context, cpus []int, head uint64, log zerolog.L
 		return err
 	}
 	args := append([]string{"-c", proc.CPUList(cpus), n.kind.binary}, n.kind.runArgs(n.datadir, n.ports)...)
+	args = append(args, n.extraArgs...)
 	if n.profile {
 		addr := fmt.Sprintf("127.0.0.1:%d", n.ports.pprof)
 		n.pprofURL = "http://" + addr

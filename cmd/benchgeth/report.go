@@ -20,6 +20,9 @@ func printReport(out io.Writer, rep *report, workloads []chaingen.Workload) {
 	fmt.Fprintf(out, "Client on CPU %s, both nodes on CPU %s. Saturation: closed loop, %d connections, %v. Latency: open loop at the rate shown "+
 		"(%v; HdrHistogram, from the intended send time). Each in %d round(s), nodes alternating. tipnode --sequencer: %v.\n",
 		rep.ClientCPU, rep.ServerCPU, rep.Load.Connections, rep.SatTime, rep.Load.Duration, rep.Rounds, rep.Sequencer)
+	if rep.TipnodeArgs != "" {
+		fmt.Fprintf(out, "tipnode ran with the extra flags: %s\n", rep.TipnodeArgs)
+	}
 	if rep.Unpinned {
 		fmt.Fprintf(out, "Unpinned: the load generator and both nodes share every CPU; max rps is the whole machine's answer rate and noise %% includes the load generator.\n")
 	}
