@@ -130,14 +130,7 @@ func failures(s, o summary) string {
 // request, the pending / latest ratio and the open-loop p99 split around
 // snapshot swaps.
 func printFeed(out io.Writer, rep *report, workloads []chaingen.Workload) {
-	var rows []*workloadResult
-	for _, w := range workloads {
-		for i := range rep.Workloads {
-			if rep.Workloads[i].Name == w.Name && rep.Workloads[i].Feed != nil {
-				rows = append(rows, &rep.Workloads[i])
-			}
-		}
-	}
+	rows := rowsWith(rep, workloads, func(wr *workloadResult) bool { return wr.Feed != nil })
 	if len(rows) == 0 {
 		return
 	}
@@ -172,14 +165,7 @@ func splitCell(s split) string {
 
 // printProfiles writes the table of tipnode's profiled runs (--profile).
 func printProfiles(out io.Writer, rep *report, workloads []chaingen.Workload) {
-	var rows []*workloadResult
-	for _, w := range workloads {
-		for i := range rep.Workloads {
-			if rep.Workloads[i].Name == w.Name && rep.Workloads[i].Profile != nil {
-				rows = append(rows, &rep.Workloads[i])
-			}
-		}
-	}
+	rows := rowsWith(rep, workloads, func(wr *workloadResult) bool { return wr.Profile != nil })
 	if len(rows) == 0 {
 		return
 	}
@@ -249,4 +235,17 @@ func printCompare(out io.Writer, rep, base *report, basePath string, workloads [
 	}
 	tw.Flush()
 	fmt.Fprintln(out, "init + import: wall time of both commands. CPU: saturation CPU per request as in the main table.")
+}
+
+// rowsWith lists rep's results of workloads, in table order, that have.
+func rowsWith(rep *report, workloads []chaingen.Workload, have func(*workloadResult) bool) []*workloadResult {
+	var rows []*workloadResult
+	for _, w := range workloads {
+		for i := range rep.Workloads {
+			if rep.Workloads[i].Name == w.Name && have(&rep.Workloads[i]) {
+				rows = append(rows, &rep.Workloads[i])
+			}
+		}
+	}
+	return rows
 }

@@ -276,13 +276,7 @@ func commitGenesis(g *core.Genesis, db ethdb.Database, chunk int, log zerolog.Lo
 	if err != nil {
 		return nil, err
 	}
-	addrs := make([]common.Address, 0, len(g.Alloc))
-	total := 0
-	for a, acct := range g.Alloc {
-		addrs = append(addrs, a)
-		total += len(acct.Storage)
-	}
-	slices.SortFunc(addrs, func(a, b common.Address) int { return bytes.Compare(a[:], b[:]) })
+	addrs, total := sortedAlloc(g.Alloc)
 	for _, a := range addrs {
 		acct := g.Alloc[a]
 		if acct.Balance != nil {

@@ -127,13 +127,7 @@ func WriteGenesisJSON(w io.Writer, g *core.Genesis, log zerolog.Logger) error {
 	if _, err := w.Write(before); err != nil {
 		return err
 	}
-	addrs := make([]common.Address, 0, len(g.Alloc))
-	total := 0
-	for a, acct := range g.Alloc {
-		addrs = append(addrs, a)
-		total += len(acct.Storage)
-	}
-	slices.SortFunc(addrs, func(a, b common.Address) int { return bytes.Compare(a[:], b[:]) })
+	addrs, total := sortedAlloc(g.Alloc)
 	p := &progress{log: log, total: total, start: time.Now(), last: time.Now()}
 	buf := make([]byte, 0, 64)
 	for i, a := range addrs {
@@ -239,3 +233,14 @@ func (p *progress) add(n int) {
 
 // since is the time since start, rounded for logs.
 func since(start time.Time) string { return time.Since(start).Round(time.Millisecond).String() }
+
+// sortedAlloc lists alloc's addresses in byte order and counts its slots.
+func sortedAlloc(alloc types.GenesisAlloc) (addrs []common.Address, slots int) {
+	addrs = make([]common.Address, 0, len(alloc))
+	for a, acct := range alloc {
+		addrs = append(addrs, a)
+		slots += len(acct.Storage)
+	}
+	slices.SortFunc(addrs, func(a, b common.Address) int { return bytes.Compare(a[:], b[:]) })
+	return addrs, slots
+}
