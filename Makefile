@@ -104,7 +104,9 @@ bench-geth-quick:
 # The 10M-slot variant (10x the holders, the same blocks); add
 # BENCH_FLAGS="--compare ~/.cache/tipnode-bench/results/<1M run>.json" to
 # print tipnode's figures against a 1M-slot run. Generating the chain takes
-# about 25 minutes and 12 GiB the first time.
+# about 9 minutes and 5 GiB the first time. Not yet runnable on a 24 GiB
+# machine: `tipnode init --genesis` decodes the 1.4 GB genesis in memory
+# (about 30 GB), and so does geth's init.
 bench-geth-10m:
 	$(MAKE) bench-geth BENCH_FLAGS="--slots 10000000 $(BENCH_FLAGS)"
 
