@@ -112,18 +112,18 @@ func (a *API) traceTimeout(cfg *traceConfig) (time.Duration, error) {
 	return d, nil
 }
 
-// traceContext bounds ctx by the trace's timeout.
-func (a *API) traceContext(ctx context.Context, cfg *traceConfig) (context.Context, context.CancelFunc, error) {
+// traceContext bounds ctx by the trace's timeout, which it returns too.
+func (a *API) traceContext(ctx context.Context, cfg *traceConfig) (context.Context, time.Duration, context.CancelFunc, error) {
 	d, err := a.traceTimeout(cfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, 0, nil, err
 	}
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= d {
 		c, cancel := context.WithCancel(ctx)
-		return c, cancel, nil
+		return c, d, cancel, nil
 	}
 	c, cancel := context.WithTimeout(ctx, d)
-	return c, cancel, nil
+	return c, d, cancel, nil
 }
 
 // traceAbort is the error of a trace stopped by its context.
@@ -372,12 +372,11 @@ func (a *API) traceTransaction(ctx context.Context, p rpc.Params) (any, error) {
 	if _, err := p.DecodeOptional(1, "tracer config", &cfg); err != nil {
 		return nil, err
 	}
-	ctx, cancel, err := a.traceContext(ctx, &cfg)
+	ctx, timeout, cancel, err := a.traceContext(ctx, &cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer cancel()
-	timeout, _ := a.traceTimeout(&cfg)
 
 	r, err := a.open(ctx)
 	if err != nil {
@@ -435,12 +434,11 @@ func (a *API) traceBlock(ctx context.Context, sel BlockSelector, p rpc.Params) (
 	if _, err := p.DecodeOptional(1, "tracer config", &cfg); err != nil {
 		return nil, err
 	}
-	ctx, cancel, err := a.traceContext(ctx, &cfg)
+	ctx, timeout, cancel, err := a.traceContext(ctx, &cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer cancel()
-	timeout, _ := a.traceTimeout(&cfg)
 
 	c, err := a.loadBlock(ctx, sel)
 	if err != nil {
@@ -535,12 +533,11 @@ func (a *API) traceCall(ctx context.Context, p rpc.Params) (any, error) {
 	if args.MaxFeePerBlobGas != nil && len(args.BlobVersionedHashes) == 0 {
 		return nil, invalidCall(msgBlobFeeCapWithoutBlobs)
 	}
-	ctx, cancel, err := a.traceContext(ctx, &cfg.traceConfig)
+	ctx, timeout, cancel, err := a.traceContext(ctx, &cfg.traceConfig)
 	if err != nil {
 		return nil, err
 	}
 	defer cancel()
-	timeout, _ := a.traceTimeout(&cfg.traceConfig)
 	// A bad tracer config is refused before anything runs.
 	if _, err := a.newTracer(&cfg.traceConfig, new(tracers.Context), a.cfg.TraceMaxOutput); err != nil {
 		return nil, err
