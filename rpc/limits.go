@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 	"fmt"
+	"hash/maphash"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -200,6 +201,7 @@ func (s *Server) largestQueue(self *wsConn, n int64) *wsConn {
 type addrSlots struct {
 	max    int
 	waits  atomic.Uint64 // calls that had to wait
+	seed   maphash.Seed  // spreads addresses over the shards
 	shards [addrShards]addrShard
 }
 
@@ -208,7 +210,7 @@ const addrShards = 32
 type addrShard struct {
 	mu sync.Mutex
 	m  map[string]*addrSem
-	_  [40]byte // shards on their own cache lines
+	_  [48]byte // a shard per 64-byte cache line (8 mutex + 8 map + 48)
 }
 
 type addrSem struct {
@@ -217,7 +219,7 @@ type addrSem struct {
 }
 
 func newAddrSlots(max int) *addrSlots {
-	a := &addrSlots{max: max}
+	a := &addrSlots{max: max, seed: maphash.MakeSeed()}
 	for i := range a.shards {
 		a.shards[i].m = make(map[string]*addrSem)
 	}
@@ -225,11 +227,7 @@ func newAddrSlots(max int) *addrSlots {
 }
 
 func (a *addrSlots) shard(addr string) *addrShard {
-	h := uint32(2166136261) // FNV-1a
-	for i := 0; i < len(addr); i++ {
-		h = (h ^ uint32(addr[i])) * 16777619
-	}
-	return &a.shards[h%addrShards]
+	return &a.shards[maphash.String(a.seed, addr)%addrShards]
 }
 
 // acquire waits for a slot of addr (or ctx) and returns its release.
