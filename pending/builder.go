@@ -421,15 +421,12 @@ func (b *Builder) Seal() (*Sealed, error) {
 // seal costs the transactions added since the last root asked, not the
 // whole block (DeriveSha when the lists do not extend the tries').
 func (b *Builder) roots(receipts xtypes.Receipts) xtypes.Roots {
-	var (
-		tr *listRoot[xtypes.Tx, xtypes.Txs]
-		rr *listRoot[*xtypes.Receipt, xtypes.Receipts]
-	)
-	if b.snap != nil && b.snap.block != nil {
-		tr, rr = &b.snap.block.txs, &b.snap.block.receipts
+	var br *blockRoots
+	if b.snap != nil {
+		br = b.snap.block
 	}
 	n := len(b.txs)
-	return xtypes.Roots{Tx: tr.root(b.txs[:n:n]), Receipts: rr.root(receipts)}
+	return xtypes.Roots{Tx: br.txRoot(b.txs[:n:n]), Receipts: br.receiptsRoot(receipts)}
 }
 
 // finalReceipts copies the pending receipts (which published snapshots

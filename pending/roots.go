@@ -32,6 +32,23 @@ type blockRoots struct {
 	receipts listRoot[*xtypes.Receipt, xtypes.Receipts]
 }
 
+// txRoot is the root of txs, a list of b's block (a nil b derives afresh).
+func (b *blockRoots) txRoot(txs xtypes.Txs) common.Hash {
+	if b == nil {
+		return (*listRoot[xtypes.Tx, xtypes.Txs])(nil).root(txs)
+	}
+	return b.txs.root(txs)
+}
+
+// receiptsRoot is the root of receipts, a list of b's block (a nil b
+// derives afresh).
+func (b *blockRoots) receiptsRoot(receipts xtypes.Receipts) common.Hash {
+	if b == nil {
+		return (*listRoot[*xtypes.Receipt, xtypes.Receipts])(nil).root(receipts)
+	}
+	return b.receipts.root(receipts)
+}
+
 // derivable is a block list whose root types.DeriveSha derives.
 type derivable[E comparable] interface {
 	~[]E

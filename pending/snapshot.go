@@ -46,11 +46,7 @@ type Snapshot struct {
 // TxHash as of this snapshot).
 func (s *Snapshot) TxRoot() common.Hash {
 	s.roots.txOnce.Do(func() {
-		var r *listRoot[xtypes.Tx, xtypes.Txs]
-		if s.block != nil {
-			r = &s.block.txs
-		}
-		s.roots.tx = r.root(s.txs)
+		s.roots.tx = s.block.txRoot(s.txs)
 	})
 	return s.roots.tx
 }
@@ -60,11 +56,7 @@ func (s *Snapshot) TxRoot() common.Hash {
 // these transactions).
 func (s *Snapshot) ReceiptsRoot() common.Hash {
 	s.roots.receiptsOnce.Do(func() {
-		var r *listRoot[*xtypes.Receipt, xtypes.Receipts]
-		if s.block != nil {
-			r = &s.block.receipts
-		}
-		s.roots.receipts = r.root(s.receipts)
+		s.roots.receipts = s.block.receiptsRoot(s.receipts)
 	})
 	return s.roots.receipts
 }
