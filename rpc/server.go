@@ -495,7 +495,11 @@ func (s *Server) handleMessage(parent context.Context, body []byte, ss *session)
 		s.logCall(ss, "", 0, msgErr)
 		return encodeError(nil, msgErr)
 	}
-	if !batch && s.isInline(reqs[0]) {
+	var inline, slot bool
+	if !batch {
+		inline, slot = s.classify(reqs[0])
+	}
+	if inline {
 		// An inline method answers at once from memory: no timeout timer
 		// and no per-address slot (the floor of every request's cost).
 		return s.execute(context.WithValue(parent, sessionKey{}, ss), reqs[0], ss, func() {}, nil)
@@ -503,7 +507,7 @@ func (s *Server) handleMessage(parent context.Context, body []byte, ss *session)
 	ctx, cancel := context.WithTimeout(context.WithValue(parent, sessionKey{}, ss), s.cfg.RequestTimeout)
 	defer cancel()
 	if !batch {
-		release, aerr := s.admit(ctx, reqs[0], ss)
+		release, aerr := s.admit(ctx, slot, ss)
 		if aerr != nil {
 			return s.refuse(reqs[0], ss, aerr)
 		}
@@ -547,7 +551,8 @@ func (s *Server) handleMessage(parent context.Context, body []byte, ss *session)
 		}
 		// The slot is taken before the element's goroutine exists: waiting
 		// elements cost no goroutine and no scheduling.
-		release, aerr := s.admit(ctx, r, ss)
+		_, slot := s.classify(r)
+		release, aerr := s.admit(ctx, slot, ss)
 		if aerr != nil {
 			parts[i] = s.refuse(r, ss, aerr)
 			budget.finish(i)
@@ -661,16 +666,27 @@ func (b *respBudget) release() {
 	b.used = 0
 }
 
-// admit takes the slot of the client's address (Config.MaxCallsPerIP) for
-// a call of r, waiting within ctx. Invalid requests, the framework's own
+// classify looks r's method up once: inline reports a valid call of a
+// method registered inline (RegisterInline); slot, whether its call takes
+// a per-address slot (admit). Invalid requests, the framework's own
 // methods, unknown methods and methods with their own Limiter take none.
-func (s *Server) admit(ctx context.Context, r *request, ss *session) (release func(), err *Error) {
-	noop := func() {}
+func (s *Server) classify(r *request) (inline, slot bool) {
 	if r.err != nil || r.method == MethodSubscribe || r.method == MethodUnsubscribe {
-		return noop, nil
+		return false, false
 	}
-	if h, limited, _, _ := s.lookup(r.method); h == nil || limited {
-		return noop, nil
+	h, limited, inl, _ := s.lookup(r.method)
+	if h == nil {
+		return false, false
+	}
+	return inl, !limited
+}
+
+// admit takes the slot of the client's address (Config.MaxCallsPerIP),
+// waiting within ctx, for a call that takes one (classify); for the
+// others it takes nothing.
+func (s *Server) admit(ctx context.Context, slot bool, ss *session) (release func(), err *Error) {
+	if !slot {
+		return func() {}, nil
 	}
 	release, cerr := s.calls.acquire(ctx, ss.addr())
 	if cerr != nil {
@@ -680,16 +696,6 @@ func (s *Server) admit(ctx context.Context, r *request, ss *session) (release fu
 		return nil, ErrServer("request canceled")
 	}
 	return release, nil
-}
-
-// isInline reports whether r is a valid call of a method registered inline
-// (RegisterInline).
-func (s *Server) isInline(r *request) bool {
-	if r.err != nil || r.method == MethodSubscribe || r.method == MethodUnsubscribe {
-		return false
-	}
-	h, _, inline, _ := s.lookup(r.method)
-	return h != nil && inline
 }
 
 // refuse answers r with err (nil for a notification).
