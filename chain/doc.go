@@ -13,7 +13,9 @@
 //     state diffs (BlockDiff for the store, TakeDiff for copy-on-write
 //     pending layers): balances, nonces, code, storage, account deletions and
 //     storage wipes. StateDBs may share a CodeCache (codecache.go): code by
-//     hash, read from a backend once, then shared (never modified). With
+//     hash, read from a backend once, then shared (never modified), and a
+//     JournalPool: a StateDB given one takes its journal from it and
+//     Release gives the journal back cleared. With
 //     SetHooks (hooks.go) it reports state changes to go-ethereum's
 //     tracing.Hooks as go-ethereum's hooked state does (balance, nonce,
 //     code, storage, logs, self-destructs at Finalise): go-ethereum's
@@ -94,7 +96,8 @@
 //
 // # Concurrency
 //
-// Executor is immutable and safe for concurrent use, and so is a CodeCache.
+// Executor is immutable and safe for concurrent use, and so are a CodeCache
+// and a JournalPool.
 // A StateDB and a BlockProcessor belong to one goroutine. Backends must be
 // safe for concurrent reads (store views and pending snapshots are). Writer methods
 // are safe for concurrent use (they queue on the writer goroutine); Head

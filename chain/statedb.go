@@ -3,6 +3,7 @@ package chain
 import (
 	"fmt"
 	"maps"
+	"sync"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/state"
@@ -115,7 +116,11 @@ type StateDB struct {
 	err     error
 
 	journal []journalEntry
-	dirties map[common.Address]int // journal entries per address in the current tx
+	// journals, when set, gave journal (in jholder, which carries it
+	// back and forth without an allocation) and takes it back at Release.
+	journals *JournalPool
+	jholder  *[]journalEntry
+	dirties  map[common.Address]int // journal entries per address in the current tx
 
 	touchedBlock map[common.Address]struct{} // accounts finalised as changed since block start
 	touchedDiff  map[common.Address]struct{} // ... since the last TakeDiff
@@ -164,6 +169,48 @@ func NewStateDB(backend Backend) *StateDB {
 // SetCodeCache makes the StateDB read code through c (shared with other
 // StateDBs) before its backend, and add what it reads from the backend.
 func (s *StateDB) SetCodeCache(c *CodeCache) { s.codeCache = c }
+
+// JournalPool keeps the journals of released StateDBs for the next ones:
+// an execution's journal grows by doubling to hundreds of entries (a
+// multicall of 50 calls: about 25 KB reallocated per request). Safe for
+// concurrent use; a journal is owned by one StateDB between
+// SetJournalPool and Release.
+type JournalPool struct{ p sync.Pool }
+
+// maxPooledJournal: larger journals are left to the GC (clearing one
+// costs in proportion to its capacity, and few executions grow that far).
+const maxPooledJournal = 1024
+
+// NewJournalPool returns an empty pool.
+func NewJournalPool() *JournalPool { return &JournalPool{} }
+
+// SetJournalPool makes the StateDB take its journal from p; Release gives
+// it back. Call before the first change.
+func (s *StateDB) SetJournalPool(p *JournalPool) {
+	s.journals = p
+	if h, ok := p.p.Get().(*[]journalEntry); ok {
+		s.jholder, s.journal = h, (*h)[:0]
+	}
+}
+
+// Release ends the StateDB's use: its journal goes back to the pool of
+// SetJournalPool (nothing without one). The StateDB must not be used
+// afterwards except to be dropped.
+func (s *StateDB) Release() {
+	p, h, j := s.journals, s.jholder, s.journal
+	s.journals, s.jholder, s.journal = nil, nil, nil
+	if p == nil || j == nil || cap(j) > maxPooledJournal {
+		return
+	}
+	// Entries hold pointers (previous balances, code, objects): cleared so
+	// the pool keeps nothing of this execution alive.
+	clear(j[:cap(j)])
+	if h == nil {
+		h = new([]journalEntry)
+	}
+	*h = j[:0]
+	p.p.Put(h)
+}
 
 // put inserts k -> v into *m, allocating the map on first use (reading,
 // deleting from and ranging over a nil map are fine; inserting is not).
@@ -327,7 +374,7 @@ func (s *StateDB) GetNonce(addr common.Address) uint64 {
 func (s *StateDB) SetNonce(addr common.Address, nonce uint64, reason tracing.NonceChangeReason) {
 	o := s.getOrNewObject(addr)
 	prev := o.data.Nonce
-	s.append(journalEntry{addr: addr, kind: jNonce, prevNonce: prev})
+	s.append(journalEntry{addr: addr, kind: jNonce, prevNum: prev})
 	o.data.Nonce = nonce
 	if s.hooks != nil {
 		s.nonceHook(addr, prev, nonce, reason)
@@ -379,7 +426,7 @@ func (s *StateDB) SetCode(addr common.Address, code []byte, reason tracing.CodeC
 	o := s.getOrNewObject(addr)
 	prev := s.loadCode(o)
 	prevHash := o.data.CodeHash
-	s.append(journalEntry{addr: addr, kind: jCode, prevCode: prev, prevHash: prevHash})
+	s.append(journalEntry{addr: addr, kind: jCode, prevCode: prev, prevVal: prevHash})
 	o.code = code
 	o.codeSet = true
 	if len(code) == 0 {
@@ -529,12 +576,12 @@ func (s *StateDB) HasSelfDestructed(addr common.Address) bool {
 // --- refunds ------------------------------------------------------------------
 
 func (s *StateDB) AddRefund(gas uint64) {
-	s.journal = append(s.journal, journalEntry{kind: jRefund, prevRefund: s.refund})
+	s.journal = append(s.journal, journalEntry{kind: jRefund, prevNum: s.refund})
 	s.refund += gas
 }
 
 func (s *StateDB) SubRefund(gas uint64) {
-	s.journal = append(s.journal, journalEntry{kind: jRefund, prevRefund: s.refund})
+	s.journal = append(s.journal, journalEntry{kind: jRefund, prevNum: s.refund})
 	if gas > s.refund {
 		// Same invariant go-ethereum enforces: the EVM never subtracts more
 		// than it added; reaching this is a bug in the gas accounting.
@@ -768,17 +815,18 @@ const (
 )
 
 type journalEntry struct {
-	kind       journalKind
-	addr       common.Address
-	slot       common.Hash
-	prevVal    common.Hash
-	hadStart   bool
-	prevBal    *uint256.Int
-	prevNonce  uint64
-	prevCode   []byte
-	prevHash   common.Hash
-	prevRef    *slotRef
-	prevRefund uint64
+	kind     journalKind
+	hadStart bool
+	addr     common.Address
+	slot     common.Hash
+	// prevVal: the slot's previous value (jStorage, jTransient) or the
+	// previous code hash (jCode).
+	prevVal common.Hash
+	// prevNum: the previous nonce (jNonce) or refund counter (jRefund).
+	prevNum  uint64
+	prevBal  *uint256.Int
+	prevCode []byte
+	prevRef  *slotRef
 }
 
 // append records an account-level change, which also marks addr dirty.
@@ -811,11 +859,11 @@ func (s *StateDB) revert(e journalEntry) {
 		s.objects[e.addr].obj.data.Balance = e.prevBal
 		s.undirty(e.addr)
 	case jNonce:
-		s.objects[e.addr].obj.data.Nonce = e.prevNonce
+		s.objects[e.addr].obj.data.Nonce = e.prevNum
 		s.undirty(e.addr)
 	case jCode:
 		o := s.objects[e.addr].obj
-		o.code, o.data.CodeHash, o.codeSet = e.prevCode, e.prevHash, true
+		o.code, o.data.CodeHash, o.codeSet = e.prevCode, e.prevVal, true
 		s.undirty(e.addr)
 	case jStorage:
 		o := s.objects[e.addr].obj
@@ -830,7 +878,7 @@ func (s *StateDB) revert(e journalEntry) {
 	case jTransient:
 		s.setTransient(e.addr, e.slot, e.prevVal)
 	case jRefund:
-		s.refund = e.prevRefund
+		s.refund = e.prevNum
 	case jAccessAddr:
 		delete(s.accessAdr, e.addr)
 	case jAccessSlot:

@@ -246,6 +246,9 @@ type API struct {
 	// (newStateDB): the code a call runs is shared, not copied out of the
 	// store's cache on every call.
 	codes *chain.CodeCache
+	// journals are the StateDB journals calls reuse (newStateDB; a call
+	// that Releases its StateDB gives its journal back).
+	journals *chain.JournalPool
 	// filters are the installed filters (filters.go); now is their clock
 	// (nil: time.Now), replaced by tests.
 	filters filters
@@ -278,7 +281,7 @@ func NewAPI(cfg APIConfig, g *chain.Genesis, exec *chain.Executor, reads *pendin
 	if err != nil {
 		return nil, err
 	}
-	return &API{cfg: cfg, exec: exec, genesis: g, chainIDJSON: quantityJSON(g.Config.ChainID), reads: reads, chain: heads, pool: pool, log: log.With().Str("component", "eth").Logger(), accounts: accs, execs: execs, syncWaits: syncWaits, jumpDests: core.NewJumpDestCache(), codes: chain.NewCodeCache(codeCacheBytes)}, nil
+	return &API{cfg: cfg, exec: exec, genesis: g, chainIDJSON: quantityJSON(g.Config.ChainID), reads: reads, chain: heads, pool: pool, log: log.With().Str("component", "eth").Logger(), accounts: accs, execs: execs, syncWaits: syncWaits, jumpDests: core.NewJumpDestCache(), codes: chain.NewCodeCache(codeCacheBytes), journals: chain.NewJournalPool()}, nil
 }
 
 // codeCacheBytes bounds API.codes (a few thousand contracts of a typical
@@ -290,6 +293,7 @@ const codeCacheBytes = 32 << 20
 func (a *API) newStateDB(backend chain.Backend) *chain.StateDB {
 	st := chain.NewStateDB(backend)
 	st.SetCodeCache(a.codes)
+	st.SetJournalPool(a.journals)
 	return st
 }
 

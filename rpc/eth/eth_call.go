@@ -222,6 +222,7 @@ func (a *API) ethCall(ctx context.Context, p rpc.Params) (any, error) {
 		return nil, err
 	}
 	defer blk.Close()
+	defer env.state.Release()
 	result, err := a.execute(ctx, env, req.args, a.cfg.GasCap, vm.Config{})
 	if err != nil {
 		return nil, err

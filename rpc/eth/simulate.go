@@ -120,6 +120,7 @@ func (a *API) simulate(ctx context.Context, p rpc.Params) (simResult, error) {
 		hasher:   trie.NewStackTrie(nil),
 		fits:     p.CheckResponse,
 	}
+	defer sim.state.Release()
 	blocks, err := sim.plan(in.BlockStateCalls)
 	if err != nil {
 		return nil, err
@@ -552,11 +553,13 @@ func simTransaction(c *CallArgs) *types.Transaction {
 	if c.AccessList != nil {
 		al = *c.AccessList
 	}
+	// types.NewTx copies every field (a nil big.Int becomes zero): the
+	// call's own values are handed over as they are.
 	toBig := func(v *hexBig) *big.Int {
 		if v == nil {
-			return new(big.Int)
+			return nil
 		}
-		return new(big.Int).Set(v.ToInt())
+		return v.ToInt()
 	}
 	u256 := func(v *hexBig) *uint256.Int {
 		if v == nil {
