@@ -80,6 +80,8 @@ type report struct {
 	Nodes     map[string]nodeFacts `json:"nodes"`
 	// TipnodeArgs are the extra flags tipnode ran with (--tipnode.args).
 	TipnodeArgs string `json:"tipnodeArgs,omitempty"`
+	// TipnodeEnv are the extra environment variables (--tipnode.env).
+	TipnodeEnv string `json:"tipnodeEnv,omitempty"`
 	// NodeOrder lists the nodes this run measured (--nodes).
 	NodeOrder []string          `json:"nodeOrder,omitempty"`
 	Agreement map[string]string `json:"agreement"`
@@ -128,6 +130,7 @@ func run(ctx context.Context, o *options, log zerolog.Logger) error {
 	}
 	nodes["tipnode"].profile = o.Profile
 	nodes["tipnode"].extraArgs = strings.Fields(o.TipnodeArgs)
+	nodes["tipnode"].extraEnv = strings.Fields(o.TipnodeEnv)
 	defer func() {
 		for _, name := range nodeOrder {
 			if err := nodes[name].stop(); err != nil {
@@ -163,7 +166,7 @@ func run(ctx context.Context, o *options, log zerolog.Logger) error {
 		Started: time.Now(), Quick: o.Quick, Manifest: m, Load: o.Load, SatTime: o.SatTime, Rounds: o.Rounds,
 		ClientCPU: o.ClientCPU, ServerCPU: o.ServerCPU, Unpinned: o.Unpinned, Sequencer: o.Sequencer,
 		Nodes: map[string]nodeFacts{}, Agreement: map[string]string{}, NodeOrder: nodeOrder,
-		TipnodeArgs: o.TipnodeArgs,
+		TipnodeArgs: o.TipnodeArgs, TipnodeEnv: o.TipnodeEnv,
 	}
 	if o.feeds() {
 		rep.FeedRate = o.FeedRate

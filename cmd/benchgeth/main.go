@@ -63,6 +63,9 @@ type options struct {
 	Nodes string
 	// TipnodeArgs are extra flags of `tipnode run` (--tipnode.args).
 	TipnodeArgs string
+	// TipnodeEnv are extra KEY=VALUE environment variables of `tipnode
+	// run` (--tipnode.env), e.g. GOMAXPROCS=1.
+	TipnodeEnv string
 }
 
 func parseFlags(args []string) (*options, error) {
@@ -103,6 +106,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.LogLevel, "log.level", "info", "log level")
 	fs.StringVar(&o.Nodes, "nodes", "geth,tipnode", "nodes to run: geth,tipnode or tipnode alone (a chain go-ethereum cannot load here; ratios then read \"-\", --compare still works)")
 	fs.StringVar(&o.TipnodeArgs, "tipnode.args", "", "extra flags for `tipnode run`, space-separated (an A/B of one setting, e.g. \"--memory.gcpercent 100\")")
+	fs.StringVar(&o.TipnodeEnv, "tipnode.env", "", "extra environment variables for `tipnode run`, space-separated KEY=VALUE (an A/B of a runtime setting, e.g. \"GOMAXPROCS=1\"; the load generator keeps its own)")
 	fs.StringVar(&o.Compare, "compare", "", "an earlier run's results JSON (printed at its end): add a table of tipnode's CPU per request, init, import, store and memory here vs there (e.g. the 10M-slot chain vs the 1M-slot one)")
 	fs.BoolVar(&o.Profile, "profile", false, "run tipnode with --pprof.addr and mutex/block sampling, and give every workload one more saturation run of tipnode that takes its CPU, mutex and block profiles (files under the run directory; lock and channel waits in a table)")
 	if err := fs.Parse(args); err != nil {
@@ -137,6 +141,11 @@ func parseFlags(args []string) (*options, error) {
 
 // Validate checks the options.
 func (o *options) Validate() error {
+	for _, kv := range strings.Fields(o.TipnodeEnv) {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return fmt.Errorf("--tipnode.env: %q is not KEY=VALUE", kv)
+		}
+	}
 	if err := o.Chain.Validate(); err != nil {
 		return err
 	}

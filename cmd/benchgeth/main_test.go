@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -99,5 +100,13 @@ func TestQuickFlags(t *testing.T) {
 	}
 	if _, err := parseFlags([]string{"--geth", "/nonexistent"}); err == nil {
 		t.Fatal("missing geth binary accepted")
+	}
+	for _, env := range []string{"GOMAXPROCS", "=1", "GOMAXPROCS=1 GOGC"} {
+		if _, err := parseFlags([]string{"--gen-only", "--tipnode.env", env}); err == nil || !strings.Contains(err.Error(), "KEY=VALUE") {
+			t.Fatalf("--tipnode.env %q: got %v, want a KEY=VALUE refusal", env, err)
+		}
+	}
+	if o, err := parseFlags([]string{"--gen-only", "--tipnode.env", "GOMAXPROCS=1 GOGC=200"}); err != nil || o.TipnodeEnv != "GOMAXPROCS=1 GOGC=200" {
+		t.Fatalf("--tipnode.env GOMAXPROCS=1 GOGC=200: %v %+v", err, o)
 	}
 }

@@ -163,6 +163,8 @@ type node struct {
 	pprofURL string
 	// extraArgs are appended to the run command (--tipnode.args).
 	extraArgs []string
+	// extraEnv are added to the run command's environment (--tipnode.env).
+	extraEnv []string
 
 	facts nodeFacts
 }
@@ -287,8 +289,11 @@ func (n *node) start(ctx context.Context, cpus []int, head uint64, log zerolog.L
 		n.pprofURL = "http://" + addr
 		args = append(args, "--pprof.addr", addr, "--pprof.mutexfraction", strconv.Itoa(profileMutexFraction), "--pprof.blockrate", strconv.Itoa(profileBlockRate))
 	}
-	fmt.Fprintf(logFile, "$ taskset %s\n", strings.Join(args, " "))
+	fmt.Fprintf(logFile, "$ %s taskset %s\n", strings.Join(n.extraEnv, " "), strings.Join(args, " "))
 	n.cmd = exec.Command("taskset", args...)
+	if len(n.extraEnv) > 0 {
+		n.cmd.Env = append(os.Environ(), n.extraEnv...)
+	}
 	n.cmd.Stdout, n.cmd.Stderr = logFile, logFile
 	started := time.Now()
 	if err := n.cmd.Start(); err != nil {

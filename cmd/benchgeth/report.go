@@ -23,6 +23,9 @@ func printReport(out io.Writer, rep *report, workloads []chaingen.Workload) {
 	if rep.TipnodeArgs != "" {
 		fmt.Fprintf(out, "tipnode ran with the extra flags: %s\n", rep.TipnodeArgs)
 	}
+	if rep.TipnodeEnv != "" {
+		fmt.Fprintf(out, "tipnode ran with the extra environment: %s\n", rep.TipnodeEnv)
+	}
 	if rep.Unpinned {
 		fmt.Fprintf(out, "Unpinned: the load generator and both nodes share every CPU; max rps is the whole machine's answer rate and noise %% includes the load generator.\n")
 	}
