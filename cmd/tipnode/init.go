@@ -154,6 +154,9 @@ func runInit(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		return initFromState(ctx, sf, st, g, log)
 	}
+	if genesis != "" {
+		return initFromGenesisFile(ctx, sf, genesis, log)
+	}
 	if g, err = readGenesis(ctx, genesisFrom, genesis, chain.ParseGenesis); err != nil {
 		return err
 	}
