@@ -90,10 +90,29 @@ func unstreamable(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrGenesisUnstreamable, fmt.Sprintf(format, args...))
 }
 
+// token is the next token; the end of the input inside the genesis is
+// io.ErrUnexpectedEOF.
+func (gr *genesisReader) token() (json.Token, error) {
+	tok, err := gr.dec.Token()
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return tok, err
+}
+
+// decode reads the next value into raw (io.ErrUnexpectedEOF as token).
+func (gr *genesisReader) decode(raw *json.RawMessage) error {
+	err := gr.dec.Decode(raw)
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return err
+}
+
 // key reads an object key (or the closing brace: ok false).
 func (gr *genesisReader) key() (string, bool, error) {
 	if !gr.dec.More() {
-		tok, err := gr.dec.Token()
+		tok, err := gr.token()
 		if err != nil {
 			return "", false, err
 		}
@@ -102,7 +121,7 @@ func (gr *genesisReader) key() (string, bool, error) {
 		}
 		return "", false, nil
 	}
-	tok, err := gr.dec.Token()
+	tok, err := gr.token()
 	if err != nil {
 		return "", false, err
 	}
@@ -114,7 +133,7 @@ func (gr *genesisReader) key() (string, bool, error) {
 }
 
 func (gr *genesisReader) read() (*core.Genesis, json.RawMessage, error) {
-	tok, err := gr.dec.Token()
+	tok, err := gr.token()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -136,7 +155,7 @@ func (gr *genesisReader) read() (*core.Genesis, json.RawMessage, error) {
 		}
 		if !strings.EqualFold(k, "alloc") {
 			var raw json.RawMessage
-			if err := gr.dec.Decode(&raw); err != nil {
+			if err := gr.decode(&raw); err != nil {
 				return nil, nil, fmt.Errorf("%q: %w", k, err)
 			}
 			members = append(members, member{k, raw})
@@ -148,7 +167,7 @@ func (gr *genesisReader) read() (*core.Genesis, json.RawMessage, error) {
 		if alloc != "" {
 			return nil, nil, unstreamable("\"alloc\" given twice")
 		}
-		tok, err := gr.dec.Token()
+		tok, err := gr.token()
 		if err != nil {
 			return nil, nil, fmt.Errorf("alloc: %w", err)
 		}
@@ -206,7 +225,7 @@ func (gr *genesisReader) alloc() error {
 
 // account streams one account's object.
 func (gr *genesisReader) account(addr common.Address) error {
-	tok, err := gr.dec.Token()
+	tok, err := gr.token()
 	if err != nil {
 		return err
 	}
@@ -231,7 +250,7 @@ func (gr *genesisReader) account(addr common.Address) error {
 		}
 		if !strings.EqualFold(k, "storage") {
 			var raw json.RawMessage
-			if err := gr.dec.Decode(&raw); err != nil {
+			if err := gr.decode(&raw); err != nil {
 				return fmt.Errorf("%q: %w", k, err)
 			}
 			members = append(members, member{k, raw})
@@ -241,7 +260,7 @@ func (gr *genesisReader) account(addr common.Address) error {
 			return unstreamable("\"storage\" given twice")
 		}
 		storage = true
-		tok, err := gr.dec.Token()
+		tok, err := gr.token()
 		if err != nil {
 			return fmt.Errorf("storage: %w", err)
 		}
@@ -290,7 +309,7 @@ func (gr *genesisReader) storage(addr common.Address) error {
 		if err != nil {
 			return fmt.Errorf("storage key %q: %w", k, err)
 		}
-		tok, err := gr.dec.Token()
+		tok, err := gr.token()
 		if err != nil {
 			return fmt.Errorf("storage %s: %w", slot.Hex(), err)
 		}
@@ -326,4 +345,19 @@ func storageWord(s string) (common.Hash, error) {
 		return h, errors.New("invalid hex")
 	}
 	return h, nil
+}
+
+// SealBlock sets g.Block to block 0 of g.Core with the given state root
+// (g.Core.Alloc is empty: ReadGenesis) and, on an OP chain with Isthmus at
+// genesis, the L2ToL1MessagePasser's storage root passerRoot as its
+// withdrawals root. go-ethereum's ToBlock takes every other header field
+// from the config and the genesis' members, none from the alloc.
+func (g *Genesis) SealBlock(stateRoot, passerRoot common.Hash) {
+	block := g.Core.ToBlock()
+	h := block.Header()
+	h.Root = stateRoot
+	if g.isthmusGenesis() {
+		h.WithdrawalsHash = &passerRoot
+	}
+	g.Block = block.WithSeal(h)
 }

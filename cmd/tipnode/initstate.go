@@ -14,6 +14,7 @@ import (
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/follow"
+	"github.com/tipnode/tipnode/chain/genesisinit"
 	"github.com/tipnode/tipnode/chain/snapshot"
 	"github.com/tipnode/tipnode/chain/statedump"
 	"github.com/tipnode/tipnode/store"
@@ -274,7 +275,7 @@ func initFromGenesisFile(ctx context.Context, sf StoreFlags, file string, log ze
 		log.Info().Str("phase", phase).Int64("entries", n).Str("elapsed", time.Since(start).Round(time.Second).String()).
 			Float64("entries/s", float64(n)/time.Since(start).Seconds()).Msg("genesis alloc")
 	}
-	g, stats, err := chain.InitGenesisStream(ctx, db, f, chain.GenesisStreamConfig{TempDir: tmp, MemBytes: 128 << 20, Progress: progress})
+	g, stats, err := genesisinit.Init(ctx, db, f, genesisinit.Config{TempDir: tmp, MemBytes: 128 << 20, Progress: progress})
 	// Nothing was ingested on an error: the store is as before.
 	if rerr := os.RemoveAll(tmp); rerr != nil && err == nil {
 		log.Warn().Err(rerr).Msg("remove the init's temporary files")

@@ -1,4 +1,4 @@
-package chain
+package genesisinit
 
 import (
 	"context"
@@ -13,14 +13,15 @@ import (
 	"github.com/ethereum/go-ethereum/trie"
 	"github.com/holiman/uint256"
 
+	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/op"
 	"github.com/tipnode/tipnode/chain/statedump"
 	"github.com/tipnode/tipnode/store"
 	"github.com/tipnode/tipnode/store/xtypes"
 )
 
-// GenesisStreamConfig configures InitGenesisStream.
-type GenesisStreamConfig struct {
+// Config configures InitGenesisStream.
+type Config struct {
 	// TempDir holds the sorts' files and the sstables (required; a
 	// directory on the store's filesystem).
 	TempDir string
@@ -34,30 +35,30 @@ type GenesisStreamConfig struct {
 }
 
 // Validate checks the config.
-func (c GenesisStreamConfig) Validate() error {
+func (c Config) Validate() error {
 	if c.TempDir == "" {
-		return errors.New("genesis stream: no TempDir")
+		return errors.New("genesisinit: no TempDir")
 	}
 	if c.MemBytes < 0 {
-		return fmt.Errorf("genesis stream: MemBytes %d < 0", c.MemBytes)
+		return fmt.Errorf("genesisinit: MemBytes %d < 0", c.MemBytes)
 	}
 	return nil
 }
 
-// GenesisStreamStats describes a streamed genesis init.
-type GenesisStreamStats struct {
+// Stats describes a streamed genesis init.
+type Stats struct {
 	Accounts, Slots int64 // read (slots: non-zero)
 	Store           store.StateImportStats
 }
 
-// InitGenesisStream initialises the empty store db at genesis from the
-// genesis JSON read from r, in bounded memory (ReadGenesis, the state root
+// Init initialises the empty store db at genesis from the
+// genesis JSON read from r, in bounded memory (chain.ReadGenesis, the state root
 // by statedump.Builder, the store by one store.StateImport at block 0):
 // the store equals the one InitGenesis writes for the same spec, the spec
 // streamed into it. All or nothing: on an error nothing was ingested.
 // ctx stops it between reads.
-func InitGenesisStream(ctx context.Context, db *store.DB, r io.Reader, cfg GenesisStreamConfig) (*Genesis, GenesisStreamStats, error) {
-	var stats GenesisStreamStats
+func Init(ctx context.Context, db *store.DB, r io.Reader, cfg Config) (*chain.Genesis, Stats, error) {
+	var stats Stats
 	if err := cfg.Validate(); err != nil {
 		return nil, stats, err
 	}
@@ -87,7 +88,7 @@ func InitGenesisStream(ctx context.Context, db *store.DB, r io.Reader, cfg Genes
 	if si != nil {
 		in = io.TeeReader(in, si.SpecWriter())
 	}
-	g, rawConfig, err := ReadGenesis(in, v)
+	g, rawConfig, err := chain.ReadGenesis(in, v)
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			return nil, stats, cerr
@@ -95,15 +96,15 @@ func InitGenesisStream(ctx context.Context, db *store.DB, r io.Reader, cfg Genes
 		return nil, stats, err
 	}
 	if g.Core.Number != 0 {
-		return nil, stats, fmt.Errorf("%w: block number %d, want 0", ErrGenesis, g.Core.Number)
+		return nil, stats, fmt.Errorf("%w: block number %d, want 0", chain.ErrGenesis, g.Core.Number)
 	}
 	if g.Core.IsUBT() {
-		return nil, stats, fmt.Errorf("%w: a binary-trie (UBT) genesis is not supported", ErrGenesis)
+		return nil, stats, fmt.Errorf("%w: a binary-trie (UBT) genesis is not supported", chain.ErrGenesis)
 	}
 	stats.Accounts, stats.Slots = b.Accounts, b.Slots
 	root, err := b.Finish(ctx)
 	if err != nil {
-		return nil, stats, fmt.Errorf("%w: %w", ErrGenesis, err)
+		return nil, stats, fmt.Errorf("%w: %w", chain.ErrGenesis, err)
 	}
 	var passerRoot common.Hash
 	if sink.passerSlots {
@@ -111,10 +112,10 @@ func InitGenesisStream(ctx context.Context, db *store.DB, r io.Reader, cfg Genes
 	} else {
 		passerRoot = types.EmptyRootHash
 	}
-	g.Block = genesisBlock(g, root, passerRoot)
+	g.SealBlock(root, passerRoot)
 	config, err := g.ConfigJSON(rawConfig)
 	if err != nil {
-		return nil, stats, fmt.Errorf("%w: encode chain config: %v", ErrGenesis, err)
+		return nil, stats, fmt.Errorf("%w: encode chain config: %v", chain.ErrGenesis, err)
 	}
 	if si == nil {
 		return g, stats, sameGenesis(db, g.Block.Hash())
@@ -156,21 +157,6 @@ func (discardSink) Account(common.Address, *store.Account) error           { ret
 func (discardSink) Storage(common.Address, common.Hash, common.Hash) error { return nil }
 func (discardSink) Code(common.Hash, []byte) error                         { return nil }
 
-// genesisBlock is block 0 of g (whose Core.Alloc is empty) with the
-// given state root and, on an OP chain with Isthmus at genesis, the
-// L2ToL1MessagePasser's storage root as withdrawals root. go-ethereum's
-// ToBlock takes every other header field from the config and the
-// genesis' fields, none from the alloc.
-func genesisBlock(g *Genesis, root, passerRoot common.Hash) *types.Block {
-	block := g.Core.ToBlock()
-	h := block.Header()
-	h.Root = root
-	if g.isthmusGenesis() {
-		h.WithdrawalsHash = &passerRoot
-	}
-	return block.WithSeal(h)
-}
-
 // allocBuilder hands a streamed alloc to a statedump.Builder (the item
 // number of its errors is the account's position in the alloc, from 1).
 type allocBuilder struct {
@@ -188,7 +174,7 @@ func (a *allocBuilder) count() {
 
 func (a *allocBuilder) Storage(addr common.Address, slot, value common.Hash) error {
 	a.count()
-	return a.b.Storage(a.item+1, addr, slot, value)
+	return a.b.Slot(a.item+1, addr, slot, value)
 }
 
 func (a *allocBuilder) Account(addr common.Address, nonce uint64, balance *uint256.Int, code []byte) error {
