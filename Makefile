@@ -59,6 +59,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzForkDecoders -fuzztime 20s ./rpc/eth/
 	$(GO) test -run '^$$' -fuzz FuzzParseTarget -fuzztime 20s ./chain/fork/
 	$(GO) test -run '^$$' -fuzz FuzzLoad -fuzztime 20s ./chain/statedump/
+	$(GO) test -run '^$$' -fuzz FuzzReadGenesis -fuzztime 20s ./chain/
 	$(GO) test -run '^$$' -fuzz FuzzPreimages -fuzztime 20s ./chain/op/optest/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeBlock -fuzztime 20s ./chain/follow/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeRawBlock -fuzztime 20s ./chain/follow/

@@ -1,6 +1,8 @@
 package chain_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -100,4 +102,87 @@ func (c *allocCollector) Account(addr common.Address, nonce uint64, balance *uin
 	c.accounts[addr] = collected{nonce, balance.Dec(), string(code), c.slots}
 	c.addr, c.slots = nil, nil
 	return nil
+}
+
+// FuzzReadGenesis: the streaming reader agrees with ParseGenesis
+// (go-ethereum's decoder on the whole spec): both refuse, or both accept
+// with the same genesis members and the same accounts and slots (the last
+// of a repeated one winning, as go-ethereum keeps it). The only refusals
+// of the stream ParseGenesis does not share are ErrGenesisUnstreamable's.
+func FuzzReadGenesis(f *testing.F) {
+	const head = `{"config":{"chainId":1},"gasLimit":"0x1","difficulty":"0x0",`
+	for _, s := range []string{
+		opGenesis,
+		head + `"alloc":{}}`,
+		head + `"alloc":{"0x1000000000000000000000000000000000000001":{"balance":"10","nonce":"0x2","code":"0x60","storage":{"0x01":"0x02","":null,"03":""}}}}`,
+		head + `"Alloc":{"1000000000000000000000000000000000000001":{"Balance":1,"STORAGE":{"0x01":"0x02"}},"1000000000000000000000000000000000000001":{"balance":"0x3"}}}`,
+		head + `"alloc":{"1000000000000000000000000000000000000001":{"balance":"-1"}}}`,
+		head + `"alloc":{"1000000000000000000000000000000000000001":null}}`,
+		head + `"alloc":{},"alloc":null}`,
+		`{"config":{"chainId":1,"optimism":{"eip1559Elasticity":6,"eip1559Denominator":50},"bedrockBlock":0},"gasLimit":1,"difficulty":0,"alloc":{}} `,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var c allocCollector
+		g, _, err := chain.ReadGenesis(bytes.NewReader(data), &c)
+		if err != nil && !errors.Is(err, chain.ErrGenesis) {
+			t.Fatalf("error without ErrGenesis: %v", err)
+		}
+		if errors.Is(err, chain.ErrGenesisUnstreamable) {
+			return
+		}
+		want, werr := parseGenesisNoPanic(data)
+		switch {
+		case err != nil && werr != nil:
+			return
+		case err != nil:
+			t.Fatalf("stream refuses (%v), ParseGenesis accepts", err)
+		case werr != nil:
+			t.Fatalf("stream accepts, ParseGenesis refuses: %v", werr)
+		}
+		if len(g.Core.Alloc) != 0 || g.Block != nil {
+			t.Fatal("ReadGenesis built an alloc or a block")
+		}
+		if (g.OP == nil) != (want.OP == nil) {
+			t.Fatalf("OP %v, ParseGenesis %v", g.OP, want.OP)
+		}
+		members := *want.Core
+		members.Alloc = g.Core.Alloc
+		a, _ := json.Marshal(g.Core)
+		b, _ := json.Marshal(&members)
+		if !bytes.Equal(a, b) {
+			t.Fatalf("genesis members\n%s\nParseGenesis\n%s", a, b)
+		}
+		if len(c.accounts) != len(want.Core.Alloc) {
+			t.Fatalf("%d accounts, ParseGenesis %d", len(c.accounts), len(want.Core.Alloc))
+		}
+		for addr, acc := range want.Core.Alloc {
+			got, ok := c.accounts[addr]
+			switch {
+			case !ok:
+				t.Fatalf("account %s missing", addr)
+			case got.nonce != acc.Nonce || got.balance != acc.Balance.String() || got.code != string(acc.Code):
+				t.Fatalf("account %s: %+v, ParseGenesis %+v", addr, got, acc)
+			case len(got.storage) != len(acc.Storage):
+				t.Fatalf("account %s: %d slots, ParseGenesis %d", addr, len(got.storage), len(acc.Storage))
+			}
+			for k, v := range acc.Storage {
+				if gv, ok := got.storage[k]; !ok || gv != v {
+					t.Fatalf("account %s slot %s: %s, ParseGenesis %s", addr, k, gv, v)
+				}
+			}
+		}
+	})
+}
+
+// parseGenesisNoPanic is ParseGenesis with go-ethereum's panic on a
+// negative balance (in ToBlock) as an error.
+func parseGenesisNoPanic(data []byte) (g *chain.Genesis, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	return chain.ParseGenesis(data)
 }

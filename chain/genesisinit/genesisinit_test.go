@@ -63,6 +63,18 @@ func opPasserGenesis() string {
 	return strings.Replace(opGenesis, `"storage":{"0x01":"0x05"}`, `"storage":{`+strings.Join(slots, ",")+`}`, 1)
 }
 
+// manySlotsGenesis is the edge genesis with a contract of 8,000 slots:
+// the sorts spill (1 MiB buffers in these tests) and the spec takes many
+// chunks, the last one short.
+func manySlotsGenesis() string {
+	var slots []string
+	for i := 1; i <= 8000; i++ {
+		slots = append(slots, fmt.Sprintf(`"0x%064x":"0x%06x"`, i*977, i))
+	}
+	contract := `"2000000000000000000000000000000000000002":{"balance":"0x1","code":"0x6001","storage":{` + strings.Join(slots, ",") + `}},`
+	return strings.Replace(edgeGenesis, `"ALLOC":{`, `"ALLOC":{`+contract, 1)
+}
+
 // genesisSpecs are the genesis files the tests use: the conformance
 // chain's (skipped without it), the dev and OP dev genesis, the OP test
 // genesis and the edge cases above.
@@ -70,9 +82,10 @@ func genesisSpecs() map[string]func(t *testing.T) []byte {
 	accs := []common.Address{common.HexToAddress("0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266"), common.HexToAddress("0x70997970c51812dc3a010c7d01b50e0d17dc79c8")}
 	fixed := func(s string) func(*testing.T) []byte { return func(*testing.T) []byte { return []byte(s) } }
 	return map[string]func(t *testing.T) []byte{
-		"edge":     fixed(edgeGenesis),
-		"op":       fixed(opGenesis),
-		"opPasser": fixed(opPasserGenesis()),
+		"edge":      fixed(edgeGenesis),
+		"op":        fixed(opGenesis),
+		"opPasser":  fixed(opPasserGenesis()),
+		"manySlots": fixed(manySlotsGenesis()),
 		"dev": func(t *testing.T) []byte {
 			spec, err := devnet.Genesis(devnet.GenesisConfig{ChainID: 1337, Accounts: accs})
 			if err != nil {
@@ -249,4 +262,3 @@ func TestInitRefusals(t *testing.T) {
 		}
 	}
 }
-
