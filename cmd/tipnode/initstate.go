@@ -271,9 +271,17 @@ func initFromGenesisFile(ctx context.Context, sf StoreFlags, file string, log ze
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
 		return err
 	}
+	// The rate is over the interval since the phase's previous report
+	// (or since the start).
+	last, lastN, lastPhase := start, int64(0), ""
 	progress := func(phase string, n int64) {
-		log.Info().Str("phase", phase).Int64("entries", n).Str("elapsed", time.Since(start).Round(time.Second).String()).
-			Float64("entries/s", float64(n)/time.Since(start).Seconds()).Msg("genesis alloc")
+		now := time.Now()
+		if phase != lastPhase {
+			lastN, lastPhase = 0, phase
+		}
+		log.Info().Str("phase", phase).Int64("entries", n).Str("elapsed", now.Sub(start).Round(time.Second).String()).
+			Float64("entries/s", float64(n-lastN)/now.Sub(last).Seconds()).Msg("genesis alloc")
+		last, lastN = now, n
 	}
 	g, stats, err := genesisinit.Init(ctx, db, f, genesisinit.Config{TempDir: tmp, MemBytes: 128 << 20, Progress: progress})
 	// Nothing was ingested on an error: the store is as before.
