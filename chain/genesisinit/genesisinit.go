@@ -106,6 +106,11 @@ func Init(ctx context.Context, db *store.DB, r io.Reader, cfg Config) (*chain.Ge
 	if err != nil {
 		return nil, stats, fmt.Errorf("%w: %w", chain.ErrGenesis, err)
 	}
+	// The builder's runs are spent: their disk space goes before the
+	// import writes its tables (Close again at return is a no-op).
+	if err := b.Close(); err != nil {
+		return nil, stats, err
+	}
 	var passerRoot common.Hash
 	if sink.passerSlots {
 		passerRoot = sink.passer.Hash()
