@@ -85,7 +85,10 @@
 // operations, never a lock, never Pebble for latest/safe/finalized or a
 // recent number, and the view they get holds exactly the chain of the
 // Head (a reorg after it does not show through). InitGenesis writes block 0
-// before a Writer is opened. Feed (feed.go) is the node's one event
+// before a Writer is opened (from a Genesis held in memory); ReadGenesis
+// is the streaming reader of a genesis JSON for one of any size: the alloc
+// goes account by account and slot by slot to a visitor, never into a map
+// (chain/genesisinit builds the store from it). Feed (feed.go) is the node's one event
 // mechanism: synchronous, non-blocking callbacks on the publisher's
 // goroutine.
 //

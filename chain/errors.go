@@ -40,3 +40,10 @@ var (
 // ErrInvalidReorg: a Writer.Reorg request is malformed (no blocks, an
 // ancestor above the head); nothing was written.
 var ErrInvalidReorg = errors.New("invalid reorg")
+
+// ErrGenesisUnstreamable: a genesis spec that go-ethereum's decoder
+// accepts but the streamed reader (ReadGenesis, tipnode init --genesis)
+// refuses: "alloc" or an account's "storage" given twice (go-ethereum
+// merges or drops them), or a negative balance (go-ethereum panics on
+// it). It is returned wrapped with ErrGenesis.
+var ErrGenesisUnstreamable = errors.New("genesis member the streamed reader refuses")

@@ -111,27 +111,19 @@ func ParseGenesis(spec []byte) (*Genesis, error) {
 	if err := json.Unmarshal(spec, g); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrGenesis, err)
 	}
-	if g.Config == nil {
-		return nil, fmt.Errorf("%w: missing \"config\"", ErrGenesis)
-	}
-	if g.Config.ChainID == nil {
-		return nil, fmt.Errorf("%w: config has no chainId", ErrGenesis)
-	}
 	var raw struct {
 		Config json.RawMessage `json:"config"`
 	}
 	if err := json.Unmarshal(spec, &raw); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrGenesis, err)
 	}
-	out := &Genesis{Spec: spec, Core: g, Config: g.Config}
-	if err := out.parseOP(raw.Config); err != nil {
+	out, err := checkGenesis(g, raw.Config)
+	if err != nil {
 		return nil, err
 	}
-	if err := g.Config.CheckConfigForkOrder(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrGenesis, err)
-	}
+	out.Spec = spec
 	out.Block = g.ToBlock()
-	if out.OP != nil && out.OP.IsIsthmus(g.Timestamp) {
+	if out.isthmusGenesis() {
 		// From Isthmus the withdrawals root is the L2ToL1MessagePasser's
 		// storage root.
 		root, err := SlotsRoot(g.Alloc[op.L2ToL1MessagePasser].Storage)
@@ -143,6 +135,31 @@ func ParseGenesis(spec []byte) (*Genesis, error) {
 		out.Block = out.Block.WithSeal(h)
 	}
 	return out, nil
+}
+
+// checkGenesis checks a decoded genesis (config present with a chain id,
+// OP part, fork order) and returns it without Spec and Block.
+func checkGenesis(g *core.Genesis, rawConfig json.RawMessage) (*Genesis, error) {
+	if g.Config == nil {
+		return nil, fmt.Errorf("%w: missing \"config\"", ErrGenesis)
+	}
+	if g.Config.ChainID == nil {
+		return nil, fmt.Errorf("%w: config has no chainId", ErrGenesis)
+	}
+	out := &Genesis{Core: g, Config: g.Config}
+	if err := out.parseOP(rawConfig); err != nil {
+		return nil, err
+	}
+	if err := g.Config.CheckConfigForkOrder(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrGenesis, err)
+	}
+	return out, nil
+}
+
+// isthmusGenesis reports an OP chain with Isthmus active at genesis: block
+// 0's withdrawals root is then the L2ToL1MessagePasser's storage root.
+func (g *Genesis) isthmusGenesis() bool {
+	return g.OP != nil && g.OP.IsIsthmus(g.Core.Timestamp)
 }
 
 // ParseGenesisConfig parses only the chain config of a genesis spec: no

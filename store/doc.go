@@ -25,7 +25,10 @@
 // Body and Receipts below History fail with ErrPrunedHistory; UnwindTo and
 // Reorg below N fail with ErrBelowAnchor. The anchor is read at Open and
 // never changes. The invariants below hold with "0" read as N for state
-// and history.
+// and history. An import at block 0 with block 0's body (the streamed
+// `tipnode init --genesis`) has anchor 0, 0 and writes no keyAnchor: it is
+// the store WriteGenesis writes, its spec streamed in through
+// StateImport.SpecWriter.
 //
 // # Forked stores
 //

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -35,6 +36,8 @@ type StateImport struct {
 	codes  map[common.Hash]struct{}
 	stats  StateImportStats
 	done   bool
+	// spec is the genesis spec written through SpecWriter (nil: none).
+	spec *specWriter
 }
 
 // StateImportStats counts what an import wrote.
@@ -57,7 +60,8 @@ type AnchorWrite struct {
 	Body     *xtypes.Body
 	Receipts xtypes.Receipts
 	// Spec and Config are the genesis spec and the chain config, as
-	// WriteGenesis stores them.
+	// WriteGenesis stores them. Spec is nil when the spec was streamed in
+	// through StateImport.SpecWriter.
 	Spec, Config []byte
 	// Fork, when set, makes the store a fork of the upstream at this
 	// JSON-RPC URL (Anchor.Fork): the imported state is what the fork
@@ -124,6 +128,56 @@ func (si *StateImport) Code(hash common.Hash, code []byte) error {
 	return si.sorter.Add(codeKey(hash), code)
 }
 
+// SpecWriter returns a writer of the genesis spec: the bytes written are
+// cut into the 'G' chunks as they arrive and added to the import's sort
+// (spilled to disk with it), so a spec of any size is stored without
+// being held in memory. Commit's AnchorWrite.Spec must then be nil. Every
+// call returns the same writer.
+func (si *StateImport) SpecWriter() io.Writer {
+	if si.spec == nil {
+		si.spec = &specWriter{si: si, buf: make([]byte, 0, genesisSpecChunk)}
+	}
+	return si.spec
+}
+
+// specWriter chunks a streamed genesis spec into the import's sort.
+type specWriter struct {
+	si     *StateImport
+	buf    []byte // the chunk being filled
+	chunks uint32 // chunks added
+}
+
+func (w *specWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		take := min(len(p), genesisSpecChunk-len(w.buf))
+		w.buf = append(w.buf, p[:take]...)
+		p = p[take:]
+		if len(w.buf) == genesisSpecChunk {
+			if err := w.flush(); err != nil {
+				return n - len(p), err
+			}
+		}
+	}
+	return n, nil
+}
+
+// flush adds the buffered chunk.
+func (w *specWriter) flush() error {
+	err := w.si.sorter.Add(genesisSpecKey(w.chunks), w.buf)
+	w.chunks++
+	w.buf = w.buf[:0]
+	return err
+}
+
+// finish adds the last (short or, for an empty spec, empty) chunk.
+func (w *specWriter) finish() error {
+	if len(w.buf) > 0 || w.chunks == 0 {
+		return w.flush()
+	}
+	return nil
+}
+
 // stageAnchor adds the chain data, tags and metadata of the anchored
 // store to the sort.
 func (si *StateImport) stageAnchor(a *AnchorWrite) error {
@@ -186,21 +240,36 @@ func (si *StateImport) stageAnchor(a *AnchorWrite) error {
 			return err
 		}
 	}
-	for i := 0; i*genesisSpecChunk < len(a.Spec) || i == 0; i++ {
-		end := min(len(a.Spec), (i+1)*genesisSpecChunk)
-		if err := add(genesisSpecKey(uint32(i)), a.Spec[i*genesisSpecChunk:end]); err != nil {
+	if si.spec != nil {
+		if a.Spec != nil {
+			return fmt.Errorf("%w: genesis spec given both streamed and in the anchor", ErrInvalidWrite)
+		}
+		if err := si.spec.finish(); err != nil {
 			return err
 		}
+	} else {
+		for i := 0; i*genesisSpecChunk < len(a.Spec) || i == 0; i++ {
+			end := min(len(a.Spec), (i+1)*genesisSpecChunk)
+			if err := add(genesisSpecKey(uint32(i)), a.Spec[i*genesisSpecChunk:end]); err != nil {
+				return err
+			}
+		}
 	}
-	anchor := append(be8(si.anchor), be8(history)...)
 	if a.Fork != "" {
 		if err := add(keyFork, []byte(a.Fork)); err != nil {
 			return err
 		}
 	}
+	// A store anchored at block 0 with block 0's body (tipnode init
+	// --genesis, streamed) has anchor 0, 0: what an absent key means. It
+	// is then left out, and the store is the one WriteGenesis writes.
+	if si.anchor != 0 || history != 0 || a.Fork != "" {
+		if err := add(keyAnchor, append(be8(si.anchor), be8(history)...)); err != nil {
+			return err
+		}
+	}
 	return errors.Join(
 		add(keyChainConfig, a.Config),
-		add(keyAnchor, anchor),
 		add(keySchemaVersion, be8(uint64(FormatCurrent))),
 	)
 }

@@ -159,3 +159,75 @@ func must(t testing.TB, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestStateImportSpecWriter: a spec streamed through SpecWriter (in
+// pieces of any size) is stored in the same chunks as one given whole in
+// AnchorWrite.Spec, for the empty spec, a short one and sizes around
+// whole chunks; both at once are refused.
+func TestStateImportSpecWriter(t *testing.T) {
+	for _, size := range []int{0, 1, genesisSpecChunk - 1, genesisSpecChunk, genesisSpecChunk + 1, 3 * genesisSpecChunk, 3*genesisSpecChunk + 17} {
+		spec := make([]byte, size)
+		for i := range spec {
+			spec[i] = byte(i*7 + i>>9)
+		}
+		chunks := func(streamed bool) map[string]string {
+			db := openTest(t)
+			si, err := db.NewStateImport(t.TempDir(), 0, 1<<20)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer si.Close()
+			g, _ := anchorHeaders(1, 0)
+			a := &AnchorWrite{Genesis: g, Headers: []*types.Header{g}, Config: []byte(`{}`)}
+			if streamed {
+				w := si.SpecWriter()
+				for rest, step := spec, 1; len(rest) > 0; step = step*3 + 1 {
+					n := min(step, len(rest))
+					if k, err := w.Write(rest[:n]); err != nil || k != n {
+						t.Fatal(k, err)
+					}
+					rest = rest[n:]
+				}
+			} else {
+				a.Spec = spec
+			}
+			if _, err := si.Commit(context.Background(), a); err != nil {
+				t.Fatal(err)
+			}
+			out := make(map[string]string)
+			must(t, db.RawScan([]byte{prefixGenesisSpc}, []byte{prefixGenesisSpc + 1}, func(k, v []byte) error {
+				out[string(k)] = string(v)
+				return nil
+			}))
+			view, err := db.View()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer view.Close()
+			if got, err := view.GenesisSpec(); err != nil || string(got) != string(spec) {
+				t.Fatalf("size %d streamed %v: spec read back %d bytes, %v", size, streamed, len(got), err)
+			}
+			return out
+		}
+		whole, streamed := chunks(false), chunks(true)
+		if len(whole) != len(streamed) || len(whole) == 0 {
+			t.Fatalf("size %d: %d chunks streamed, %d given whole", size, len(streamed), len(whole))
+		}
+		for k, v := range whole {
+			if streamed[k] != v {
+				t.Fatalf("size %d: chunk %x differs", size, k)
+			}
+		}
+	}
+	db := openTest(t)
+	si, err := db.NewStateImport(t.TempDir(), 0, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer si.Close()
+	si.SpecWriter().Write([]byte("{}"))
+	g, _ := anchorHeaders(1, 0)
+	if _, err := si.Commit(context.Background(), &AnchorWrite{Genesis: g, Headers: []*types.Header{g}, Spec: []byte("{}"), Config: []byte(`{}`)}); !errors.Is(err, ErrInvalidWrite) {
+		t.Fatalf("spec streamed and given: %v", err)
+	}
+}

@@ -65,6 +65,18 @@ func (b *Builder) Storage(item int64, addr common.Address, slot, value common.Ha
 	return addSlotRecord(b.sorter, &b.key, &b.val, hashed, item, slot[:], value[:])
 }
 
+// Slot adds a slot of addr as Storage does, but a zero value is kept
+// until the sort (and then dropped), so that a slot given twice is refused
+// even when one of the two is zero (a source whose last value would win,
+// such as a genesis JSON).
+func (b *Builder) Slot(item int64, addr common.Address, slot, value common.Hash) error {
+	if value != (common.Hash{}) {
+		b.Slots++
+	}
+	hashed := crypto.Keccak256Hash(addr[:])
+	return addSlotRecord(b.sorter, &b.key, &b.val, hashed, item, slot[:], value[:])
+}
+
 // Code hands code to the sink at once, checking its hash.
 func (b *Builder) Code(item int64, hash common.Hash, code []byte) error {
 	if got := crypto.Keccak256Hash(code); got != hash {

@@ -28,8 +28,10 @@
 // store's StateImport is: nothing reaches the store before Commit).
 //
 // Builder does the second pass for entries that do not come from a JSON
-// dump (a peer's snapshot stream, chain/snapshot): Account, Storage and
-// Code in any order, then Finish.
+// dump (a peer's snapshot stream, chain/snapshot; a genesis alloc,
+// chain/genesisinit): Account, Storage (or Slot, which keeps a zero value
+// until the sort so that a repeated slot is refused) and Code in any
+// order, then Finish.
 //
 // ReadHeaders reads the anchor's headers from an RLP file (`geth export`).
 //

@@ -204,6 +204,9 @@ func emit(ctx context.Context, sorter *extsort.Sorter, sink Sink, progress func(
 			if dup {
 				return fmt.Errorf("%w: line %d: slot %s of account %s is given twice", ErrDuplicate, line, slot.Hex(), cur.addr.Hex())
 			}
+			if value == (common.Hash{}) {
+				return nil // a zero kept only to catch repeats (Builder.Slot)
+			}
 			if !cur.hasSlots {
 				cur.slots, cur.hasSlots = trie.NewStackTrie(nil), true
 			}

@@ -119,7 +119,7 @@ func runInit(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.StringVar(&st.From, "state.from", "", "upstream JSON-RPC URL giving header N, the 256 headers before it, block N and its receipts (for --state)")
 	fs.StringVar(&snapFrom, "snapshot-from", "", "join a tipnode network: initialise from the snapshot stream of a node running with --snapshot.serve at this JSON-RPC URL (instead of --genesis)")
 	fs.StringVar(&st.Headers, "state.headers", "", "RLP file of blocks or headers ending at N (as geth export writes), instead of --state.from")
-	fs.StringVar(&genesis, "genesis", "", "genesis JSON file in go-ethereum's format")
+	fs.StringVar(&genesis, "genesis", "", "genesis JSON file in go-ethereum's format (streamed: any size in bounded memory)")
 	fs.StringVar(&genesisFrom, "genesis-from", "", "fetch the genesis from a tipnode upstream at this JSON-RPC URL (tipnode_genesis)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -153,6 +153,9 @@ func runInit(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return err
 		}
 		return initFromState(ctx, sf, st, g, log)
+	}
+	if genesis != "" {
+		return initFromGenesisFile(ctx, sf, genesis, log)
 	}
 	if g, err = readGenesis(ctx, genesisFrom, genesis, chain.ParseGenesis); err != nil {
 		return err

@@ -14,21 +14,23 @@ import (
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/follow"
+	"github.com/tipnode/tipnode/chain/genesisinit"
 	"github.com/tipnode/tipnode/chain/snapshot"
 	"github.com/tipnode/tipnode/chain/statedump"
 	"github.com/tipnode/tipnode/store"
 )
 
 // initMarker is the directory (inside the data directory) that `init
-// --state` works in: its sort files and sstables. It exists from the start
-// of the import until the store is complete, so a data directory holding
-// it was left by an interrupted init and is refused by every command.
+// --state`, `init --genesis FILE` and `init --snapshot-from` work in: their
+// sort files and sstables. It exists from the start of the import until
+// the store is complete, so a data directory holding it was left by an
+// interrupted init and is refused by every command.
 const initMarker = "init-state.tmp"
 
 // errHalfInitialised is the refusal of a data directory an interrupted
-// `init --state` left behind.
+// init left behind.
 func errHalfInitialised(dir string) error {
-	return fmt.Errorf("the data directory %s holds an interrupted 'tipnode init --state' (%s): delete the directory %s and run init again",
+	return fmt.Errorf("the data directory %s holds an interrupted 'tipnode init' (%s): delete the directory %s and run init again",
 		dir, filepath.Join(dir, initMarker), dir)
 }
 
@@ -241,5 +243,63 @@ func initFromSnapshot(ctx context.Context, sf StoreFlags, url string, log zerolo
 		Str("elapsed", time.Since(start).Round(time.Millisecond).String()).
 		Float64("entries/s", float64(stats.Accounts+stats.Slots+stats.Codes)/secs).
 		Msg("initialised from a snapshot")
+	return nil
+}
+
+// initFromGenesisFile initialises the store of sf at genesis from the
+// genesis JSON file, streamed (chain.InitGenesisStream): bounded memory
+// whatever the alloc's size, all or nothing as init --state.
+func initFromGenesisFile(ctx context.Context, sf StoreFlags, file string, log zerolog.Logger) error {
+	if err := checkNotHalfInitialised(sf.DataDir); err != nil {
+		return err
+	}
+	start := time.Now()
+	limitImportMemory()
+	f, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	cfg := sf.config()
+	cfg.SyncWrites = false
+	db, err := openStore(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	tmp := filepath.Join(sf.DataDir, initMarker)
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return err
+	}
+	// The rate is over the interval since the phase's previous report
+	// (or since the start).
+	last, lastN, lastPhase := start, int64(0), ""
+	progress := func(phase string, n int64) {
+		now := time.Now()
+		if phase != lastPhase {
+			lastN, lastPhase = 0, phase
+		}
+		log.Info().Str("phase", phase).Int64("entries", n).Str("elapsed", now.Sub(start).Round(time.Second).String()).
+			Float64("entries/s", float64(n-lastN)/now.Sub(last).Seconds()).Msg("genesis alloc")
+		last, lastN = now, n
+	}
+	g, stats, err := genesisinit.Init(ctx, db, f, genesisinit.Config{TempDir: tmp, MemBytes: 128 << 20, Progress: progress})
+	// Nothing was ingested on an error: the store is as before.
+	if rerr := os.RemoveAll(tmp); rerr != nil && err == nil {
+		log.Warn().Err(rerr).Msg("remove the init's temporary files")
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	if err := db.Sync(); err != nil {
+		return err
+	}
+	secs := time.Since(start).Seconds()
+	entries := stats.Accounts + stats.Slots
+	log.Info().Str("datadir", sf.DataDir).Str("genesis", g.Block.Hash().Hex()).Uint64("chainId", g.Config.ChainID.Uint64()).
+		Str("stateRoot", g.Block.Root().Hex()).Int64("accounts", stats.Accounts).Int64("slots", stats.Slots).
+		Int("tables", stats.Store.Tables).Int64("bytes", stats.Store.Bytes).
+		Str("elapsed", time.Since(start).Round(time.Millisecond).String()).
+		Float64("entries/s", float64(entries)/secs).Msg("initialised")
 	return nil
 }
