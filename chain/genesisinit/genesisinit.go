@@ -20,7 +20,7 @@ import (
 	"github.com/tipnode/tipnode/store/xtypes"
 )
 
-// Config configures InitGenesisStream.
+// Config configures Init.
 type Config struct {
 	// TempDir holds the sorts' files and the sstables (required; a
 	// directory on the store's filesystem).

@@ -247,7 +247,7 @@ func initFromSnapshot(ctx context.Context, sf StoreFlags, url string, log zerolo
 }
 
 // initFromGenesisFile initialises the store of sf at genesis from the
-// genesis JSON file, streamed (chain.InitGenesisStream): bounded memory
+// genesis JSON file, streamed (genesisinit.Init): bounded memory
 // whatever the alloc's size, all or nothing as init --state.
 func initFromGenesisFile(ctx context.Context, sf StoreFlags, file string, log zerolog.Logger) error {
 	if err := checkNotHalfInitialised(sf.DataDir); err != nil {
