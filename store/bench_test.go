@@ -193,3 +193,64 @@ func BenchmarkReadAtHeight(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStorageReadMiss: a point slot read at latest that the state
+// cache cannot answer (cache off), so every read seeks Pebble: 100,000
+// slots of 10 contracts in sstables, read in a scattered order, from one
+// view by one goroutine and by all (-cpu) in parallel.
+func BenchmarkStorageReadMiss(b *testing.B) {
+	cfg := DefaultConfig(b.TempDir())
+	cfg.SyncWrites = false
+	cfg.StateCacheBytes = 0
+	db, err := Open(cfg, zerolog.Nop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	c := newTestChain(b, db, nil)
+	const blocks, perBlock = 100, 1000
+	for n := 0; n < blocks; n++ {
+		d := NewStateDiff()
+		for i := 0; i < perBlock; i++ {
+			k := n*perBlock + i
+			a := addr(k % 10)
+			if d.Storage[a] == nil {
+				d.Storage[a] = map[common.Hash]common.Hash{}
+			}
+			d.Storage[a][slot(k)] = val(k + 1)
+		}
+		c.add(d)
+	}
+	flush(b, db)
+	read := func(b *testing.B, s StateReader, i int) {
+		k := (i * 7919) % (blocks * perBlock)
+		got, err := s.Storage(addr(k%10), slot(k))
+		if err != nil || got != val(k+1) {
+			b.Fatalf("slot %d = %x, %v", k, got, err)
+		}
+	}
+	b.Run("serial", func(b *testing.B) {
+		withView(b, db, func(v View) {
+			s := stateAt(b, v, blocks)
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				read(b, s, i)
+				i++
+			}
+		})
+	})
+	b.Run("parallel", func(b *testing.B) {
+		withView(b, db, func(v View) {
+			s := stateAt(b, v, blocks)
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				i := rand.IntN(blocks * perBlock)
+				for pb.Next() {
+					read(b, s, i)
+					i++
+				}
+			})
+		})
+	})
+}

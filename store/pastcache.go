@@ -253,12 +253,12 @@ func (s *stateReader) readPast(key []byte, entityLen int, absent []byte) ([]byte
 	if res == pastHit {
 		return val, nil
 	}
-	it, err := s.v.snap.NewIter(nil)
+	it, err := s.v.pointIter()
 	if err != nil {
 		return nil, err
 	}
 	val, err = s.walkPast(it, entity, len(key), absent, res)
-	if err = errors.Join(err, it.Error(), it.Close()); err != nil {
+	if err = errors.Join(err, s.v.doneIter(it)); err != nil {
 		return nil, err
 	}
 	return val, nil

@@ -120,7 +120,7 @@ func (s *stateReader) seekVersion(key []byte) (val version, found bool, err erro
 		return version{}, false, err
 	}
 	defer s.v.exit()
-	it, err := s.v.snap.NewIter(nil)
+	it, err := s.v.pointIter()
 	if err != nil {
 		return version{}, false, err
 	}
@@ -130,7 +130,7 @@ func (s *stateReader) seekVersion(key []byte) (val version, found bool, err erro
 			val, found = version{value: append([]byte{}, v...), version: keyVersion(it.Key())}, true
 		}
 	}
-	return val, found, errors.Join(err, it.Error(), it.Close())
+	return val, found, errors.Join(err, s.v.doneIter(it))
 }
 
 // Code returns contract code by hash; nil for the empty code hash or an

@@ -30,6 +30,77 @@ type view struct {
 	epoch uint64
 
 	guard closeGuard // in-flight reads vs Close
+	// iters are idle iterators of snap for point reads that miss the
+	// caches (seekVersion, readPast): creating one costs about as much
+	// as the seek itself. Closed with the view.
+	iters iterPool
+}
+
+// iterPoolSlots bounds the idle iterators a view keeps (about the reads
+// that miss the caches at the same moment; more are created and closed).
+const iterPoolSlots = 8
+
+// iterPool keeps idle iterators in slots taken and given back with
+// atomics: every request reading the head shares the view, so a mutex
+// here would be one all of them queue on. An iterator is owned by one
+// read between take and give.
+type iterPool struct {
+	slots [iterPoolSlots]struct {
+		it atomic.Pointer[pebble.Iterator]
+		_  [56]byte // one cache line per slot
+	}
+}
+
+// take returns an idle iterator, or nil when none is.
+func (p *iterPool) take() *pebble.Iterator {
+	for i := range p.slots {
+		s := &p.slots[i].it
+		if it := s.Load(); it != nil && s.CompareAndSwap(it, nil) {
+			return it
+		}
+	}
+	return nil
+}
+
+// give keeps it for a later read, or closes it when every slot is taken.
+func (p *iterPool) give(it *pebble.Iterator) error {
+	for i := range p.slots {
+		if p.slots[i].it.CompareAndSwap(nil, it) {
+			return nil
+		}
+	}
+	return it.Close()
+}
+
+// closeAll closes the idle iterators (the view is closing: no read is in
+// flight).
+func (p *iterPool) closeAll() error {
+	var err error
+	for i := range p.slots {
+		if it := p.slots[i].it.Swap(nil); it != nil {
+			err = errors.Join(err, it.Close())
+		}
+	}
+	return err
+}
+
+// pointIter returns an iterator of the view's snapshot for a point read
+// (an idle one when there is one); doneIter gives it back. Between enter
+// and exit only.
+func (v *view) pointIter() (*pebble.Iterator, error) {
+	if it := v.iters.take(); it != nil {
+		return it, nil
+	}
+	return v.snap.NewIter(nil)
+}
+
+// doneIter ends a point read's use of it: kept for the next read unless
+// the iterator failed. It returns the iterator's error.
+func (v *view) doneIter(it *pebble.Iterator) error {
+	if err := it.Error(); err != nil {
+		return errors.Join(err, it.Close())
+	}
+	return v.iters.give(it)
 }
 
 var _ View = (*view)(nil)
@@ -75,7 +146,7 @@ func (v *view) closeSnapshot() error {
 	if !v.guard.close() {
 		return ErrClosed
 	}
-	if err := v.snap.Close(); err != nil {
+	if err := errors.Join(v.iters.closeAll(), v.snap.Close()); err != nil {
 		return fmt.Errorf("close view: %w", err)
 	}
 	return nil
