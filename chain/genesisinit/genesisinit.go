@@ -77,14 +77,14 @@ func Init(ctx context.Context, db *store.DB, r io.Reader, cfg Config) (*chain.Ge
 	default:
 		defer si.Close()
 	}
-	sink := &genesisSink{Sink: dst, passer: trie.NewStackTrie(nil), progress: cfg.Progress}
+	sink := &genesisSink{Sink: dst, passer: trie.NewStackTrie(nil), written: progressCounter{phase: "write", report: cfg.Progress}}
 	b, err := statedump.NewBuilder(sink, statedump.Config{TempDir: cfg.TempDir, MemBytes: cfg.MemBytes})
 	if err != nil {
 		return nil, stats, err
 	}
 	defer b.Close()
-	v := &allocBuilder{b: b, progress: cfg.Progress}
-	var in io.Reader = ctxReader{ctx, r}
+	v := &allocBuilder{b: b, read: progressCounter{phase: "parse", report: cfg.Progress}}
+	in := statedump.ContextReader(ctx, r)
 	if si != nil {
 		in = io.TeeReader(in, si.SpecWriter())
 	}
@@ -165,25 +165,32 @@ func (discardSink) Code(common.Hash, []byte) error                         { ret
 // allocBuilder hands a streamed alloc to a statedump.Builder (the item
 // number of its errors is the account's position in the alloc, from 1).
 type allocBuilder struct {
-	b        *statedump.Builder
-	item     int64
-	entries  int64
-	progress func(string, int64)
+	b    *statedump.Builder
+	item int64
+	read progressCounter
 }
 
-func (a *allocBuilder) count() {
-	if a.entries++; a.progress != nil && a.entries%statedump.ProgressEvery == 0 {
-		a.progress("parse", a.entries)
+// progressCounter counts a phase's entries and reports every
+// statedump.ProgressEvery of them (report nil: none).
+type progressCounter struct {
+	n      int64
+	phase  string
+	report func(string, int64)
+}
+
+func (c *progressCounter) count() {
+	if c.n++; c.report != nil && c.n%statedump.ProgressEvery == 0 {
+		c.report(c.phase, c.n)
 	}
 }
 
 func (a *allocBuilder) Storage(addr common.Address, slot, value common.Hash) error {
-	a.count()
+	a.read.count()
 	return a.b.Slot(a.item+1, addr, slot, value)
 }
 
 func (a *allocBuilder) Account(addr common.Address, nonce uint64, balance *uint256.Int, code []byte) error {
-	a.count()
+	a.read.count()
 	a.item++
 	acc := &store.Account{Nonce: nonce, Balance: balance, CodeHash: types.EmptyCodeHash}
 	if len(code) > 0 {
@@ -202,23 +209,16 @@ type genesisSink struct {
 	statedump.Sink
 	passer      *trie.StackTrie
 	passerSlots bool
-	entries     int64
-	progress    func(string, int64)
-}
-
-func (s *genesisSink) count() {
-	if s.entries++; s.progress != nil && s.entries%statedump.ProgressEvery == 0 {
-		s.progress("write", s.entries)
-	}
+	written     progressCounter
 }
 
 func (s *genesisSink) Account(addr common.Address, acc *store.Account) error {
-	s.count()
+	s.written.count()
 	return s.Sink.Account(addr, acc)
 }
 
 func (s *genesisSink) Storage(addr common.Address, slot, value common.Hash) error {
-	s.count()
+	s.written.count()
 	if addr == op.L2ToL1MessagePasser && value != (common.Hash{}) {
 		enc, err := rlp.EncodeToBytes(common.TrimLeftZeroes(value[:]))
 		if err != nil {
@@ -230,17 +230,4 @@ func (s *genesisSink) Storage(addr common.Address, slot, value common.Hash) erro
 		s.passerSlots = true
 	}
 	return s.Sink.Storage(addr, slot, value)
-}
-
-// ctxReader fails reads once ctx is done (Ctrl-C during a long read).
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }

@@ -78,7 +78,7 @@ func Load(ctx context.Context, r io.Reader, sink Sink, cfg Config) (Result, erro
 	}
 	defer sorter.Close()
 	var res Result
-	lines := &lineReader{r: ctxReader{ctx, r}}
+	lines := &lineReader{r: ContextReader(ctx, r)}
 	dec := json.NewDecoder(lines)
 	dec.UseNumber()
 	p := &parser{dec: dec, lines: lines, sorter: sorter, sink: sink, slots: slotBuffer{dir: dir}, res: &res, progress: cfg.Progress}
@@ -106,7 +106,10 @@ func Load(ctx context.Context, r io.Reader, sink Sink, cfg Config) (Result, erro
 	return res, nil
 }
 
-// ctxReader fails reads once ctx is done (Ctrl-C during a long parse).
+// ContextReader is r whose reads fail once ctx is done (Ctrl-C during a
+// long parse).
+func ContextReader(ctx context.Context, r io.Reader) io.Reader { return ctxReader{ctx, r} }
+
 type ctxReader struct {
 	ctx context.Context
 	r   io.Reader

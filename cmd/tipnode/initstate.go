@@ -42,6 +42,21 @@ func checkNotHalfInitialised(dir string) error {
 	return nil
 }
 
+// openImportStore opens the store of sf for an init (bulk writes: no sync
+// per write; the init syncs or ingests at its end).
+func openImportStore(sf StoreFlags, log zerolog.Logger) (*store.DB, error) {
+	cfg := sf.config()
+	cfg.SyncWrites = false
+	return openStore(cfg, log)
+}
+
+// makeInitMarker creates the init marker in the data directory dir: the
+// directory the init works in (see initMarker). It returns its path.
+func makeInitMarker(dir string) (string, error) {
+	tmp := filepath.Join(dir, initMarker)
+	return tmp, os.MkdirAll(tmp, 0o755)
+}
+
 // StateInitFlags are the flags of `init --state`.
 type StateInitFlags struct {
 	Dump    string // --state
@@ -151,15 +166,13 @@ func initFromState(ctx context.Context, sf StoreFlags, f StateInitFlags, g *chai
 		return err
 	}
 	defer dump.Close()
-	cfg := sf.config()
-	cfg.SyncWrites = false
-	db, err := openStore(cfg, log)
+	db, err := openImportStore(sf, log)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	tmp := filepath.Join(sf.DataDir, initMarker)
-	if err := os.MkdirAll(tmp, 0o755); err != nil {
+	tmp, err := makeInitMarker(sf.DataDir)
+	if err != nil {
 		return err
 	}
 	si, err := db.NewStateImport(tmp, n, 128<<20)
@@ -215,9 +228,7 @@ func initFromSnapshot(ctx context.Context, sf StoreFlags, url string, log zerolo
 	}
 	start := time.Now()
 	limitImportMemory()
-	cfg := sf.config()
-	cfg.SyncWrites = false
-	db, err := openStore(cfg, log)
+	db, err := openImportStore(sf, log)
 	if err != nil {
 		return err
 	}
@@ -225,8 +236,8 @@ func initFromSnapshot(ctx context.Context, sf StoreFlags, url string, log zerolo
 	if _, err := db.Latest(); err == nil {
 		return fmt.Errorf("the data directory %s is already initialised: --snapshot-from needs a new one", sf.DataDir)
 	}
-	tmp := filepath.Join(sf.DataDir, initMarker)
-	if err := os.MkdirAll(tmp, 0o755); err != nil {
+	tmp, err := makeInitMarker(sf.DataDir)
+	if err != nil {
 		return err
 	}
 	stats, err := snapshot.JoinURL(ctx, url, db, tmp)
@@ -260,15 +271,13 @@ func initFromGenesisFile(ctx context.Context, sf StoreFlags, file string, log ze
 		return err
 	}
 	defer f.Close()
-	cfg := sf.config()
-	cfg.SyncWrites = false
-	db, err := openStore(cfg, log)
+	db, err := openImportStore(sf, log)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	tmp := filepath.Join(sf.DataDir, initMarker)
-	if err := os.MkdirAll(tmp, 0o755); err != nil {
+	tmp, err := makeInitMarker(sf.DataDir)
+	if err != nil {
 		return err
 	}
 	// The rate is over the interval since the phase's previous report
