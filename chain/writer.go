@@ -71,6 +71,12 @@ type Writer struct {
 	startOnce  sync.Once
 	stopOnce   sync.Once
 	retireOnce sync.Once
+
+	// spare counts the WithSpareP sections running; spareRaised is whether
+	// the first of them raised GOMAXPROCS from 1 to 2 (the last lowers it).
+	spareMu     sync.Mutex
+	spare       int
+	spareRaised bool
 }
 
 // NewWriter loads the head of db (which must hold a genesis) and returns a
@@ -204,31 +210,47 @@ func (w *Writer) loop() {
 		case <-w.quit:
 			return
 		case fn := <-w.reqs:
-			withSpareP(fn)
+			w.WithSpareP(fn)
 		}
 	}
 }
 
-// withSpareP runs a writer job with a second P when the process has one
-// (GOMAXPROCS 1: a node limited to one CPU). A job's synced Pebble commit
-// (a block, a pre-confirmation journal) waits in fsync, a blocking system
-// call, and a goroutine in a system call keeps its P until the call returns
-// or the runtime's sysmon retakes it, which can take up to 10 ms when sysmon
-// is idle: with one P every read would wait for the disk. The second P
-// exists only for the job (two stop-the-world pauses of microseconds each),
-// so reads do not pay for two Ps time-sharing one core the rest of the time
-// (that cost 10-40 % CPU per request in the side-by-side benchmark). A node
-// has one Writer, so nothing else changes GOMAXPROCS under it; where a
-// process holds several (tests), overlapping jobs may end one another's
-// spare P early, which costs only the spare P, never correctness
-// (pending.BenchmarkSwapReaderDelay measures the reader's delay).
-func withSpareP(fn func()) {
-	if runtime.GOMAXPROCS(0) != 1 {
-		fn()
-		return
+// WithSpareP runs fn with a second P when the process has one
+// (GOMAXPROCS 1: a node limited to one CPU). The writer runs every job in
+// one. A job's synced Pebble commit (a block, a pre-confirmation journal)
+// waits in fsync, a blocking system call, and a goroutine in a system call
+// keeps its P until the call returns or the runtime's sysmon retakes it,
+// which can take up to 10 ms when sysmon is idle: with one P every read
+// would wait for the disk. The sequencer runs each pre-confirmation's
+// execution in one too: it yields between transactions (runtime.Gosched),
+// but on one P the scheduler takes a yielded goroutine from the global run
+// queue before it polls the network, so requests arriving during the
+// interval's execution would only be seen after it. The second P exists
+// only for these sections (two stop-the-world pauses of microseconds
+// each), so reads do not pay for two Ps time-sharing one core the rest of
+// the time (that cost 10-40 % CPU per request in the side-by-side
+// benchmark). Sections nest and overlap (counted: the first raises, the
+// last lowers). A node has one Writer, so nothing else changes GOMAXPROCS
+// under it; where a process holds several (tests), overlapping sections may
+// end one another's spare P early, which costs only the spare P, never
+// correctness (pending.BenchmarkSwapReaderDelay measures the reader's
+// delay).
+func (w *Writer) WithSpareP(fn func()) {
+	w.spareMu.Lock()
+	if w.spare == 0 && runtime.GOMAXPROCS(0) == 1 {
+		runtime.GOMAXPROCS(2)
+		w.spareRaised = true
 	}
-	runtime.GOMAXPROCS(2)
-	defer runtime.GOMAXPROCS(1)
+	w.spare++
+	w.spareMu.Unlock()
+	defer func() {
+		w.spareMu.Lock()
+		if w.spare--; w.spare == 0 && w.spareRaised {
+			runtime.GOMAXPROCS(1)
+			w.spareRaised = false
+		}
+		w.spareMu.Unlock()
+	}()
 	fn()
 }
 

@@ -119,7 +119,11 @@
 //     client holds only their hash, no receipt). The journal's fsync
 //     blocks its goroutine in a syscall, which on a single P (GOMAXPROCS
 //     1) would hold every reader until it returns: chain.Writer lends the
-//     runtime a second P for each of its jobs (BenchmarkSwapReaderDelay).
+//     runtime a second P for each of its jobs, and the Sequencer for each
+//     pre-confirmation's execution (Writer.WithSpareP): on one P a
+//     goroutine that yields between transactions is rescheduled before the
+//     network is polled, so requests arriving during the execution would
+//     wait for all of it (BenchmarkSwapReaderDelay).
 //   - Transactions and receipts roots (roots.go): a snapshot derives its
 //     TxRoot and ReceiptsRoot on first use, once (sync.Once), whoever asks
 //     (the stream encoder at every pre-confirmation, a pending-block read,

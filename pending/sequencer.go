@@ -96,6 +96,9 @@ type Writer interface {
 	JournalPendingEntries(a store.PendingAppend) error
 	PendingJournal() (*store.PendingJournal, error)
 	DropPendingJournal() error
+	// WithSpareP runs fn with a second P on a one-P process (see
+	// chain.Writer.WithSpareP).
+	WithSpareP(fn func())
 }
 
 // Sequencer is the embedded block producer, a driver of the Builder: every
@@ -497,6 +500,17 @@ func (s *Sequencer) preconfirm() error {
 	if len(cands) == 0 {
 		return nil
 	}
+	// The interval's execution runs with a spare P: requests arriving
+	// meanwhile are polled and served between its transactions.
+	var err error
+	s.w.WithSpareP(func() { err = s.include(cands) })
+	return err
+}
+
+// include executes cands (the pool's executable transactions by sender)
+// in order of effective tip into the pending block and publishes the next
+// snapshot when any was included (preconfirm).
+func (s *Sequencer) include(cands map[common.Address][]*poolTx) error {
 	t0 := time.Now()
 	var (
 		h        candHeap
@@ -541,9 +555,11 @@ func (s *Sequencer) preconfirm() error {
 			continue
 		}
 		included = append(included, pt)
-		// Let queued reads run between transactions: on one P they would
-		// otherwise wait for the whole interval's execution
-		// (BenchmarkSwapReaderDelay).
+		// Let queued reads run between transactions: they would otherwise
+		// wait for the whole interval's execution. The spare P of
+		// preconfirm lets reads that arrive meanwhile be seen at all: on one
+		// P the scheduler takes this goroutine again from the global run
+		// queue before it polls the network (BenchmarkSwapReaderDelay).
 		runtime.Gosched()
 		c.pos++
 		if c.pos < len(c.list) && c.list[c.pos].tx.Nonce() == pt.tx.Nonce()+1 {
