@@ -10,15 +10,60 @@ import (
 // The genesis spec is stored in chunks of genesisSpecChunk bytes under 'G'
 // keys (schema.go says why).
 
-// stageGenesisSpec stages spec as chunks 0..n-1 into b.
-func stageGenesisSpec(b *pebble.Batch, spec []byte) error {
-	for i := 0; i*genesisSpecChunk < len(spec) || i == 0; i++ {
-		end := min(len(spec), (i+1)*genesisSpecChunk)
-		if err := b.Set(genesisSpecKey(uint32(i)), spec[i*genesisSpecChunk:end], nil); err != nil {
-			return err
+// specWriter cuts a genesis spec, written in pieces of any size, into
+// the chunks 0..n-1 and hands each to add (which must copy it: the buffer
+// is reused). finish adds the last chunk: short, or empty for an empty
+// spec (a spec is always at least chunk 0). The one chunking of the spec:
+// WriteGenesis's batch, the migration, and a state import (whole or
+// streamed).
+type specWriter struct {
+	add    func(key, val []byte) error
+	buf    []byte // the chunk being filled
+	chunks uint32 // chunks added
+}
+
+func newSpecWriter(add func(key, val []byte) error) *specWriter {
+	return &specWriter{add: add, buf: make([]byte, 0, genesisSpecChunk)}
+}
+
+func (w *specWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		take := min(len(p), genesisSpecChunk-len(w.buf))
+		w.buf = append(w.buf, p[:take]...)
+		p = p[take:]
+		if len(w.buf) == genesisSpecChunk {
+			if err := w.flush(); err != nil {
+				return n - len(p), err
+			}
 		}
 	}
+	return n, nil
+}
+
+// flush adds the buffered chunk.
+func (w *specWriter) flush() error {
+	err := w.add(genesisSpecKey(w.chunks), w.buf)
+	w.chunks++
+	w.buf = w.buf[:0]
+	return err
+}
+
+// finish adds the last (short or, for an empty spec, empty) chunk.
+func (w *specWriter) finish() error {
+	if len(w.buf) > 0 || w.chunks == 0 {
+		return w.flush()
+	}
 	return nil
+}
+
+// stageGenesisSpec stages spec as chunks 0..n-1 into b.
+func stageGenesisSpec(b *pebble.Batch, spec []byte) error {
+	w := newSpecWriter(func(key, val []byte) error { return b.Set(key, val, nil) })
+	if _, err := w.Write(spec); err != nil {
+		return err
+	}
+	return w.finish()
 }
 
 // SetGenesisSpec stages spec in the chunked layout of FormatGenesisChunks

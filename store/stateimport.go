@@ -135,47 +135,9 @@ func (si *StateImport) Code(hash common.Hash, code []byte) error {
 // call returns the same writer.
 func (si *StateImport) SpecWriter() io.Writer {
 	if si.spec == nil {
-		si.spec = &specWriter{si: si, buf: make([]byte, 0, genesisSpecChunk)}
+		si.spec = newSpecWriter(si.sorter.Add)
 	}
 	return si.spec
-}
-
-// specWriter chunks a streamed genesis spec into the import's sort.
-type specWriter struct {
-	si     *StateImport
-	buf    []byte // the chunk being filled
-	chunks uint32 // chunks added
-}
-
-func (w *specWriter) Write(p []byte) (int, error) {
-	n := len(p)
-	for len(p) > 0 {
-		take := min(len(p), genesisSpecChunk-len(w.buf))
-		w.buf = append(w.buf, p[:take]...)
-		p = p[take:]
-		if len(w.buf) == genesisSpecChunk {
-			if err := w.flush(); err != nil {
-				return n - len(p), err
-			}
-		}
-	}
-	return n, nil
-}
-
-// flush adds the buffered chunk.
-func (w *specWriter) flush() error {
-	err := w.si.sorter.Add(genesisSpecKey(w.chunks), w.buf)
-	w.chunks++
-	w.buf = w.buf[:0]
-	return err
-}
-
-// finish adds the last (short or, for an empty spec, empty) chunk.
-func (w *specWriter) finish() error {
-	if len(w.buf) > 0 || w.chunks == 0 {
-		return w.flush()
-	}
-	return nil
 }
 
 // stageAnchor adds the chain data, tags and metadata of the anchored
@@ -240,20 +202,18 @@ func (si *StateImport) stageAnchor(a *AnchorWrite) error {
 			return err
 		}
 	}
-	if si.spec != nil {
-		if a.Spec != nil {
-			return fmt.Errorf("%w: genesis spec given both streamed and in the anchor", ErrInvalidWrite)
-		}
-		if err := si.spec.finish(); err != nil {
+	if si.spec != nil && a.Spec != nil {
+		return fmt.Errorf("%w: genesis spec given both streamed and in the anchor", ErrInvalidWrite)
+	}
+	spec := si.spec
+	if spec == nil {
+		spec = newSpecWriter(add)
+		if _, err := spec.Write(a.Spec); err != nil {
 			return err
 		}
-	} else {
-		for i := 0; i*genesisSpecChunk < len(a.Spec) || i == 0; i++ {
-			end := min(len(a.Spec), (i+1)*genesisSpecChunk)
-			if err := add(genesisSpecKey(uint32(i)), a.Spec[i*genesisSpecChunk:end]); err != nil {
-				return err
-			}
-		}
+	}
+	if err := spec.finish(); err != nil {
+		return err
 	}
 	if a.Fork != "" {
 		if err := add(keyFork, []byte(a.Fork)); err != nil {
