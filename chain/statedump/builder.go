@@ -60,9 +60,7 @@ func (b *Builder) Storage(item int64, addr common.Address, slot, value common.Ha
 	if value == (common.Hash{}) {
 		return nil
 	}
-	b.Slots++
-	hashed := crypto.Keccak256Hash(addr[:])
-	return addSlotRecord(b.sorter, &b.key, &b.val, hashed, item, slot[:], value[:])
+	return b.Slot(item, addr, slot, value)
 }
 
 // Slot adds a slot of addr as Storage does, but a zero value is kept
