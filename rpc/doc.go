@@ -94,7 +94,12 @@
 // http.Handler runs. Over fasthttp an HTTP call's context is not cancelled
 // when the client goes away (only at its deadline); over websockets and
 // under net/http it is. Batch elements run
-// concurrently, at most Config.BatchParallelism at a time per batch. Each
+// concurrently, at most Config.BatchParallelism at a time per batch, while
+// fewer handlers run than there are Ps (GOMAXPROCS); once every P has one,
+// the next element runs on the batch's own goroutine, in turn (a goroutine
+// of its own would only wait for a P, and its hand-offs cost about a tenth
+// of a batch's CPU). Handlers parked in a wait (a full execution limiter,
+// eth_sendRawTransactionSync) count as running for this. Each
 // handler call runs on its own goroutine so that the deadline can be enforced
 // even if the handler ignores ctx; a handler still running at the deadline is
 // answered with CodeTimeout and its eventual result discarded, so handlers

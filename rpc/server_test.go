@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -270,6 +272,9 @@ func TestServeHTTPWithHTTPTest(t *testing.T) {
 
 func TestBatchConcurrencyBounded(t *testing.T) {
 	const limit = 3
+	// More Ps than the limit: with every P running a handler, a batch's
+	// elements run one at a time (TestBatchInlineWhenBusy).
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(limit + 1))
 	var cur, max atomic.Int32
 	gate := make(chan struct{})
 	var once sync.Once
@@ -319,6 +324,81 @@ func TestBatchConcurrencyBounded(t *testing.T) {
 	if m := max.Load(); m != limit {
 		t.Errorf("max concurrency %d, want %d", m, limit)
 	}
+}
+
+// A batch's elements run concurrently while the server has a P without a
+// handler, and one after another, on the batch's goroutine, once every P
+// has one.
+func TestBatchInlineWhenBusy(t *testing.T) {
+	const procs = 2
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+	var cur, max atomic.Int32
+	hold := make(chan struct{})
+	s, url := testServer(t, Config{BatchParallelism: 8}, func(s *Server) {
+		s.Register("hold", func(ctx context.Context, p Params) (any, error) {
+			select {
+			case <-hold:
+				return true, nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		})
+		s.Register("track", func(ctx context.Context, p Params) (any, error) {
+			n := cur.Add(1)
+			defer cur.Add(-1)
+			for {
+				m := max.Load()
+				if n <= m || max.CompareAndSwap(m, n) {
+					break
+				}
+			}
+			time.Sleep(5 * time.Millisecond)
+			return n, nil
+		})
+	})
+	var batch strings.Builder
+	batch.WriteString("[")
+	for i := range 6 {
+		if i > 0 {
+			batch.WriteString(",")
+		}
+		fmt.Fprintf(&batch, `{"jsonrpc":"2.0","id":%d,"method":"track","params":[]}`, i)
+	}
+	batch.WriteString("]")
+
+	// Idle: the batch spreads over the Ps.
+	if _, got := post(t, url, batch.String()); !bytes.Contains(got, []byte(`"result"`)) {
+		t.Fatalf("batch: %s", got)
+	}
+	if m := max.Load(); m < 2 {
+		t.Errorf("idle server: a batch ran at most %d element at once, want at least 2", m)
+	}
+
+	// Every P has a handler (held): the batch runs one element at a time.
+	var wg sync.WaitGroup
+	for range procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			post(t, url, `{"jsonrpc":"2.0","id":1,"method":"hold","params":[]}`)
+		}()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for s.workers.busy.Load() < procs {
+		if time.Now().After(deadline) {
+			t.Fatalf("held handlers never ran (%d busy)", s.workers.busy.Load())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	max.Store(0)
+	if _, got := post(t, url, batch.String()); !bytes.Contains(got, []byte(`"result"`)) {
+		t.Fatalf("batch: %s", got)
+	}
+	if m := max.Load(); m != 1 {
+		t.Errorf("busy server: a batch ran %d elements at once, want 1", m)
+	}
+	close(hold)
+	wg.Wait()
 }
 
 func TestBatchTooLarge(t *testing.T) {

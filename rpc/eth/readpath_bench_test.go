@@ -220,6 +220,24 @@ func BenchmarkHTTPHeavy(b *testing.B) {
 	runRequest(b, client, url, callBody(readToken, mustPack(b, token, "heavy", holders), "latest"))
 }
 
+// BenchmarkHTTPBatch100: one JSON-RPC batch of 100 eth_call balanceOf of
+// distinct holders at latest (cmd/benchgeth's batch100; one op is one batch).
+func BenchmarkHTTPBatch100(b *testing.B) {
+	client, url, token, _ := readPathNode(b)
+	var body strings.Builder
+	body.WriteByte('[')
+	for i := range 100 {
+		if i > 0 {
+			body.WriteByte(',')
+		}
+		fmt.Fprintf(&body, `{"jsonrpc":"2.0","id":%d,"method":"eth_call","params":[{"to":"%s","input":"%s"},"latest"]}`,
+			i+1, readToken.Hex(), hexutil.Encode(mustPack(b, token, "balanceOf", readHolder(i*7))))
+	}
+	body.WriteByte(']')
+	b.SetParallelism(4) // 4 batches per P in flight, as under the side-by-side bench's 16 connections
+	runRequests(b, client, url, []string{body.String()})
+}
+
 // pastBlocks is the length of the chain of the past-read benchmarks,
 // pastChanges how many holders' balances each of its blocks changes, and
 // pastHot how many hot holders (the senders of the side-by-side benchmark's
@@ -314,7 +332,7 @@ const pastRequests = 2000
 // runRequests is runRequest cycling through bodies.
 func runRequests(b *testing.B, client *http.Client, url string, bodies []string) {
 	b.Helper()
-	for _, body := range bodies[:10] {
+	for _, body := range bodies[:min(10, len(bodies))] {
 		if _, err := postRaw(client, url, body); err != nil {
 			b.Fatal(err)
 		}
