@@ -42,6 +42,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeRequest -fuzztime 20s ./rpc/
 	$(GO) test -run '^$$' -fuzz FuzzScanners -fuzztime 20s ./rpc/
 	$(GO) test -run '^$$' -fuzz FuzzValidJSON -fuzztime 20s ./rpc/
+	$(GO) test -run '^$$' -fuzz FuzzStringRun -fuzztime 20s ./rpc/
 	$(GO) test -run '^$$' -fuzz FuzzBlockSelector -fuzztime 20s ./rpc/eth/
 	$(GO) test -run '^$$' -fuzz FuzzPlainJSONString -fuzztime 20s ./rpc/eth/
 	$(GO) test -run '^$$' -fuzz FuzzStateOverride -fuzztime 20s ./rpc/eth/

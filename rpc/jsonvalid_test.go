@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -61,4 +62,62 @@ func BenchmarkValidJSON(b *testing.B) {
 			}
 		})
 	}
+}
+
+// stringRunBytewise is StringRun a byte at a time: the oracle.
+func stringRunBytewise(d []byte, i int) int {
+	for ; i < len(d); i++ {
+		if c := d[i]; c < 0x20 || c == '"' || c == '\\' {
+			return i
+		}
+	}
+	return len(d)
+}
+
+// TestStringRun: every stopping byte (and its neighbours that must not
+// stop) at every offset of a word and across words, behind bytes that
+// borrow (0x20, 0x21, '"'+1, '\\'+1) and bytes with the high bit set.
+func TestStringRun(t *testing.T) {
+	fill := []byte{'0', 0x20, 0x21, '"' + 1, '\\' + 1, 0x7f, 0x80, 0xa2, 0xdc, 0xff}
+	stops := []byte{'"', '\\', 0x00, 0x01, 0x1f}
+	notStops := []byte{0x20, '"' - 1, '"' + 1, '\\' - 1, '\\' + 1, 0x80 | '"', 0x80 | '\\', 0x80, 0x9f}
+	stopped := 0
+	for _, f := range fill {
+		for n := 0; n <= 20; n++ {
+			for pos := 0; pos <= n; pos++ {
+				for _, c := range append(append([]byte{}, stops...), notStops...) {
+					d := bytes.Repeat([]byte{f}, n)
+					if pos < n {
+						d[pos] = c
+					}
+					for start := 0; start <= min(n, 9); start++ {
+						got, want := StringRun(d, start), stringRunBytewise(d, start)
+						if got != want {
+							t.Fatalf("%x from %d: %d, want %d", d, start, got, want)
+						}
+						if want < len(d) {
+							stopped++
+						}
+					}
+				}
+			}
+		}
+	}
+	if stopped == 0 {
+		t.Fatal("no case stopped")
+	}
+}
+
+// FuzzStringRun: StringRun agrees with the byte loop on every input.
+func FuzzStringRun(f *testing.F) {
+	f.Add([]byte(`0x70a08231000000000000000000000000"`), 0)
+	f.Add([]byte("abc\\\"def\x01ghijklmnop"), 2)
+	f.Fuzz(func(t *testing.T, d []byte, start int) {
+		if start < 0 || start > len(d) {
+			return
+		}
+		if got, want := StringRun(d, start), stringRunBytewise(d, start); got != want {
+			t.Fatalf("%q from %d: %d, want %d", d, start, got, want)
+		}
+	})
 }

@@ -3,6 +3,8 @@ package eth
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/tipnode/tipnode/rpc"
 )
 
 // A reflection-free decoder for the call object, the argument of every
@@ -145,15 +147,11 @@ func scanPlainString(data []byte, i int) (s []byte, end int, ok bool) {
 	if i >= len(data) || data[i] != '"' {
 		return nil, 0, false
 	}
-	for j := i + 1; j < len(data); j++ {
-		switch c := data[j]; {
-		case c == '"':
-			return data[i+1 : j], j + 1, true
-		case c == '\\' || c < 0x20:
-			return nil, 0, false
-		}
+	j := rpc.StringRun(data, i+1)
+	if j >= len(data) || data[j] != '"' {
+		return nil, 0, false
 	}
-	return nil, 0, false
+	return data[i+1 : j], j + 1, true
 }
 
 // skipWS returns the index of the first non-whitespace byte at or after i.
