@@ -155,10 +155,7 @@ func (s *Server) plainPost(ctx *fasthttp.RequestCtx, h *fasthttp.RequestHeader) 
 	if len(s.cfg.CORSOrigins) > 0 && len(h.PeekBytes(bytesOrign)) > 0 {
 		return false
 	}
-	s.mu.RLock()
-	stopping := s.stopping
-	s.mu.RUnlock()
-	return !stopping
+	return !s.stopFlag.Load()
 }
 
 func bytesEqual(a, b []byte) bool { return string(a) == string(b) }

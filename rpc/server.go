@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"runtime"
@@ -59,15 +60,15 @@ type Server struct {
 
 	rootMounted atomic.Bool // a Handle pattern may match "/" (no fast path)
 
+	// table is what the registration calls installed, replaced whole
+	// (copy on write, under mu) by each of them: a request reads it with
+	// one atomic load and no lock.
+	table atomic.Pointer[methodTable]
+
 	mu        sync.RWMutex
-	methods   map[string]Handler
-	limited   map[string]bool // methods with their own Limiter (RegisterLimited)
-	inline    map[string]bool // methods run without a goroutine (RegisterInline)
-	subs      map[string]SubscribeHandler
-	mapper    func(error) *Error
-	batchCtx  func(context.Context) (context.Context, func())
 	listener  net.Listener
 	stopping  bool
+	stopFlag  atomic.Bool // stopping, read by requests without mu
 	wsConns   map[*wsConn]struct{}
 	newConns  map[net.Conn]struct{} // accepted HTTP connections that have not sent a request yet
 	openConns map[net.Conn]struct{} // accepted HTTP connections not closed or hijacked yet
@@ -97,10 +98,6 @@ func NewServer(cfg Config, log zerolog.Logger) (*Server, error) {
 		cfg:       cfg,
 		log:       log.With().Str("component", "rpc").Logger(),
 		mux:       http.NewServeMux(),
-		methods:   make(map[string]Handler),
-		limited:   make(map[string]bool),
-		inline:    make(map[string]bool),
-		subs:      make(map[string]SubscribeHandler),
 		wsConns:   make(map[*wsConn]struct{}),
 		newConns:  make(map[net.Conn]struct{}),
 		openConns: make(map[net.Conn]struct{}),
@@ -108,6 +105,7 @@ func NewServer(cfg Config, log zerolog.Logger) (*Server, error) {
 		calls:     newAddrSlots(cfg.MaxCallsPerIP),
 		output:    &outputBudget{limit: cfg.MaxQueuedOutput},
 	}
+	s.table.Store(&methodTable{methods: map[string]methodEntry{}, subs: map[string]SubscribeHandler{}})
 	s.stopCtx, s.stopCancel = context.WithCancel(context.Background())
 	s.workers = newWorkers(s.stopCtx.Done())
 	s.mux.Handle("/", http.HandlerFunc(s.serveRPC))
@@ -123,18 +121,40 @@ func (s *Server) Config() Config { return s.cfg }
 // handler, a duplicate registration, or the framework-owned names
 // eth_subscribe/eth_unsubscribe (use RegisterSubscription).
 func (s *Server) Register(method string, h Handler) {
+	checkRegister(method, h)
+	s.register(method, methodEntry{h: h})
+}
+
+// checkRegister panics on what Register refuses.
+func checkRegister(method string, h Handler) {
 	if method == "" || h == nil {
 		panic("rpc: Register with empty method or nil handler")
 	}
 	if method == MethodSubscribe || method == MethodUnsubscribe {
 		panic("rpc: " + method + " is handled by the framework; use RegisterSubscription")
 	}
+}
+
+// register installs m for name (it panics on a duplicate).
+func (s *Server) register(name string, m methodEntry) {
+	s.update(func(t *methodTable) {
+		if _, dup := t.methods[name]; dup {
+			panic("rpc: duplicate registration of " + name)
+		}
+		t.methods[name] = m
+	})
+}
+
+// update installs a copy of the method table changed by f.
+func (s *Server) update(f func(*methodTable)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, dup := s.methods[method]; dup {
-		panic("rpc: duplicate registration of " + method)
-	}
-	s.methods[method] = h
+	old := s.table.Load()
+	t := *old
+	t.methods = maps.Clone(old.methods)
+	t.subs = maps.Clone(old.subs)
+	f(&t)
+	s.table.Store(&t)
 }
 
 // RegisterLimited installs h for method under the Limiter l: calls wait
@@ -145,10 +165,8 @@ func (s *Server) RegisterLimited(method string, l *Limiter, h Handler) {
 	if l == nil {
 		panic("rpc: RegisterLimited with a nil Limiter")
 	}
-	s.Register(method, l.Wrap(h))
-	s.mu.Lock()
-	s.limited[method] = true
-	s.mu.Unlock()
+	checkRegister(method, h)
+	s.register(method, methodEntry{h: l.Wrap(h), limited: true})
 }
 
 // RegisterInline installs h as Register does, for a method that returns
@@ -162,23 +180,22 @@ func (s *Server) RegisterLimited(method string, l *Limiter, h Handler) {
 // cost more than it does: its concurrency is bounded by the address's
 // connections.
 func (s *Server) RegisterInline(method string, h Handler) {
-	s.Register(method, h)
-	s.mu.Lock()
-	s.inline[method] = true
-	s.mu.Unlock()
+	checkRegister(method, h)
+	s.register(method, methodEntry{h: h, inline: true})
 }
 
 // WrapHandlers replaces the handler h of every method registered so far
 // that is not inline with wrap(method, h): a layer over all of them (the
 // upstream fallback of a fork). Call it before serving.
 func (s *Server) WrapHandlers(wrap func(method string, h Handler) Handler) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for m, h := range s.methods {
-		if !s.inline[m] {
-			s.methods[m] = wrap(m, h)
+	s.update(func(t *methodTable) {
+		for name, m := range t.methods {
+			if !m.inline {
+				m.h = wrap(name, m.h)
+				t.methods[name] = m
+			}
 		}
-	}
+	})
 }
 
 // RegisterSubscription installs h for eth_subscribe kind (e.g. "newHeads").
@@ -187,12 +204,12 @@ func (s *Server) RegisterSubscription(kind string, h SubscribeHandler) {
 	if kind == "" || h == nil {
 		panic("rpc: RegisterSubscription with empty kind or nil handler")
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, dup := s.subs[kind]; dup {
-		panic("rpc: duplicate subscription kind " + kind)
-	}
-	s.subs[kind] = h
+	s.update(func(t *methodTable) {
+		if _, dup := t.subs[kind]; dup {
+			panic("rpc: duplicate subscription kind " + kind)
+		}
+		t.subs[kind] = h
+	})
 }
 
 // Handle mounts an extra HTTP handler (e.g. "/metrics" or "GET /health") on
@@ -232,9 +249,7 @@ func (s *Server) HandleStream(pattern string, h http.Handler) {
 // CodeTimeout; anything else → CodeInternal with the error text.
 // Call it before serving.
 func (s *Server) SetErrorMapper(m func(error) *Error) {
-	s.mu.Lock()
-	s.mapper = m
-	s.mu.Unlock()
+	s.update(func(t *methodTable) { t.mapper = m })
 }
 
 // SetBatchScope installs fn, called once per JSON-RPC batch before any of
@@ -243,9 +258,7 @@ func (s *Server) SetErrorMapper(m func(error) *Error) {
 // give every element of a batch the same consistent read. Call it before
 // serving.
 func (s *Server) SetBatchScope(fn func(ctx context.Context) (scoped context.Context, release func())) {
-	s.mu.Lock()
-	s.batchCtx = fn
-	s.mu.Unlock()
+	s.update(func(t *methodTable) { t.batchCtx = fn })
 }
 
 // Start listens on Config.Addr and serves in a background goroutine. It
@@ -325,6 +338,7 @@ func (s *Server) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	already := s.stopping
 	s.stopping = true
+	s.stopFlag.Store(true)
 	s.stopCancel()
 	conns := make([]*wsConn, 0, len(s.wsConns))
 	for c := range s.wsConns {
@@ -388,10 +402,7 @@ func (s *Server) Stop(ctx context.Context) error {
 // ServeHTTP implements http.Handler: mounted handlers, JSON-RPC over HTTP
 // POST, and websocket upgrades.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.mu.RLock()
-	stopping := s.stopping
-	s.mu.RUnlock()
-	if stopping {
+	if s.stopFlag.Load() {
 		w.Header().Set("Connection", "close")
 		writeHTTPError(w, http.StatusServiceUnavailable, ErrServer("server is shutting down"))
 		return
@@ -406,22 +417,33 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // lookup returns a method's handler, whether it has its own Limiter,
 // whether it runs inline, and the error mapper.
-func (s *Server) lookup(method string) (h Handler, limited, inline bool, mapper func(error) *Error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.methods[method], s.limited[method], s.inline[method], s.mapper
+func (s *Server) lookup(name string) (h Handler, limited, inline bool, mapper func(error) *Error) {
+	t := s.table.Load()
+	m := t.methods[name]
+	return m.h, m.limited, m.inline, t.mapper
 }
 
 func (s *Server) subscribeHandler(kind string) SubscribeHandler {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.subs[kind]
+	return s.table.Load().subs[kind]
 }
 
 func (s *Server) errorMapper() func(error) *Error {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.mapper
+	return s.table.Load().mapper
+}
+
+// methodTable is the registered methods, subscriptions and hooks.
+type methodTable struct {
+	methods  map[string]methodEntry
+	subs     map[string]SubscribeHandler
+	mapper   func(error) *Error
+	batchCtx func(context.Context) (context.Context, func())
+}
+
+// methodEntry is one registered method.
+type methodEntry struct {
+	h       Handler
+	limited bool // has its own Limiter (RegisterLimited)
+	inline  bool // runs without a goroutine (RegisterInline)
 }
 
 // session is what a transport provides to message execution.
@@ -516,9 +538,7 @@ func (s *Server) handleMessage(parent context.Context, body []byte, ss *session)
 		// server-wide output when it writes or queues it).
 		return s.execute(ctx, reqs[0], ss, release, nil)
 	}
-	s.mu.RLock()
-	scope := s.batchCtx
-	s.mu.RUnlock()
+	scope := s.table.Load().batchCtx
 	if scope != nil {
 		var release func()
 		ctx, release = scope(ctx)
