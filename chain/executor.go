@@ -1,6 +1,8 @@
 package chain
 
 import (
+	"sync/atomic"
+
 	"github.com/tipnode/tipnode/chain/op"
 	"github.com/tipnode/tipnode/store/xtypes"
 
@@ -28,6 +30,18 @@ type Executor struct {
 	config *params.ChainConfig
 	engine consensus.Engine
 	op     *opRules // the OP Stack seam (opstack.go); nil on an L1 chain
+
+	// lastCtx is the block context BlockContext built last (without its
+	// BLOCKHASH function): calls at one head share one *types.Header, and
+	// the context's blob base fee (an exponential in big integers) and
+	// fork checks cost a tenth of a balanceOf call's handler.
+	lastCtx atomic.Pointer[blockCtxEntry]
+}
+
+// blockCtxEntry is a header's block context, GetHash left nil.
+type blockCtxEntry struct {
+	header *types.Header
+	ctx    vm.BlockContext
 }
 
 // NewExecutor returns an executor for config. Pre-merge blocks get ethash
@@ -77,7 +91,19 @@ func (e *Executor) Engine() consensus.Engine { return e.engine }
 // recorded on state (StateDB.Error), so the execution is not trusted.
 func (e *Executor) BlockContext(header *types.Header, headers HeaderSource, state *StateDB) vm.BlockContext {
 	cc := &chainContext{config: e.config, engine: e.engine, headers: headers, current: header, fail: state.setErr}
-	return core.NewEVMBlockContext(header, cc, nil)
+	if last := e.lastCtx.Load(); last != nil && last.header == header {
+		// Headers are never changed once built, nor are the context's
+		// big integers (the EVM and its callers replace them, never set
+		// them in place): only BLOCKHASH is this call's own.
+		ctx := last.ctx
+		ctx.GetHash = core.GetHashFn(header, cc)
+		return ctx
+	}
+	ctx := core.NewEVMBlockContext(header, cc, nil)
+	entry := &blockCtxEntry{header: header, ctx: ctx}
+	entry.ctx.GetHash = nil
+	e.lastCtx.Store(entry)
+	return ctx
 }
 
 // BlockProcessor executes one block transaction by transaction on a
