@@ -242,12 +242,15 @@ type feedSummary struct {
 	TxsPerBlock float64       `json:"txsPerBlock"`
 	// Window is the split's width: AfterSwap holds requests due within
 	// Window after a swap, BeforeSwap within Window before one, AfterSeal
-	// within Window after a seal, Rest neither after nor before a swap.
+	// within Window after a seal, BeforeSeal within Window before one
+	// (the seal's block write falls there), Rest neither after nor before
+	// a swap.
 	Window     time.Duration `json:"window"`
 	P99        time.Duration `json:"p99"`
 	AfterSwap  split         `json:"afterSwap"`
 	BeforeSwap split         `json:"beforeSwap"`
 	AfterSeal  split         `json:"afterSeal"`
+	BeforeSeal split         `json:"beforeSeal"`
 	Rest       split         `json:"rest"`
 	// CPURatio is this workload's saturation CPU per request over its latest
 	// counterpart's (pending workloads only).
@@ -269,8 +272,8 @@ type split struct {
 
 // splitBySwaps splits samples by their intended send time's distance to the
 // swaps (events in time order).
-func splitBySwaps(samples []load.Sample, events []swapEvent, window time.Duration) (all, after, before, afterSeal, rest split) {
-	var a, af, bf, as, re []time.Duration
+func splitBySwaps(samples []load.Sample, events []swapEvent, window time.Duration) swapSplits {
+	var a, af, bf, as, bs, re []time.Duration
 	for _, s := range samples {
 		a = append(a, s.Latency)
 		i := sort.Search(len(events), func(i int) bool { return events[i].At.After(s.Due) }) // first swap after Due
@@ -285,12 +288,24 @@ func splitBySwaps(samples []load.Sample, events []swapEvent, window time.Duratio
 		if i < len(events) && events[i].At.Sub(s.Due) < window {
 			isBefore = true
 			bf = append(bf, s.Latency)
+			if events[i].Index == 0 {
+				bs = append(bs, s.Latency)
+			}
 		}
 		if !isAfter && !isBefore {
 			re = append(re, s.Latency)
 		}
 	}
-	return quantiles(a), quantiles(af), quantiles(bf), quantiles(as), quantiles(re)
+	return swapSplits{All: quantiles(a), AfterSwap: quantiles(af), BeforeSwap: quantiles(bf),
+		AfterSeal: quantiles(as), BeforeSeal: quantiles(bs), Rest: quantiles(re)}
+}
+
+// swapSplits are the latencies of splitBySwaps: all of them, those due
+// within the window after a swap, before one, after a seal (a swap that
+// opened a block), before a seal, and the rest (neither after nor before a
+// swap).
+type swapSplits struct {
+	All, AfterSwap, BeforeSwap, AfterSeal, BeforeSeal, Rest split
 }
 
 func quantiles(d []time.Duration) split {
@@ -353,9 +368,8 @@ func summarizeFeed(f *feeder, samples []load.Sample, window time.Duration) *feed
 	if n > 0 {
 		fs.TxsPerBlock = float64(txs) / float64(n)
 	}
-	var all split
-	all, fs.AfterSwap, fs.BeforeSwap, fs.AfterSeal, fs.Rest = splitBySwaps(samples, events, window)
-	fs.P99 = all.P99
+	sp := splitBySwaps(samples, events, window)
+	fs.P99, fs.AfterSwap, fs.BeforeSwap, fs.AfterSeal, fs.BeforeSeal, fs.Rest = sp.All.P99, sp.AfterSwap, sp.BeforeSwap, sp.AfterSeal, sp.BeforeSeal, sp.Rest
 	return fs
 }
 

@@ -9,7 +9,8 @@ import (
 
 // TestSplitBySwaps: a request is "after" a swap when due within the window
 // after it, "before" within the window before the next one, "after seal"
-// when that swap opened a block (index 0), and "rest" otherwise.
+// when that swap opened a block (index 0), "before seal" within the window
+// before such a swap, and "rest" otherwise.
 func TestSplitBySwaps(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
@@ -24,18 +25,19 @@ func TestSplitBySwaps(t *testing.T) {
 		{Due: ms(-10), Latency: 7 * time.Millisecond},  // before swap
 		{Due: ms(1000), Latency: 8 * time.Millisecond}, // rest
 	}
-	all, after, before, seal, rest := splitBySwaps(samples, events, 20*time.Millisecond)
+	sp := splitBySwaps(samples, events, 20*time.Millisecond)
 	for _, c := range []struct {
 		name string
 		got  split
 		n    int
 		p99  time.Duration
 	}{
-		{"all", all, 8, 8 * time.Millisecond},
-		{"after", after, 2, 4 * time.Millisecond},
-		{"before", before, 2, 7 * time.Millisecond},
-		{"seal", seal, 1, 1 * time.Millisecond},
-		{"rest", rest, 4, 8 * time.Millisecond},
+		{"all", sp.All, 8, 8 * time.Millisecond},
+		{"after", sp.AfterSwap, 2, 4 * time.Millisecond},
+		{"before", sp.BeforeSwap, 2, 7 * time.Millisecond},
+		{"after seal", sp.AfterSeal, 1, 1 * time.Millisecond},
+		{"before seal", sp.BeforeSeal, 1, 7 * time.Millisecond},
+		{"rest", sp.Rest, 4, 8 * time.Millisecond},
 	} {
 		if c.got.N != c.n || c.got.P99 != c.p99 {
 			t.Errorf("%s: n %d p99 %v, want n %d p99 %v", c.name, c.got.N, c.got.P99, c.n, c.p99)
