@@ -595,7 +595,16 @@ func (s *Sequencer) include(cands map[common.Address][]*poolTx) error {
 // atomic batch (block, receipts, state diff, tags latest/safe/finalized);
 // if rebase, the Writer's Rebase opens the next pending block on it without
 // re-executing anything, before head subscribers are told.
-func (s *Sequencer) seal(rebase bool) error {
+func (s *Sequencer) seal(rebase bool) (err error) {
+	// Building the block (roots, receipts, diff) costs milliseconds of
+	// CPU: with a spare P, requests arriving meanwhile are served (as
+	// during a pre-confirmation's execution, see preconfirm).
+	s.w.WithSpareP(func() { err = s.sealBlock(rebase) })
+	return err
+}
+
+// sealBlock is seal's work.
+func (s *Sequencer) sealBlock(rebase bool) error {
 	t0 := time.Now()
 	sealed, err := s.b.Seal()
 	if err != nil {
