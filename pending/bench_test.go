@@ -126,32 +126,8 @@ func BenchmarkPreconfirm100Txs(b *testing.B) {
 		keys[i], _ = crypto.GenerateKey()
 		addrs[i] = crypto.PubkeyToAddress(keys[i].PublicKey)
 	}
-	spec, err := devnet.Genesis(devnet.GenesisConfig{ChainID: 1337, Accounts: addrs, Timestamp: 1_700_000_000, GasLimit: 60_000_000})
-	if err != nil {
-		b.Fatal(err)
-	}
-	g, err := chain.ParseGenesis(spec)
-	if err != nil {
-		b.Fatal(err)
-	}
-	db := chaintest.OpenStore(b)
-	log := zerolog.New(io.Discard)
-	exec := chain.NewExecutor(g.Config)
-	if err := chain.InitGenesis(db, g); err != nil {
-		b.Fatal(err)
-	}
-	w := chaintest.StartWriter(b, db, g)
-	clock := NewManualClock(time.Unix(1_700_000_010, 0))
-	mgr := NewManager(w, g.Config, HeaderParams{}, clock, nil)
-	pool, _ := NewPool(DefaultPoolConfig(), g.Config, mgr, clock, nil, log)
-	seq, err := New(DefaultConfig(), w, exec, pool, mgr, clock, nil, log)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := seq.openBlock(w.Head()); err != nil {
-		b.Fatal(err)
-	}
-	defer seq.b.Close()
+	rig := newSeqRig(b, addrs, nil)
+	g, seq, pool, mgr := rig.g, rig.seq, rig.pool, rig.mgr
 	touch := func() {
 		contract := common.Address{0xc0}
 		bl := seq.b
@@ -190,4 +166,50 @@ func BenchmarkPreconfirm100Txs(b *testing.B) {
 			b.Fatalf("pre-confirmed %d of 100", n)
 		}
 	}
+}
+
+// seqRig is a sequencer on a dev genesis funding accounts, with its block
+// opened (not started: tests drive preconfirm and seal).
+type seqRig struct {
+	g    *chain.Genesis
+	w    *chain.Writer
+	mgr  *Manager
+	pool *Pool
+	seq  *Sequencer
+}
+
+// newSeqRig builds a seqRig; the sequencer writes through wrap(w) when
+// wrap is not nil.
+func newSeqRig(tb testing.TB, accounts []common.Address, wrap func(*chain.Writer) Writer) *seqRig {
+	tb.Helper()
+	spec, err := devnet.Genesis(devnet.GenesisConfig{ChainID: 1337, Accounts: accounts, Timestamp: 1_700_000_000, GasLimit: 60_000_000})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	g, err := chain.ParseGenesis(spec)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	db := chaintest.OpenStore(tb)
+	if err := chain.InitGenesis(db, g); err != nil {
+		tb.Fatal(err)
+	}
+	log := zerolog.New(io.Discard)
+	w := chaintest.StartWriter(tb, db, g)
+	var sw Writer = w
+	if wrap != nil {
+		sw = wrap(w)
+	}
+	clock := NewManualClock(time.Unix(1_700_000_010, 0))
+	mgr := NewManager(w, g.Config, HeaderParams{}, clock, nil)
+	pool, _ := NewPool(DefaultPoolConfig(), g.Config, mgr, clock, nil, log)
+	seq, err := New(DefaultConfig(), sw, chain.NewExecutor(g.Config), pool, mgr, clock, nil, log)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := seq.openBlock(w.Head()); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { seq.b.Close() })
+	return &seqRig{g: g, w: w, mgr: mgr, pool: pool, seq: seq}
 }

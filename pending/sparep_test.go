@@ -1,21 +1,16 @@
 package pending
 
 import (
-	"io"
 	"math/big"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
-	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/chain"
-	"github.com/tipnode/tipnode/chain/chaintest"
-	"github.com/tipnode/tipnode/pending/devnet"
 	"github.com/tipnode/tipnode/store"
 )
 
@@ -56,33 +51,12 @@ func (w *spareWriter) JournalPendingEntries(a store.PendingAppend) error {
 // while the sequencer works (chain.Writer.WithSpareP).
 func TestTickWithSpareP(t *testing.T) {
 	key, _ := crypto.GenerateKey()
-	from := crypto.PubkeyToAddress(key.PublicKey)
-	spec, err := devnet.Genesis(devnet.GenesisConfig{ChainID: 1337, Accounts: []common.Address{from}, Timestamp: 1_700_000_000, GasLimit: 60_000_000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := chain.ParseGenesis(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := chaintest.OpenStore(t)
-	if err := chain.InitGenesis(db, g); err != nil {
-		t.Fatal(err)
-	}
-	log := zerolog.New(io.Discard)
-	cw := chaintest.StartWriter(t, db, g)
-	w := &spareWriter{Writer: cw}
-	clock := NewManualClock(time.Unix(1_700_000_010, 0))
-	mgr := NewManager(cw, g.Config, HeaderParams{}, clock, nil)
-	pool, _ := NewPool(DefaultPoolConfig(), g.Config, mgr, clock, nil, log)
-	seq, err := New(DefaultConfig(), w, chain.NewExecutor(g.Config), pool, mgr, clock, nil, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := seq.openBlock(cw.Head()); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { seq.b.Close() }()
+	var w *spareWriter
+	rig := newSeqRig(t, []common.Address{crypto.PubkeyToAddress(key.PublicKey)}, func(cw *chain.Writer) Writer {
+		w = &spareWriter{Writer: cw}
+		return w
+	})
+	g, seq, pool := rig.g, rig.seq, rig.pool
 	signer := types.LatestSigner(g.Config)
 	for nonce := uint64(0); nonce < 3; nonce++ {
 		tx, _ := types.SignNewTx(key, signer, &types.DynamicFeeTx{ChainID: g.Config.ChainID, Nonce: nonce, GasTipCap: big.NewInt(1),

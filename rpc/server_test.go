@@ -270,6 +270,18 @@ func TestServeHTTPWithHTTPTest(t *testing.T) {
 	}
 }
 
+// enterCounted counts one more handler running in cur and raises max to
+// cur when it is above; it returns the count.
+func enterCounted(cur, max *atomic.Int32) int32 {
+	n := cur.Add(1)
+	for {
+		m := max.Load()
+		if n <= m || max.CompareAndSwap(m, n) {
+			return n
+		}
+	}
+}
+
 func TestBatchConcurrencyBounded(t *testing.T) {
 	const limit = 3
 	// More Ps than the limit: with every P running a handler, a batch's
@@ -280,14 +292,8 @@ func TestBatchConcurrencyBounded(t *testing.T) {
 	var once sync.Once
 	_, url := testServer(t, Config{BatchParallelism: limit}, func(s *Server) {
 		s.Register("slot", func(ctx context.Context, p Params) (any, error) {
-			n := cur.Add(1)
+			n := enterCounted(&cur, &max)
 			defer cur.Add(-1)
-			for {
-				m := max.Load()
-				if n <= m || max.CompareAndSwap(m, n) {
-					break
-				}
-			}
 			if n == limit {
 				once.Do(func() { close(gate) })
 			}
@@ -344,14 +350,8 @@ func TestBatchInlineWhenBusy(t *testing.T) {
 			}
 		})
 		s.Register("track", func(ctx context.Context, p Params) (any, error) {
-			n := cur.Add(1)
+			n := enterCounted(&cur, &max)
 			defer cur.Add(-1)
-			for {
-				m := max.Load()
-				if n <= m || max.CompareAndSwap(m, n) {
-					break
-				}
-			}
 			time.Sleep(5 * time.Millisecond)
 			return n, nil
 		})
