@@ -57,11 +57,20 @@ var wireFuzzStatus = map[int]bool{200: true, 400: true, 405: true, 408: true, 41
 var surrogateEscape = regexp.MustCompile(`\\u[dD][89a-fA-F][0-9a-fA-F]{2}`)
 
 // wellPaired returns "" when every surrogate escape in b is a high one
-// directly followed by a low one, else the offending part of b (escaped
-// backslashes are rare enough in answers not to matter: a false alarm
-// shows the text).
+// directly followed by a low one, else the offending part of b. A match
+// behind an odd run of backslashes is not an escape (an escaped backslash,
+// then the text "u d800", as an error message quoting its input writes).
 func wellPaired(b []byte) string {
-	locs := surrogateEscape.FindAllIndex(b, -1)
+	var locs [][]int
+	for _, loc := range surrogateEscape.FindAllIndex(b, -1) {
+		n := 0
+		for k := loc[0] - 1; k >= 0 && b[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 0 {
+			locs = append(locs, loc)
+		}
+	}
 	high := func(c byte) bool { return strings.IndexByte("89abAB", c) >= 0 }
 	for i := 0; i < len(locs); i++ {
 		at := locs[i][0]
@@ -442,4 +451,26 @@ func TestWireFuzz(t *testing.T) {
 // readAllLimited reads an answer body (at most twice the response limit).
 func readAllLimited(r io.Reader) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(r, 2*rpc.DefaultMaxResponseBytes))
+}
+
+// TestWellPaired: the wire fuzzer's surrogate oracle flags lone surrogate
+// escapes, and not a pair, nor an escaped backslash followed by "ud800".
+func TestWellPaired(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		lone bool
+	}{
+		{`"\ud800"`, true},
+		{`"\ude00"`, true},
+		{`"\ud83d x"`, true},
+		{`"\ud83d\ude00"`, false},
+		{`"a\\ud800"`, false},
+		{`"\\\ud800"`, true},
+		{`"\\\\ud800"`, false},
+		{`{"message":"invalid block selector \"[[\\\"\\\\ud800\\\"]]\""}`, false},
+	} {
+		if got := wellPaired([]byte(c.in)) != ""; got != c.lone {
+			t.Errorf("%s: lone surrogate %v, want %v", c.in, got, c.lone)
+		}
+	}
 }
