@@ -75,6 +75,9 @@ type Server struct {
 	serveDone chan struct{}
 
 	active tracker // ServeHTTP calls, websocket connections, running handlers
+	// handlers counts the handler calls running on workers (call): a batch
+	// runs its elements in turn once they are as many as the Ps.
+	handlers atomic.Int32
 
 	stopCtx    context.Context // cancelled when Stop begins (HandleStream handlers)
 	stopCancel context.CancelFunc
@@ -581,7 +584,7 @@ func (s *Server) handleMessage(parent context.Context, body []byte, ss *session)
 			<-sem
 			continue
 		}
-		if s.workers.busy.Load() >= procs {
+		if s.handlers.Load() >= procs {
 			// Every core has a handler already: a goroutine of its own
 			// would only wait for one (and its hand-offs cost about a
 			// tenth of a batch's CPU); the element runs here, in turn.
@@ -819,8 +822,10 @@ func (s *Server) call(ctx context.Context, r *request, ss *session, release func
 	handed = true
 	done := make(chan outcome, 1)
 	s.active.add()
+	s.handlers.Add(1)
 	s.workers.run(func() {
 		defer s.active.done()
+		defer s.handlers.Add(-1)
 		defer release() // held until the handler really returns
 		done <- s.run(ctx, h, r, mapper, budget)
 	})

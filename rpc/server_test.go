@@ -334,7 +334,7 @@ func TestBatchConcurrencyBounded(t *testing.T) {
 
 // A batch's elements run concurrently while the server has a P without a
 // handler, and one after another, on the batch's goroutine, once every P
-// has one.
+// has one. Only handlers count, whatever the transport.
 func TestBatchInlineWhenBusy(t *testing.T) {
 	const procs = 2
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
@@ -374,22 +374,37 @@ func TestBatchInlineWhenBusy(t *testing.T) {
 		t.Errorf("idle server: a batch ran at most %d element at once, want at least 2", m)
 	}
 
-	// Every P has a handler (held): the batch runs one element at a time.
+	// Handlers are counted, not the goroutines waiting for them: with all
+	// Ps but one holding a handler, a batch over a websocket (whose message
+	// goroutine waits for its elements) still runs two elements at once.
 	var wg sync.WaitGroup
-	for range procs {
+	holdUntil := func(n int32) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			post(t, url, `{"jsonrpc":"2.0","id":1,"method":"hold","params":[]}`)
 		}()
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for s.workers.busy.Load() < procs {
-		if time.Now().After(deadline) {
-			t.Fatalf("held handlers never ran (%d busy)", s.workers.busy.Load())
+		deadline := time.Now().Add(5 * time.Second)
+		for s.handlers.Load() < n {
+			if time.Now().After(deadline) {
+				t.Fatalf("held handlers never ran (%d running)", s.handlers.Load())
+			}
+			time.Sleep(time.Millisecond)
 		}
-		time.Sleep(time.Millisecond)
 	}
+	for n := int32(1); n < procs; n++ {
+		holdUntil(n)
+	}
+	max.Store(0)
+	if got := wsCall(t, wsDial(t, url), batch.String()); !bytes.Contains(got, []byte(`"result"`)) {
+		t.Fatalf("websocket batch: %s", got)
+	}
+	if m := max.Load(); m < 2 {
+		t.Errorf("one P free: a websocket batch ran at most %d element at once, want at least 2", m)
+	}
+
+	// Every P has a handler (held): the batch runs one element at a time.
+	holdUntil(procs)
 	max.Store(0)
 	if _, got := post(t, url, batch.String()); !bytes.Contains(got, []byte(`"result"`)) {
 		t.Fatalf("batch: %s", got)

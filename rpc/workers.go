@@ -19,7 +19,6 @@ const workerMaxIdle = 128
 type workers struct {
 	jobs chan func() // unbuffered: a send succeeds only into an idle worker
 	idle atomic.Int32
-	busy atomic.Int32 // functions running (or handed over and about to)
 	stop <-chan struct{}
 }
 
@@ -30,7 +29,6 @@ func newWorkers(stop <-chan struct{}) *workers {
 // run calls f on an idle worker, or on a new goroutine when none is idle.
 // It never waits.
 func (w *workers) run(f func()) {
-	w.busy.Add(1)
 	select {
 	case w.jobs <- f:
 	default:
@@ -41,7 +39,6 @@ func (w *workers) run(f func()) {
 func (w *workers) loop(f func()) {
 	for {
 		f()
-		w.busy.Add(-1)
 		f = nil // do not keep the job's memory while idle
 		if w.idle.Add(1) > workerMaxIdle {
 			w.idle.Add(-1)
