@@ -8,7 +8,7 @@ PKGS    := ./...
 DATADIR ?=
 ARGS    ?=
 
-.PHONY: build test bench run vet fuzz clean crash soak bench-geth bench-geth-quick bench-geth-10m op-geth-diff
+.PHONY: build test bench run vet fuzz clean crash soak bench-geth bench-geth-quick bench-geth-10m op-geth-diff pgo
 
 build:
 	$(GO) build -o $(BIN) ./cmd/tipnode
@@ -76,6 +76,25 @@ fuzz:
 	# The wire-level fuzz of a real node over HTTP and websocket (make test
 	# runs it for 3 s).
 	TIPNODE_WIREFUZZ=60s $(GO) test -count=1 -run TestWireFuzz -v -timeout 10m ./rpc/node/
+
+# Regenerates cmd/tipnode/default.pgo, the CPU profile the Go compiler
+# optimizes tipnode with (profile-guided optimization: `go build` picks it
+# up by itself). It merges CPU profiles of the Go benchmarks of the hot
+# paths: the read path over HTTP and websocket (the requests of
+# cmd/benchgeth), simulation, block import, pre-confirmation and the
+# replica (run lengths weighted towards the read path). About 3 minutes; rerun it after a large change to a hot path and
+# commit the result (TestPGOProfile checks it still covers them).
+PGO_DIR   := $(or $(TMPDIR),/tmp)/tipnode-pgo
+PGO_BENCH := $(GO) test -run '^$$' -count 1
+pgo:
+	rm -rf $(PGO_DIR) && mkdir -p $(PGO_DIR)
+	$(PGO_BENCH) -benchtime 2s -bench '^BenchmarkHTTP(ChainID|GetStorageAtHot|GetStorageAtLatest|GetStorageAtPast|BalanceOfLatest|BalanceOfPending|BalanceOfPast|Multicall50|Heavy|Batch100|Simulate1|Simulate3x3)$$' -cpuprofile $(PGO_DIR)/eth.pprof -o $(PGO_DIR)/eth.test ./rpc/eth/
+	$(PGO_BENCH) -benchtime 4s -bench '^BenchmarkLoopbackWS$$' -cpuprofile $(PGO_DIR)/rpc.pprof -o $(PGO_DIR)/rpc.test ./rpc/
+	$(PGO_BENCH) -benchtime 4s -bench '^BenchmarkImportConformanceChain$$' -cpuprofile $(PGO_DIR)/chain.pprof -o $(PGO_DIR)/chain.test ./chain/
+	$(PGO_BENCH) -benchtime 1s -bench '^BenchmarkPreconfirm100Txs$$' -cpuprofile $(PGO_DIR)/pending.pprof -o $(PGO_DIR)/pending.test ./pending/
+	$(PGO_BENCH) -benchtime 1s -bench '^BenchmarkReceivedToReadable$$' -cpuprofile $(PGO_DIR)/replica.pprof -o $(PGO_DIR)/replica.test ./pending/replica/
+	$(GO) tool pprof -proto $(PGO_DIR)/*.pprof > $(PGO_DIR)/merged.pprof
+	mv $(PGO_DIR)/merged.pprof cmd/tipnode/default.pgo
 
 # Run the embedded dev chain (fresh temporary data directory unless DATADIR
 # is set; more flags in ARGS).
