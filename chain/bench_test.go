@@ -27,7 +27,7 @@ func BenchmarkImportConformanceChain(b *testing.B) {
 		if err := chain.InitGenesis(db, g); err != nil {
 			b.Fatal(err)
 		}
-		w, err := chain.NewWriter(db, chain.NewExecutor(g.Config), zerolog.Nop())
+		w, err := chain.NewWriter(db, chain.NewExecutor(g.Config), chain.DefaultWriterConfig(), zerolog.Nop())
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -35,6 +35,8 @@ var (
 	// ErrWriterFault: a write landed but the writer could not open the
 	// store afterwards to publish its head.
 	ErrWriterFault = errors.New("chain writer fault")
+	// ErrWriterConfig: a WriterConfig out of range.
+	ErrWriterConfig = errors.New("invalid writer config")
 )
 
 // ErrInvalidReorg: a Writer.Reorg request is malformed (no blocks, an

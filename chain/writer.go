@@ -77,11 +77,41 @@ type Writer struct {
 	spareMu     sync.Mutex
 	spare       int
 	spareRaised bool
+	sectionNice int // WriterConfig.SectionNice
+}
+
+// WriterConfig tunes a Writer. Data only: start from DefaultWriterConfig.
+type WriterConfig struct {
+	// SectionNice lowers the kernel's priority of the spare-P sections
+	// (WithSpareP: every write job, each pre-confirmation's execution and
+	// each seal) on a one-CPU node: each section runs on an OS thread of
+	// its own whose nice value is raised by this much, so that a thread
+	// serving reads preempts it as soon as it has work, instead of waiting
+	// out the kernel's time slice (milliseconds) behind the writer. The
+	// sections still get their share of the core (nice 5: about a quarter
+	// of it against a busy reader). 0 = off (the sections run at the
+	// process's priority); 0-19. Nodes with more than one P are left alone.
+	// Default 5.
+	SectionNice int
+}
+
+// DefaultWriterConfig returns the documented defaults.
+func DefaultWriterConfig() WriterConfig { return WriterConfig{SectionNice: 5} }
+
+// Validate checks the ranges.
+func (c WriterConfig) Validate() error {
+	if c.SectionNice < 0 || c.SectionNice > 19 {
+		return fmt.Errorf("%w: section nice %d, want 0-19", ErrWriterConfig, c.SectionNice)
+	}
+	return nil
 }
 
 // NewWriter loads the head of db (which must hold a genesis) and returns a
 // writer owning it.
-func NewWriter(db Store, exec *Executor, log zerolog.Logger) (*Writer, error) {
+func NewWriter(db Store, exec *Executor, cfg WriterConfig, log zerolog.Logger) (*Writer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	view, err := db.View()
 	if err != nil {
 		return nil, err
@@ -94,6 +124,7 @@ func NewWriter(db Store, exec *Executor, log zerolog.Logger) (*Writer, error) {
 	w := &Writer{
 		db: db, exec: exec, log: log.With().Str("component", "writer").Logger(),
 		reqs: make(chan func()), quit: make(chan struct{}), done: make(chan struct{}),
+		sectionNice: cfg.SectionNice,
 	}
 	w.head.Store(head)
 	return w, nil
@@ -234,7 +265,10 @@ func (w *Writer) loop() {
 // under it; where a process holds several (tests), overlapping sections may
 // end one another's spare P early, which costs only the spare P, never
 // correctness (pending.BenchmarkSwapReaderDelay measures the reader's
-// delay).
+// delay). The two Ps still share one core by the kernel's time slices, so
+// with WriterConfig.SectionNice a raised section runs fn on a thread of
+// its own at that lower priority (runLowPriority): a reader's thread waking
+// with work preempts it instead of waiting out the slice.
 func (w *Writer) WithSpareP(fn func()) {
 	w.spareMu.Lock()
 	if w.spare == 0 && runtime.GOMAXPROCS(0) == 1 {
@@ -242,6 +276,7 @@ func (w *Writer) WithSpareP(fn func()) {
 		w.spareRaised = true
 	}
 	w.spare++
+	low := w.spareRaised && w.sectionNice > 0
 	w.spareMu.Unlock()
 	defer func() {
 		w.spareMu.Lock()
@@ -251,7 +286,28 @@ func (w *Writer) WithSpareP(fn func()) {
 		}
 		w.spareMu.Unlock()
 	}()
+	if low {
+		runLowPriority(w.sectionNice, fn)
+		return
+	}
 	fn()
+}
+
+// runLowPriority runs fn on a goroutine of its own, wired to an OS thread
+// whose nice value is raised by nice, and waits for it (a panic in fn is
+// raised again here). The goroutine never unlocks its thread, so the thread
+// exits with it and its lowered priority never reaches another goroutine.
+func runLowPriority(nice int, fn func()) {
+	done := make(chan any, 1)
+	go func() {
+		runtime.LockOSThread()
+		_ = lowerThreadPriority(nice)
+		defer func() { done <- recover() }()
+		fn()
+	}()
+	if p := <-done; p != nil {
+		panic(p)
+	}
 }
 
 // do runs fn on the writer goroutine and returns its error.

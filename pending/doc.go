@@ -123,7 +123,11 @@
 //     pre-confirmation's execution and each seal (Writer.WithSpareP): on one P a
 //     goroutine that yields between transactions is rescheduled before the
 //     network is polled, so requests arriving during the execution would
-//     wait for all of it (BenchmarkSwapReaderDelay).
+//     wait for all of it (BenchmarkSwapReaderDelay). The two Ps still
+//     share the one core by the kernel's time slices, milliseconds long,
+//     so each such section also runs on a thread of its own at a lower
+//     priority (chain.WriterConfig.SectionNice, --writer.nice): a thread
+//     with a request preempts it at once.
 //   - Transactions and receipts roots (roots.go): a snapshot derives its
 //     TxRoot and ReceiptsRoot on first use, once (sync.Once), whoever asks
 //     (the stream encoder at every pre-confirmation, a pending-block read,

@@ -196,7 +196,7 @@ func initStore(t testing.TB, g *chain.Genesis) (*store.DB, *chain.Writer) {
 // stopped at the end of the test.
 func StartWriter(t testing.TB, db *store.DB, g *chain.Genesis) *chain.Writer {
 	t.Helper()
-	w, err := chain.NewWriter(db, g.Executor(), zerolog.Nop())
+	w, err := chain.NewWriter(db, g.Executor(), chain.DefaultWriterConfig(), zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

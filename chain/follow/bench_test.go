@@ -170,7 +170,7 @@ func benchStore(b *testing.B, spec []byte, sync bool) (*store.DB, *chain.Genesis
 	if err := chain.InitGenesis(db, g); err != nil {
 		b.Fatal(err)
 	}
-	w, err := chain.NewWriter(db, chain.NewExecutor(g.Config), zerolog.Nop())
+	w, err := chain.NewWriter(db, chain.NewExecutor(g.Config), chain.DefaultWriterConfig(), zerolog.Nop())
 	if err != nil {
 		b.Fatal(err)
 	}

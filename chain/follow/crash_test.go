@@ -104,7 +104,7 @@ func TestFollowCrashChild(t *testing.T) {
 	}
 	at, _ := strconv.ParseUint(env("AT"), 10, 64)
 	cs := &crashStore{DB: db, op: env("OP"), at: at, phase: env("PHASE")}
-	w, err := chain.NewWriter(cs, chain.NewExecutor(g.Config), zerolog.Nop())
+	w, err := chain.NewWriter(cs, chain.NewExecutor(g.Config), chain.DefaultWriterConfig(), zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,7 +325,7 @@ func resume(t *testing.T, dir string, u *upstreamChain) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	w, err := chain.NewWriter(db, chain.NewExecutor(g.Config), zerolog.Nop())
+	w, err := chain.NewWriter(db, chain.NewExecutor(g.Config), chain.DefaultWriterConfig(), zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

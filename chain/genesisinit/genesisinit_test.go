@@ -223,7 +223,7 @@ func TestInitImport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := chain.NewWriter(db, g.Executor(), zerolog.Nop())
+	w, err := chain.NewWriter(db, g.Executor(), chain.DefaultWriterConfig(), zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

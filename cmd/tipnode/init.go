@@ -205,7 +205,9 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	w, err := chain.NewWriter(db, g.Executor(), log)
+	// No reads to yield to while importing: the write sections keep the
+	// process's priority (SectionNice 0).
+	w, err := chain.NewWriter(db, g.Executor(), chain.WriterConfig{}, log)
 	if err != nil {
 		return err
 	}

@@ -77,6 +77,8 @@ type NodeFlags struct {
 	// GCPercent is the garbage collector's target (--memory.gcpercent;
 	// 0 = GOGC as the environment sets it).
 	GCPercent  int
+	// WriterNice is --writer.nice (chain.WriterConfig.SectionNice).
+	WriterNice int
 	heapCaches int64
 	JSTracers  bool
 	// Profile is the Go profiles' listener (--pprof.*).
@@ -172,6 +174,7 @@ func (f *NodeFlags) register(fs *flag.FlagSet, dev bool) {
 	fs.IntVar(&f.EVMConcurrency, "rpc.evmconcurrency", 0, "eth_call / eth_estimateGas / eth_createAccessList / eth_simulateV1 / eth_callBundle / debug_trace* executions running at once (0 = every CPU, half of them with --sequencer or on `tipnode dev`)")
 	fs.Int64Var(&f.MemoryLimitMiB, "memory.limit", 0, "Go soft memory limit in MiB: the garbage collector works harder near it and freed memory goes back to the system (0 = --cache.state + 1024, -1 = none)")
 	fs.IntVar(&f.GCPercent, "memory.gcpercent", defaultGCPercent, "Go garbage collector target: the heap may grow this % over the live data before a collection (debug.SetGCPercent; Go's default is 100; 0 = leave GOGC as the environment sets it). Higher spends less CPU on collections per request and more memory, bounded by --memory.limit")
+	fs.IntVar(&f.WriterNice, "writer.nice", chain.DefaultWriterConfig().SectionNice, "on a node limited to one CPU: nice value added to the thread of each store write, pre-confirmation and seal, so that reads preempt them (0 = off, 0-19)")
 	fs.IntVar(&f.EVMQueue, "rpc.evmqueue", api.ExecutionQueue, "executions waiting for a slot; more are refused with -32005")
 	fs.DurationVar(&f.EVMWait, "rpc.evmwait", api.ExecutionWait, "longest wait of an execution for a slot before -32005")
 	fs.DurationVar(&f.TxSyncTimeout, "rpc.txsync.defaulttimeout", api.TxSyncTimeout, "eth_sendRawTransactionSync: wait for the receipt when the call gives no (valid) timeout")
@@ -268,6 +271,10 @@ func (f *NodeFlags) nodeConfig() (node.Config, error) {
 		}
 	}
 	cfg.Metrics, cfg.ReadOnly = f.Metrics, f.ReadOnly
+	cfg.Writer.SectionNice = f.WriterNice
+	if err := cfg.Writer.Validate(); err != nil {
+		return cfg, fmt.Errorf("--writer.nice: %w", err)
+	}
 	cfg.PreloadKZG = f.preloadKZG
 	if f.Sequencer {
 		seq, err := f.sequencerConfig()

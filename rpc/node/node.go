@@ -35,6 +35,9 @@ type Config struct {
 	API eth.APIConfig
 	// Pool bounds the transaction pool.
 	Pool pending.PoolConfig
+	// Writer tunes the store's single writer (the priority of its write
+	// sections on a one-CPU node).
+	Writer chain.WriterConfig
 	// Sequencer, when non-nil, runs the embedded sequencer with these
 	// settings (pre-confirmations and block sealing). Default nil.
 	Sequencer *pending.Config
@@ -107,6 +110,7 @@ func DefaultConfig() Config {
 		Server:      rpc.DefaultConfig(),
 		API:         eth.DefaultAPIConfig(),
 		Pool:        pending.DefaultPoolConfig(),
+		Writer:      chain.DefaultWriterConfig(),
 		StopTimeout: 15 * time.Second,
 	}
 }
@@ -117,6 +121,9 @@ func (c Config) Validate() error {
 		return err
 	}
 	if err := c.Pool.WithDefaults().Validate(); err != nil {
+		return err
+	}
+	if err := c.Writer.Validate(); err != nil {
 		return err
 	}
 	if c.Sequencer != nil {
@@ -222,7 +229,7 @@ func New(cfg Config, db *store.DB, g *chain.Genesis, clock pending.Clock, log ze
 		clock = pending.SystemClock{}
 	}
 	exec := g.Executor()
-	w, err := chain.NewWriter(db, exec, log)
+	w, err := chain.NewWriter(db, exec, cfg.Writer, log)
 	if err != nil {
 		return nil, err
 	}

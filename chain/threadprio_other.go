@@ -1,0 +1,7 @@
+//go:build !linux
+
+package chain
+
+// lowerThreadPriority does nothing outside Linux, where threads have no
+// nice value of their own.
+func lowerThreadPriority(int) error { return nil }
