@@ -76,7 +76,7 @@ type NodeFlags struct {
 	MemoryLimitMiB int64
 	// GCPercent is the garbage collector's target (--memory.gcpercent;
 	// 0 = GOGC as the environment sets it).
-	GCPercent  int
+	GCPercent int
 	// WriterNice is --writer.nice (chain.WriterConfig.SectionNice).
 	WriterNice int
 	heapCaches int64
