@@ -15,6 +15,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/pending/devnet"
 	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/rpc/eth"
@@ -42,6 +43,9 @@ func TestLimitFlags(t *testing.T) {
 	if cfg.API.ExecutionQueue != api.ExecutionQueue || cfg.API.ExecutionWait != api.ExecutionWait {
 		t.Errorf("flag defaults differ from eth's: %+v", cfg.API)
 	}
+	if cfg.Writer != chain.DefaultWriterConfig() {
+		t.Errorf("flag defaults differ from chain's writer: %+v", cfg.Writer)
+	}
 	// Executions: every CPU on a node without a sequencer, eth's default
 	// (half of them) with one.
 	if cfg.API.MaxExecutions != runtime.NumCPU() {
@@ -67,7 +71,7 @@ func TestLimitFlags(t *testing.T) {
 		"--ws.idletimeout", "13s", "--ws.maxqueue", "40", "--rpc.maxoutput", "300", "--rpc.maxconns", "500",
 		"--rpc.maxconnsperip", "20", "--rpc.connreserve", "30", "--rpc.connreserve.perip", "2", "--rpc.maxcallsperip", "5",
 		"--rpc.evmconcurrency", "3", "--rpc.evmqueue", "9", "--rpc.evmwait", "1500ms", "--datadir.minfreedisk", "2048",
-		"--rpc.jstracers"})
+		"--rpc.jstracers", "--writer.nice", "7"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,6 +91,14 @@ func TestLimitFlags(t *testing.T) {
 	if sf.config().MinFreeBytes != 2048<<20 {
 		t.Errorf("min free %d", sf.config().MinFreeBytes)
 	}
+	if cfg.Writer.SectionNice != 7 {
+		t.Errorf("--writer.nice 7: section nice %d", cfg.Writer.SectionNice)
+	}
+	nf.WriterNice = 20 // beyond the kernel's range
+	if _, err := nf.nodeConfig(); err == nil || !strings.Contains(err.Error(), "--writer.nice") {
+		t.Errorf("--writer.nice 20: %v", err)
+	}
+	nf.WriterNice = 7
 	// An inconsistent combination is refused before anything starts.
 	nf.WSMaxQueueMiB = 1 // below the 25 MiB response limit
 	if _, err := nf.nodeConfig(); err == nil || !strings.Contains(err.Error(), "WSMaxQueuedBytes") {
