@@ -82,8 +82,9 @@ fuzz:
 # up by itself). It merges CPU profiles of the Go benchmarks of the hot
 # paths: the read path over HTTP and websocket (the requests of
 # cmd/benchgeth), simulation, block import, pre-confirmation and the
-# replica (run lengths weighted towards the read path). About 3 minutes; rerun it after a large change to a hot path and
-# commit the result (TestPGOProfile checks it still covers them).
+# replica (run lengths weighted towards the read path). About 2 minutes;
+# rerun it after a large change to a hot path and commit the result
+# (TestPGOProfile checks it still covers them).
 PGO_DIR   := $(or $(TMPDIR),/tmp)/tipnode-pgo
 PGO_BENCH := $(GO) test -run '^$$' -count 1
 pgo:

@@ -10,18 +10,16 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
-// threadNice is the nice value of the calling OS thread.
-func threadNice(t *testing.T) int {
+// mustThreadNice is threadNice, failing t on an error.
+func mustThreadNice(t *testing.T) int {
 	t.Helper()
-	p, err := unix.Getpriority(unix.PRIO_PROCESS, unix.Gettid())
+	n, err := threadNice()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return 20 - p // the raw system call answers 20 - nice
+	return n
 }
 
 // niceThreads lists the process's threads whose nice value is above base
@@ -70,7 +68,7 @@ func TestSectionLowPriority(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	base := threadNice(t)
+	base := mustThreadNice(t)
 	if base+5 > 19 {
 		t.Skipf("the test runs at nice %d: no room to lower it by 5", base)
 	}
@@ -79,11 +77,11 @@ func TestSectionLowPriority(t *testing.T) {
 	}
 	w := &Writer{sectionNice: 5}
 	var in int
-	w.WithSpareP(func() { in = threadNice(t) })
+	w.WithSpareP(func() { in = mustThreadNice(t) })
 	if in != base+5 {
 		t.Errorf("in a section: nice %d, want %d", in, base+5)
 	}
-	if n := threadNice(t); n != base {
+	if n := mustThreadNice(t); n != base {
 		t.Errorf("the caller's thread after the section: nice %d, want %d", n, base)
 	}
 	if over := waitNiceThreads(t, base); len(over) > 0 {
@@ -112,7 +110,7 @@ func TestSectionLowPriority(t *testing.T) {
 	}{{"off", 1, 0}, {"three Ps", 3, 5}} {
 		runtime.GOMAXPROCS(c.procs)
 		w := &Writer{sectionNice: c.nice}
-		w.WithSpareP(func() { in = threadNice(t) })
+		w.WithSpareP(func() { in = mustThreadNice(t) })
 		if in != base {
 			t.Errorf("%s: nice %d in a section, want %d", c.name, in, base)
 		}
