@@ -22,8 +22,10 @@
 //     tracers (eth/tracers) run on it unchanged.
 //   - Executor / BlockProcessor (executor.go; SetTracer traces the
 //     transactions applied next, framed by OnTxStart / OnTxEnd) drive go-ethereum's
-//     core.ApplyMessage, core.PreExecution (EIP-4788 beacon root, EIP-2935
-//     parent hash), core.PostExecution (withdrawals, EIP-6110 deposits,
+//     core.ApplyMessage, the system calls core.PreExecution makes
+//     (EIP-4788 beacon root, EIP-2935 parent hash, the latter from the
+//     header's ParentHash instead of hashing the parent again),
+//     core.PostExecution (withdrawals, EIP-6110 deposits,
 //     EIP-7002 / EIP-7251 request queues) and the consensus engine's Finalize
 //     (beacon wrapping ethash: block and uncle rewards before the merge).
 //     Receipts are built here (status, cumulative gas, blob gas, logs, bloom).
@@ -34,7 +36,8 @@
 //
 // go-ethereum symbols used: vm.NewEVM / vm.StateDB / vm.BlockContext,
 // core.ApplyMessage, core.TransactionToMessage, core.NewGasPool,
-// core.NewEVMBlockContext, core.PreExecution, core.PostExecution,
+// core.NewEVMBlockContext, core.ProcessBeaconBlockRoot,
+// core.ProcessParentBlockHash, core.PostExecution,
 // core.Genesis (genesis JSON and block 0), consensus/beacon + ethash.NewFaker
 // (rewards and header rules; the proof-of-work seal is not verified),
 // misc.ApplyDAOHardFork, types.* (headers, signed transactions, receipts,

@@ -148,6 +148,12 @@ type ProcessOptions struct {
 	// NoDAOFork skips the DAO hard fork's balance moves at the DAO fork
 	// block (simulated blocks never apply them, like the reference client).
 	NoDAOFork bool
+	// UntracedSystemCalls runs the system calls that open and close the
+	// block (beacon root, parent hash, withdrawals, request queues) without
+	// VM.Tracer: a tracer that gathers what the block's calls do (the log
+	// tracer of eth_simulateV1) has nothing to see there, and the EVM runs
+	// its faster untraced loop. The tracer still sees every transaction.
+	UntracedSystemCalls bool
 }
 
 // TxError is a transaction or message the protocol refuses (nonce, funds,
@@ -205,9 +211,41 @@ func (e *Executor) NewBlockProcessorWith(header, parent *types.Header, blockHash
 		p.evm.SetPrecompiles(pc)
 	}
 	e.PrepareState(state, header.Time)
-	core.PreExecution(context.Background(), header.ParentBeaconRoot, parent, e.config, p.evm, header.Number, header.Time)
+	p.systemCalls(func() { e.preExecution(header, parent, p.evm) })
 	state.Finalise(p.rules)
 	return p
+}
+
+// preExecution makes the system calls that open a block, as
+// core.PreExecution does: the EIP-4788 beacon root, then the EIP-2935
+// parent hash. The parent's hash is the header's ParentHash (PreExecution
+// hashes the parent header again; a header without one falls back to
+// that). The Amsterdam block access list PreExecution would build is not
+// kept by tipnode, so none is built.
+func (e *Executor) preExecution(header, parent *types.Header, evm *vm.EVM) {
+	if header.ParentBeaconRoot != nil {
+		core.ProcessBeaconBlockRoot(*header.ParentBeaconRoot, evm, nil)
+	}
+	if e.config.IsPrague(header.Number, header.Time) || e.config.IsUBT(header.Number, header.Time) {
+		parentHash := header.ParentHash
+		if parentHash == (common.Hash{}) {
+			parentHash = parent.Hash()
+		}
+		core.ProcessParentBlockHash(parentHash, evm, nil)
+	}
+}
+
+// systemCalls runs fn, the block's system calls, with the EVM tracer
+// detached when the options ask for it.
+func (p *BlockProcessor) systemCalls(fn func()) {
+	if !p.opts.UntracedSystemCalls || p.evm.Config.Tracer == nil {
+		fn()
+		return
+	}
+	tracer := p.evm.Config.Tracer
+	p.evm.Config.Tracer = nil
+	defer func() { p.evm.Config.Tracer = tracer }()
+	fn()
 }
 
 // logHookState is the StateDB the EVM runs on when a tracer wants logs: every
@@ -424,7 +462,9 @@ func (p *BlockProcessor) Finish(withdrawals types.Withdrawals, uncles []*types.H
 	var requests [][]byte
 	if p.exec.op == nil { // OP chains have no EIP-6110/7002/7251 requests
 		var err error
-		requests, _, err = core.PostExecution(context.Background(), p.exec.config, p.header.Number, p.header.Time, p.logs, withdrawals, p.evm, uint32(len(p.receipts)+1))
+		p.systemCalls(func() {
+			requests, _, err = core.PostExecution(context.Background(), p.exec.config, p.header.Number, p.header.Time, p.logs, withdrawals, p.evm, uint32(len(p.receipts)+1))
+		})
 		if err != nil {
 			return nil, fmt.Errorf("block %d post-execution: %w", p.header.Number, err)
 		}

@@ -274,3 +274,80 @@ func TestProcessOptionsDAOFork(t *testing.T) {
 		})
 	}
 }
+
+// TestSystemCalls: the system calls that open and close a block run with
+// the VM tracer unless UntracedSystemCalls detaches it (only for them), and
+// EIP-2935 records the header's ParentHash (the parent's own hash when the
+// header has none) without hashing the parent again.
+func TestSystemCalls(t *testing.T) {
+	var enters []common.Address
+	hooks := &tracing.Hooks{OnEnter: func(depth int, _ byte, _, to common.Address, _ []byte, _ uint64, _ *big.Int) {
+		if depth == 0 {
+			enters = append(enters, to)
+		}
+	}}
+	system := []common.Address{params.BeaconRootsAddress, params.HistoryStorageAddress, params.WithdrawalQueueAddress, params.ConsolidationQueueAddress}
+	claimed := common.HexToHash("0x7e57")
+	for _, tc := range []struct {
+		name       string
+		untraced   bool
+		parentHash func(parent *types.Header) common.Hash // the header's ParentHash
+		wantEnters []common.Address
+		wantStored func(parent *types.Header) common.Hash // EIP-2935's slot for the parent
+	}{
+		{
+			name: "traced", parentHash: (*types.Header).Hash,
+			wantEnters: []common.Address{system[0], system[1], optContract, system[2], system[3]},
+			wantStored: (*types.Header).Hash,
+		},
+		{
+			name: "untraced system calls", untraced: true, parentHash: (*types.Header).Hash,
+			wantEnters: []common.Address{optContract},
+			wantStored: (*types.Header).Hash,
+		},
+		{
+			name: "parent hash from the header", parentHash: func(*types.Header) common.Hash { return claimed },
+			wantEnters: []common.Address{system[0], system[1], optContract, system[2], system[3]},
+			wantStored: func(*types.Header) common.Hash { return claimed },
+		},
+		{
+			name: "header without a parent hash", parentHash: func(*types.Header) common.Hash { return common.Hash{} },
+			wantEnters: []common.Address{system[0], system[1], optContract, system[2], system[3]},
+			wantStored: (*types.Header).Hash,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			enters = nil
+			parent, header := optChain()
+			header.ParentHash = tc.parentHash(parent)
+			state := chain.NewStateDB(emptyBackend{})
+			for addr, code := range map[common.Address][]byte{
+				params.BeaconRootsAddress: params.BeaconRootsCode, params.HistoryStorageAddress: params.HistoryStorageCode,
+				params.WithdrawalQueueAddress: params.WithdrawalQueueCode, params.ConsolidationQueueAddress: params.ConsolidationQueueCode,
+				optContract: optLogCode,
+			} {
+				state.SetCode(addr, code, tracing.CodeChangeUnspecified)
+			}
+			opts := chain.ProcessOptions{NoValidation: true, VM: vm.Config{Tracer: hooks}, UntracedSystemCalls: tc.untraced}
+			proc := chain.NewExecutor(params.MergedTestChainConfig).NewBlockProcessorWith(header, parent, common.Hash{}, state, headerList{parent, header}, opts)
+			tx, msg := optMessage(optContract, 0, 0, nil)
+			if _, res, err := proc.ApplyMessage(tx, msg); err != nil || res.Failed() {
+				t.Fatalf("message: %v %+v", err, res)
+			}
+			requests, err := proc.Finish(types.Withdrawals{}, nil)
+			if err != nil || len(requests) != 0 {
+				t.Fatalf("finish: %v, %d requests", err, len(requests))
+			}
+			if !slices.Equal(enters, tc.wantEnters) {
+				t.Fatalf("tracer saw calls %v, want %v", enters, tc.wantEnters)
+			}
+			if proc.EVM().Config.Tracer != hooks {
+				t.Fatal("the tracer was not put back")
+			}
+			slot := common.BigToHash(new(big.Int).SetUint64((header.Number.Uint64() - 1) % params.HistoryServeWindow))
+			if got, want := state.GetState(params.HistoryStorageAddress, slot), tc.wantStored(parent); got != want {
+				t.Fatalf("EIP-2935 stored %s for the parent, want %s", got.Hex(), want.Hex())
+			}
+		})
+	}
+}

@@ -366,6 +366,8 @@ func (sim *simulator) processBlock(ctx context.Context, pb plannedBlock) (*simBl
 		NoValidation: !sim.validate,
 		Precompiles:  precompiles,
 		NoDAOFork:    true,
+		// The log tracer gathers the calls' logs: the system calls have none.
+		UntracedSystemCalls: true,
 	}
 	if ov.BlobBaseFee != nil {
 		opts.BlobBaseFee = ov.BlobBaseFee.ToInt()
