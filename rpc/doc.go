@@ -106,10 +106,17 @@
 // must honour ctx to free resources. Methods installed with RegisterInline
 // (constants, the in-memory head) run on the message's goroutine instead
 // and are answered when they return; sent alone (not in a batch) they take
-// no timeout timer and no per-address slot either. Websocket message goroutines and
-// handler goroutines are kept for later work once done (workers.go, at
-// most 128 idle per Server, ended by Stop), so that a stack grown by a
-// deep call (the EVM) is not grown again, by copying, on every request.
+// no timeout timer and no per-address slot either. Methods registered with
+// the HonoursContext option (eth_call, the state reads, eth_simulateV1...)
+// declare that they return promptly once ctx is done: they also run on the
+// message's goroutine (the hand-off and the switch back saved), keep the
+// timeout, the slot and the limiter, and are answered when they return;
+// a failure once ctx has ended is answered as the deadline would have been
+// (CodeTimeout, or "request canceled"). Websocket message goroutines, batch
+// element goroutines and handler goroutines are kept for later work once
+// done (workers.go, at most 128 idle per Server, ended by Stop), so that a
+// stack grown by a deep call (the EVM) is not grown again, by copying, on
+// every request.
 //
 // A websocket has one reader goroutine, one writer goroutine (pings, the
 // close frame, notifications), and up to

@@ -100,29 +100,49 @@ func (rc *rawWSClient) readFrame() (int, error) {
 // the number of requests each connection keeps in flight.
 func BenchmarkLoopbackWS(b *testing.B) {
 	for _, depth := range []int{1, 4} {
-		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) { benchLoopbackWS(b, depth, true) })
+		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) { benchLoopbackWS(b, depth, registerInline) })
 	}
 }
 
 // BenchmarkLoopbackWSPlain is BenchmarkLoopbackWS with the method
-// registered by Register, not RegisterInline: the path of eth_call and
-// every other method that may block (deadline enforced).
+// registered by Register, not RegisterInline: the path of every method
+// that may block and does not declare HonoursContext (a goroutine of its
+// own, the deadline enforced by the server).
 func BenchmarkLoopbackWSPlain(b *testing.B) {
 	for _, depth := range []int{1, 4} {
-		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) { benchLoopbackWS(b, depth, false) })
+		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) { benchLoopbackWS(b, depth, registerPlain) })
 	}
 }
 
-func benchLoopbackWS(b *testing.B, depth int, inline bool) {
+// BenchmarkLoopbackWSHonoursContext is BenchmarkLoopbackWS with the method
+// registered with HonoursContext: the path of eth_call and the state reads
+// (no hand-off, the deadline in the context).
+func BenchmarkLoopbackWSHonoursContext(b *testing.B) {
+	for _, depth := range []int{1, 4} {
+		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) { benchLoopbackWS(b, depth, registerCooperative) })
+	}
+}
+
+// How a benchmark registers its method.
+const (
+	registerInline = iota
+	registerPlain
+	registerCooperative
+)
+
+func benchLoopbackWS(b *testing.B, depth int, how int) {
 	s, err := NewServer(Config{Addr: "127.0.0.1:0"}, zerolog.New(io.Discard))
 	if err != nil {
 		b.Fatal(err)
 	}
 	h := func(context.Context, Params) (any, error) { return "0x539", nil }
-	if inline {
+	switch how {
+	case registerInline:
 		s.RegisterInline("eth_chainId", h)
-	} else {
+	case registerPlain:
 		s.Register("eth_chainId", h)
+	default:
+		s.Register("eth_chainId", h, HonoursContext)
 	}
 	if err := s.Start(); err != nil {
 		b.Fatal(err)

@@ -123,9 +123,36 @@ func (s *Server) Config() Config { return s.cfg }
 // Register installs h for method. It panics on an empty method, a nil
 // handler, a duplicate registration, or the framework-owned names
 // eth_subscribe/eth_unsubscribe (use RegisterSubscription).
-func (s *Server) Register(method string, h Handler) {
+func (s *Server) Register(method string, h Handler, opts ...MethodOption) {
 	checkRegister(method, h)
-	s.register(method, methodEntry{h: h})
+	s.register(method, methodEntry{h: h, cooperative: hasOption(opts, HonoursContext)})
+}
+
+// MethodOption changes how the calls of a registered method run.
+type MethodOption uint8
+
+const (
+	// HonoursContext declares that the handler returns promptly once its
+	// context is done: every wait in it takes the context, and its long
+	// work stops with it (an EVM execution cancelled by the context, a loop
+	// that checks it). Its calls then run on the goroutine that executes
+	// the message, as inline ones do, but keep everything else (the
+	// request's deadline in the context, the per-address slot, the
+	// limiter): that saves a hand-off to a goroutine of their own and back,
+	// about 3 µs of CPU per call. The handler enforces the deadline: the
+	// call is answered when it returns, with the timeout error other
+	// methods answer at the deadline when the context ended and the
+	// handler failed.
+	HonoursContext MethodOption = iota + 1
+)
+
+func hasOption(opts []MethodOption, o MethodOption) bool {
+	for _, x := range opts {
+		if x == o {
+			return true
+		}
+	}
+	return false
 }
 
 // checkRegister panics on what Register refuses.
@@ -164,12 +191,12 @@ func (s *Server) update(f func(*methodTable)) {
 // for (or are refused by) l, and, being bounded by it, do not count
 // against Config.MaxCallsPerIP, so other methods never wait behind them.
 // It panics as Register does.
-func (s *Server) RegisterLimited(method string, l *Limiter, h Handler) {
+func (s *Server) RegisterLimited(method string, l *Limiter, h Handler, opts ...MethodOption) {
 	if l == nil {
 		panic("rpc: RegisterLimited with a nil Limiter")
 	}
 	checkRegister(method, h)
-	s.register(method, methodEntry{h: l.Wrap(h), limited: true})
+	s.register(method, methodEntry{h: l.Wrap(h), limited: true, cooperative: hasOption(opts, HonoursContext)})
 }
 
 // RegisterInline installs h as Register does, for a method that returns
@@ -189,7 +216,8 @@ func (s *Server) RegisterInline(method string, h Handler) {
 
 // WrapHandlers replaces the handler h of every method registered so far
 // that is not inline with wrap(method, h): a layer over all of them (the
-// upstream fallback of a fork). Call it before serving.
+// upstream fallback of a fork). The layer must honour the context as h
+// does (HonoursContext stays). Call it before serving.
 func (s *Server) WrapHandlers(wrap func(method string, h Handler) Handler) {
 	s.update(func(t *methodTable) {
 		for name, m := range t.methods {
@@ -421,9 +449,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // lookup returns a method's handler, whether it has its own Limiter,
 // whether it runs inline, and the error mapper.
 func (s *Server) lookup(name string) (h Handler, limited, inline bool, mapper func(error) *Error) {
+	m, mapper := s.method(name)
+	return m.h, m.limited, m.inline, mapper
+}
+
+// method returns a method's entry (zero when unknown) and the error mapper.
+func (s *Server) method(name string) (methodEntry, func(error) *Error) {
 	t := s.table.Load()
-	m := t.methods[name]
-	return m.h, m.limited, m.inline, t.mapper
+	return t.methods[name], t.mapper
 }
 
 func (s *Server) subscribeHandler(kind string) SubscribeHandler {
@@ -444,9 +477,10 @@ type methodTable struct {
 
 // methodEntry is one registered method.
 type methodEntry struct {
-	h       Handler
-	limited bool // has its own Limiter (RegisterLimited)
-	inline  bool // runs without a goroutine (RegisterInline)
+	h           Handler
+	limited     bool // has its own Limiter (RegisterLimited)
+	inline      bool // runs without a goroutine (RegisterInline)
+	cooperative bool // returns once its context is done (HonoursContext)
 }
 
 // session is what a transport provides to message execution.
@@ -593,10 +627,12 @@ func (s *Server) handleMessage(parent context.Context, body []byte, ss *session)
 			continue
 		}
 		wg.Add(1)
-		go func() {
+		// A kept worker: a method that honours its context runs the EVM
+		// on this goroutine, and a kept one has the stack grown already.
+		s.workers.run(func() {
 			defer func() { <-sem; wg.Done() }()
 			parts[i] = s.execute(ctx, r, ss, release, budget.element(i))
-		}()
+		})
 	}
 	wg.Wait()
 	// Joining copies the whole answer: work of this address too.
@@ -805,7 +841,8 @@ func (s *Server) call(ctx context.Context, r *request, ss *session, release func
 		}
 		return ss.ws.unsubscribe(Params{raw: r.params, valid: true})
 	}
-	h, _, inline, mapper := s.lookup(r.method)
+	m, mapper := s.method(r.method)
+	h := m.h
 	if h == nil {
 		return nil, ErrMethodNotFound(r.method)
 	}
@@ -815,8 +852,20 @@ func (s *Server) call(ctx context.Context, r *request, ss *session, release func
 	if ctx.Err() != nil { // batch deadline passed before this element started
 		return nil, ErrTimeout()
 	}
-	if inline {
+	if m.inline {
 		o := s.run(ctx, h, r, mapper, budget)
+		return o.res, o.err
+	}
+	if m.cooperative {
+		s.active.add()
+		s.handlers.Add(1)
+		o := s.run(ctx, h, r, mapper, budget)
+		s.handlers.Add(-1)
+		s.active.done()
+		if o.err != nil && ctx.Err() != nil {
+			// What the hand-off answers once the context has ended.
+			return nil, contextError(ctx)
+		}
 		return o.res, o.err
 	}
 	handed = true
@@ -839,11 +888,17 @@ func (s *Server) call(ctx context.Context, r *request, ss *session, release func
 			return o.res, o.err
 		default:
 		}
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, ErrTimeout()
-		}
-		return nil, ErrServer("request canceled")
+		return nil, contextError(ctx)
 	}
+}
+
+// contextError answers a call whose context ended before its handler
+// answered: the request's deadline passed, or the client went away.
+func contextError(ctx context.Context) *Error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return ErrTimeout()
+	}
+	return ErrServer("request canceled")
 }
 
 // outcome is a handler's marshalled result or its error.

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -17,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/rs/zerolog"
 )
 
@@ -765,5 +767,119 @@ func TestWrapHandlers(t *testing.T) {
 		if !jsonEqual(t, body, `{"jsonrpc":"2.0","id":1,"result":`+want+`}`) {
 			t.Errorf("%s: %s", method, body)
 		}
+	}
+}
+
+// TestHonoursContext: a method registered with HonoursContext runs on the
+// goroutine executing the message, so its call is answered when the
+// handler returns (the handler enforces the deadline), not at the deadline
+// as a method with a goroutine of its own is. Once the context has ended, a
+// failed handler's answer is the same timeout error as the others'; a
+// result it still produced is kept. Over HTTP, a websocket and in a batch.
+func TestHonoursContext(t *testing.T) {
+	const timeout = 100 * time.Millisecond
+	release := make(chan struct{})
+	var running atomic.Int32
+	s, url := testServer(t, Config{RequestTimeout: timeout}, func(s *Server) {
+		late := func(ctx context.Context, p Params) (any, error) {
+			var fail bool
+			if err := p.Decode(0, "fail", &fail); err != nil {
+				return nil, err
+			}
+			running.Add(1)
+			defer running.Add(-1)
+			<-release // ignores ctx on purpose: answered only when it returns
+			if fail {
+				return nil, errors.New("the handler's own failure")
+			}
+			return "late", nil
+		}
+		s.Register("cooperative", late, HonoursContext)
+		limiter, err := NewLimiter(1, 0, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.RegisterLimited("cooperativeLimited", limiter, late, HonoursContext)
+		s.Register("handedOff", late)
+	})
+	timeoutErr := `{"code":-32002,"message":"request timed out"}`
+	type answer struct {
+		body []byte
+		at   time.Duration
+	}
+	call := func(msg string, ws bool) <-chan answer {
+		out := make(chan answer, 1)
+		start := time.Now()
+		var c *websocket.Conn
+		if ws {
+			c = wsDial(t, url)
+		}
+		go func() {
+			var b []byte
+			if ws {
+				if err := c.WriteMessage(websocket.TextMessage, []byte(msg)); err == nil {
+					_, b, _ = c.ReadMessage()
+				}
+				c.Close()
+			} else {
+				_, b = post(t, url, msg)
+			}
+			out <- answer{b, time.Since(start)}
+		}()
+		return out
+	}
+	req := func(method string, fail bool) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":[%v]}`, method, fail)
+	}
+	// Handed off: answered at the deadline while the handler still runs.
+	got := <-call(req("handedOff", false), false)
+	if !jsonEqual(t, got.body, `{"jsonrpc":"2.0","id":1,"error":`+timeoutErr+`}`) || got.at > 20*timeout {
+		t.Fatalf("handed off: %s after %v", got.body, got.at)
+	}
+	cases := []struct {
+		msg  string
+		ws   bool
+		want string
+	}{
+		{req("cooperative", true), false, `{"jsonrpc":"2.0","id":1,"error":` + timeoutErr + `}`},
+		{req("cooperative", false), false, `{"jsonrpc":"2.0","id":1,"result":"late"}`},
+		{req("cooperativeLimited", true), true, `{"jsonrpc":"2.0","id":1,"error":` + timeoutErr + `}`},
+		{`[` + req("cooperative", false) + `,` + strings.Replace(req("cooperative", true), `"id":1`, `"id":2`, 1) + `]`, false,
+			`[{"jsonrpc":"2.0","id":1,"result":"late"},{"jsonrpc":"2.0","id":2,"error":` + timeoutErr + `}]`},
+	}
+	answers := make([]<-chan answer, len(cases))
+	for i, tc := range cases {
+		answers[i] = call(tc.msg, tc.ws)
+	}
+	// Every call's handler is running (and the handed-off one still; the
+	// batch's second element starts only when a core is free of handlers),
+	// well past the deadline, and no call has been answered.
+	const handlers = 5
+	deadline := time.Now().Add(20 * timeout)
+	for running.Load() < handlers && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(3 * timeout)
+	for i, a := range answers {
+		select {
+		case got := <-a:
+			t.Fatalf("case %d answered while its handler runs: %s after %v", i, got.body, got.at)
+		default:
+		}
+	}
+	if n := running.Load(); n < handlers {
+		t.Fatalf("%d handlers running, want at least %d", n, handlers)
+	}
+	close(release)
+	for i, tc := range cases {
+		if got := <-answers[i]; !jsonEqual(t, got.body, tc.want) {
+			t.Errorf("case %d: %s", i, got.body)
+		}
+	}
+	for running.Load() > 0 && time.Now().Before(deadline.Add(time.Minute)) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := s.handlers.Load(); n != 0 {
+		t.Errorf("%d handlers counted after all returned", n)
 	}
 }

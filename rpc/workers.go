@@ -3,9 +3,9 @@ package rpc
 import "sync/atomic"
 
 // workerMaxIdle bounds the goroutines a Server keeps parked for later work.
-// A websocket message takes two at once (the message's and its handler's),
-// so 128 covers 64 concurrent requests; more come and go as plain
-// goroutines.
+// A websocket message takes one, or two when its method has a goroutine of
+// its own (not inline, not HonoursContext), so 128 covers at least 64
+// concurrent requests; more come and go as plain goroutines.
 const workerMaxIdle = 128
 
 // workers runs functions on goroutines that are kept after their work

@@ -54,7 +54,7 @@ const maxBundleTxs = 256
 
 // registerBundle installs eth_callBundle under the execution limiter.
 func (a *API) registerBundle(s *rpc.Server) {
-	s.RegisterLimited("eth_callBundle", a.execs, a.ethCallBundle)
+	s.RegisterLimited("eth_callBundle", a.execs, a.ethCallBundle, rpc.HonoursContext)
 }
 
 // callBundleArgs is eth_callBundle's argument.

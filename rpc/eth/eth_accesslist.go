@@ -16,7 +16,7 @@ import (
 
 // registerAccessList installs eth_createAccessList.
 func (a *API) registerAccessList(s *rpc.Server) {
-	s.RegisterLimited("eth_createAccessList", a.execs, a.createAccessList)
+	s.RegisterLimited("eth_createAccessList", a.execs, a.createAccessList, rpc.HonoursContext)
 }
 
 // accessListResult is eth_createAccessList's result. Error holds the EVM

@@ -23,7 +23,7 @@ import (
 
 // registerCall installs eth_call.
 func (a *API) registerCall(s *rpc.Server) {
-	s.RegisterLimited("eth_call", a.execs, a.ethCall)
+	s.RegisterLimited("eth_call", a.execs, a.ethCall, rpc.HonoursContext)
 }
 
 // callRequest is a decoded eth_call-style request.

@@ -17,7 +17,7 @@ import (
 
 // registerEstimate installs eth_estimateGas.
 func (a *API) registerEstimate(s *rpc.Server) {
-	s.RegisterLimited("eth_estimateGas", a.execs, a.estimateGas)
+	s.RegisterLimited("eth_estimateGas", a.execs, a.estimateGas, rpc.HonoursContext)
 }
 
 // estimateErrorRatio is the relative over-estimation at which the binary

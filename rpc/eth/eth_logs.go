@@ -31,7 +31,7 @@ import (
 
 // registerLogs installs eth_getLogs and the newHeads and logs subscriptions.
 func (a *API) registerLogs(s *rpc.Server) {
-	s.Register("eth_getLogs", a.ethGetLogs)
+	s.Register("eth_getLogs", a.ethGetLogs, rpc.HonoursContext)
 	s.RegisterSubscription("newHeads", a.subscribeNewHeads)
 	s.RegisterSubscription("logs", a.subscribeLogs)
 }

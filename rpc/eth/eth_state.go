@@ -15,11 +15,11 @@ import (
 
 // registerState installs the account and storage getters.
 func (a *API) registerState(s *rpc.Server) {
-	s.Register("eth_getStorageAt", a.getStorageAt)
-	s.Register("eth_getStorageValues", a.getStorageValues)
-	s.Register("eth_getBalance", a.getBalance)
-	s.Register("eth_getCode", a.getCode)
-	s.Register("eth_getTransactionCount", a.getTransactionCount)
+	s.Register("eth_getStorageAt", a.getStorageAt, rpc.HonoursContext)
+	s.Register("eth_getStorageValues", a.getStorageValues, rpc.HonoursContext)
+	s.Register("eth_getBalance", a.getBalance, rpc.HonoursContext)
+	s.Register("eth_getCode", a.getCode, rpc.HonoursContext)
+	s.Register("eth_getTransactionCount", a.getTransactionCount, rpc.HonoursContext)
 }
 
 // maxStorageValuesSlots caps the slots of one eth_getStorageValues request.

@@ -31,7 +31,7 @@ import (
 
 // registerSimulate installs eth_simulateV1.
 func (a *API) registerSimulate(s *rpc.Server) {
-	s.RegisterLimited("eth_simulateV1", a.execs, a.simulateV1)
+	s.RegisterLimited("eth_simulateV1", a.execs, a.simulateV1, rpc.HonoursContext)
 }
 
 // simDefaultBlockInterval is the default time between simulated blocks when
