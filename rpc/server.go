@@ -138,11 +138,13 @@ const (
 	// that checks it). Its calls then run on the goroutine that executes
 	// the message, as inline ones do, but keep everything else (the
 	// request's deadline in the context, the per-address slot, the
-	// limiter): that saves a hand-off to a goroutine of their own and back,
-	// about 3 µs of CPU per call. The handler enforces the deadline: the
-	// call is answered when it returns, with the timeout error other
-	// methods answer at the deadline when the context ended and the
-	// handler failed.
+	// limiter): that saves a hand-off to a goroutine of their own and the
+	// switch back, on every call and on every element of a batch (a batch
+	// of 100 eth_call took 11-25 % less CPU in the side-by-side harness; a
+	// single call's gain was within its noise). The handler enforces the
+	// deadline: the call is answered when it returns, with the timeout
+	// error other methods answer at the deadline when the context ended
+	// and the handler failed.
 	HonoursContext MethodOption = iota + 1
 )
 
