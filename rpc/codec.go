@@ -22,6 +22,29 @@ type request struct {
 	err *Error
 }
 
+// detached returns r with its parameters copied into one new buffer: a
+// handler that may outlive the answer (a hand-off answered at its deadline)
+// must not read the message's buffer, which the transport reuses once the
+// message is answered (fasthttp's request body).
+func (r *request) detached() *request {
+	n := 0
+	for _, p := range r.params {
+		n += len(p)
+	}
+	d := *r
+	if n == 0 {
+		return &d
+	}
+	buf := make([]byte, 0, n)
+	d.params = make([]json.RawMessage, len(r.params))
+	for i, p := range r.params {
+		start := len(buf)
+		buf = append(buf, p...)
+		d.params[i] = buf[start:len(buf):len(buf)]
+	}
+	return &d
+}
+
 // isNotification reports whether no response must be sent.
 func (r *request) isNotification() bool { return r.id == nil && r.err == nil }
 

@@ -103,7 +103,9 @@
 // handler call runs on its own goroutine so that the deadline can be enforced
 // even if the handler ignores ctx; a handler still running at the deadline is
 // answered with CodeTimeout and its eventual result discarded, so handlers
-// must honour ctx to free resources. Methods installed with RegisterInline
+// must honour ctx to free resources. Such a call's parameters are copied
+// before the hand-off: once a message is answered, fasthttp reuses its
+// buffer for the connection's next request. Methods installed with RegisterInline
 // (constants, the in-memory head) run on the message's goroutine instead
 // and are answered when they return; sent alone (not in a batch) they take
 // no timeout timer and no per-address slot either. Methods registered with

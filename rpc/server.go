@@ -871,6 +871,7 @@ func (s *Server) call(ctx context.Context, r *request, ss *session, release func
 		return o.res, o.err
 	}
 	handed = true
+	r = r.detached() // the handler may outlive the answer and the message's buffer
 	done := make(chan outcome, 1)
 	s.active.add()
 	s.handlers.Add(1)

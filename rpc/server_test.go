@@ -876,10 +876,53 @@ func TestHonoursContext(t *testing.T) {
 			t.Errorf("case %d: %s", i, got.body)
 		}
 	}
-	for running.Load() > 0 && time.Now().Before(deadline.Add(time.Minute)) {
+	// The count drops just after each handler returns.
+	for s.handlers.Load() > 0 && time.Now().Before(deadline.Add(time.Minute)) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	if n := s.handlers.Load(); n != 0 {
 		t.Errorf("%d handlers counted after all returned", n)
+	}
+}
+
+// TestHandedOffParamsOutliveAnswer: a handed-off handler still running
+// after its call was answered at the deadline reads its own parameters,
+// not the next request's: the HTTP transport reuses a connection's request
+// buffer once a request is answered.
+func TestHandedOffParamsOutliveAnswer(t *testing.T) {
+	release := make(chan struct{})
+	seen := make(chan string, 1)
+	_, url := testServer(t, Config{RequestTimeout: 50 * time.Millisecond}, func(s *Server) {
+		s.Register("late", func(ctx context.Context, p Params) (any, error) {
+			<-release // ignores ctx on purpose: reads its parameters after the answer
+			var v string
+			err := p.Decode(0, "v", &v)
+			seen <- fmt.Sprint(v, err)
+			return v, err
+		})
+	})
+	// One keep-alive connection: the second request lands in the buffer
+	// the first one was read into.
+	client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1, MaxIdleConnsPerHost: 1}}
+	defer client.CloseIdleConnections()
+	send := func(body string) string {
+		resp, err := client.Post(url, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	first, second := strings.Repeat("a", 64), strings.Repeat("b", 64)
+	if got := send(`{"jsonrpc":"2.0","id":1,"method":"late","params":["` + first + `"]}`); !strings.Contains(got, "request timed out") {
+		t.Fatalf("first call: %s", got)
+	}
+	if got := send(`{"jsonrpc":"2.0","id":1,"method":"echo","params":["` + second + `"]}`); !strings.Contains(got, second) {
+		t.Fatalf("second call: %s", got)
+	}
+	close(release)
+	if got := <-seen; got != first+"<nil>" {
+		t.Fatalf("the late handler read %q, want its own parameter %q", got, first)
 	}
 }
