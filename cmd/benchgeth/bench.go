@@ -129,6 +129,11 @@ func run(ctx context.Context, o *options, log zerolog.Logger) error {
 		nodes["geth"] = &node{kind: gethKind(o.Geth), datadir: filepath.Join(runDir, "geth"), logDir: runDir}
 	}
 	nodes["tipnode"].profile = o.Profile
+	// The run directory holds this run's profiles only: files left by an
+	// earlier --profile run would read as this one's.
+	if err := os.RemoveAll(profilesDir(runDir)); err != nil {
+		return err
+	}
 	nodes["tipnode"].extraArgs = strings.Fields(o.TipnodeArgs)
 	nodes["tipnode"].extraEnv = strings.Fields(o.TipnodeEnv)
 	defer func() {
@@ -374,7 +379,7 @@ func runWorkload(ctx context.Context, o *options, w chaingen.Workload, reqs, lat
 	if o.Profile {
 		cfg := o.Load
 		secs := max(2, int((o.SatTime / time.Duration(rounds)).Seconds()))
-		dir := filepath.Join(filepath.Dir(nodes["tipnode"].datadir), "profiles")
+		dir := profilesDir(filepath.Dir(nodes["tipnode"].datadir))
 		p, err := func() (*profileSummary, error) {
 			if feed != nil {
 				if err := feed.start(ctx); err != nil {

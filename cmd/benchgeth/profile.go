@@ -59,6 +59,9 @@ func (p *profileSummary) share(d time.Duration) float64 {
 	return d.Seconds() / (p.Seconds * float64(p.Connections))
 }
 
+// profilesDir is where a run in runDir keeps tipnode's profiles (--profile).
+func profilesDir(runDir string) string { return filepath.Join(runDir, "profiles") }
+
 // profileRun runs one closed-loop saturation of tipnode (job) while it takes
 // its CPU, mutex and block profiles into dir, and summarizes them.
 func profileRun(ctx context.Context, cfg load.Config, job load.Job, pprofURL, dir, workload string, seconds int) (*profileSummary, error) {
