@@ -448,13 +448,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
-// lookup returns a method's handler, whether it has its own Limiter,
-// whether it runs inline, and the error mapper.
-func (s *Server) lookup(name string) (h Handler, limited, inline bool, mapper func(error) *Error) {
-	m, mapper := s.method(name)
-	return m.h, m.limited, m.inline, mapper
-}
-
 // method returns a method's entry (zero when unknown) and the error mapper.
 func (s *Server) method(name string) (methodEntry, func(error) *Error) {
 	t := s.table.Load()
@@ -745,11 +738,11 @@ func (s *Server) classify(r *request) (inline, slot bool) {
 	if r.err != nil || r.method == MethodSubscribe || r.method == MethodUnsubscribe {
 		return false, false
 	}
-	h, limited, inl, _ := s.lookup(r.method)
-	if h == nil {
+	m, _ := s.method(r.method)
+	if m.h == nil {
 		return false, false
 	}
-	return inl, !limited
+	return m.inline, !m.limited
 }
 
 // admit takes the slot of the client's address (Config.MaxCallsPerIP),
