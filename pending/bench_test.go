@@ -174,16 +174,24 @@ func BenchmarkPreconfirm100Txs(b *testing.B) {
 // seqRig is a sequencer on a dev genesis funding accounts, with its block
 // opened (not started: tests drive preconfirm and seal).
 type seqRig struct {
-	g    *chain.Genesis
-	w    *chain.Writer
-	mgr  *Manager
-	pool *Pool
-	seq  *Sequencer
+	g     *chain.Genesis
+	w     *chain.Writer
+	mgr   *Manager
+	pool  *Pool
+	seq   *Sequencer
+	clock *ManualClock
 }
 
 // newSeqRig builds a seqRig; the sequencer writes through wrap(w) when
 // wrap is not nil.
 func newSeqRig(tb testing.TB, accounts []common.Address, wrap func(*chain.Writer) Writer) *seqRig {
+	tb.Helper()
+	return newSeqRigCfg(tb, DefaultConfig(), accounts, wrap, true)
+}
+
+// newSeqRigCfg is newSeqRig with the sequencer's configuration, opening
+// its block only if open (else Start opens it).
+func newSeqRigCfg(tb testing.TB, cfg Config, accounts []common.Address, wrap func(*chain.Writer) Writer, open bool) *seqRig {
 	tb.Helper()
 	spec, err := devnet.Genesis(devnet.GenesisConfig{ChainID: 1337, Accounts: accounts, Timestamp: 1_700_000_000, GasLimit: 60_000_000})
 	if err != nil {
@@ -206,13 +214,15 @@ func newSeqRig(tb testing.TB, accounts []common.Address, wrap func(*chain.Writer
 	clock := NewManualClock(time.Unix(1_700_000_010, 0))
 	mgr := NewManager(w, g.Config, HeaderParams{}, clock, nil)
 	pool, _ := NewPool(DefaultPoolConfig(), g.Config, mgr, clock, nil, log)
-	seq, err := New(DefaultConfig(), sw, chain.NewExecutor(g.Config), pool, mgr, clock, nil, log)
+	seq, err := New(cfg, sw, chain.NewExecutor(g.Config), pool, mgr, clock, nil, log)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := seq.openBlock(w.Head()); err != nil {
-		tb.Fatal(err)
+	if open {
+		if err := seq.openBlock(w.Head()); err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(func() { seq.b.Close() })
 	}
-	tb.Cleanup(func() { seq.b.Close() })
-	return &seqRig{g: g, w: w, mgr: mgr, pool: pool, seq: seq}
+	return &seqRig{g: g, w: w, mgr: mgr, pool: pool, seq: seq, clock: clock}
 }

@@ -123,7 +123,11 @@
 //     pre-confirmation's execution and each seal (Writer.WithSpareP): on one P a
 //     goroutine that yields between transactions is rescheduled before the
 //     network is polled, so requests arriving during the execution would
-//     wait for all of it (BenchmarkSwapReaderDelay). The two Ps still
+//     wait for all of it (BenchmarkSwapReaderDelay). The steps between
+//     pre-confirmations run without it: a step executes what arrived
+//     during a fraction of the interval, then the loop blocks and the
+//     runtime polls the network; raising and lowering GOMAXPROCS costs
+//     two stop-the-world pauses, more than such a step delays a read. The two Ps still
 //     share the one core by the kernel's time slices, milliseconds long,
 //     so each such section also runs on a thread of its own at a lower
 //     priority (chain.WriterConfig.SectionNice, --writer.nice): a thread
@@ -188,7 +192,15 @@
 // returns: Get finds it, and Nonces (taken before the state read) lets
 // eth_getTransactionCount("pending") count the sender's pooled run. The
 // sequencer takes executable runs (nonce = pending nonce, consecutive)
-// ordered by effective tip, then arrival; a transaction that does not fit
+// ordered by effective tip, then arrival, at each of its Config.Steps
+// execution steps per pre-confirmation interval (default 10: every 20 ms):
+// a step executes what is executable then into the pending block without
+// publishing it, and the interval's last step publishes all of it. Tip
+// order therefore holds among the transactions one step takes, not across
+// steps (Steps 1: across the interval). What a step executed stays in the
+// pool (Get finds it) until it is published; a replacement of it pooled
+// meanwhile comes too late and is dropped as stale. A dev request first
+// publishes what steps executed. A transaction that does not fit
 // (gas, blob gas under the block's maximum, a fee cap below a risen base or
 // blob base fee) waits for a later block, one that fails to execute is
 // dropped with a warning. The pool

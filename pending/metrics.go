@@ -34,7 +34,7 @@ func NewMetrics(reg prometheus.Registerer, snapshotAge func() float64) *Metrics 
 	m := &Metrics{
 		snapshotBuild: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Namespace: "tipnode", Subsystem: "pending", Name: "snapshot_build_seconds",
-			Help:    "Time to execute a pre-confirmation's transactions, build the snapshot and swap it in.",
+			Help:    "Time of a pre-confirmation: executing what its last step takes, building and journaling the snapshot, swapping it in.",
 			Buckets: latencyBuckets,
 		}),
 		readable: prometheus.NewHistogram(prometheus.HistogramOpts{

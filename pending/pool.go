@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -129,6 +130,9 @@ type Pool struct {
 	senders map[common.Address]map[uint64]*poolTx
 
 	txFeed chain.Feed[*types.Transaction]
+	// admissions counts the transactions pooled so far (a sequencer step
+	// with nothing new to execute does nothing, Sequencer.step).
+	admissions atomic.Uint64
 }
 
 // NewPool returns an empty pool validating against mgr.
@@ -520,9 +524,14 @@ func (p *Pool) insert(ptx *poolTx) error {
 	queue[ptx.tx.Nonce()] = ptx
 	p.all[hash] = ptx
 	p.bytes += size
+	p.admissions.Add(1)
 	p.metrics.poolAdd(len(p.all))
 	return nil
 }
+
+// admitted is the number of transactions pooled so far (replacements
+// included).
+func (p *Pool) admitted() uint64 { return p.admissions.Load() }
 
 func (p *Pool) outbids(newTx, old *types.Transaction) bool {
 	bump := func(v *big.Int) *big.Int {

@@ -23,9 +23,20 @@ import (
 
 // Config configures the sequencer. Start from DefaultConfig.
 type Config struct {
-	// PreconfInterval is how often pooled transactions are executed and a
-	// new snapshot published. Default 200 ms.
+	// PreconfInterval is how often a new snapshot with the transactions
+	// executed since the previous one is published. Default 200 ms.
 	PreconfInterval time.Duration
+	// Steps is how many times per PreconfInterval the executable pooled
+	// transactions are executed into the pending block (every
+	// PreconfInterval/Steps, the last step publishing). Each step orders the
+	// transactions executable then by effective tip, then arrival; a
+	// transaction arriving after a step cannot go before what that step
+	// executed. Spreading the execution over the interval keeps its CPU off
+	// the moment of the swap, where it would delay the reads queued then.
+	// 1 executes only when publishing (tip order over the whole interval).
+	// PreconfInterval must be a whole multiple of Steps nanoseconds.
+	// 0 (default): 10.
+	Steps int
 	// BlockTime is how often the pending block is sealed into the store. It
 	// must be a whole multiple of PreconfInterval. Default 2 s (ten
 	// pre-confirmations).
@@ -61,6 +72,10 @@ func (c Config) Validate() error {
 	switch {
 	case c.PreconfInterval <= 0:
 		return fmt.Errorf("%w: preconf interval must be > 0", ErrConfig)
+	case c.Steps < 0:
+		return fmt.Errorf("%w: steps %d must be ≥ 0", ErrConfig, c.Steps)
+	case c.PreconfInterval%time.Duration(c.steps()) != 0:
+		return fmt.Errorf("%w: preconf interval %s is not divisible into %d steps", ErrConfig, c.PreconfInterval, c.steps())
 	case c.BlockTime < c.PreconfInterval:
 		return fmt.Errorf("%w: block time %s shorter than the preconf interval %s", ErrConfig, c.BlockTime, c.PreconfInterval)
 	case c.BlockTime%c.PreconfInterval != 0:
@@ -76,6 +91,14 @@ func (c Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+// steps is Steps or its default.
+func (c Config) steps() int {
+	if c.Steps == 0 {
+		return 10
+	}
+	return c.Steps
 }
 
 // producer is Chain or its default.
@@ -118,6 +141,7 @@ type Sequencer struct {
 	metrics  *Metrics
 	log      zerolog.Logger
 	perBlock int
+	base     time.Time // the ticker's start: intervals are counted from it
 
 	startOnce sync.Once
 	stopOnce  sync.Once
@@ -125,6 +149,13 @@ type Sequencer struct {
 	done      chan struct{}
 	syncc     chan chan struct{}
 	err       atomic.Pointer[error]
+
+	// Executed by steps since the last pre-confirmation, not published yet
+	// (they stay in the pool until they are): in order, and as a set.
+	unpublished []*poolTx
+	executed    map[*poolTx]struct{}
+	seen        uint64 // the pool's admission count at the last step
+	intervals   uint64 // the last interval (since base) a pre-confirmation was made in
 
 	// Owned by the loop goroutine (and the writer's, running openBlock in
 	// a seal's Rebase while the loop waits).
@@ -181,6 +212,7 @@ func New(cfg Config, w Writer, exec *chain.Executor, pool *Pool, mgr *Manager, c
 		quit:     make(chan struct{}),
 		done:     make(chan struct{}),
 		syncc:    make(chan chan struct{}),
+		executed: make(map[*poolTx]struct{}),
 	}, nil
 }
 
@@ -193,7 +225,8 @@ func (s *Sequencer) Start() error {
 			close(s.done)
 			return
 		}
-		t := s.clock.NewTicker(s.cfg.PreconfInterval)
+		s.base = s.clock.Now()
+		t := s.clock.NewTicker(s.cfg.PreconfInterval / time.Duration(s.cfg.steps()))
 		if s.cfg.Dev {
 			s.unsubAuto = s.pool.SubscribeTxs(func(*types.Transaction) {
 				if s.auto.Load() {
@@ -273,6 +306,16 @@ func (s *Sequencer) loop(t Ticker) {
 			}
 			close(c)
 		case r := <-s.devc:
+			// What steps executed is published first: dev operations see
+			// (and snapshot, revert, re-time) a block without unpublished
+			// transactions.
+			if len(s.unpublished) > 0 {
+				if err := s.preconfirm(); err != nil {
+					s.fail(err)
+					r.done <- err
+					return
+				}
+			}
 			err, fatal := r.fn()
 			r.done <- err
 			if err != nil && fatal {
@@ -284,20 +327,32 @@ func (s *Sequencer) loop(t Ticker) {
 				s.fail(err)
 				return
 			}
-		case <-t.C():
+		case at := <-t.C():
 			if s.manual || s.auto.Load() {
 				continue // dev mining mode: no automatic pre-confirmation or seal
 			}
-			ticks++
-			if err := s.preconfirm(); err != nil {
-				s.fail(err)
-				return
-			}
-			if ticks%s.perBlock == 0 {
-				if err := s.seal(true); err != nil {
+			// A tick within the interval of the last pre-confirmation is a
+			// step; the first of a later interval pre-confirms (ticks the
+			// loop was too busy to take are skipped, not made up).
+			if k := uint64(at.Sub(s.base) / s.cfg.PreconfInterval); k <= s.intervals {
+				if err := s.step(); err != nil {
 					s.fail(err)
 					return
 				}
+				continue
+			} else {
+				s.intervals = k
+			}
+			ticks++
+			var err error
+			if ticks%s.perBlock == 0 {
+				err = s.preconfirmThen(func() error { return s.sealBlock(true) })
+			} else {
+				err = s.preconfirm()
+			}
+			if err != nil {
+				s.fail(err)
+				return
 			}
 		}
 	}
@@ -490,41 +545,117 @@ func (s *Sequencer) blobsFit(tx *types.Transaction) bool {
 	return h.ExcessBlobGas == nil || tx.BlobGasFeeCap().Cmp(eip4844.CalcBlobFee(s.b.exec.Config(), h)) >= 0
 }
 
-// preconfirm executes the executable pool transactions that fit and, if
-// any was included, publishes a new snapshot and then notifies.
-func (s *Sequencer) preconfirm() error {
-	if !s.b.exec.AcceptsSequencedTxs(s.b.Header(), s.b.Parent()) {
-		return nil // an OP fork's activation block: deposits only, the pool waits
-	}
-	cands := s.pool.pending()
-	if len(cands) == 0 {
+// step executes the executable pool transactions into the pending block
+// without publishing them (Config.Steps): they stay in the pool until the
+// next pre-confirmation publishes them. It does nothing when no transaction
+// was admitted since the last step. It runs without the spare P of
+// preconfirm: a step executes what arrived in a fraction of the interval,
+// and the goroutine blocks when it is done, so the runtime polls the
+// network right after it.
+func (s *Sequencer) step() error {
+	seen := s.pool.admitted()
+	if seen == s.seen || !s.b.exec.AcceptsSequencedTxs(s.b.Header(), s.b.Parent()) {
 		return nil
 	}
-	// The interval's execution runs with a spare P: requests arriving
-	// meanwhile are polled and served between its transactions.
+	s.seen = seen
+	included, dropped, err := s.execute(s.pool.pending())
+	if err != nil {
+		return err
+	}
+	for _, pt := range included {
+		s.executed[pt] = struct{}{}
+	}
+	s.unpublished = append(s.unpublished, included...)
+	s.pool.remove(dropped...)
+	return nil
+}
+
+// preconfirm executes the executable pool transactions that fit and, if
+// any was included now or by the steps since the last pre-confirmation,
+// publishes a new snapshot and then notifies.
+func (s *Sequencer) preconfirm() error { return s.preconfirmThen(nil) }
+
+// preconfirmThen is preconfirm followed by then (a block's seal), both in
+// one spare-P section: the interval's execution runs with a spare P, so
+// requests arriving meanwhile are polled and served between its
+// transactions, and a seal right after it shares the section (one raise of
+// GOMAXPROCS and its two stop-the-world pauses, not two raises, just
+// before the swap).
+func (s *Sequencer) preconfirmThen(then func() error) error {
+	var cands map[common.Address][]*poolTx
+	if s.b.exec.AcceptsSequencedTxs(s.b.Header(), s.b.Parent()) { // else an OP fork's activation block: deposits only, the pool waits
+		s.seen = s.pool.admitted()
+		cands = s.pool.pending()
+	}
+	include := len(cands) > 0 || len(s.unpublished) > 0
+	if !include && then == nil {
+		return nil
+	}
 	var err error
-	s.w.WithSpareP(func() { err = s.include(cands) })
+	s.w.WithSpareP(func() {
+		if include {
+			err = s.include(cands)
+		}
+		if err == nil && then != nil {
+			err = then()
+		}
+	})
 	return err
 }
 
 // include executes cands (the pool's executable transactions by sender)
-// in order of effective tip into the pending block and publishes the next
-// snapshot when any was included (preconfirm).
+// into the pending block and publishes the next snapshot when any was
+// included, now or by the steps before (preconfirm).
 func (s *Sequencer) include(cands map[common.Address][]*poolTx) error {
 	t0 := time.Now()
-	var (
-		h        candHeap
-		stale    []*poolTx
-		included []*poolTx
-	)
+	included, dropped, err := s.execute(cands)
+	if err != nil {
+		return err
+	}
+	if len(s.unpublished) > 0 {
+		included = append(s.unpublished, included...)
+		s.unpublished = nil
+		clear(s.executed)
+	}
+	if len(included) == 0 {
+		s.pool.remove(dropped...)
+		return nil
+	}
+	now := s.clock.Now()
+	snap := s.b.Cut(now)
+	// A pre-confirmation is a promise: durable before anyone can read it.
+	if err := s.journal(snap.newFrom, snap.NewTransactions(), s.ovs[s.journaledOvs:]); err != nil {
+		return fmt.Errorf("journal pre-confirmation %d of block %d: %w", snap.index, snap.header.Number, err)
+	}
+	s.mgr.Publish(snap) // readable from here on; subscribers notified
+	build := time.Since(t0)
+	for _, pt := range included {
+		s.metrics.observeReadable(now.Sub(pt.arrival))
+	}
+	s.metrics.observeBuild(build)
+	s.pool.remove(append(dropped, included...)...)
+	s.log.Debug().Uint64("block", snap.header.Number.Uint64()).Uint64("index", snap.index).Int("txs", len(included)).
+		Int("blockTxs", len(snap.txs)).Uint64("gasUsed", snap.header.GasUsed).Int("layers", snap.Depth()).Stringer("build", build.Round(time.Microsecond)).Msg("snapshot published")
+	return nil
+}
+
+// execute executes cands (the pool's executable transactions by sender)
+// in order of effective tip, then arrival, into the pending block, as many
+// as fit. It returns the transactions it included and those to drop from
+// the pool: below their sender's nonce (the ones steps executed and not
+// published yet excepted) or failing to execute.
+func (s *Sequencer) execute(cands map[common.Address][]*poolTx) (included, dropped []*poolTx, err error) {
+	var h candHeap
 	for addr, list := range cands {
 		nonce, err := s.b.Nonce(addr)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		i := 0
 		for i < len(list) && list[i].tx.Nonce() < nonce {
-			stale = append(stale, list[i])
+			if _, ok := s.executed[list[i]]; !ok {
+				dropped = append(dropped, list[i])
+			}
 			i++
 		}
 		if i < len(list) && list[i].tx.Nonce() == nonce {
@@ -532,7 +663,6 @@ func (s *Sequencer) include(cands map[common.Address][]*poolTx) error {
 		}
 	}
 	heap.Init(&h)
-	dropped := stale
 	for h.Len() > 0 {
 		if s.b.GasLeft() < params.TxGas {
 			break
@@ -545,7 +675,7 @@ func (s *Sequencer) include(cands map[common.Address][]*poolTx) error {
 		}
 		_, err := s.b.Add(pt.tx.WithoutBlobTxSidecar())
 		if errors.Is(err, chain.ErrStateRead) {
-			return err
+			return nil, nil, err
 		}
 		if err != nil {
 			s.log.Warn().Str("tx", pt.tx.Hash().Hex()).Str("from", pt.sender.Hex()).Err(err).Msg("dropping unexecutable transaction")
@@ -569,26 +699,7 @@ func (s *Sequencer) include(cands map[common.Address][]*poolTx) error {
 			heap.Pop(&h)
 		}
 	}
-	if len(included) == 0 {
-		s.pool.remove(dropped...)
-		return nil
-	}
-	now := s.clock.Now()
-	snap := s.b.Cut(now)
-	// A pre-confirmation is a promise: durable before anyone can read it.
-	if err := s.journal(snap.newFrom, snap.NewTransactions(), s.ovs[s.journaledOvs:]); err != nil {
-		return fmt.Errorf("journal pre-confirmation %d of block %d: %w", snap.index, snap.header.Number, err)
-	}
-	s.mgr.Publish(snap) // readable from here on; subscribers notified
-	build := time.Since(t0)
-	for _, pt := range included {
-		s.metrics.observeReadable(now.Sub(pt.arrival))
-	}
-	s.metrics.observeBuild(build)
-	s.pool.remove(append(dropped, included...)...)
-	s.log.Debug().Uint64("block", snap.header.Number.Uint64()).Uint64("index", snap.index).Int("txs", len(included)).
-		Int("blockTxs", len(snap.txs)).Uint64("gasUsed", snap.header.GasUsed).Int("layers", snap.Depth()).Stringer("build", build.Round(time.Microsecond)).Msg("snapshot published")
-	return nil
+	return included, dropped, nil
 }
 
 // seal finishes the pending block and writes it through the Writer in one

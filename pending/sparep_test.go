@@ -4,6 +4,7 @@ import (
 	"math/big"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
@@ -19,12 +20,15 @@ import (
 type spareWriter struct {
 	Writer
 	depth                       atomic.Int32
+	sections                    atomic.Int32 // outermost WithSpareP calls
 	seals, sealsOutside         atomic.Int32
 	journaled, journaledOutside atomic.Int32
 }
 
 func (w *spareWriter) WithSpareP(fn func()) {
-	w.depth.Add(1)
+	if w.depth.Add(1) == 1 {
+		w.sections.Add(1)
+	}
 	defer w.depth.Add(-1)
 	w.Writer.WithSpareP(fn)
 }
@@ -79,5 +83,54 @@ func TestTickWithSpareP(t *testing.T) {
 	}
 	if n := w.sealsOutside.Load(); n != 0 {
 		t.Errorf("the seal ran outside a spare-P section")
+	}
+}
+
+// TestSectionsPerTick drives the loop: a step runs outside any spare-P
+// section; a pre-confirmation is one section, and so is a block's last
+// pre-confirmation together with its seal (one raise of GOMAXPROCS, not
+// two, just before the swap).
+func TestSectionsPerTick(t *testing.T) {
+	key, _ := crypto.GenerateKey()
+	var w *spareWriter
+	cfg := DefaultConfig()
+	cfg.Steps, cfg.BlockTime = 4, 400*time.Millisecond // ticks every 50 ms, a seal every other interval
+	rig := newSeqRigCfg(t, cfg, []common.Address{crypto.PubkeyToAddress(key.PublicKey)}, func(cw *chain.Writer) Writer {
+		w = &spareWriter{Writer: cw}
+		return w
+	}, false)
+	if err := rig.seq.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rig.seq.Stop() })
+	signer := types.LatestSigner(rig.g.Config)
+	send := func(nonce uint64) {
+		tx, _ := types.SignNewTx(key, signer, &types.DynamicFeeTx{ChainID: rig.g.Config.ChainID, Nonce: nonce, GasTipCap: big.NewInt(1),
+			GasFeeCap: big.NewInt(10 * params.GWei), Gas: 21000, To: &common.Address{0xbb}, Value: big.NewInt(1)})
+		if err := rig.pool.Add(tx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := w.sections.Load() // Start's
+	step := func(want int32, what string) {
+		t.Helper()
+		rig.clock.Advance(50 * time.Millisecond)
+		rig.seq.Sync()
+		if got := w.sections.Load() - base; got != want {
+			t.Fatalf("%s: %d spare-P sections, want %d", what, got, want)
+		}
+	}
+	send(0)
+	step(0, "a step")
+	step(0, "an idle step")
+	step(0, "an idle step")
+	step(1, "the first pre-confirmation")
+	send(1)
+	step(1, "a step")
+	step(1, "an idle step")
+	step(1, "an idle step")
+	step(2, "the last pre-confirmation and the seal")
+	if w.seals.Load() != 1 || w.sealsOutside.Load() != 0 || w.journaledOutside.Load() != 0 {
+		t.Fatalf("%d seals (%d outside a section), %d journal writes outside; want 1, 0, 0", w.seals.Load(), w.sealsOutside.Load(), w.journaledOutside.Load())
 	}
 }
