@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // mustThreadNice is threadNice, failing t on an error.
@@ -48,6 +50,17 @@ func niceThreads(t *testing.T, base int) []string {
 	return over
 }
 
+// taskNice is the nice value of the process's thread tid, if it exists.
+func taskNice(tid int) (int, bool) {
+	b, err := os.ReadFile(filepath.Join("/proc/self/task", strconv.Itoa(tid), "stat"))
+	if err != nil {
+		return 0, false
+	}
+	fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	n, err := strconv.Atoi(fields[16])
+	return n, err == nil
+}
+
 // waitNiceThreads polls niceThreads for up to 5 s until it is empty (a
 // thread exits a little after its goroutine) and returns what is left.
 func waitNiceThreads(t *testing.T, base int) []string {
@@ -61,9 +74,11 @@ func waitNiceThreads(t *testing.T, base int) []string {
 
 // TestSectionLowPriority: on a one-P process a spare-P section runs on a
 // thread whose nice value is raised by SectionNice, the caller's thread
-// keeps its own, the lowered thread exits with the section (no goroutine
-// runs on it afterwards), and a panic in the section reaches the caller.
-// Off (0) or with more than one P, the section runs as it is.
+// keeps its own, the lowered thread is kept for the next section (the same
+// thread runs it) and ends at close, and a panic in the section reaches the
+// caller (the thread kept), a runtime.Goexit ends the section's goroutine
+// and its thread only. Off (0) or with more than one P, the section runs as
+// it is.
 func TestSectionLowPriority(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	runtime.LockOSThread()
@@ -76,16 +91,20 @@ func TestSectionLowPriority(t *testing.T) {
 		t.Fatalf("threads above nice %d before the test: %v", base, over)
 	}
 	w := &Writer{sectionNice: 5}
-	var in int
-	w.WithSpareP(func() { in = mustThreadNice(t) })
+	var in, tid1, tid2 int
+	w.WithSpareP(func() { in, tid1 = mustThreadNice(t), unix.Gettid() })
 	if in != base+5 {
 		t.Errorf("in a section: nice %d, want %d", in, base+5)
 	}
 	if n := mustThreadNice(t); n != base {
 		t.Errorf("the caller's thread after the section: nice %d, want %d", n, base)
 	}
-	if over := waitNiceThreads(t, base); len(over) > 0 {
-		t.Errorf("a lowered thread outlived its section: %v", over)
+	w.WithSpareP(func() { tid2 = unix.Gettid() })
+	if tid2 != tid1 {
+		t.Errorf("the second section ran on thread %d, the first on %d: want the kept thread", tid2, tid1)
+	}
+	if n, ok := taskNice(tid1); !ok || n != base+5 {
+		t.Errorf("between sections: the section's thread %d exists %v, nice %d; want kept, at %d", tid1, ok, n, base+5)
 	}
 
 	func() {
@@ -99,8 +118,29 @@ func TestSectionLowPriority(t *testing.T) {
 	if n := runtime.GOMAXPROCS(0); n != 1 {
 		t.Errorf("after a panicking section: GOMAXPROCS %d, want 1", n)
 	}
+	w.WithSpareP(func() { tid2 = unix.Gettid() })
+	if tid2 != tid1 {
+		t.Errorf("after a panic the section ran on thread %d, want the kept %d", tid2, tid1)
+	}
+
+	w.WithSpareP(runtime.Goexit) // ends the kept goroutine, not the caller
 	if over := waitNiceThreads(t, base); len(over) > 0 {
-		t.Errorf("a lowered thread outlived its panicking section: %v", over)
+		t.Errorf("the thread of a section that called Goexit outlived it: %v", over)
+	}
+	w.WithSpareP(func() { in = mustThreadNice(t) })
+	if in != base+5 {
+		t.Errorf("after a Goexit: nice %d in a section, want %d", in, base+5)
+	}
+	w.low.close()
+	if over := waitNiceThreads(t, base); len(over) > 0 {
+		t.Errorf("a lowered thread outlived close: %v", over)
+	}
+	w.WithSpareP(func() { in = mustThreadNice(t) })
+	if in != base+5 {
+		t.Errorf("after close: nice %d in a section, want %d", in, base+5)
+	}
+	if over := waitNiceThreads(t, base); len(over) > 0 {
+		t.Errorf("after close, a section's thread outlived it: %v", over)
 	}
 
 	for _, c := range []struct {
@@ -115,4 +155,39 @@ func TestSectionLowPriority(t *testing.T) {
 			t.Errorf("%s: nice %d in a section, want %d", c.name, in, base)
 		}
 	}
+}
+
+// BenchmarkSection measures a raised spare-P section on a one-P process
+// (GOMAXPROCS 2 and back, the section on a low-priority thread) with an
+// empty body: on a kept thread (lowThreads), and on a thread of its own
+// that ends with the section (after close: what every section cost before
+// threads were kept).
+func BenchmarkSection(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		fresh bool
+	}{{"kept", false}, {"fresh", true}} {
+		b.Run(c.name, func(b *testing.B) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // the benchmark sets its -cpu count before each run
+			w := &Writer{sectionNice: 5}
+			if c.fresh {
+				w.low.close()
+			}
+			defer w.low.close()
+			cpu0 := processCPU(b)
+			for i := 0; i < b.N; i++ {
+				w.WithSpareP(func() {})
+			}
+			b.ReportMetric(float64((processCPU(b)-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
+
+// processCPU is the process's user and system CPU time so far.
+func processCPU(tb testing.TB) time.Duration {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -77,7 +77,8 @@ type Writer struct {
 	spareMu     sync.Mutex
 	spare       int
 	spareRaised bool
-	sectionNice int // WriterConfig.SectionNice
+	sectionNice int        // WriterConfig.SectionNice
+	low         lowThreads // the threads of raised sections
 }
 
 // WriterConfig tunes a Writer. Data only: start from DefaultWriterConfig.
@@ -225,6 +226,7 @@ func (w *Writer) Stop() {
 	w.startOnce.Do(func() { close(w.done) })
 	<-w.done
 	w.retireOnce.Do(func() { w.retire(w.head.Load()) })
+	w.low.close()
 }
 
 // retire drops the Head's own reference to its view (closed once the last
@@ -267,8 +269,9 @@ func (w *Writer) loop() {
 // correctness (pending.BenchmarkSwapReaderDelay measures the reader's
 // delay). The two Ps still share one core by the kernel's time slices, so
 // with WriterConfig.SectionNice a raised section runs fn on a thread of
-// its own at that lower priority (runLowPriority): a reader's thread waking
-// with work preempts it instead of waiting out the slice.
+// its own at that lower priority (lowThreads, kept for the next section): a
+// reader's thread waking with work preempts it instead of waiting out the
+// slice.
 func (w *Writer) WithSpareP(fn func()) {
 	w.spareMu.Lock()
 	if w.spare == 0 && runtime.GOMAXPROCS(0) == 1 {
@@ -287,27 +290,104 @@ func (w *Writer) WithSpareP(fn func()) {
 		w.spareMu.Unlock()
 	}()
 	if low {
-		runLowPriority(w.sectionNice, fn)
+		w.low.run(w.sectionNice, fn)
 		return
 	}
 	fn()
 }
 
-// runLowPriority runs fn on a goroutine of its own, wired to an OS thread
-// whose nice value is raised by nice, and waits for it (a panic in fn is
-// raised again here). The goroutine never unlocks its thread, so the thread
-// exits with it and its lowered priority never reaches another goroutine.
-func runLowPriority(nice int, fn func()) {
-	done := make(chan any, 1)
-	go func() {
-		runtime.LockOSThread()
-		_ = lowerThreadPriority(nice)
-		defer func() { done <- recover() }()
-		fn()
-	}()
-	if p := <-done; p != nil {
-		panic(p)
+// lowThreads runs the raised sections (WithSpareP with SectionNice) on
+// goroutines each locked for its whole life to an OS thread whose nice
+// value is raised: kept idle between sections and reused, so that a section
+// does not pay for creating a thread and ending it (a clone and an exit at
+// every pre-confirmation, journal write and seal). No other goroutine ever
+// runs on such a thread (locked and never unlocked), so the lowered
+// priority reaches nothing else; the threads end with their goroutines at
+// close (Writer.Stop). There are as many as sections ever ran at once (they
+// nest: a pre-confirmation's section waits for the writer's journal
+// section). The zero value is ready; after close a section gets a thread of
+// its own that ends with it.
+type lowThreads struct {
+	mu     sync.Mutex
+	idle   []*lowThread
+	closed bool
+}
+
+// lowThread is one kept goroutine and its thread.
+type lowThread struct {
+	work chan func()
+	done chan lowResult
+}
+
+// lowResult is how a section's fn ended: its panic value, or whether it
+// called runtime.Goexit (which ends the kept goroutine too).
+type lowResult struct {
+	panicked any
+	exited   bool
+}
+
+// run runs fn on a low-priority thread (nice raised by nice) and waits for
+// it; a panic in fn is raised again here.
+func (l *lowThreads) run(nice int, fn func()) {
+	l.mu.Lock()
+	var t *lowThread
+	if n := len(l.idle); n > 0 {
+		t, l.idle = l.idle[n-1], l.idle[:n-1]
 	}
+	l.mu.Unlock()
+	if t == nil {
+		t = startLowThread(nice)
+	}
+	t.work <- fn
+	r := <-t.done
+	if !r.exited {
+		l.mu.Lock()
+		if l.closed {
+			close(t.work) // the goroutine ends, and its thread with it
+		} else {
+			l.idle = append(l.idle, t)
+		}
+		l.mu.Unlock()
+	}
+	if r.panicked != nil {
+		panic(r.panicked)
+	}
+}
+
+// close ends the idle threads; the ones running a section end after it.
+func (l *lowThreads) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closed = true
+	for _, t := range l.idle {
+		close(t.work)
+	}
+	l.idle = nil
+}
+
+// startLowThread starts a goroutine locked to its OS thread, with the
+// thread's nice value raised by nice, that runs the functions sent to it.
+func startLowThread(nice int) *lowThread {
+	t := &lowThread{work: make(chan func()), done: make(chan lowResult, 1)}
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		_ = lowerThreadPriority(nice)
+		for fn := range t.work {
+			t.runOne(fn)
+		}
+	}()
+	return t
+}
+
+// runOne runs fn and reports how it ended on t.done.
+func (t *lowThread) runOne(fn func()) {
+	returned := false
+	defer func() {
+		p := recover()
+		t.done <- lowResult{panicked: p, exited: !returned && p == nil}
+	}()
+	fn()
+	returned = true
 }
 
 // do runs fn on the writer goroutine and returns its error.

@@ -130,8 +130,9 @@
 //     two stop-the-world pauses, more than such a step delays a read. The two Ps still
 //     share the one core by the kernel's time slices, milliseconds long,
 //     so each such section also runs on a thread of its own at a lower
-//     priority (chain.WriterConfig.SectionNice, --writer.nice): a thread
-//     with a request preempts it at once.
+//     priority (chain.WriterConfig.SectionNice, --writer.nice; the thread
+//     is kept for the next section): a thread with a request preempts it
+//     at once.
 //   - Transactions and receipts roots (roots.go): a snapshot derives its
 //     TxRoot and ReceiptsRoot on first use, once (sync.Once), whoever asks
 //     (the stream encoder at every pre-confirmation, a pending-block read,
