@@ -334,15 +334,15 @@ func (s *Sequencer) loop(t Ticker) {
 			// A tick within the interval of the last pre-confirmation is a
 			// step; the first of a later interval pre-confirms (ticks the
 			// loop was too busy to take are skipped, not made up).
-			if k := uint64(at.Sub(s.base) / s.cfg.PreconfInterval); k <= s.intervals {
+			k := uint64(at.Sub(s.base) / s.cfg.PreconfInterval)
+			if k <= s.intervals {
 				if err := s.step(); err != nil {
 					s.fail(err)
 					return
 				}
 				continue
-			} else {
-				s.intervals = k
 			}
+			s.intervals = k
 			ticks++
 			var err error
 			if ticks%s.perBlock == 0 {
@@ -449,6 +449,7 @@ func (s *Sequencer) openBlock(head *chain.Head) error {
 	s.derived = len(derived)
 	s.queued, s.queuedGas = nil, 0
 	s.ovs, s.journaled, s.journaledOvs = nil, false, 0
+	s.seen = 0 // a new block: the next step looks at the pool again (what did not fit the last one)
 	s.mgr.Publish(snap)
 	return nil
 }
