@@ -4,6 +4,7 @@ import (
 	"crypto/ecdsa"
 	"errors"
 	"math/big"
+	"slices"
 	"testing"
 	"time"
 
@@ -61,16 +62,13 @@ func published(snap *Snapshot) []common.Hash {
 	return out
 }
 
-func sameHashes(a, b []common.Hash) bool {
-	if len(a) != len(b) {
-		return false
+// start starts the sequencer's loop, stopped when the test ends.
+func (s *stepTxs) start() {
+	s.t.Helper()
+	if err := s.rig.seq.Start(); err != nil {
+		s.t.Fatal(err)
 	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
+	s.t.Cleanup(func() { _ = s.rig.seq.Stop() })
 }
 
 // TestStepsExecuteBeforePublishing: a step executes what is pooled into
@@ -115,7 +113,7 @@ func TestStepsExecuteBeforePublishing(t *testing.T) {
 		t.Fatal(err)
 	}
 	snap := mgr.Current()
-	if want := hashes([]*types.Transaction{a0, a1, b0}); !sameHashes(published(snap), want) {
+	if want := hashes([]*types.Transaction{a0, a1, b0}); !slices.Equal(published(snap), want) {
 		t.Fatalf("published %v, want %v", published(snap), want)
 	}
 	if snap.Index() != 1 || pool.Len() != 0 || len(seq.unpublished) != 0 || len(seq.executed) != 0 {
@@ -133,7 +131,7 @@ func TestStepsExecuteBeforePublishing(t *testing.T) {
 	if err := seq.preconfirm(); err != nil {
 		t.Fatal(err)
 	}
-	if want := hashes([]*types.Transaction{a0, a1, b0, c2, c1}); !sameHashes(published(mgr.Current()), want) {
+	if want := hashes([]*types.Transaction{a0, a1, b0, c2, c1}); !slices.Equal(published(mgr.Current()), want) {
 		t.Fatalf("published %v, want %v", published(mgr.Current()), want)
 	}
 }
@@ -146,10 +144,7 @@ func TestStepTicks(t *testing.T) {
 	cfg.Steps = 4 // a tick every 50 ms
 	r := newStepRig(t, cfg, 1, false)
 	seq, mgr, clock := r.rig.seq, r.rig.mgr, r.rig.clock
-	if err := seq.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = seq.Stop() })
+	r.start()
 
 	tx := r.add(0, 0, 1)
 	clock.Advance(50 * time.Millisecond)
@@ -164,7 +159,7 @@ func TestStepTicks(t *testing.T) {
 	}
 	clock.Advance(50 * time.Millisecond)
 	seq.Sync()
-	if snap := mgr.Current(); snap.Index() != 1 || !sameHashes(published(snap), []common.Hash{tx.Hash()}) {
+	if snap := mgr.Current(); snap.Index() != 1 || !slices.Equal(published(snap), []common.Hash{tx.Hash()}) {
 		t.Fatalf("at 200 ms: snapshot %d with %v, want 1 with the transaction", snap.Index(), published(snap))
 	}
 	if n := r.rig.w.Head().Number(); n != 0 {
@@ -184,10 +179,7 @@ func TestStepsPublishedBeforeDevOperation(t *testing.T) {
 	cfg.Dev = true
 	r := newStepRig(t, cfg, 1, false)
 	seq, mgr, clock := r.rig.seq, r.rig.mgr, r.rig.clock
-	if err := seq.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = seq.Stop() })
+	r.start()
 
 	tx := r.add(0, 0, 1)
 	clock.Advance(20 * time.Millisecond) // one step
@@ -199,7 +191,7 @@ func TestStepsPublishedBeforeDevOperation(t *testing.T) {
 		t.Fatal(err)
 	}
 	snap := mgr.Current()
-	if !sameHashes(published(snap), []common.Hash{tx.Hash()}) || r.rig.pool.Len() != 0 {
+	if !slices.Equal(published(snap), []common.Hash{tx.Hash()}) || r.rig.pool.Len() != 0 {
 		t.Fatalf("after the override: published %v, pool %d; want the transaction, 0", published(snap), r.rig.pool.Len())
 	}
 	j, err := r.rig.w.PendingJournal()
