@@ -647,6 +647,7 @@ func (s *Sequencer) include(cands map[common.Address][]*poolTx) error {
 // published yet excepted) or failing to execute.
 func (s *Sequencer) execute(cands map[common.Address][]*poolTx) (included, dropped []*poolTx, err error) {
 	var h candHeap
+	yielded := time.Now()
 	for addr, list := range cands {
 		nonce, err := s.b.Nonce(addr)
 		if err != nil {
@@ -686,12 +687,18 @@ func (s *Sequencer) execute(cands map[common.Address][]*poolTx) (included, dropp
 			continue
 		}
 		included = append(included, pt)
-		// Let queued reads run between transactions: they would otherwise
-		// wait for the whole interval's execution. The spare P of
-		// preconfirm lets reads that arrive meanwhile be seen at all: on one
-		// P the scheduler takes this goroutine again from the global run
-		// queue before it polls the network (BenchmarkSwapReaderDelay).
-		runtime.Gosched()
+		// Let queued reads run once a millisecond of execution: they
+		// would otherwise wait for all of it. The spare P of preconfirm
+		// lets reads that arrive meanwhile be seen at all: on one P the
+		// scheduler takes this goroutine again from the global run queue
+		// before it polls the network (BenchmarkSwapReaderDelay). Not
+		// after every transaction: a step of a few transactions then ends
+		// at once instead of waiting behind a running eth_call's time
+		// slice (10 ms) at each one.
+		if now := time.Now(); now.Sub(yielded) >= time.Millisecond {
+			runtime.Gosched()
+			yielded = time.Now()
+		}
 		c.pos++
 		if c.pos < len(c.list) && c.list[c.pos].tx.Nonce() == pt.tx.Nonce()+1 {
 			c.tip = s.effectiveTip(c.list[c.pos].tx)
