@@ -255,7 +255,7 @@ func (w *Writer) loop() {
 // keeps its P until the call returns or the runtime's sysmon retakes it,
 // which can take up to 10 ms when sysmon is idle: with one P every read
 // would wait for the disk. The sequencer runs each pre-confirmation's
-// execution and each seal in one too: it yields between transactions (runtime.Gosched),
+// execution and each seal in one too: it yields once a millisecond (runtime.Gosched),
 // but on one P the scheduler takes a yielded goroutine from the global run
 // queue before it polls the network, so requests arriving during the
 // interval's execution would only be seen after it. The second P exists

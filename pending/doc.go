@@ -121,7 +121,7 @@
 //     1) would hold every reader until it returns: chain.Writer lends the
 //     runtime a second P for each of its jobs, and the Sequencer for each
 //     pre-confirmation's execution and each seal (Writer.WithSpareP): on one P a
-//     goroutine that yields between transactions is rescheduled before the
+//     goroutine that yields (once a millisecond) is rescheduled before the
 //     network is polled, so requests arriving during the execution would
 //     wait for all of it (BenchmarkSwapReaderDelay). The steps between
 //     pre-confirmations run without it: a step executes what arrived
