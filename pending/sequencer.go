@@ -35,7 +35,7 @@ type Config struct {
 	// the moment of the swap, where it would delay the reads queued then.
 	// 1 executes only when publishing (tip order over the whole interval).
 	// PreconfInterval must be a whole multiple of Steps nanoseconds.
-	// 0 (default): 10.
+	// Default 10 (0 means 10 too).
 	Steps int
 	// BlockTime is how often the pending block is sealed into the store. It
 	// must be a whole multiple of PreconfInterval. Default 2 s (ten
@@ -64,7 +64,7 @@ type Config struct {
 
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
-	return Config{PreconfInterval: 200 * time.Millisecond, BlockTime: 2 * time.Second, Extra: []byte("tipnode")}
+	return Config{PreconfInterval: 200 * time.Millisecond, Steps: 10, BlockTime: 2 * time.Second, Extra: []byte("tipnode")}
 }
 
 // Validate checks the configuration.

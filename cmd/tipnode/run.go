@@ -139,7 +139,7 @@ func (f *NodeFlags) register(fs *flag.FlagSet, dev bool) {
 	fs.IntVar(&f.StreamQueue, "stream.queue", sc.SendQueue, "stream: messages that may wait for one subscriber; a slower one is dropped (close 1008)")
 	fs.IntVar(&f.StreamMaxSubs, "stream.maxsubscribers", sc.MaxSubscribers, "stream: most subscribers at once (HTTP 503 beyond)")
 	fs.DurationVar(&f.PreconfInterval, "preconf.interval", seq.PreconfInterval, "sequencer: pre-confirmation interval")
-	fs.IntVar(&f.PreconfSteps, "preconf.steps", 10, "sequencer: execution steps per pre-confirmation interval (pooled transactions executed every interval/steps, published at the interval; 1: only at the interval, tip order over the whole interval)")
+	fs.IntVar(&f.PreconfSteps, "preconf.steps", seq.Steps, "sequencer: execution steps per pre-confirmation interval (pooled transactions executed every interval/steps, published at the interval; 1: only at the interval, tip order over the whole interval)")
 	fs.DurationVar(&f.BlockTime, "block.time", seq.BlockTime, "sequencer: block time (a multiple of --preconf.interval)")
 	fs.Uint64Var(&f.GasLimit, "gaslimit", 0, "sequencer: desired block gas limit (0 = keep the parent's)")
 	fs.StringVar(&f.Coinbase, "coinbase", "", "sequencer: fee recipient of sealed blocks (default the zero address; on an OP chain the SequencerFeeVault 0x4200…0011)")
