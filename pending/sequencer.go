@@ -64,7 +64,7 @@ type Config struct {
 
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
-	return Config{PreconfInterval: 200 * time.Millisecond, Steps: 10, BlockTime: 2 * time.Second, Extra: []byte("tipnode")}
+	return Config{PreconfInterval: 200 * time.Millisecond, Steps: defaultSteps, BlockTime: 2 * time.Second, Extra: []byte("tipnode")}
 }
 
 // Validate checks the configuration.
@@ -93,10 +93,13 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// defaultSteps is Config.Steps' default.
+const defaultSteps = 10
+
 // steps is Steps or its default.
 func (c Config) steps() int {
 	if c.Steps == 0 {
-		return 10
+		return defaultSteps
 	}
 	return c.Steps
 }
@@ -554,12 +557,10 @@ func (s *Sequencer) blobsFit(tx *types.Transaction) bool {
 // and the goroutine blocks when it is done, so the runtime polls the
 // network right after it.
 func (s *Sequencer) step() error {
-	seen := s.pool.admitted()
-	if seen == s.seen || !s.b.exec.AcceptsSequencedTxs(s.b.Header(), s.b.Parent()) {
+	if s.pool.admitted() == s.seen {
 		return nil
 	}
-	s.seen = seen
-	included, dropped, err := s.execute(s.pool.pending())
+	included, dropped, err := s.execute(s.candidates())
 	if err != nil {
 		return err
 	}
@@ -583,11 +584,7 @@ func (s *Sequencer) preconfirm() error { return s.preconfirmThen(nil) }
 // GOMAXPROCS and its two stop-the-world pauses, not two raises, just
 // before the swap).
 func (s *Sequencer) preconfirmThen(then func() error) error {
-	var cands map[common.Address][]*poolTx
-	if s.b.exec.AcceptsSequencedTxs(s.b.Header(), s.b.Parent()) { // else an OP fork's activation block: deposits only, the pool waits
-		s.seen = s.pool.admitted()
-		cands = s.pool.pending()
-	}
+	cands := s.candidates()
 	include := len(cands) > 0 || len(s.unpublished) > 0
 	if !include && then == nil {
 		return nil
@@ -602,6 +599,18 @@ func (s *Sequencer) preconfirmThen(then func() error) error {
 		}
 	})
 	return err
+}
+
+// candidates returns the pool's transactions by sender for execute and
+// records the admission count they reflect (step), or nil when the open
+// block takes none (an OP fork's activation block: deposits only, the pool
+// waits).
+func (s *Sequencer) candidates() map[common.Address][]*poolTx {
+	if !s.b.exec.AcceptsSequencedTxs(s.b.Header(), s.b.Parent()) {
+		return nil
+	}
+	s.seen = s.pool.admitted() // before pending: a later admission makes the next step look again
+	return s.pool.pending()
 }
 
 // include executes cands (the pool's executable transactions by sender)
@@ -695,7 +704,7 @@ func (s *Sequencer) execute(cands map[common.Address][]*poolTx) (included, dropp
 		// after every transaction: a step of a few transactions then ends
 		// at once instead of waiting behind a running eth_call's time
 		// slice (10 ms) at each one.
-		if now := time.Now(); now.Sub(yielded) >= time.Millisecond {
+		if time.Since(yielded) >= time.Millisecond {
 			runtime.Gosched()
 			yielded = time.Now()
 		}
