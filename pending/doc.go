@@ -199,8 +199,8 @@
 // publishing it, and the interval's last step publishes all of it. Tip
 // order therefore holds among the transactions one step takes, not across
 // steps (Steps 1: across the interval). What a step executed stays in the
-// pool (Get finds it) until it is published; a replacement of it pooled
-// meanwhile comes too late and is dropped as stale. A dev request first
+// pool (Get finds it) until it is published, and a replacement of it is
+// refused (ErrNonceTooLow: its nonce is used). A dev request first
 // publishes what steps executed. A transaction that does not fit
 // (gas, blob gas under the block's maximum, a fee cap below a risen base or
 // blob base fee) waits for a later block, one that fails to execute is

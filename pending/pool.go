@@ -107,6 +107,10 @@ type poolTx struct {
 	tx      *types.Transaction
 	sender  common.Address
 	arrival time.Time
+	// executed: a sequencer step executed it into the pending block, not
+	// published yet (Pool.executed). Written under Pool.mu by the
+	// sequencer's loop, which alone also reads it without the lock.
+	executed bool
 }
 
 // Pool holds transactions submitted with eth_sendRawTransaction, per sender
@@ -492,6 +496,13 @@ func (p *Pool) insert(ptx *poolTx) error {
 	queue := p.senders[ptx.sender]
 	size := ptx.tx.Size()
 	if old := queue[ptx.tx.Nonce()]; old != nil {
+		if old.executed {
+			// Its nonce is used in the pending block already, published
+			// at the next pre-confirmation: a replacement would be
+			// dropped as stale there, after it was accepted here.
+			return fmt.Errorf("%w: %s with nonce %d is already executed into the pending block",
+				ErrNonceTooLow, old.tx.Hash().Hex(), old.tx.Nonce())
+		}
 		if !p.outbids(ptx.tx, old.tx) {
 			return fmt.Errorf("%w: replacing %s needs fee cap and tip at least %d%% higher (have %s/%s, pooled %s/%s)",
 				ErrReplaceUnderpriced, old.tx.Hash().Hex(), p.cfg.PriceBump,
@@ -527,6 +538,16 @@ func (p *Pool) insert(ptx *poolTx) error {
 	p.admissions.Add(1)
 	p.metrics.poolAdd(len(p.all))
 	return nil
+}
+
+// executed marks txs as executed into the pending block by a sequencer
+// step and not published yet: they stay pooled and cannot be replaced.
+func (p *Pool) executed(txs []*poolTx) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, ptx := range txs {
+		ptx.executed = true
+	}
 }
 
 // admitted is the number of transactions pooled so far (replacements

@@ -154,9 +154,8 @@ type Sequencer struct {
 	err       atomic.Pointer[error]
 
 	// Executed by steps since the last pre-confirmation, not published yet
-	// (they stay in the pool until they are): in order, and as a set.
+	// (they stay in the pool, marked executed, until they are), in order.
 	unpublished []*poolTx
-	executed    map[*poolTx]struct{}
 	seen        uint64 // the pool's admission count at the last step
 	intervals   uint64 // the last interval (since base) a pre-confirmation was made in
 
@@ -215,7 +214,6 @@ func New(cfg Config, w Writer, exec *chain.Executor, pool *Pool, mgr *Manager, c
 		quit:     make(chan struct{}),
 		done:     make(chan struct{}),
 		syncc:    make(chan chan struct{}),
-		executed: make(map[*poolTx]struct{}),
 	}, nil
 }
 
@@ -564,9 +562,7 @@ func (s *Sequencer) step() error {
 	if err != nil {
 		return err
 	}
-	for _, pt := range included {
-		s.executed[pt] = struct{}{}
-	}
+	s.pool.executed(included)
 	s.unpublished = append(s.unpublished, included...)
 	s.pool.remove(dropped...)
 	return nil
@@ -625,7 +621,6 @@ func (s *Sequencer) include(cands map[common.Address][]*poolTx) error {
 	if len(s.unpublished) > 0 {
 		included = append(s.unpublished, included...)
 		s.unpublished = nil
-		clear(s.executed)
 	}
 	if len(included) == 0 {
 		s.pool.remove(dropped...)
@@ -664,7 +659,7 @@ func (s *Sequencer) execute(cands map[common.Address][]*poolTx) (included, dropp
 		}
 		i := 0
 		for i < len(list) && list[i].tx.Nonce() < nonce {
-			if _, ok := s.executed[list[i]]; !ok {
+			if !list[i].executed {
 				dropped = append(dropped, list[i])
 			}
 			i++
