@@ -443,7 +443,8 @@ func runWorkload(ctx context.Context, o *options, w chaingen.Workload, reqs, lat
 			log.Info().Str("workload", w.Name).Int("swaps", f.Swaps).Int("seals", f.Seals).Str("swapGap", f.SwapGap.String()).
 				Float64("txsPerBlock", round1(f.TxsPerBlock)).Int64("sent", f.Sent).Int64("refused", f.Refused).
 				Str("p99", f.P99.String()).Str("p99AfterSwap", f.AfterSwap.P99.String()).Str("p99BeforeSwap", f.BeforeSwap.P99.String()).
-				Str("p99AfterSeal", f.AfterSeal.P99.String()).Str("p99BeforeSeal", f.BeforeSeal.P99.String()).Str("p99Rest", f.Rest.P99.String()).Msg("feed")
+				Str("p99AfterSeal", f.AfterSeal.P99.String()).Str("p99BeforeSeal", f.BeforeSeal.P99.String()).Str("p99Rest", f.Rest.P99.String()).
+				Str("p99Mid", f.Mid.P99.String()).Msg("feed")
 			if f.Swaps == 0 {
 				log.Warn().Str("workload", w.Name).Msg(errNoFeed.Error())
 			}

@@ -244,7 +244,10 @@ type feedSummary struct {
 	// Window after a swap, BeforeSwap within Window before one, AfterSeal
 	// within Window after a seal, BeforeSeal within Window before one
 	// (the seal's block write falls there), Rest neither after nor before
-	// a swap.
+	// a swap. Mid, a part of Rest, holds requests due within Window before
+	// the midpoint between two swaps, where nothing happens: a placebo as
+	// large as BeforeSwap, whose p99 over Rest's shows how far that ratio
+	// moves by chance alone.
 	Window     time.Duration `json:"window"`
 	P99        time.Duration `json:"p99"`
 	AfterSwap  split         `json:"afterSwap"`
@@ -252,6 +255,7 @@ type feedSummary struct {
 	AfterSeal  split         `json:"afterSeal"`
 	BeforeSeal split         `json:"beforeSeal"`
 	Rest       split         `json:"rest"`
+	Mid        split         `json:"mid"`
 	// CPURatio is this workload's saturation CPU per request over its latest
 	// counterpart's (pending workloads only).
 	CPURatio float64 `json:"cpuRatioVsLatest,omitempty"`
@@ -273,7 +277,7 @@ type split struct {
 // splitBySwaps splits samples by their intended send time's distance to the
 // swaps (events in time order).
 func splitBySwaps(samples []load.Sample, events []swapEvent, window time.Duration) swapSplits {
-	var a, af, bf, as, bs, re []time.Duration
+	var a, af, bf, as, bs, re, mid []time.Duration
 	for _, s := range samples {
 		a = append(a, s.Latency)
 		i := sort.Search(len(events), func(i int) bool { return events[i].At.After(s.Due) }) // first swap after Due
@@ -294,18 +298,25 @@ func splitBySwaps(samples []load.Sample, events []swapEvent, window time.Duratio
 		}
 		if !isAfter && !isBefore {
 			re = append(re, s.Latency)
+			if i > 0 && i < len(events) {
+				m := events[i-1].At.Add(events[i].At.Sub(events[i-1].At) / 2)
+				if d := m.Sub(s.Due); d >= 0 && d < window {
+					mid = append(mid, s.Latency)
+				}
+			}
 		}
 	}
 	return swapSplits{All: quantiles(a), AfterSwap: quantiles(af), BeforeSwap: quantiles(bf),
-		AfterSeal: quantiles(as), BeforeSeal: quantiles(bs), Rest: quantiles(re)}
+		AfterSeal: quantiles(as), BeforeSeal: quantiles(bs), Rest: quantiles(re), Mid: quantiles(mid)}
 }
 
 // swapSplits are the latencies of splitBySwaps: all of them, those due
 // within the window after a swap, before one, after a seal (a swap that
-// opened a block), before a seal, and the rest (neither after nor before a
-// swap).
+// opened a block), before a seal, the rest (neither after nor before a
+// swap) and, of the rest, those due within the window before the midpoint
+// between two swaps (feedSummary.Mid).
 type swapSplits struct {
-	All, AfterSwap, BeforeSwap, AfterSeal, BeforeSeal, Rest split
+	All, AfterSwap, BeforeSwap, AfterSeal, BeforeSeal, Rest, Mid split
 }
 
 func quantiles(d []time.Duration) split {
@@ -369,7 +380,7 @@ func summarizeFeed(f *feeder, samples []load.Sample, window time.Duration) *feed
 		fs.TxsPerBlock = float64(txs) / float64(n)
 	}
 	sp := splitBySwaps(samples, events, window)
-	fs.P99, fs.AfterSwap, fs.BeforeSwap, fs.AfterSeal, fs.BeforeSeal, fs.Rest = sp.All.P99, sp.AfterSwap, sp.BeforeSwap, sp.AfterSeal, sp.BeforeSeal, sp.Rest
+	fs.P99, fs.AfterSwap, fs.BeforeSwap, fs.AfterSeal, fs.BeforeSeal, fs.Rest, fs.Mid = sp.All.P99, sp.AfterSwap, sp.BeforeSwap, sp.AfterSeal, sp.BeforeSeal, sp.Rest, sp.Mid
 	return fs
 }
 

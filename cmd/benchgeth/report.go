@@ -140,7 +140,7 @@ func printFeed(out io.Writer, rep *report, workloads []chaingen.Workload) {
 	win := rows[0].Feed.Window
 	fmt.Fprintf(out, "\n### tipnode pending vs latest, fed %.0f tx/s (geth not fed)\n\n", rep.FeedRate)
 	tw := tabwriter.NewWriter(out, 0, 0, 1, ' ', tabwriter.AlignRight|tabwriter.Debug)
-	fmt.Fprintf(tw, "workload\tCPU µs/req\tpending/latest\tlatest in turn µs/req\tpending/latest in turn\tswaps\tswap gap ms\ttxs/block\tp99 ms\tp99 ≤%v after swap\tp99 ≤%v before swap\tp99 ≤%v after seal\tp99 ≤%v before seal\tp99 rest\trefused\t\n", win, win, win, win)
+	fmt.Fprintf(tw, "workload\tCPU µs/req\tpending/latest\tlatest in turn µs/req\tpending/latest in turn\tswaps\tswap gap ms\ttxs/block\tp99 ms\tp99 ≤%v after swap\tp99 ≤%v before swap\tp99 ≤%v after seal\tp99 ≤%v before seal\tp99 rest\tp99 ≤%v before mid-interval\trefused\t\n", win, win, win, win, win)
 	for _, wr := range rows {
 		f := wr.Feed
 		r := "-"
@@ -151,12 +151,14 @@ func printFeed(out io.Writer, rep *report, workloads []chaingen.Workload) {
 		if f.CPURatioInTurn > 0 {
 			inTurn, rt = fmt.Sprintf("%.1f", micros(f.LatestCPUInTurn)), fmt.Sprintf("%.3f", f.CPURatioInTurn)
 		}
-		fmt.Fprintf(tw, "%s\t%.1f\t%s\t%s\t%s\t%d\t%.0f\t%.0f\t%.2f\t%s\t%s\t%s\t%s\t%s\t%d\t\n", wr.Name, micros(wr.Sat["tipnode"].CPUPerReq), r, inTurn, rt,
-			f.Swaps, millis(f.SwapGap), f.TxsPerBlock, millis(f.P99), splitCell(f.AfterSwap), splitCell(f.BeforeSwap), splitCell(f.AfterSeal), splitCell(f.BeforeSeal), splitCell(f.Rest), f.Refused)
+		fmt.Fprintf(tw, "%s\t%.1f\t%s\t%s\t%s\t%d\t%.0f\t%.0f\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", wr.Name, micros(wr.Sat["tipnode"].CPUPerReq), r, inTurn, rt,
+			f.Swaps, millis(f.SwapGap), f.TxsPerBlock, millis(f.P99), splitCell(f.AfterSwap), splitCell(f.BeforeSwap), splitCell(f.AfterSeal), splitCell(f.BeforeSeal), splitCell(f.Rest), splitCell(f.Mid), f.Refused)
 	}
 	tw.Flush()
 	fmt.Fprintln(out, "CPU: saturation, as above, with the feed running (the feed's own CPU is in both rows). in turn: the latest counterpart measured right")
 	fmt.Fprintln(out, "after each saturation round of the pending workload (the steadier ratio on a shared machine). p99 cells: ms (requests).")
+	fmt.Fprintln(out, "before mid-interval: a part of the rest as large as before swap, where nothing happens; its p99 over the rest's is how far")
+	fmt.Fprintln(out, "the before-swap ratio moves by chance.")
 }
 
 func splitCell(s split) string {
