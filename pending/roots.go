@@ -123,7 +123,20 @@ func (r *listRoot[E, L]) extend(list L) (h common.Hash, ok bool) {
 			return common.Hash{}, false
 		}
 		start = end
+		if (j+1)%hashBatch == 0 {
+			r.tr.Hash()
+		}
 	}
 	r.done = list
 	return r.tr.Hash(), true
 }
+
+// hashBatch is how many items extend adds to the trie between hashes. A
+// go-ethereum trie with 100 or more changes since its last hash is hashed
+// by 16 goroutines of its own. They run at normal priority: a seal's roots
+// (often its first, when no stream encoder asked the snapshots' roots) would
+// escape the low priority of the seal's section, and on a one-CPU node the
+// requests queued behind those goroutines waited for them all (traces: up
+// to a millisecond per seal). Hashed every 64 items, the trie never goes
+// parallel; the nodes above the batches are hashed once per batch.
+const hashBatch = 64

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/big"
 	"math/rand/v2"
+	"runtime/metrics"
 	"slices"
 	"sync"
 	"testing"
@@ -114,6 +115,15 @@ func BenchmarkSnapshotRoots(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			_ = types.DeriveSha(txs, trie.NewStackTrie(nil))
 			_ = types.DeriveSha(receipts, trie.NewStackTrie(nil))
+		}
+	})
+	// seal/first: Builder.Seal when no snapshot's roots were asked (no
+	// stream encoder): both lists of 200 added to empty tries at once.
+	b.Run("seal/first", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			last := nextTestSnapshot(nil, txs, receipts, len(txs))
+			_, _ = last.TxRoot(), last.ReceiptsRoot()
 		}
 	})
 	b.Run("seal/incremental", func(b *testing.B) {
@@ -289,5 +299,25 @@ func TestSnapshotRootsConcurrent(t *testing.T) {
 	close(errs)
 	for e := range errs {
 		t.Error(e)
+	}
+}
+
+// TestSnapshotRootsOnCallersGoroutine: deriving the roots of 300 items at
+// once (a seal whose snapshots' roots nobody asked) hashes on the caller's
+// goroutine, so a seal's section keeps its low priority; go-ethereum's trie
+// hashes 100 or more pending changes in 16 goroutines of its own, per trie
+// (hashBatch).
+func TestSnapshotRootsOnCallersGoroutine(t *testing.T) {
+	txs, receipts := rootsFixture(t, 300, false, 1)
+	created := func() uint64 {
+		s := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+		metrics.Read(s)
+		return s[0].Value.Uint64()
+	}
+	s := nextTestSnapshot(nil, txs, receipts, len(txs))
+	before := created()
+	checkRoots(t, s, "300 at once")
+	if n := created() - before; n >= 16 {
+		t.Fatalf("deriving both roots of 300 items started %d goroutines, want none (the trie hashed in parallel)", n)
 	}
 }
