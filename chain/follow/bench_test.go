@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -26,6 +25,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/chain"
+	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/chain/follow/followtest"
 	"github.com/tipnode/tipnode/store"
 )
@@ -249,9 +249,9 @@ func BenchmarkCatchUp(b *testing.B) {
 		round := make(map[string]time.Duration)
 		for j := range variants {
 			v := variants[(i+j)%len(variants)]
-			cpu0, up0 := cpuTime(), procCPUTime(u.pid)
+			cpu0, up0 := chaintest.ProcessCPU(b), procCPUTime(u.pid)
 			round[v.name] = run(v)
-			cpus[v.name] = append(cpus[v.name], cpuTime()-cpu0)
+			cpus[v.name] = append(cpus[v.name], chaintest.ProcessCPU(b)-cpu0)
 			upCPUs[v.name] = append(upCPUs[v.name], procCPUTime(u.pid)-up0)
 			times[v.name] = append(times[v.name], round[v.name])
 		}
@@ -289,13 +289,6 @@ func BenchmarkCatchUp(b *testing.B) {
 		b.Log(line)
 	}
 	b.ReportMetric(0, "ns/op")
-}
-
-// cpuTime is the CPU time the process used so far (user + system).
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // procCPUTime is the CPU time process pid used so far (user + system),

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -18,6 +17,7 @@ import (
 	"github.com/holiman/uint256"
 	"github.com/rs/zerolog"
 
+	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/store"
 )
 
@@ -84,7 +84,7 @@ func BenchmarkJoin(b *testing.B) {
 	}
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	cpu0 := cpuSeconds()
+	cpu0 := chaintest.ProcessCPU(b)
 	b.ResetTimer()
 	for i := range b.N {
 		b.StopTimer()
@@ -103,16 +103,8 @@ func BenchmarkJoin(b *testing.B) {
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(10_000+1+slots)*float64(b.N)/b.Elapsed().Seconds(), "entries/s")
-	b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/op")
+	b.ReportMetric((chaintest.ProcessCPU(b)-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 	b.ReportMetric(vmHWM()/(1<<20), "peakRSS-MiB")
-}
-
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
 
 func vmHWM() float64 {

@@ -10,13 +10,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/rs/zerolog"
 
+	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/store"
 )
 
@@ -89,7 +89,7 @@ func BenchmarkInitState(b *testing.B) {
 	const accounts = 10_000
 	dir := b.TempDir()
 	path := writeBenchDump(b, dir, accounts, slots)
-	cpu0 := cpuSeconds()
+	cpu0 := chaintest.ProcessCPU(b)
 	b.ResetTimer()
 	for i := range b.N {
 		b.StopTimer()
@@ -126,14 +126,5 @@ func BenchmarkInitState(b *testing.B) {
 	b.ReportMetric(vmHWM()/(1<<20), "peakRSS-MiB")
 	// CPU time (user+system) per iteration: on a busy shared machine the
 	// wall time says little.
-	b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/op")
-}
-
-// cpuSeconds is the process's user+system CPU time.
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+	b.ReportMetric((chaintest.ProcessCPU(b)-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 }
