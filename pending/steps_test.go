@@ -34,12 +34,19 @@ func newStepRig(t *testing.T, cfg Config, n int, open bool) *stepTxs {
 	return &stepTxs{t: t, rig: newSeqRigCfg(t, cfg, addrs, nil, open), keys: keys}
 }
 
-// add pools a transfer of key k with nonce and tip (gwei) and returns it.
-func (s *stepTxs) add(k int, nonce uint64, tip int64) *types.Transaction {
-	s.t.Helper()
+// transfer signs a transfer of key k with nonce, tip and fee cap (gwei).
+func (s *stepTxs) transfer(k int, nonce uint64, tip, feeCap int64) *types.Transaction {
 	g := s.rig.g
 	tx, _ := types.SignNewTx(s.keys[k], types.LatestSigner(g.Config), &types.DynamicFeeTx{ChainID: g.Config.ChainID, Nonce: nonce,
-		GasTipCap: big.NewInt(tip * params.GWei), GasFeeCap: big.NewInt(100 * params.GWei), Gas: 21000, To: &common.Address{0xbb}, Value: big.NewInt(1)})
+		GasTipCap: big.NewInt(tip * params.GWei), GasFeeCap: big.NewInt(feeCap * params.GWei), Gas: 21000, To: &common.Address{0xbb}, Value: big.NewInt(1)})
+	return tx
+}
+
+// add pools a transfer of key k with nonce and tip (gwei; fee cap 100
+// gwei) and returns it.
+func (s *stepTxs) add(k int, nonce uint64, tip int64) *types.Transaction {
+	s.t.Helper()
+	tx := s.transfer(k, nonce, tip, 100)
 	if err := s.rig.pool.Add(tx); err != nil {
 		s.t.Fatal(err)
 	}
@@ -101,10 +108,7 @@ func TestStepsExecuteBeforePublishing(t *testing.T) {
 	}
 	// A replacement of an executed transaction comes too late: refused,
 	// not accepted and then dropped as stale.
-	g := r.rig.g
-	repl, _ := types.SignNewTx(r.keys[0], types.LatestSigner(g.Config), &types.DynamicFeeTx{ChainID: g.Config.ChainID, Nonce: 1,
-		GasTipCap: big.NewInt(10 * params.GWei), GasFeeCap: big.NewInt(200 * params.GWei), Gas: 21000, To: &common.Address{0xbb}, Value: big.NewInt(2)})
-	if err := pool.Add(repl); !errors.Is(err, ErrNonceTooLow) {
+	if err := pool.Add(r.transfer(0, 1, 10, 200)); !errors.Is(err, ErrNonceTooLow) {
 		t.Fatalf("replacing a transaction a step executed: %v, want %v", err, ErrNonceTooLow)
 	}
 	if err := seq.step(); err != nil { // nothing admitted since
