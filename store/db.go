@@ -63,6 +63,9 @@ type DB struct {
 	// import writes sstables with them); fs is their filesystem.
 	opts *pebble.Options
 	fs   vfs.FS
+	// syncer runs the fsyncs of opts.FS through Linux AIO (pollsync_linux.go);
+	// nil when they are plain system calls.
+	syncer *pollSyncer
 }
 
 var _ Writer = (*DB)(nil)
@@ -157,16 +160,29 @@ func Open(cfg Config, log zerolog.Logger) (*DB, error) {
 			return nil, fmt.Errorf("open store at %s: %w", cfg.Dir, err)
 		}
 	}
+	var syncer *pollSyncer
+	if !cfg.ReadOnly && cfg.FS == nil && cfg.SyncWrites {
+		var serr error
+		if syncer, serr = newPollSyncer(); serr != nil {
+			syncer = nil
+			log.Info().Err(serr).Msg("fsyncs are blocking system calls (readers on a one-CPU node wait for them)")
+		} else {
+			opts.FS = pollSyncFS{FS: fs, s: syncer}
+		}
+	}
 	bg := newBackgroundErrors(log)
 	opts.EventListener = bg.listener()
 	pdb, err := openPebble(cfg.Dir, opts, bg)
+	if err != nil && syncer != nil {
+		syncer.close()
+	}
 	if isLockHeld(err) {
 		return nil, fmt.Errorf("%w: %s (%v)", ErrLocked, cfg.Dir, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open pebble at %s: %w", cfg.Dir, err)
 	}
-	db := &DB{cfg: cfg, log: log, pdb: pdb, views: make(map[*view]struct{}), guard: guard, opts: opts, fs: fs}
+	db := &DB{cfg: cfg, log: log, pdb: pdb, views: make(map[*view]struct{}), guard: guard, opts: opts, fs: fs, syncer: syncer}
 	v, err := db.readFormatVersion()
 	if err == nil {
 		err = db.loadAnchor()
@@ -175,12 +191,12 @@ func Open(cfg Config, log zerolog.Logger) (*DB, error) {
 		err = checkFormat(v, FormatMinSupported, FormatCurrent)
 	}
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("open store at %s: %w", cfg.Dir, err), pdb.Close())
+		return nil, errors.Join(fmt.Errorf("open store at %s: %w", cfg.Dir, err), db.closePebble())
 	}
 	db.schema.Store(uint64(v))
 	epoch, latest, err := db.readCachePosition()
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("open store at %s: %w", cfg.Dir, err), pdb.Close())
+		return nil, errors.Join(fmt.Errorf("open store at %s: %w", cfg.Dir, err), db.closePebble())
 	}
 	db.state = newStateCache(cfg.StateCacheBytes, epoch, latest)
 	db.past = newPastCache(db.state)
@@ -188,7 +204,7 @@ func Open(cfg Config, log zerolog.Logger) (*DB, error) {
 		log.Warn().Uint64("stored", uint64(v)).Uint64("binary", uint64(FormatCurrent)).Msg("store format outdated; migrations required")
 	}
 	log.Info().Str("dir", cfg.Dir).Uint64("format", uint64(v)).Bool("readOnly", cfg.ReadOnly).
-		Bool("syncWrites", cfg.SyncWrites).Uint64("minFreeMiB", guard.min>>20).Msg("store opened")
+		Bool("syncWrites", cfg.SyncWrites).Bool("syncsInPoller", syncer != nil).Uint64("minFreeMiB", guard.min>>20).Msg("store opened")
 	return db, nil
 }
 
@@ -225,12 +241,26 @@ func (db *DB) Close() error {
 		db.persistFetchedAtClose()
 		db.flushAtClose()
 	}
-	errs = append(errs, db.pdb.Close())
+	errs = append(errs, db.closePebble())
 	db.state.close()
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("close store: %w", err)
 	}
 	return nil
+}
+
+// SyncsInPoller reports whether the store's fsyncs wait in the Go
+// runtime's poller (Linux AIO, pollsync_linux.go) instead of in a blocking
+// system call that keeps the goroutine's P.
+func (db *DB) SyncsInPoller() bool { return db.syncer != nil }
+
+// closePebble closes Pebble, then the pollSyncer its files sync through.
+func (db *DB) closePebble() error {
+	err := db.pdb.Close()
+	if db.syncer != nil {
+		db.syncer.close()
+	}
+	return err
 }
 
 // acquire takes the read side of the close lock; the caller must call

@@ -92,6 +92,17 @@
 // restart; the store is then simply at an earlier latest block. Call
 // DB.Sync at the end of an import. Migration batches always fsync.
 //
+// On Linux a writable store on the operating system's filesystem with
+// SyncWrites runs Pebble's fsyncs through the kernel's AIO (pollsync_linux.go:
+// io_submit of an IOCB_CMD_FSYNC/FDSYNC that signals an eventfd): the
+// goroutine waiting for one waits in the Go runtime's network poller, not
+// in a blocking system call that keeps its P, so on a node limited to one
+// CPU (GOMAXPROCS 1) reads go on during the disk's flush instead of
+// waiting for it (DB.SyncsInPoller; chain.Writer.SetSpareWhen relies on
+// it). What is durable is the same as with fsync(2): the kernel runs that
+// very call in a worker. Where AIO is refused (an older kernel, a seccomp
+// filter) or a sync cannot be submitted, the sync is the plain system call.
+//
 // Open replays the WAL files whose writes are not yet in sstables (Pebble
 // flushes a memtable only once half of Config.MemtableBytes is queued),
 // flushes them and waits for the compactions that flush starts. DB.Flush
