@@ -64,7 +64,7 @@ type Writer struct {
 	head  atomic.Pointer[Head]
 	heads Feed[*HeadEvent]
 
-	reqs       chan func()
+	reqs       chan writerJob
 	quit       chan struct{}
 	done       chan struct{}
 	running    atomic.Bool
@@ -79,20 +79,35 @@ type Writer struct {
 	spareRaised bool
 	sectionNice int        // WriterConfig.SectionNice
 	low         lowThreads // the threads of raised sections
+	// spareWhen, when set, says at a section's start whether it raises
+	// (SetSpareWhen); nil: every section does.
+	spareWhen func() bool
 }
+
+// SetSpareWhen makes WithSparePIfBusy raise GOMAXPROCS only when need
+// returns true at the section's start; otherwise fn runs on the caller's
+// goroutine and P. A node whose store waits for fsyncs in the poller
+// (store.DB.SyncsInPoller) needs the spare P for its journal writes and
+// pre-confirmations only while an EVM execution runs: one, preempted only
+// every 10 ms, would hold the only P the section needs. Otherwise reads
+// and the section's short work share the P at the Go scheduler's turns,
+// without the raise's two stop-the-world pauses and the hand-over of the
+// P to the section's thread (requests queued on the P wait through that
+// hand-over: hundreds of microseconds in traces). Call it before Start.
+func (w *Writer) SetSpareWhen(need func() bool) { w.spareWhen = need }
 
 // WriterConfig tunes a Writer. Data only: start from DefaultWriterConfig.
 type WriterConfig struct {
 	// SectionNice lowers the kernel's priority of the spare-P sections
-	// (WithSpareP: every write job, each pre-confirmation's execution and
-	// each seal) on a one-CPU node: each section runs on an OS thread of
-	// its own whose nice value is raised by this much, so that a thread
-	// serving reads preempts it as soon as it has work, instead of waiting
-	// out the kernel's time slice (milliseconds) behind the writer. The
-	// sections still get their share of the core (nice 5: about a quarter
-	// of it against a busy reader). 0 = off (the sections run at the
-	// process's priority); 0-19. Nodes with more than one P are left alone.
-	// Default 5.
+	// (WithSpareP: write jobs and pre-confirmations when the node needs a
+	// spare P, and each seal) on a one-CPU node: each section runs on an
+	// OS thread of its own whose nice value is raised by this much, so that
+	// a thread serving reads preempts it as soon as it has work, instead of
+	// waiting out the kernel's time slice (milliseconds) behind the writer.
+	// The sections still get their share of the core (nice 5: about a
+	// quarter of it against a busy reader). 0 = off (the sections run at
+	// the process's priority); 0-19. Nodes with more than one P are left
+	// alone. Default 5.
 	SectionNice int
 }
 
@@ -124,7 +139,7 @@ func NewWriter(db Store, exec *Executor, cfg WriterConfig, log zerolog.Logger) (
 	}
 	w := &Writer{
 		db: db, exec: exec, log: log.With().Str("component", "writer").Logger(),
-		reqs: make(chan func()), quit: make(chan struct{}), done: make(chan struct{}),
+		reqs: make(chan writerJob), quit: make(chan struct{}), done: make(chan struct{}),
 		sectionNice: cfg.SectionNice,
 	}
 	w.head.Store(head)
@@ -242,23 +257,23 @@ func (w *Writer) loop() {
 		select {
 		case <-w.quit:
 			return
-		case fn := <-w.reqs:
-			w.WithSpareP(fn)
+		case j := <-w.reqs:
+			if j.small {
+				w.WithSparePIfBusy(j.run)
+			} else {
+				w.WithSpareP(j.run)
+			}
 		}
 	}
 }
 
 // WithSpareP runs fn with a second P when the process has one
-// (GOMAXPROCS 1: a node limited to one CPU). The writer runs every job in
-// one. A job's synced Pebble commit (a block, a pre-confirmation journal)
-// waits in fsync, a blocking system call, and a goroutine in a system call
-// keeps its P until the call returns or the runtime's sysmon retakes it,
-// which can take up to 10 ms when sysmon is idle: with one P every read
-// would wait for the disk. The sequencer runs each pre-confirmation's
-// execution and each seal in one too: it yields once a millisecond (runtime.Gosched),
-// but on one P the scheduler takes a yielded goroutine from the global run
-// queue before it polls the network, so requests arriving during the
-// interval's execution would only be seen after it. The second P exists
+// (GOMAXPROCS 1: a node limited to one CPU). A goroutine in a blocking
+// system call (an fsync) keeps its P until the call returns or the
+// runtime's sysmon retakes it, which can take up to 10 ms when sysmon is
+// idle, and a goroutine that yields with runtime.Gosched on one P is
+// rescheduled before the network is polled: with one P, every read would
+// wait for the disk, or for all of a long computation. The second P exists
 // only for these sections (two stop-the-world pauses of microseconds
 // each), so reads do not pay for two Ps time-sharing one core the rest of
 // the time (that cost 10-40 % CPU per request in the side-by-side
@@ -271,7 +286,9 @@ func (w *Writer) loop() {
 // with WriterConfig.SectionNice a raised section runs fn on a thread of
 // its own at that lower priority (lowThreads, kept for the next section): a
 // reader's thread waking with work preempts it instead of waiting out the
-// slice.
+// slice. The writer runs its jobs in one, except a pre-confirmation's
+// journal write, which takes one only when the node needs it
+// (WithSparePIfBusy, SetSpareWhen).
 func (w *Writer) WithSpareP(fn func()) {
 	w.spareMu.Lock()
 	if w.spare == 0 && runtime.GOMAXPROCS(0) == 1 {
@@ -295,6 +312,21 @@ func (w *Writer) WithSpareP(fn func()) {
 	}
 	fn()
 }
+
+// WithSparePIfBusy is WithSpareP when the condition set by SetSpareWhen
+// holds at its start (or none is set), and fn on the caller's goroutine
+// otherwise. The writer runs its small jobs in one (writerJob).
+func (w *Writer) WithSparePIfBusy(fn func()) {
+	if !w.NeedsSpareP() {
+		fn()
+		return
+	}
+	w.WithSpareP(fn)
+}
+
+// NeedsSpareP reports whether a section starting now should raise: the
+// condition set by SetSpareWhen, true without one.
+func (w *Writer) NeedsSpareP() bool { return w.spareWhen == nil || w.spareWhen() }
 
 // lowThreads runs the raised sections (WithSpareP with SectionNice) on
 // goroutines each locked for its whole life to an OS thread whose nice
@@ -390,14 +422,29 @@ func (t *lowThread) runOne(fn func()) {
 	returned = true
 }
 
+// writerJob is a job for the writer goroutine: small ones (a
+// pre-confirmation's journal entries: microseconds of CPU, then the fsync)
+// take a spare-P section only when the node needs one (WithSparePIfBusy);
+// the others (blocks, reorgs: milliseconds of CPU without a yield) always
+// do.
+type writerJob struct {
+	run   func()
+	small bool
+}
+
 // do runs fn on the writer goroutine and returns its error.
-func (w *Writer) do(fn func() error) error {
+func (w *Writer) do(fn func() error) error { return w.doJob(fn, false) }
+
+// doSmall is do for a small job (see writerJob).
+func (w *Writer) doSmall(fn func() error) error { return w.doJob(fn, true) }
+
+func (w *Writer) doJob(fn func() error, small bool) error {
 	if !w.running.Load() {
 		return ErrWriterStopped
 	}
 	errc := make(chan error, 1)
 	select {
-	case w.reqs <- func() { errc <- fn() }:
+	case w.reqs <- writerJob{run: func() { errc <- fn() }, small: small}:
 		return <-errc
 	case <-w.done:
 		return ErrWriterStopped
@@ -616,7 +663,7 @@ func (w *Writer) isCanonical(b *xtypes.Block) (bool, error) {
 // driver publishes a pre-confirmation only after this returned; the block's
 // own write drops the journal.
 func (w *Writer) JournalPending(header *types.Header, first int, txs xtypes.Txs) error {
-	return w.do(func() error {
+	return w.doSmall(func() error {
 		if header.ParentHash != w.head.Load().Hash() {
 			return fmt.Errorf("%w: pending block %d has parent %s, head is %s", ErrNotOnHead,
 				header.Number, header.ParentHash.Hex(), w.head.Load().Hash().Hex())
@@ -628,7 +675,7 @@ func (w *Writer) JournalPending(header *types.Header, first int, txs xtypes.Txs)
 // JournalPendingEntries is JournalPending with the dev chain's state
 // overrides (see store.AppendPendingEntries).
 func (w *Writer) JournalPendingEntries(a store.PendingAppend) error {
-	return w.do(func() error {
+	return w.doSmall(func() error {
 		if a.Header.ParentHash != w.head.Load().Hash() {
 			return fmt.Errorf("%w: pending block %d has parent %s, head is %s", ErrNotOnHead,
 				a.Header.Number, a.Header.ParentHash.Hex(), w.head.Load().Hash().Hex())

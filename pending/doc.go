@@ -116,23 +116,32 @@
 //     header, the same transactions replayed in order (hence the same
 //     receipts), and seals it on time. Transactions admitted to the pool
 //     but not yet pre-confirmed are not journaled: a crash loses them (the
-//     client holds only their hash, no receipt). The journal's fsync
-//     blocks its goroutine in a syscall, which on a single P (GOMAXPROCS
-//     1) would hold every reader until it returns: chain.Writer lends the
-//     runtime a second P for each of its jobs, and the Sequencer for each
-//     pre-confirmation's execution and each seal (Writer.WithSpareP): on one P a
-//     goroutine that yields (once a millisecond) is rescheduled before the
-//     network is polled, so requests arriving during the execution would
-//     wait for all of it (BenchmarkSwapReaderDelay). The steps between
-//     pre-confirmations run without it: a step executes what arrived
-//     during a fraction of the interval, then the loop blocks and the
-//     runtime polls the network; raising and lowering GOMAXPROCS costs
-//     two stop-the-world pauses, more than such a step delays a read. The two Ps still
-//     share the one core by the kernel's time slices, milliseconds long,
-//     so each such section also runs on a thread of its own at a lower
-//     priority (chain.WriterConfig.SectionNice, --writer.nice; the thread
-//     is kept for the next section): a thread with a request preempts it
-//     at once.
+//     client holds only their hash, no receipt).
+//   - One CPU (GOMAXPROCS 1). The journal's fsync would block its
+//     goroutine in a system call that keeps the only P, holding every
+//     reader until it returns, and a goroutine that yields with
+//     runtime.Gosched is rescheduled before the network is polled, so
+//     requests arriving during an execution would wait for all of it
+//     (BenchmarkSwapReaderDelay). Where the store waits for fsyncs in the
+//     poller (store.DB.SyncsInPoller, Linux) and no EVM execution runs
+//     (Writer.NeedsSpareP, set by the node), a pre-confirmation runs on
+//     the loop's goroutine like a step: its execution yields every 100 µs
+//     by waiting for the next network poll (netyield.go), and the
+//     journal's fsync lets reads run. Otherwise (an execution holding the
+//     P would preempt only every 10 ms) the pre-confirmation's execution
+//     and the seal that may follow it share a spare-P section
+//     (Writer.WithSpareP). A seal's block building (milliseconds of CPU
+//     without a yield) always takes one, after the swap's notifications
+//     have gone out. The two Ps of a section share the one core by the
+//     kernel's time slices, milliseconds long, so such a section runs on a
+//     thread of its own at a lower priority (chain.WriterConfig.SectionNice,
+//     --writer.nice; the thread is kept for the next section): a thread
+//     with a request preempts it at once. The steps between
+//     pre-confirmations never take a section: a step executes what arrived
+//     during a fraction of the interval, yielding as above when no
+//     execution runs, and with runtime.Gosched once a millisecond when one
+//     does (waiting for the network poll would then wait for the
+//     execution's time slice and for sysmon's poll, up to 10 ms each).
 //   - Transactions and receipts roots (roots.go): a snapshot derives its
 //     TxRoot and ReceiptsRoot on first use, once (sync.Once), whoever asks
 //     (the stream encoder at every pre-confirmation, a pending-block read,

@@ -122,9 +122,11 @@ type Writer interface {
 	JournalPendingEntries(a store.PendingAppend) error
 	PendingJournal() (*store.PendingJournal, error)
 	DropPendingJournal() error
-	// WithSpareP runs fn with a second P on a one-P process (see
-	// chain.Writer.WithSpareP).
+	// WithSpareP runs fn with a second P on a one-P process;
+	// NeedsSpareP says whether the node needs one now (see
+	// chain.Writer.WithSpareP, NeedsSpareP).
 	WithSpareP(fn func())
+	NeedsSpareP() bool
 }
 
 // Sequencer is the embedded block producer, a driver of the Builder: every
@@ -158,6 +160,11 @@ type Sequencer struct {
 	unpublished []*poolTx
 	seen        uint64 // the pool's admission count at the last step
 	intervals   uint64 // the last interval (since base) a pre-confirmation was made in
+	// ny yields to the network during execution on one P
+	// (yieldToNetwork); opened at the first use, nyTried after it, closed
+	// by Stop.
+	ny      *netYield
+	nyTried bool
 
 	// Owned by the loop goroutine (and the writer's, running openBlock in
 	// a seal's Rebase while the loop waits).
@@ -250,6 +257,7 @@ func (s *Sequencer) Stop() error {
 	s.stopOnce.Do(func() { close(s.quit) })
 	s.startOnce.Do(func() { close(s.done) }) // never started
 	<-s.done
+	s.ny.close() // its user, the loop (or a test driving the Sequencer without one), is done
 	return s.Err()
 }
 
@@ -347,7 +355,7 @@ func (s *Sequencer) loop(t Ticker) {
 			ticks++
 			var err error
 			if ticks%s.perBlock == 0 {
-				err = s.preconfirmThen(func() error { return s.sealBlock(true) })
+				err = s.preconfirmThen(true)
 			} else {
 				err = s.preconfirm()
 			}
@@ -571,29 +579,47 @@ func (s *Sequencer) step() error {
 // preconfirm executes the executable pool transactions that fit and, if
 // any was included now or by the steps since the last pre-confirmation,
 // publishes a new snapshot and then notifies.
-func (s *Sequencer) preconfirm() error { return s.preconfirmThen(nil) }
+func (s *Sequencer) preconfirm() error { return s.preconfirmThen(false) }
 
-// preconfirmThen is preconfirm followed by then (a block's seal), both in
-// one spare-P section: the interval's execution runs with a spare P, so
-// requests arriving meanwhile are polled and served between its
-// transactions, and a seal right after it shares the section (one raise of
-// GOMAXPROCS and its two stop-the-world pauses, not two raises, just
-// before the swap).
-func (s *Sequencer) preconfirmThen(then func() error) error {
+// preconfirmThen is preconfirm, followed by the block's seal when seal is
+// set. When the node needs a spare P (Writer.NeedsSpareP: an EVM execution
+// runs), both share one spare-P section: the interval's execution runs
+// with a spare P, so requests arriving meanwhile are polled and served
+// between its transactions, and the seal shares the raise of GOMAXPROCS
+// (its two stop-the-world pauses) just before the swap. Otherwise the
+// pre-confirmation runs on the loop's goroutine (execution yields to the
+// network, the journal's fsync waits in the poller), and the seal, with
+// milliseconds of CPU and no yield, takes its own section after the swap's
+// notifications have gone out.
+func (s *Sequencer) preconfirmThen(seal bool) error {
 	cands := s.candidates()
 	include := len(cands) > 0 || len(s.unpublished) > 0
-	if !include && then == nil {
+	if !include && !seal {
 		return nil
 	}
 	var err error
-	s.w.WithSpareP(func() {
-		if include {
-			err = s.include(cands)
+	if s.w.NeedsSpareP() {
+		s.w.WithSpareP(func() {
+			if include {
+				err = s.include(cands)
+			}
+			if err == nil && seal {
+				err = s.sealBlock(true)
+			}
+		})
+		return err
+	}
+	if include {
+		if err = s.include(cands); err != nil {
+			return err
 		}
-		if err == nil && then != nil {
-			err = then()
+	}
+	if seal {
+		if include && s.pollYields() {
+			s.yieldToNetwork() // the swap's notifications go out first
 		}
-	})
+		err = s.seal(true)
+	}
 	return err
 }
 
@@ -626,6 +652,9 @@ func (s *Sequencer) include(cands map[common.Address][]*poolTx) error {
 		s.pool.remove(dropped...)
 		return nil
 	}
+	if s.pollYields() {
+		s.yieldToNetwork() // the snapshot and its journal entries are hundreds of µs more
+	}
 	now := s.clock.Now()
 	snap := s.b.Cut(now)
 	// A pre-confirmation is a promise: durable before anyone can read it.
@@ -651,7 +680,11 @@ func (s *Sequencer) include(cands map[common.Address][]*poolTx) error {
 // published yet excepted) or failing to execute.
 func (s *Sequencer) execute(cands map[common.Address][]*poolTx) (included, dropped []*poolTx, err error) {
 	var h candHeap
-	yielded := time.Now()
+	yielded, yieldAfter := time.Now(), time.Millisecond
+	pollYield := s.pollYields()
+	if pollYield {
+		yieldAfter = 100 * time.Microsecond
+	}
 	for addr, list := range cands {
 		nonce, err := s.b.Nonce(addr)
 		if err != nil {
@@ -691,16 +724,19 @@ func (s *Sequencer) execute(cands map[common.Address][]*poolTx) (included, dropp
 			continue
 		}
 		included = append(included, pt)
-		// Let queued reads run once a millisecond of execution: they
-		// would otherwise wait for all of it. The spare P of preconfirm
-		// lets reads that arrive meanwhile be seen at all: on one P the
-		// scheduler takes this goroutine again from the global run queue
-		// before it polls the network (BenchmarkSwapReaderDelay). Not
-		// after every transaction: a step of a few transactions then ends
-		// at once instead of waiting behind a running eth_call's time
-		// slice (10 ms) at each one.
-		if time.Since(yielded) >= time.Millisecond {
-			runtime.Gosched()
+		// Let queued reads run every yieldAfter of execution: they would
+		// otherwise wait for all of it. On one P with no EVM execution
+		// (pollYields) every 100 µs, waiting for the network poll, which
+		// costs a few microseconds. Otherwise once a
+		// millisecond with runtime.Gosched: not after every transaction,
+		// or a step of a few transactions would wait behind a running
+		// eth_call's time slice (10 ms) at each one.
+		if time.Since(yielded) >= yieldAfter {
+			if pollYield {
+				s.yieldToNetwork()
+			} else {
+				runtime.Gosched()
+			}
 			yielded = time.Now()
 		}
 		c.pos++
@@ -712,6 +748,32 @@ func (s *Sequencer) execute(cands map[common.Address][]*poolTx) (included, dropp
 		}
 	}
 	return included, dropped, nil
+}
+
+// pollYields reports whether the loop yields to requests by waiting for
+// the network poll (yieldToNetwork): on one P (a node limited to one CPU,
+// outside a raised spare-P section) with no EVM execution running or
+// waiting (Writer.NeedsSpareP). With more Ps another polls the network and
+// runtime.Gosched lets what is queued run. With an execution, the poll
+// would wait for it: a goroutine computing is rescheduled from the run
+// queue before the network is polled, for up to the runtime's 10 ms
+// netpoll by sysmon, while Gosched waits at most for its time slice.
+func (s *Sequencer) pollYields() bool {
+	return runtime.GOMAXPROCS(0) == 1 && !s.w.NeedsSpareP()
+}
+
+// yieldToNetwork waits for the runtime's next network poll (netYield), so
+// that requests that arrived meanwhile run first; runtime.Gosched where
+// the pipe could not be opened.
+func (s *Sequencer) yieldToNetwork() {
+	if !s.nyTried {
+		s.nyTried = true
+		var err error
+		if s.ny, err = newNetYield(); err != nil {
+			s.log.Warn().Err(err).Msg("yielding with runtime.Gosched: requests arriving during an execution wait for all of it on one CPU")
+		}
+	}
+	s.ny.yield()
 }
 
 // seal finishes the pending block and writes it through the Writer in one

@@ -1,6 +1,7 @@
 package pending
 
 import (
+	"fmt"
 	"math/big"
 	"sync/atomic"
 	"testing"
@@ -87,15 +88,25 @@ func TestTickWithSpareP(t *testing.T) {
 }
 
 // TestSectionsPerTick drives the loop: a step runs outside any spare-P
-// section; a pre-confirmation is one section, and so is a block's last
+// section. When the node needs a spare P (busy: an EVM execution runs), a
+// pre-confirmation is one section, and so is a block's last
 // pre-confirmation together with its seal (one raise of GOMAXPROCS, not
-// two, just before the swap).
+// two, just before the swap). When it does not, pre-confirmations run on
+// the loop's goroutine, journal writes included, and only the seal takes
+// a section.
 func TestSectionsPerTick(t *testing.T) {
+	for _, busy := range []bool{true, false} {
+		t.Run(fmt.Sprintf("busy=%v", busy), func(t *testing.T) { sectionsPerTick(t, busy) })
+	}
+}
+
+func sectionsPerTick(t *testing.T, busy bool) {
 	key, _ := crypto.GenerateKey()
 	var w *spareWriter
 	cfg := DefaultConfig()
 	cfg.Steps, cfg.BlockTime = 4, 400*time.Millisecond // ticks every 50 ms, a seal every other interval
 	rig := newSeqRigCfg(t, cfg, []common.Address{crypto.PubkeyToAddress(key.PublicKey)}, func(cw *chain.Writer) Writer {
+		cw.SetSpareWhen(func() bool { return busy })
 		w = &spareWriter{Writer: cw}
 		return w
 	}, false)
@@ -120,17 +131,27 @@ func TestSectionsPerTick(t *testing.T) {
 			t.Fatalf("%s: %d spare-P sections, want %d", what, got, want)
 		}
 	}
+	preconf := int32(1) // sections a pre-confirmation takes
+	if !busy {
+		preconf = 0
+	}
 	send(0)
 	step(0, "a step")
 	step(0, "an idle step")
 	step(0, "an idle step")
-	step(1, "the first pre-confirmation")
+	step(preconf, "the first pre-confirmation")
 	send(1)
-	step(1, "a step")
-	step(1, "an idle step")
-	step(1, "an idle step")
-	step(2, "the last pre-confirmation and the seal")
-	if w.seals.Load() != 1 || w.sealsOutside.Load() != 0 || w.journaledOutside.Load() != 0 {
-		t.Fatalf("%d seals (%d outside a section), %d journal writes outside; want 1, 0, 0", w.seals.Load(), w.sealsOutside.Load(), w.journaledOutside.Load())
+	step(preconf, "a step")
+	step(preconf, "an idle step")
+	step(preconf, "an idle step")
+	step(preconf+1, "the last pre-confirmation and the seal")
+	if w.seals.Load() != 1 || w.sealsOutside.Load() != 0 {
+		t.Fatalf("%d seals (%d outside a section); want 1, 0", w.seals.Load(), w.sealsOutside.Load())
+	}
+	if busy && w.journaledOutside.Load() != 0 {
+		t.Fatalf("%d journal writes outside a section while busy", w.journaledOutside.Load())
+	}
+	if !busy && w.journaledOutside.Load() != w.journaled.Load() {
+		t.Fatalf("%d of %d journal writes outside a section while idle", w.journaledOutside.Load(), w.journaled.Load())
 	}
 }

@@ -109,6 +109,11 @@ func (l *Limiter) Wrap(h Handler) Handler {
 	}
 }
 
+// Busy reports whether an execution holds a slot or waits for one. A
+// waiter is admitted (counted running) before it stops counting as queued,
+// so under a steady load Busy does not flicker between two executions.
+func (l *Limiter) Busy() bool { return l.running.Load()+l.queued.Load() > 0 }
+
 // LimiterStats is a snapshot of a Limiter's counters.
 type LimiterStats struct {
 	Running, Queued        int64

@@ -181,7 +181,7 @@ func (s *sealTimes) jitter(interval time.Duration) (spread, worstGap time.Durati
 func startLoadNode(tb testing.TB, srv rpc.Config, maxExecutions int) *node.Node {
 	tb.Helper()
 	cfg := store.DefaultConfig(tb.TempDir())
-	cfg.SyncWrites = false
+	cfg.SyncWrites = true // as a node runs: fsyncs in the poller (store.DB.SyncsInPoller)
 	cfg.CacheBytes, cfg.MemtableBytes = 64<<20, 8<<20
 	db, err := store.Open(cfg, zerolog.Nop())
 	if err != nil {

@@ -269,6 +269,11 @@ func New(cfg Config, db *store.DB, g *chain.Genesis, clock pending.Clock, log ze
 		w.Stop()
 		return nil, err
 	}
+	if db.SyncsInPoller() {
+		// Pre-confirmations and journal writes take a spare P only while
+		// EVM executions run or wait (chain.Writer.SetSpareWhen).
+		w.SetSpareWhen(n.API.Executions().Busy)
+	}
 	if n.Server, err = rpc.NewServer(cfg.Server, log); err != nil {
 		w.Stop()
 		return nil, err
