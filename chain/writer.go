@@ -657,23 +657,12 @@ func (w *Writer) isCanonical(b *xtypes.Block) (bool, error) {
 	return hash == b.Hash(), nil
 }
 
-// JournalPending durably records the open pending block's header (with the
-// first pre-confirmation, first = 0) and its pre-confirmed transactions
-// first, first+1, ... on the writer goroutine (see store.AppendPending). A
-// driver publishes a pre-confirmation only after this returned; the block's
-// own write drops the journal.
-func (w *Writer) JournalPending(header *types.Header, first int, txs xtypes.Txs) error {
-	return w.doSmall(func() error {
-		if header.ParentHash != w.head.Load().Hash() {
-			return fmt.Errorf("%w: pending block %d has parent %s, head is %s", ErrNotOnHead,
-				header.Number, header.ParentHash.Hex(), w.head.Load().Hash().Hex())
-		}
-		return w.db.AppendPending(header, first, txs)
-	})
-}
-
-// JournalPendingEntries is JournalPending with the dev chain's state
-// overrides (see store.AppendPendingEntries).
+// JournalPendingEntries durably records the open pending block's header
+// (a.Fresh: with the block's first pre-confirmation), its pre-confirmed
+// transactions and the dev chain's state overrides at the positions a
+// names, on the writer goroutine (see store.AppendPendingEntries). A
+// driver publishes a pre-confirmation only after this returned; the
+// block's own write drops the journal.
 func (w *Writer) JournalPendingEntries(a store.PendingAppend) error {
 	return w.doSmall(func() error {
 		if a.Header.ParentHash != w.head.Load().Hash() {

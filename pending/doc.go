@@ -107,7 +107,7 @@
 //   - Durability: a pre-confirmation is a promise. Before the Sequencer
 //     publishes a snapshot it journals what the snapshot adds (the pending
 //     block's header with the first pre-confirmation, then its
-//     transactions) through chain.Writer.JournalPending, fsynced. The
+//     transactions) through chain.Writer.JournalPendingEntries, fsynced. The
 //     block's own store write drops the journal. A block's first journal
 //     write includes its opening transactions (deposits); a block opened
 //     with user deposits is journaled as soon as its seal returns. At
