@@ -63,31 +63,20 @@ func TestWithSpareP(t *testing.T) {
 	}
 }
 
-// TestSpareWhen: with SetSpareWhen, WithSparePIfBusy raises only when its
-// condition holds at the start, and otherwise runs on the caller's
-// goroutine with the one P; WithSpareP always raises.
+// TestSpareWhen: NeedsSpareP follows the condition set by SetSpareWhen
+// (true without one); WithSpareP always raises.
 func TestSpareWhen(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	w := &Writer{}
+	if !w.NeedsSpareP() {
+		t.Fatal("without SetSpareWhen: NeedsSpareP false, want true")
+	}
 	need := false
 	w.SetSpareWhen(func() bool { return need })
-	for _, c := range []struct {
-		need  bool
-		procs int
-	}{{false, 1}, {true, 2}, {false, 1}} {
-		need = c.need
-		ran := false
-		w.WithSparePIfBusy(func() {
-			ran = true
-			if n := runtime.GOMAXPROCS(0); n != c.procs {
-				t.Errorf("need %v: GOMAXPROCS %d in the section, want %d", c.need, n, c.procs)
-			}
-		})
-		if !ran {
-			t.Fatalf("need %v: the section did not run", c.need)
-		}
-		if n := runtime.GOMAXPROCS(0); n != 1 {
-			t.Fatalf("need %v: GOMAXPROCS %d after the section, want 1", c.need, n)
+	for _, c := range []bool{false, true, false} {
+		need = c
+		if got := w.NeedsSpareP(); got != c {
+			t.Fatalf("need %v: NeedsSpareP %v", c, got)
 		}
 	}
 	w.WithSpareP(func() {
@@ -95,4 +84,7 @@ func TestSpareWhen(t *testing.T) {
 			t.Errorf("WithSpareP without the need: GOMAXPROCS %d in the section, want 2", n)
 		}
 	})
+	if n := runtime.GOMAXPROCS(0); n != 1 {
+		t.Fatalf("GOMAXPROCS %d after the section, want 1", n)
+	}
 }

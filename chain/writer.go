@@ -82,13 +82,17 @@ type Writer struct {
 	// spareWhen, when set, says at a section's start whether it raises
 	// (SetSpareWhen); nil: every section does.
 	spareWhen func() bool
+	// inline is set while the writer goroutine runs a spare-if-busy job
+	// without a section (writerJob); only that goroutine reads it.
+	inline bool
 }
 
-// SetSpareWhen makes WithSparePIfBusy raise GOMAXPROCS only when need
-// returns true at the section's start; otherwise fn runs on the caller's
-// goroutine and P. A node whose store waits for fsyncs in the poller
-// (store.DB.SyncsInPoller) needs the spare P for its journal writes and
-// pre-confirmations only while an EVM execution runs: one, preempted only
+// SetSpareWhen makes the sequencer's jobs (writerJob) and sections
+// (NeedsSpareP) raise GOMAXPROCS only when need returns true at their
+// start; otherwise they run on their goroutine and the one P. A node whose
+// store waits for fsyncs in the poller (store.DB.SyncsInPoller) needs the
+// spare P for its journal and block writes, pre-confirmations and seals
+// only while an EVM execution runs or waits: one, preempted only
 // every 10 ms, would hold the only P the section needs. Otherwise reads
 // and the section's short work share the P at the Go scheduler's turns,
 // without the raise's two stop-the-world pauses and the hand-over of the
@@ -258,8 +262,10 @@ func (w *Writer) loop() {
 		case <-w.quit:
 			return
 		case j := <-w.reqs:
-			if j.small {
-				w.WithSparePIfBusy(j.run)
+			if j.spareIfBusy && !w.NeedsSpareP() {
+				w.inline = true
+				j.run()
+				w.inline = false
 			} else {
 				w.WithSpareP(j.run)
 			}
@@ -286,9 +292,9 @@ func (w *Writer) loop() {
 // with WriterConfig.SectionNice a raised section runs fn on a thread of
 // its own at that lower priority (lowThreads, kept for the next section): a
 // reader's thread waking with work preempts it instead of waiting out the
-// slice. The writer runs its jobs in one, except a pre-confirmation's
-// journal write, which takes one only when the node needs it
-// (WithSparePIfBusy, SetSpareWhen).
+// slice. The writer runs its jobs in one, except the sequencer's (a
+// pre-confirmation's journal write, a sealed block's write), which take
+// one only when the node needs it (writerJob, SetSpareWhen).
 func (w *Writer) WithSpareP(fn func()) {
 	w.spareMu.Lock()
 	if w.spare == 0 && runtime.GOMAXPROCS(0) == 1 {
@@ -311,17 +317,6 @@ func (w *Writer) WithSpareP(fn func()) {
 		return
 	}
 	fn()
-}
-
-// WithSparePIfBusy is WithSpareP when the condition set by SetSpareWhen
-// holds at its start (or none is set), and fn on the caller's goroutine
-// otherwise. The writer runs its small jobs in one (writerJob).
-func (w *Writer) WithSparePIfBusy(fn func()) {
-	if !w.NeedsSpareP() {
-		fn()
-		return
-	}
-	w.WithSpareP(fn)
 }
 
 // NeedsSpareP reports whether a section starting now should raise: the
@@ -422,29 +417,31 @@ func (t *lowThread) runOne(fn func()) {
 	returned = true
 }
 
-// writerJob is a job for the writer goroutine: small ones (a
-// pre-confirmation's journal entries: microseconds of CPU, then the fsync)
-// take a spare-P section only when the node needs one (WithSparePIfBusy);
-// the others (blocks, reorgs: milliseconds of CPU without a yield) always
-// do.
+// writerJob is a job for the writer goroutine. The sequencer's (a
+// pre-confirmation's journal entries, a sealed block: up to a millisecond
+// or so of CPU, then the fsync, which waits in the poller) take a spare-P
+// section only when the node needs one (spareIfBusy: NeedsSpareP);
+// the others (imported blocks, reorgs: milliseconds of CPU without a
+// yield) always do.
 type writerJob struct {
-	run   func()
-	small bool
+	run         func()
+	spareIfBusy bool
 }
 
 // do runs fn on the writer goroutine and returns its error.
 func (w *Writer) do(fn func() error) error { return w.doJob(fn, false) }
 
-// doSmall is do for a small job (see writerJob).
-func (w *Writer) doSmall(fn func() error) error { return w.doJob(fn, true) }
+// doSpareIfBusy is do for a job that takes a spare P only when the node
+// needs one (see writerJob).
+func (w *Writer) doSpareIfBusy(fn func() error) error { return w.doJob(fn, true) }
 
-func (w *Writer) doJob(fn func() error, small bool) error {
+func (w *Writer) doJob(fn func() error, spareIfBusy bool) error {
 	if !w.running.Load() {
 		return ErrWriterStopped
 	}
 	errc := make(chan error, 1)
 	select {
-	case w.reqs <- writerJob{run: func() { errc <- fn() }, small: small}:
+	case w.reqs <- writerJob{run: func() { errc <- fn() }, spareIfBusy: spareIfBusy}:
 		return <-errc
 	case <-w.done:
 		return ErrWriterStopped
@@ -523,16 +520,30 @@ func (w *Writer) ImportBlock(b *xtypes.Block, tags ...store.Tag) error {
 
 // Seal writes a block built and executed locally (the sequencer's) on top
 // of the head in one atomic batch, publishes its Head and runs rebase. A
-// block whose parent is not the head fails with ErrNotOnHead.
-func (w *Writer) Seal(bw *store.BlockWrite, rebase Rebase) error {
-	return w.do(func() error {
+// block whose parent is not the head fails with ErrNotOnHead. It takes a
+// spare-P section only when the node needs one (NeedsSpareP). Without
+// one, yield (when not nil: the caller's wait for the network poll, see
+// pending's netYield) is called between the write's parts (staging the
+// block's data, staging its state, the commit, the state cache, then the
+// head's publication and rebase: each a fraction of a millisecond for a
+// block of a few hundred transactions), so that requests are served
+// between them; the commit's fsync waits in the poller.
+func (w *Writer) Seal(bw *store.BlockWrite, rebase Rebase, yield func()) error {
+	return w.doSpareIfBusy(func() error {
 		h := w.head.Load()
 		if bw.Block.ParentHash() != h.Hash() {
 			return fmt.Errorf("%w: block %d has parent %s, head is %d %s", ErrNotOnHead,
 				bw.Block.NumberU64(), bw.Block.ParentHash().Hex(), h.Number(), h.Hash().Hex())
 		}
-		if err := w.db.WriteBlock(bw); err != nil {
+		var between func()
+		if w.inline && yield != nil {
+			between = yield
+		}
+		if err := w.db.WriteBlockYielding(bw, between); err != nil {
 			return fmt.Errorf("write block %d: %w", bw.Block.NumberU64(), err)
+		}
+		if between != nil {
+			between()
 		}
 		return w.publish(h.Number(), []*types.Header{bw.Block.Header()}, nil, rebase)
 	})
@@ -664,7 +675,7 @@ func (w *Writer) isCanonical(b *xtypes.Block) (bool, error) {
 // driver publishes a pre-confirmation only after this returned; the
 // block's own write drops the journal.
 func (w *Writer) JournalPendingEntries(a store.PendingAppend) error {
-	return w.doSmall(func() error {
+	return w.doSpareIfBusy(func() error {
 		if a.Header.ParentHash != w.head.Load().Hash() {
 			return fmt.Errorf("%w: pending block %d has parent %s, head is %s", ErrNotOnHead,
 				a.Header.Number, a.Header.ParentHash.Hex(), w.head.Load().Hash().Hex())

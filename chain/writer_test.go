@@ -141,7 +141,7 @@ func TestWriterRefusesStaleSealAndStops(t *testing.T) {
 		t.Fatal(err)
 	}
 	stale := &store.BlockWrite{Block: blocks[0]} // parent is genesis, head is block 1
-	if err := w.Seal(stale, nil); !errors.Is(err, chain.ErrNotOnHead) {
+	if err := w.Seal(stale, nil, nil); !errors.Is(err, chain.ErrNotOnHead) {
 		t.Fatalf("stale seal: %v", err)
 	}
 	if err := w.ImportBlock(blocks[2]); !errors.Is(err, chain.ErrInvalidBlock) {

@@ -92,7 +92,7 @@ func (e *builderEnv) seal() *xtypes.Block {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if err := e.w.Seal(s.Write, nil); err != nil {
+	if err := e.w.Seal(s.Write, nil, nil); err != nil {
 		e.t.Fatal(err)
 	}
 	return s.Block
@@ -190,7 +190,7 @@ func TestOpenVerifiesAnchorByHash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.w.Seal(sealed.Write, nil); err != nil {
+	if err := e.w.Seal(sealed.Write, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if sealed.Block.Hash() == blockA.Hash() {

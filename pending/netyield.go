@@ -14,7 +14,8 @@ import (
 // instead parks the goroutine until the runtime's next network poll: it
 // makes a pipe of its own readable and waits for that in the poller, which
 // reports it together with whatever requests arrived. One goroutine at a
-// time (the sequencer's loop).
+// time: the sequencer's loop, or the writer's goroutine running a seal the
+// loop waits for (chain.Writer.Seal's yield).
 type netYield struct {
 	r, w *os.File
 	rc   syscall.RawConn
@@ -38,29 +39,31 @@ func newNetYield() (*netYield, error) {
 	return &netYield{r: r, w: w, rc: rc, one: [1]byte{1}}, nil
 }
 
-// yield parks until the next network poll has run (runtime.Gosched when y
-// is nil or its pipe fails).
+// yield parks until the next network poll has run, then lets the
+// goroutines that poll readied run first (runtime.Gosched alone when y is
+// nil or its pipe fails).
 func (y *netYield) yield() {
-	if y == nil {
-		runtime.Gosched()
-		return
+	if y != nil {
+		written := false
+		_ = y.rc.Read(func(fd uintptr) bool {
+			if !written {
+				// Readable from now on: the poller sees it at its next
+				// poll, and the goroutine waits for that.
+				_, err := y.w.Write(y.one[:])
+				written = err == nil
+				return !written
+			}
+			_, err := syscall.Read(int(fd), y.buf[:])
+			return err != syscall.EAGAIN
+		})
 	}
-	written, parked := false, false
-	err := y.rc.Read(func(fd uintptr) bool {
-		if !written {
-			// Readable from now on: the poller sees it at its next poll,
-			// and the goroutine waits for that.
-			_, err := y.w.Write(y.one[:])
-			written = err == nil
-			return !written
-		}
-		parked = true
-		_, err := syscall.Read(int(fd), y.buf[:])
-		return err != syscall.EAGAIN
-	})
-	if err != nil || !parked {
-		runtime.Gosched()
-	}
+	// The poll readies this goroutine and the requests that arrived
+	// together, this one first (the runtime's ready list is in reverse
+	// order of the events, and the pipe's is the latest): without Gosched
+	// the requests would wait for the caller's next run of work too.
+	// Gosched puts it on the global run queue, taken after the local one
+	// (but for one schedule in 61).
+	runtime.Gosched()
 }
 
 // close closes the pipe.

@@ -59,7 +59,7 @@ func TestPendingParents(t *testing.T) {
 			return m.GetCounter().GetValue()
 		}
 		if sameParent {
-			if err := e.w.Seal(sealed.Write, nil); err != nil {
+			if err := e.w.Seal(sealed.Write, nil, nil); err != nil {
 				t.Fatal(err)
 			}
 			if served, n := e.pendingNonce(); !served || n != 2 {
@@ -86,7 +86,7 @@ func TestPendingParents(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := e.w.Seal(s2.Write, nil); err != nil {
+			if err := e.w.Seal(s2.Write, nil, nil); err != nil {
 				t.Fatal(err)
 			}
 			other.Close()
@@ -109,7 +109,7 @@ func TestPendingParents(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := e.w.Seal(s1.Write, nil); err != nil {
+		if err := e.w.Seal(s1.Write, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		other.Close()

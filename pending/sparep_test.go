@@ -3,6 +3,7 @@ package pending
 import (
 	"fmt"
 	"math/big"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,6 +24,7 @@ type spareWriter struct {
 	depth                       atomic.Int32
 	sections                    atomic.Int32 // outermost WithSpareP calls
 	seals, sealsOutside         atomic.Int32
+	sealsYielding               atomic.Int32 // seals given a yield to the network
 	journaled, journaledOutside atomic.Int32
 }
 
@@ -34,12 +36,15 @@ func (w *spareWriter) WithSpareP(fn func()) {
 	w.Writer.WithSpareP(fn)
 }
 
-func (w *spareWriter) Seal(bw *store.BlockWrite, rebase chain.Rebase) error {
+func (w *spareWriter) Seal(bw *store.BlockWrite, rebase chain.Rebase, yield func()) error {
 	w.seals.Add(1)
 	if w.depth.Load() == 0 {
 		w.sealsOutside.Add(1)
 	}
-	return w.Writer.Seal(bw, rebase)
+	if yield != nil {
+		w.sealsYielding.Add(1)
+	}
+	return w.Writer.Seal(bw, rebase, yield)
 }
 
 func (w *spareWriter) JournalPendingEntries(a store.PendingAppend) error {
@@ -87,13 +92,13 @@ func TestTickWithSpareP(t *testing.T) {
 	}
 }
 
-// TestSectionsPerTick drives the loop: a step runs outside any spare-P
-// section. When the node needs a spare P (busy: an EVM execution runs), a
-// pre-confirmation is one section, and so is a block's last
+// TestSectionsPerTick drives the loop on one P: a step runs outside any
+// spare-P section. When the node needs a spare P (busy: an EVM execution
+// runs), a pre-confirmation is one section, and so is a block's last
 // pre-confirmation together with its seal (one raise of GOMAXPROCS, not
-// two, just before the swap). When it does not, pre-confirmations run on
-// the loop's goroutine, journal writes included, and only the seal takes
-// a section.
+// two, just before the swap). When it does not, pre-confirmations and the
+// seal run on the loop's goroutine, journal and block writes included,
+// and the seal hands the writer its yield to the network.
 func TestSectionsPerTick(t *testing.T) {
 	for _, busy := range []bool{true, false} {
 		t.Run(fmt.Sprintf("busy=%v", busy), func(t *testing.T) { sectionsPerTick(t, busy) })
@@ -101,6 +106,7 @@ func TestSectionsPerTick(t *testing.T) {
 }
 
 func sectionsPerTick(t *testing.T, busy bool) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	key, _ := crypto.GenerateKey()
 	var w *spareWriter
 	cfg := DefaultConfig()
@@ -131,7 +137,7 @@ func sectionsPerTick(t *testing.T, busy bool) {
 			t.Fatalf("%s: %d spare-P sections, want %d", what, got, want)
 		}
 	}
-	preconf := int32(1) // sections a pre-confirmation takes
+	preconf := int32(1) // sections a pre-confirmation takes (with its seal, when there is one); counts are cumulative
 	if !busy {
 		preconf = 0
 	}
@@ -144,9 +150,13 @@ func sectionsPerTick(t *testing.T, busy bool) {
 	step(preconf, "a step")
 	step(preconf, "an idle step")
 	step(preconf, "an idle step")
-	step(preconf+1, "the last pre-confirmation and the seal")
-	if w.seals.Load() != 1 || w.sealsOutside.Load() != 0 {
-		t.Fatalf("%d seals (%d outside a section); want 1, 0", w.seals.Load(), w.sealsOutside.Load())
+	step(2*preconf, "the last pre-confirmation and the seal")
+	outside, yielding := int32(0), int32(0)
+	if !busy {
+		outside, yielding = 1, 1
+	}
+	if w.seals.Load() != 1 || w.sealsOutside.Load() != outside || w.sealsYielding.Load() != yielding {
+		t.Fatalf("%d seals (%d outside a section, %d given a yield); want 1, %d, %d", w.seals.Load(), w.sealsOutside.Load(), w.sealsYielding.Load(), outside, yielding)
 	}
 	if busy && w.journaledOutside.Load() != 0 {
 		t.Fatalf("%d journal writes outside a section while busy", w.journaledOutside.Load())

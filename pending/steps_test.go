@@ -12,6 +12,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
+	"github.com/ethereum/go-ethereum/trie"
 
 	"github.com/tipnode/tipnode/store"
 )
@@ -231,5 +232,52 @@ func TestStepsConfig(t *testing.T) {
 		if (err == nil) != c.ok || (err != nil && !errors.Is(err, ErrConfig)) {
 			t.Errorf("steps %d interval %s: %v, want ok=%v", c.steps, c.interval, err, c.ok)
 		}
+	}
+}
+
+// TestStepDerivesRoots: the step after a pre-confirmation derives the
+// published snapshot's transactions and receipts roots (the block's
+// incremental tries then hold all its transactions), so that the seal
+// derives only what the last pre-confirmation added; the roots are those
+// of DeriveSha, and the sealed block's are too.
+func TestStepDerivesRoots(t *testing.T) {
+	r := newStepRig(t, DefaultConfig(), 2, true)
+	seq, mgr := r.rig.seq, r.rig.mgr
+	r.add(0, 0, 1)
+	r.add(1, 0, 2)
+	if err := seq.preconfirm(); err != nil {
+		t.Fatal(err)
+	}
+	snap := mgr.Current()
+	br := snap.block
+	if n := len(br.txs.done) + len(br.receipts.done); n != 0 {
+		t.Fatalf("%d items in the roots' tries before any step (nothing asked yet)", n)
+	}
+	if err := seq.step(); err != nil {
+		t.Fatal(err)
+	}
+	if nt, nr := len(br.txs.done), len(br.receipts.done); nt != 2 || nr != 2 {
+		t.Fatalf("after a step the tries hold %d transactions and %d receipts, want 2 and 2", nt, nr)
+	}
+	if got, want := snap.TxRoot(), types.DeriveSha(snap.txs, trie.NewStackTrie(nil)); got != want {
+		t.Fatalf("transactions root %x, want %x", got, want)
+	}
+	if got, want := snap.ReceiptsRoot(), types.DeriveSha(snap.receipts, trie.NewStackTrie(nil)); got != want {
+		t.Fatalf("receipts root %x, want %x", got, want)
+	}
+	r.add(0, 1, 1)
+	if err := seq.preconfirm(); err != nil {
+		t.Fatal(err)
+	}
+	sealed, err := seq.b.Seal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	blk := sealed.Block
+	if got, want := blk.Header().TxHash, types.DeriveSha(blk.Transactions(), trie.NewStackTrie(nil)); got != want || blk.Transactions().Len() != 3 {
+		t.Fatalf("sealed transactions root %x over %d, want %x over 3", got, blk.Transactions().Len(), want)
+	}
+	if got, want := blk.Header().ReceiptHash, types.DeriveSha(sealed.Receipts, trie.NewStackTrie(nil)); got != want {
+		t.Fatalf("sealed receipts root %x, want %x", got, want)
 	}
 }

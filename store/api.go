@@ -147,6 +147,10 @@ type Writer interface {
 	// WriteBlock appends a block on top of the current latest block: its
 	// parent must be the latest block, its number latest+1.
 	WriteBlock(w *BlockWrite) error
+	// WriteBlockYielding is WriteBlock calling yield (when not nil)
+	// between its parts (staging, commit, the state cache): a writer on
+	// one CPU lets requests run there.
+	WriteBlockYielding(w *BlockWrite, yield func()) error
 	// SetTag moves a tag to a canonical block.
 	SetTag(tag Tag, number uint64) error
 	// UnwindTo removes every block above number and their state changes,

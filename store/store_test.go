@@ -909,3 +909,48 @@ func TestWriteGenesisLargeSettled(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteBlockYielding: the yield comes three times, twice while the
+// batch is staged and nothing of the block is readable, once with it
+// committed; reads during the last (the state cache takes no fill then)
+// and after the write see the block's state, the same as WriteBlock's.
+func TestWriteBlockYielding(t *testing.T) {
+	db := openTest(t)
+	a := addr(1)
+	c := newTestChain(t, db, &StateDiff{Accounts: map[common.Address]*Account{a: acct(0, 1)},
+		Storage: map[common.Address]map[common.Hash]common.Hash{a: {slot(1): val(1)}}})
+	b, rcpts := c.makeBlock(2, 0)
+	diff := NewStateDiff()
+	diff.Accounts[a] = acct(1, 2)
+	diff.Storage[a] = map[common.Hash]common.Hash{slot(1): val(2)}
+	var seen []string
+	read := func() string {
+		v, err := db.View()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer v.Close()
+		latest, err := v.Tag(TagLatest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := stateAt(t, v, latest).Storage(a, slot(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("latest %d slot %d", latest, got.Big())
+	}
+	err := db.WriteBlockYielding(&BlockWrite{Block: b, Receipts: rcpts, Diff: diff, Tags: []Tag{TagSafe}}, func() { seen = append(seen, read()) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen = append(seen, read())
+	if got, want := strings.Join(seen, "; "), "latest 0 slot 1; latest 0 slot 1; latest 1 slot 2; latest 1 slot 2"; got != want {
+		t.Fatalf("reads at the yields and after: %s; want %s", got, want)
+	}
+	withView(t, db, func(v View) {
+		if n, err := v.Tag(TagSafe); err != nil || n != 1 {
+			t.Fatalf("safe tag %d %v, want 1", n, err)
+		}
+	})
+}

@@ -202,7 +202,7 @@ func (s *opSeq) seal() *xtypes.Block {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	if err := s.w.Seal(sealed.Write, nil); err != nil {
+	if err := s.w.Seal(sealed.Write, nil, nil); err != nil {
 		s.t.Fatal(err)
 	}
 	return sealed.Block
