@@ -6,8 +6,11 @@
 //
 // All lists one Migration per format version 1..store.FormatCurrent, in
 // order; Migration{Version: v} turns a store at v-1 into a store at v.
-// Version 1 is store.FormatInitial: migrating an empty store (store.FormatNone)
-// to it only records version 1. store.Open refuses stores below
+// Version 1 is store.FormatInitial: migrating a store that records no
+// version but holds keys (it predates the formats) to it only records
+// version 1. A new store (no version, no key) is not migrated: Run records
+// store.FormatCurrent at once, and logs nothing at info level; only an
+// upgrade of an existing store logs "migrating" / "migrated" per version. store.Open refuses stores below
 // store.FormatMinSupported (store.ErrSchemaTooOld), so Run never meets them.
 //
 // A migration runs as a sequence of steps. Each step stages its changes in a

@@ -115,12 +115,57 @@ func genesisChunks(db *store.DB, b *store.RawBatch, cursor []byte) ([]byte, bool
 	return []byte("compact"), false, nil
 }
 
-// Run upgrades db to store.FormatCurrent with All.
+// Run upgrades db to store.FormatCurrent with All. A new store (no format
+// recorded and no key written) has nothing to migrate: it is created at
+// store.FormatCurrent in one batch, and only a store that is upgraded logs
+// its migrations.
 func Run(db *store.DB, log zerolog.Logger) error {
 	if last := lastVersion(All); last != store.FormatCurrent {
 		return fmt.Errorf("%w: migrations end at %d, store format is %d", ErrInvalidList, last, store.FormatCurrent)
 	}
+	fresh, err := isNew(db)
+	if err != nil {
+		return err
+	}
+	if fresh {
+		b, err := db.NewRawBatch()
+		if err != nil {
+			return fmt.Errorf("record the format of a new store: %w", err)
+		}
+		if err := b.SetFormatVersion(store.FormatCurrent); err != nil {
+			return fmt.Errorf("record the format of a new store: %w", errors.Join(err, b.Close()))
+		}
+		if err := b.Commit(); err != nil {
+			return fmt.Errorf("record the format of a new store: %w", err)
+		}
+		log.Debug().Str("component", "migrations").Uint64("version", uint64(store.FormatCurrent)).Msg("new store at the current format")
+		return nil
+	}
 	return Apply(db, All, log)
+}
+
+// errNotEmpty stops isNew's scan at the first key.
+var errNotEmpty = errors.New("store holds a key")
+
+// isNew reports whether db is a new store: no format version recorded
+// (store.FormatNone) and no key at all. A store with keys but no version
+// predates the formats and is migrated from version 1.
+func isNew(db *store.DB) (bool, error) {
+	v, err := db.FormatVersion()
+	if err != nil {
+		return false, fmt.Errorf("read format version: %w", err)
+	}
+	if v != store.FormatNone {
+		return false, nil
+	}
+	err = db.RawScan(nil, nil, func([]byte, []byte) error { return errNotEmpty })
+	switch {
+	case errors.Is(err, errNotEmpty):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("scan a store without a format version: %w", err)
+	}
+	return true, nil
 }
 
 // Apply upgrades db through list, which must hold versions 1..N in order;

@@ -2,6 +2,7 @@ package migrations
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -132,6 +133,82 @@ func TestEmptyStore(t *testing.T) {
 	}
 	if _, err := db.View(); err != nil {
 		t.Fatalf("view after migration: %v", err)
+	}
+}
+
+// migrationLines returns the "migrating" and "migrated" lines of a JSON log,
+// each as "message version".
+func migrationLines(t *testing.T, log string) []string {
+	t.Helper()
+	var lines []string
+	for _, line := range strings.Split(strings.TrimSpace(log), "\n") {
+		if line == "" {
+			continue
+		}
+		var m struct {
+			Message string `json:"message"`
+			Version uint64 `json:"version"`
+		}
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("log line not JSON: %s", line)
+		}
+		if m.Message == "migrating" || m.Message == "migrated" {
+			lines = append(lines, fmt.Sprintf("%s %d", m.Message, m.Version))
+		}
+	}
+	return lines
+}
+
+// TestMigrationLog: a new store is created at the current format without a
+// migration line; an existing store logs "migrating" and "migrated" for
+// each version it is upgraded through, and nothing once current.
+func TestMigrationLog(t *testing.T) {
+	upgradeLines := func(from store.FormatVersion) []string {
+		var want []string
+		for v := from + 1; v <= store.FormatCurrent; v++ {
+			want = append(want, fmt.Sprintf("migrating %d", v), fmt.Sprintf("migrated %d", v))
+		}
+		return want
+	}
+	tests := []struct {
+		name string
+		seed func(t *testing.T, db *store.DB) // the store before Run
+		want []string
+	}{
+		{"new store", func(*testing.T, *store.DB) {}, nil},
+		{"keys without a format version", func(t *testing.T, db *store.DB) { seedKeys(t, db, 1) }, upgradeLines(store.FormatNone)},
+		{"recorded format 4", func(t *testing.T, db *store.DB) {
+			b, err := db.NewRawBatch()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := errors.Join(b.SetFormatVersion(store.FormatGenesisChunks), b.Commit()); err != nil {
+				t.Fatal(err)
+			}
+		}, upgradeLines(store.FormatGenesisChunks)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db := openStore(t, t.TempDir())
+			tt.seed(t, db)
+			var logs bytes.Buffer
+			if err := Run(db, zerolog.New(&logs)); err != nil {
+				t.Fatal(err)
+			}
+			if got := migrationLines(t, logs.String()); strings.Join(got, ", ") != strings.Join(tt.want, ", ") {
+				t.Errorf("migration lines %q, want %q", got, tt.want)
+			}
+			if v := formatVersion(t, db); v != store.FormatCurrent {
+				t.Fatalf("version after Run %d, want %d", v, store.FormatCurrent)
+			}
+			logs.Reset()
+			if err := Run(db, zerolog.New(&logs)); err != nil {
+				t.Fatal(err)
+			}
+			if got := migrationLines(t, logs.String()); len(got) != 0 {
+				t.Errorf("second Run logged %q", got)
+			}
+		})
 	}
 }
 

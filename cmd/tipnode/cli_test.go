@@ -125,7 +125,7 @@ func TestDevBusyPortPrintsNoBanner(t *testing.T) {
 // The JSON log lines of a dev node at work: no key twice in a line (the
 // component is named once), durations are strings with their unit, a
 // sealed block's time is "timestamp" (blockTime is the configured
-// duration).
+// duration), and a new store logs no migration.
 func TestLogLines(t *testing.T) {
 	var logs bytes.Buffer
 	lc := LogConfig{Level: "debug", Format: "json"}
@@ -188,9 +188,15 @@ func TestLogLines(t *testing.T) {
 			}
 		}
 	}
-	for _, msg := range []string{"migrating", "store opened", "sequencer started", "snapshot published", "sealed block", "rpc call", "transaction pooled"} {
+	for _, msg := range []string{"store opened", "sequencer started", "snapshot published", "sealed block", "rpc call", "transaction pooled"} {
 		if messages[msg] == nil {
 			t.Errorf("no %q line in the log", msg)
+		}
+	}
+	// A new store is created at the current format: nothing to migrate.
+	for _, msg := range []string{"migrating", "migrated"} {
+		if messages[msg] != nil {
+			t.Errorf("a new store logged %q: %v", msg, messages[msg])
 		}
 	}
 	if sealed := messages["sealed block"]; sealed != nil && (sealed["timestamp"] == nil || sealed["blockTime"] != nil) {
