@@ -8,25 +8,33 @@ PKGS    := ./...
 DATADIR ?=
 ARGS    ?=
 
-.PHONY: build test bench run vet fuzz clean crash soak bench-geth bench-geth-quick bench-geth-10m op-geth-diff pgo
+.PHONY: build test bench run vet lint fuzz fuzz-list clean crash soak bench-geth bench-geth-quick bench-geth-10m op-geth-diff pgo help
 
-build:
+build: ## build bin/tipnode (profile-guided by cmd/tipnode/default.pgo)
 	$(GO) build -o $(BIN) ./cmd/tipnode
 
 # The one test command: vet plus the race-enabled test suite. The conformance
 # tests read ../shared/conformance and skip (saying so) when it is absent.
-test: vet
+test: vet ## the one test command: go vet + the race-enabled test suite
 	$(GO) test -race -timeout 40m $(PKGS)
 
-vet:
+vet: ## go vet over every package
 	$(GO) vet $(PKGS)
 
-bench:
+# staticcheck, run from the Go module proxy at a pinned version (no install
+# step; v0.8.2 is staticcheck 2026.2.2, which supports Go 1.26). CI runs it
+# after make test. Findings that are deliberate carry a //lint:ignore with
+# the reason.
+STATICCHECK_VERSION ?= v0.8.2
+lint: ## staticcheck (pinned, from the Go module proxy) over every package
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) $(PKGS)
+
+bench: ## every Go benchmark
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
 # The long process crash test: 60 rounds of kill -9 under a transaction
 # stream (make test runs 12).
-crash:
+crash: ## the process crash test: 60 rounds of kill -9 under a transaction stream
 	TIPNODE_CRASH_ITERATIONS=60 $(GO) test -count=1 -run TestCrashKeepsPreconfirmations -v -timeout 30m ./cmd/tipnode/
 
 # The soak test (not in make test): a sequencer and two replicas under
@@ -34,47 +42,27 @@ crash:
 # same hashes, pending never older than latest, resident memory reported.
 SOAK      ?= 300s
 SOAK_KILL ?= 40s
-soak:
+soak: ## a sequencer and two replicas under load, one killed in turn (SOAK=300s SOAK_KILL=40s)
 	TIPNODE_SOAK=$(SOAK) TIPNODE_SOAK_KILL=$(SOAK_KILL) $(GO) test -count=1 -run TestSoak -v -timeout 60m ./cmd/tipnode/
 
-# Short fuzzing pass over every decoder of outside input.
-fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzDecodeRequest -fuzztime 20s ./rpc/
-	$(GO) test -run '^$$' -fuzz FuzzScanners -fuzztime 20s ./rpc/
-	$(GO) test -run '^$$' -fuzz FuzzValidJSON -fuzztime 20s ./rpc/
-	$(GO) test -run '^$$' -fuzz FuzzStringRun -fuzztime 20s ./rpc/
-	$(GO) test -run '^$$' -fuzz FuzzBlockSelector -fuzztime 20s ./rpc/eth/
-	$(GO) test -run '^$$' -fuzz FuzzPlainJSONString -fuzztime 20s ./rpc/eth/
-	$(GO) test -run '^$$' -fuzz FuzzStateOverride -fuzztime 20s ./rpc/eth/
-	$(GO) test -run '^$$' -fuzz FuzzCallArgs -fuzztime 20s ./rpc/eth/
-	$(GO) test -run '^$$' -fuzz FuzzCallRequest -fuzztime 20s ./rpc/eth/
-	$(GO) test -run '^$$' -fuzz FuzzCallArgsDecoders -fuzztime 20s ./rpc/eth/
-	$(GO) test -run '^$$' -fuzz FuzzSimPayloadDecoders -fuzztime 20s ./rpc/eth/
-	$(GO) test -run '^$$' -fuzz FuzzLogFilter -fuzztime 20s ./rpc/eth/
-	$(GO) test -run '^$$' -fuzz FuzzTypedData -fuzztime 20s ./rpc/eth/
-	$(GO) test -run '^$$' -fuzz FuzzDevNum -fuzztime 20s ./rpc/eth/
-	$(GO) test -run '^$$' -fuzz FuzzTxSyncTimeout -fuzztime 20s ./rpc/eth/
-	$(GO) test -run '^$$' -fuzz FuzzCallBundleArgs -fuzztime 20s ./rpc/eth/
-	$(GO) test -run '^$$' -fuzz FuzzTraceConfig -fuzztime 20s ./rpc/eth/
-	$(GO) test -run '^$$' -fuzz FuzzDecodeHeader -fuzztime 20s ./chain/follow/
-	$(GO) test -run '^$$' -fuzz FuzzForkDecoders -fuzztime 20s ./rpc/eth/
-	$(GO) test -run '^$$' -fuzz FuzzParseTarget -fuzztime 20s ./chain/fork/
-	$(GO) test -run '^$$' -fuzz FuzzLoad -fuzztime 20s ./chain/statedump/
-	$(GO) test -run '^$$' -fuzz FuzzReadGenesis -fuzztime 20s ./chain/
-	$(GO) test -run '^$$' -fuzz FuzzPreimages -fuzztime 20s ./chain/op/optest/
-	$(GO) test -run '^$$' -fuzz FuzzDecodeBlock -fuzztime 20s ./chain/follow/
-	$(GO) test -run '^$$' -fuzz FuzzDecodeRawBlock -fuzztime 20s ./chain/follow/
-	$(GO) test -run '^$$' -fuzz FuzzDecodeGenesis -fuzztime 20s ./chain/follow/
-	$(GO) test -run '^$$' -fuzz 'FuzzDecode$$' -fuzztime 20s ./pending/stream/
-	$(GO) test -run '^$$' -fuzz FuzzMetadata -fuzztime 20s ./pending/stream/
-	$(GO) test -run '^$$' -fuzz FuzzReplicaSequence -fuzztime 20s ./pending/replica/
-	$(GO) test -run '^$$' -fuzz FuzzDecodeTx -fuzztime 20s ./store/xtypes/
-	$(GO) test -run '^$$' -fuzz FuzzParseConfig -fuzztime 20s ./chain/op/
-	$(GO) test -run '^$$' -fuzz FuzzParseL1Info -fuzztime 20s ./chain/op/
-	$(GO) test -run '^$$' -fuzz FuzzDecodeExtraData -fuzztime 20s ./chain/op/
-	$(GO) test -run '^$$' -fuzz FuzzFastLZSize -fuzztime 20s ./chain/op/
-	# The wire-level fuzz of a real node over HTTP and websocket (make test
-	# runs it for 3 s).
+# Fuzzing: every Fuzz target of the module, found by `go test -list` (a new
+# target needs no entry here), each run for FUZZTIME, then the wire-level
+# fuzz of a real node over HTTP and websocket (make test runs it for 3 s).
+FUZZTIME ?= 20s
+# Prints "package target" for every Fuzz target (fails when go test -list does).
+FUZZ_LIST = list=$$($(GO) test -list '^Fuzz' $(PKGS)) || { echo "$$list" >&2; exit 1; }; \
+	echo "$$list" | awk '/^Fuzz/ {n[++k] = $$1; next} /^ok/ {for (i = 1; i <= k; i++) print $$2, n[i]} {k = 0}'
+
+fuzz-list: ## list the Fuzz targets `make fuzz` runs (package and name)
+	@$(FUZZ_LIST)
+
+fuzz: ## a short fuzzing pass (FUZZTIME=20s each) over every Fuzz target, then the wire fuzz of a real node for 60 s
+	@targets=$$($(FUZZ_LIST)) || exit 1; \
+	test -n "$$targets" || { echo "make fuzz: no Fuzz targets found" >&2; exit 1; }; \
+	echo "$$targets" | while read pkg fn; do \
+		echo "== $$fn ($$pkg)"; \
+		$(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	done
 	TIPNODE_WIREFUZZ=60s $(GO) test -count=1 -run TestWireFuzz -v -timeout 10m ./rpc/node/
 
 # Regenerates cmd/tipnode/default.pgo, the CPU profile the Go compiler
@@ -87,7 +75,7 @@ fuzz:
 # (TestPGOProfile checks it still covers them).
 PGO_DIR   := $(or $(TMPDIR),/tmp)/tipnode-pgo
 PGO_BENCH := $(GO) test -run '^$$' -count 1
-pgo:
+pgo: ## regenerate cmd/tipnode/default.pgo from the hot-path benchmarks (about 2 minutes)
 	rm -rf $(PGO_DIR) && mkdir -p $(PGO_DIR)
 	$(PGO_BENCH) -benchtime 2s -bench '^BenchmarkHTTP(ChainID|GetStorageAtHot|GetStorageAtLatest|GetStorageAtPast|BalanceOfLatest|BalanceOfPending|BalanceOfPast|Multicall50|Heavy|Batch100|Simulate1|Simulate3x3)$$' -cpuprofile $(PGO_DIR)/eth.pprof -o $(PGO_DIR)/eth.test ./rpc/eth/
 	$(PGO_BENCH) -benchtime 4s -bench '^BenchmarkLoopbackWS$$' -cpuprofile $(PGO_DIR)/rpc.pprof -o $(PGO_DIR)/rpc.test ./rpc/
@@ -99,7 +87,7 @@ pgo:
 
 # Run the embedded dev chain (fresh temporary data directory unless DATADIR
 # is set; more flags in ARGS).
-run: build
+run: build ## build and run the dev chain (DATADIR= keeps it, ARGS= adds flags)
 	./$(BIN) dev $(if $(DATADIR),--datadir $(DATADIR)) $(ARGS)
 
 # Side-by-side benchmark against go-ethereum (not part of `make test`; see
@@ -116,11 +104,11 @@ BENCH_FLAGS  ?=
 $(GETH_BIN):
 	GOBIN=$(abspath $(dir $(GETH_BIN))) $(GO) install github.com/ethereum/go-ethereum/cmd/geth@$(GETH_VERSION)
 
-bench-geth: build $(GETH_BIN)
+bench-geth: build $(GETH_BIN) ## tipnode against go-ethereum on the 1M-slot chain (about 23 minutes; BENCH_FLAGS=)
 	$(GO) build -o bin/benchgeth ./cmd/benchgeth
 	./bin/benchgeth --cache $(BENCH_CACHE) --geth $(GETH_BIN) --tipnode $(BIN) $(BENCH_FLAGS)
 
-bench-geth-quick:
+bench-geth-quick: ## bench-geth on a small chain, short runs (about 4 minutes)
 	$(MAKE) bench-geth BENCH_FLAGS="--quick $(BENCH_FLAGS)"
 
 # The 10M-slot variant (10x the holders, the same blocks); add
@@ -130,7 +118,7 @@ bench-geth-quick:
 # streams the 1.4 GB genesis (peak RSS 362 MB), but geth's init decodes it
 # in memory: the side-by-side run does not fit a 24 GiB machine yet (add
 # --nodes tipnode to run tipnode alone).
-bench-geth-10m:
+bench-geth-10m: ## bench-geth on the 10M-slot chain
 	$(MAKE) bench-geth BENCH_FLAGS="--slots 10000000 $(BENCH_FLAGS)"
 
 # The differential oracle against op-geth (outside make test): builds
@@ -150,8 +138,11 @@ $(OPGETH_BIN):
 	cd $(OPGETH_DIR)/src && GOFLAGS=-mod=mod $(GO) build -o $(abspath $(OPGETH_BIN)) github.com/ethereum/go-ethereum/cmd/geth
 
 # OPGETH_DIFF_DIR keeps the test's files (genesis, RLP chains, data directories).
-op-geth-diff: $(OPGETH_BIN)
+op-geth-diff: $(OPGETH_BIN) ## the differential test against op-geth (builds op-geth once)
 	TIPNODE_OPGETH=$(OPGETH_BIN) TIPNODE_OPGETH_DIR=$(OPGETH_DIFF_DIR) $(GO) test -count=1 -run 'TestOPGethDifferential' -v -timeout 45m ./cmd/tipnode/
 
-clean:
+clean: ## remove bin/
 	rm -rf bin
+
+help: ## list the targets
+	@awk 'BEGIN {FS = ":[^#]*## "} /^[a-z0-9-]+:.*## / {printf "  %-18s %s\n", $$1, $$2}' $(MAKEFILE_LIST)

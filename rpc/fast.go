@@ -163,11 +163,10 @@ func bytesEqual(a, b []byte) bool { return string(a) == string(b) }
 // outBody streams a large response and releases its share of the output
 // budget once fasthttp has written it (or dropped it).
 type outBody struct {
-	b    []byte
-	off  int
-	n    int64
-	s    *Server
-	once bool
+	b   []byte
+	off int
+	n   int64
+	s   *Server
 }
 
 var bodyPool = sync.Pool{New: func() any { return new(outBody) }}

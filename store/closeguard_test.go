@@ -9,7 +9,8 @@ import (
 
 func TestCloseGuardWaitsForInflight(t *testing.T) {
 	var g closeGuard
-	if !g.enter() || !g.enter() {
+	first, second := g.enter(), g.enter() // two readers in flight
+	if !first || !second {
 		t.Fatal("enter on an open guard failed")
 	}
 	done := make(chan bool, 1)

@@ -25,19 +25,20 @@ const (
 
 // aioIocb is the kernel's struct iocb (linux/aio_abi.h) on little-endian
 // 64-bit machines.
+// Fields tipnode never sets are blank, named in their comments.
 type aioIocb struct {
-	data      uint64 // aio_data: returned in the event
-	key       uint32
-	rwFlags   int32
-	opcode    uint16
-	reqprio   int16
-	fildes    uint32
-	buf       uint64
-	nbytes    uint64
-	offset    int64
-	reserved2 uint64
-	flags     uint32
-	resfd     uint32
+	data   uint64 // aio_data: returned in the event
+	_      uint32 // aio_key
+	_      int32  // aio_rw_flags
+	opcode uint16 // aio_lio_opcode
+	_      int16  // aio_reqprio
+	fildes uint32 // aio_fildes
+	_      uint64 // aio_buf
+	_      uint64 // aio_nbytes
+	_      int64  // aio_offset
+	_      uint64 // aio_reserved2
+	flags  uint32 // aio_flags
+	resfd  uint32 // aio_resfd
 }
 
 // aioEvent is the kernel's struct io_event.

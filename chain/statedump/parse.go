@@ -32,11 +32,10 @@ const (
 // offset maps to a line number. It keeps only the newline offsets the
 // decoder has not passed yet (bounded by the decoder's read-ahead).
 type lineReader struct {
-	r        io.Reader
-	off      int64   // bytes read so far
-	pending  []int64 // offsets of newlines not yet passed, ascending
-	passed   int64   // newlines before the last offset asked about
-	lastLine int64
+	r       io.Reader
+	off     int64   // bytes read so far
+	pending []int64 // offsets of newlines not yet passed, ascending
+	passed  int64   // newlines before the last offset asked about
 }
 
 func (l *lineReader) Read(p []byte) (int, error) {

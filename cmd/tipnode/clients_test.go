@@ -22,7 +22,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -191,11 +190,8 @@ func installClientLibraries(t *testing.T, npm string) string {
 func buildTipnode(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "tipnode")
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goBin); err != nil {
-		goBin = "go"
-	}
-	cmd := exec.Command(goBin, "build", "-o", bin, ".")
+	// go test puts the running toolchain's bin directory first in PATH.
+	cmd := exec.Command("go", "build", "-o", bin, ".")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

@@ -189,7 +189,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	if sf.DataDir == "" || len(files) == 0 {
-		return errors.New("usage: tipnode import --datadir DIR FILE.rlp...")
+		return errors.New("usage: tipnode import --datadir DIR FILE.rlp...") //lint:ignore ST1005 a usage line, as the help prints it
 	}
 	log := lc.logger(stderr)
 	cfg := sf.config()

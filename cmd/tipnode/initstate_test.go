@@ -18,6 +18,8 @@ import (
 
 // initState runs `tipnode init` with args and returns its error and
 // stderr.
+//
+//lint:ignore ST1008 callers read it as "what init returned, what it printed"
 func initState(t *testing.T, args ...string) (error, string) {
 	t.Helper()
 	var stderr bytes.Buffer

@@ -409,10 +409,6 @@ func (d *opDriver) userDeposits(n uint64) [][]byte {
 	}
 }
 
-func (d *opDriver) addr(name string) common.Address {
-	return crypto.PubkeyToAddress(d.s.senders[name].PublicKey)
-}
-
 // send signs tx data for sender name and puts it in op-geth's pool.
 func (d *opDriver) send(name string, inner types.TxData) {
 	d.t.Helper()

@@ -28,9 +28,6 @@ var verdictNames = [...]string{"append", "next_block", "restart", "duplicate", "
 
 func (v verdict) String() string { return verdictNames[v] }
 
-// invalid reports whether v drops the open block (a reset).
-func (v verdict) invalid() bool { return v == vGap || v == vLowerIndex || v == vMalformed }
-
 // seqState is what the validator needs to know: the canonical head and the
 // newest block of the window, if one is open (receiving messages).
 type seqState struct {
