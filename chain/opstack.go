@@ -50,22 +50,45 @@ func (e *Executor) OP() *op.Config {
 // opBlock is the per-block OP state of a BlockProcessor.
 type opBlock struct {
 	fees *op.FeeParams // read once, at the first non-deposit transaction
+	// daScalar is the DA footprint gas scalar the block's L1-info deposit
+	// carries (its Jovian encoding; 0 with any other encoding).
+	daScalar uint16
 }
 
 // feeParams reads the block's L1 fee parameters from the L1Block predeploy
-// as the deposits left it.
+// as the deposits left it, with the DA footprint gas scalar of the block's
+// L1-info deposit (Jovian): like op-geth, taken from the calldata, which
+// the spec makes interchangeable with the contract's storage and which
+// holds whatever storage layout an L1Block version uses.
 func (p *BlockProcessor) feeParams() *op.FeeParams {
 	if p.opb.fees == nil {
-		p.opb.fees = op.ReadFeeParams(p.exec.op.cfg, p.header.Time, func(slot common.Hash) common.Hash {
+		fp := op.ReadFeeParams(p.exec.op.cfg, p.header.Time, func(slot common.Hash) common.Hash {
 			return p.state.GetState(op.L1BlockAddr, slot)
 		})
+		if fp.Jovian {
+			fp.DAFootprintGasScalar = p.opb.daScalar
+		}
+		p.opb.fees = fp
 	}
 	return p.opb.fees
+}
+
+// noteL1Info records what the block reads from its L1-info deposit (the
+// first transaction, from the depositor account): the DA footprint gas
+// scalar of the Jovian encoding.
+func (p *BlockProcessor) noteL1Info(d *xtypes.Deposit) {
+	if len(p.receipts) != 0 || d.From() != op.L1InfoDepositor {
+		return
+	}
+	if info, err := op.ParseL1Info(d.Data()); err == nil && info.Version == op.L1InfoJovian {
+		p.opb.daScalar = info.DAFootprintGasScalar
+	}
 }
 
 // applyDeposit executes an OP Stack deposit as the next transaction.
 func (p *BlockProcessor) applyDeposit(d *xtypes.Deposit) (receipt *xtypes.Receipt, err error) {
 	cfg, t := p.exec.op.cfg, p.header.Time
+	p.noteL1Info(d)
 	from := d.From()
 	gasLimit := d.Gas()
 	if p.gp.Available(p.rules.IsAmsterdam) < gasLimit {
