@@ -109,9 +109,12 @@ func openMemStore() (*store.DB, error) {
 // exactly postState (every account's balance, nonce, code and storage; no
 // other account or slot).
 //
-// The state root is the primary check: it covers the whole state and,
-// through lastblockhash, ties it to the imported headers. It is computed
-// from the flat state (chain.StateRoot) until the store keeps its own.
+// The state root is the primary check: after every valid block the root
+// of the flat state must be the block's header root (the test's, which
+// the block hash covers), and at the end lastblockhash ties the whole
+// state to the imported chain. It is computed from the flat state
+// (chain.StateRoot); once import verifies roots itself, a block whose
+// root differs is refused by the importer first.
 func Run(f *Fixture) error {
 	spec, err := GenesisSpec(f)
 	if err != nil {
@@ -165,6 +168,25 @@ func importBlock(w *chain.Writer, db *store.DB, i int, b *FixtureBlock) error {
 		}
 		if got := w.Head().Hash(); got != b.BlockHeader.Hash {
 			return fmt.Errorf("block %d imported but the head is %s, want %s", i, got.Hex(), b.BlockHeader.Hash.Hex())
+		}
+		// The block's header root (the test's) is the root of the state
+		// its import produced: checked after every block, so that a
+		// difference a later block hides is still found.
+		h, view, err := w.OpenHead()
+		if err != nil {
+			return err
+		}
+		defer view.Close()
+		st, err := view.StateAt(h.Number())
+		if err != nil {
+			return err
+		}
+		root, err := chain.StateRoot(st)
+		if err != nil {
+			return err
+		}
+		if want := h.Header().Root; root != want {
+			return fmt.Errorf("block %d (number %d): state root of the flat state %s, header says %s", i, h.Number(), root.Hex(), want.Hex())
 		}
 		return nil
 	}
