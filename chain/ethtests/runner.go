@@ -172,21 +172,13 @@ func importBlock(w *chain.Writer, db *store.DB, i int, b *FixtureBlock) error {
 		// The block's header root (the test's) is the root of the state
 		// its import produced: checked after every block, so that a
 		// difference a later block hides is still found.
-		h, view, err := w.OpenHead()
+		hs, err := openHeadState(w)
 		if err != nil {
 			return err
 		}
-		defer view.Close()
-		st, err := view.StateAt(h.Number())
-		if err != nil {
-			return err
-		}
-		root, err := chain.StateRoot(st)
-		if err != nil {
-			return err
-		}
-		if want := h.Header().Root; root != want {
-			return fmt.Errorf("block %d (number %d): state root of the flat state %s, header says %s", i, h.Number(), root.Hex(), want.Hex())
+		defer hs.close()
+		if want := hs.head.Header().Root; hs.root != want {
+			return fmt.Errorf("block %d (number %d): state root of the flat state %s, header says %s", i, hs.head.Number(), hs.root.Hex(), want.Hex())
 		}
 		return nil
 	}
@@ -215,40 +207,55 @@ func importBlock(w *chain.Writer, db *store.DB, i int, b *FixtureBlock) error {
 	// forged (which only root verification catches) or the block is
 	// otherwise wrong.
 	err := fmt.Errorf("block %d imported although it must be refused (%s)", i, b.ExpectException)
-	h, view, verr := w.OpenHead()
-	if verr != nil {
-		return err
+	hs, herr := openHeadState(w)
+	if herr != nil {
+		return errors.Join(err, herr)
 	}
-	defer view.Close()
-	st, verr := view.StateAt(h.Number())
-	if verr != nil {
-		return err
-	}
-	if root, rerr := chain.StateRoot(st); rerr == nil && root != h.Header().Root {
-		return fmt.Errorf("%w: %v: header root %s, state root %s", ErrForgedRootAccepted, err, h.Header().Root.Hex(), root.Hex())
+	defer hs.close()
+	if want := hs.head.Header().Root; hs.root != want {
+		return fmt.Errorf("%w: %v: header root %s, state root %s", ErrForgedRootAccepted, err, want.Hex(), hs.root.Hex())
 	}
 	return err
 }
 
+// headState is the head of a writer with its state and the state's root.
+type headState struct {
+	head  *chain.Head
+	view  store.View
+	state store.StateReader
+	root  common.Hash // of the flat state (chain.StateRoot)
+}
+
+func openHeadState(w *chain.Writer) (*headState, error) {
+	h, view, err := w.OpenHead()
+	if err != nil {
+		return nil, err
+	}
+	st, err := view.StateAt(h.Number())
+	if err == nil {
+		var root common.Hash
+		if root, err = chain.StateRoot(st); err == nil {
+			return &headState{head: h, view: view, state: st, root: root}, nil
+		}
+	}
+	view.Close()
+	return nil, err
+}
+
+func (hs *headState) close() { hs.view.Close() }
+
 // checkEnd checks the head, the state root and the post state, reporting
 // every failed check.
 func checkEnd(w *chain.Writer, f *Fixture) error {
-	h, view, err := w.OpenHead()
+	hs, err := openHeadState(w)
 	if err != nil {
 		return err
 	}
-	defer view.Close()
+	defer hs.close()
+	h, st, root := hs.head, hs.state, hs.root
 	var errs []error
 	if got := h.Hash(); got != f.LastBlockHash {
 		errs = append(errs, fmt.Errorf("head %d %s, lastblockhash %s", h.Number(), got.Hex(), f.LastBlockHash.Hex()))
-	}
-	st, err := view.StateAt(h.Number())
-	if err != nil {
-		return err
-	}
-	root, err := chain.StateRoot(st)
-	if err != nil {
-		return err
 	}
 	if want := h.Header().Root; root != want {
 		errs = append(errs, fmt.Errorf("state root of the flat state %s, head %d's header says %s", root.Hex(), h.Number(), want.Hex()))
