@@ -107,12 +107,16 @@ func (e *Executor) ExecuteBlockOn(block *xtypes.Block, parent *types.Header, hea
 			return nil, bad("header: %v", err)
 		}
 		// Uncles (before the merge): at most two, each a valid header of a
-		// recent ancestor's sibling, none included before.
-		if err := e.engine.VerifyUncles(cc, types.NewBlockWithHeader(header).WithBody(types.Body{Uncles: block.Uncles()})); err != nil {
-			if rerr := state.Error(); rerr != nil {
-				return nil, rerr
+		// recent ancestor's sibling, none included before. A block without
+		// any has nothing to check (after the merge VerifyHeader refuses
+		// uncles).
+		if len(block.Uncles()) > 0 {
+			if err := e.engine.VerifyUncles(cc, types.NewBlockWithHeader(header).WithBody(types.Body{Uncles: block.Uncles()})); err != nil {
+				if rerr := state.Error(); rerr != nil {
+					return nil, rerr
+				}
+				return nil, bad("uncles: %v", err)
 			}
-			return nil, bad("uncles: %v", err)
 		}
 	}
 	proc := e.NewBlockProcessor(header, parent, block.Hash(), state, headers, vm.Config{})
