@@ -13,10 +13,13 @@ import (
 	"github.com/ethereum/go-ethereum/consensus/beacon"
 	"github.com/ethereum/go-ethereum/consensus/ethash"
 	"github.com/ethereum/go-ethereum/core"
+	"github.com/ethereum/go-ethereum/core/state"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/ethdb"
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/ethereum/go-ethereum/trie"
+	"github.com/ethereum/go-ethereum/triedb"
 	"github.com/gorilla/websocket"
 
 	"github.com/tipnode/tipnode/pending/devnet"
@@ -49,6 +52,7 @@ var (
 
 // source is a go-ethereum-built chain and its stream.
 type source struct {
+	db       ethdb.Database // go-ethereum's store of the chain (state of every block)
 	spec     []byte
 	genesis  *types.Block
 	blocks   []*types.Block // blocks[i] is block i+1
@@ -92,7 +96,7 @@ func newSource(t testing.TB, o sourceOpts) *source {
 	s.spec = spec
 	signer := types.LatestSigner(cfg)
 	nonces := make([]uint64, o.Keys)
-	_, blocks, receipts := core.GenerateChainWithGenesis(g, beacon.New(ethash.NewFaker()), o.Blocks, func(i int, b *core.BlockGen) {
+	db, blocks, receipts := core.GenerateChainWithGenesis(g, beacon.New(ethash.NewFaker()), o.Blocks, func(i int, b *core.BlockGen) {
 		b.OffsetTime(-8) // 2 s blocks
 		for j := range o.TxsPer {
 			k := (i*o.TxsPer + j) % o.Keys
@@ -119,9 +123,23 @@ func newSource(t testing.TB, o sourceOpts) *source {
 			b.AddTx(tx)
 		}
 	})
-	s.genesis = g.ToBlock()
+	s.db, s.genesis = db, g.ToBlock()
 	s.blocks, s.receipts = blocks, receipts
 	return s
+}
+
+// stateAt opens go-ethereum's state after block n.
+func (s *source) stateAt(t testing.TB, n uint64) *state.StateDB {
+	t.Helper()
+	root := s.genesis.Root()
+	if n > 0 {
+		root = s.blocks[n-1].Root()
+	}
+	st, err := state.New(root, state.NewDatabase(triedb.NewDatabase(s.db, triedb.HashDefaults), state.NewCodeDB(s.db)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
 
 // block returns source block n (1-based) as tipnode imports it.
