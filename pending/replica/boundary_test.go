@@ -21,9 +21,22 @@ type follower struct {
 	regression []string
 }
 
+// newFollower starts a replica of src with block 1 canonical (a replica
+// whose head is the genesis cannot tell whether the upstream computes
+// state roots, so it adopts no hash: sealedParent), and block 1 the
+// highest position seen. The rows then number blocks from there: sub,
+// canon and at take numbers relative to block 1 (their 1 is block 2).
 func newFollower(t *testing.T, src *source) *follower {
-	return &follower{t: t, src: src, r: newRepSide(t, src.spec, DefaultConfig())}
+	f := &follower{t: t, src: src, r: newRepSide(t, src.spec, DefaultConfig())}
+	f.canonical(1)
+	return f
 }
+
+func (f *follower) sub(n uint64, parts int) []*stream.Payload {
+	return f.src.subblocks(f.t, n+1, parts)
+}
+func (f *follower) canon(n uint64)       { f.canonical(n + 1) }
+func (f *follower) at(n uint64, txs int) { f.t.Helper(); f.want(n+1, txs) }
 
 // pending is what a read of `pending` sees: the block number and how many
 // of its transactions (a canonical head counts as complete).
@@ -100,7 +113,7 @@ func (f *follower) equalToSource(n uint64) {
 // in-memory block that adopted an announced hash is verified against the
 // canonical block, and the canonical chain ends equal to the source.
 func TestReplicaAcrossBlockBoundaries(t *testing.T) {
-	src := newSource(t, sourceOpts{Blocks: 4, TxsPer: 12, Keys: 4})
+	src := newSource(t, sourceOpts{Blocks: 5, TxsPer: 12, Keys: 4})
 	for _, tc := range []struct {
 		name string
 		run  func(f *follower)
@@ -112,158 +125,158 @@ func TestReplicaAcrossBlockBoundaries(t *testing.T) {
 			name: "in order, canonical after the next block's index 1",
 			run: func(f *follower) {
 				for n := uint64(1); n <= 4; n++ {
-					m := f.src.subblocks(t, n, 4)
+					m := f.sub(n, 4)
 					f.feed("block", m...)
-					f.want(n, 12)
+					f.at(n, 12)
 					if n > 1 {
-						f.canonical(n - 1)
-						f.want(n, 12)
+						f.canon(n - 1)
+						f.at(n, 12)
 					}
 				}
-				f.canonical(4)
+				f.canon(4)
 			},
 			adopted: 3, verified: 3,
 		},
 		{
 			name: "canonical after the next block's index 0 (empty heartbeat)",
 			run: func(f *follower) {
-				m1, m2 := f.src.subblocks(t, 1, 3), f.src.subblocks(t, 2, 3)
+				m1, m2 := f.sub(1, 3), f.sub(2, 3)
 				f.feed("1", m1...)
 				f.feed("2.0", m2[0])
-				f.want(2, 0)
-				f.canonical(1)
-				f.want(2, 0)
+				f.at(2, 0)
+				f.canon(1)
+				f.at(2, 0)
 				f.feed("2", m2[1:]...)
-				f.want(2, 12)
-				f.canonical(2)
+				f.at(2, 12)
+				f.canon(2)
 			},
 			adopted: 1, verified: 1,
 		},
 		{
 			name: "heartbeats with no transactions",
 			run: func(f *follower) {
-				m := f.src.subblocks(t, 1, 24) // 12 messages carry one transaction, 12 none
+				m := f.sub(1, 24) // 12 messages carry one transaction, 12 none
 				f.feed("1", m...)
-				f.want(1, 12)
-				f.feed("2", f.src.subblocks(t, 2, 2)...)
-				f.canonical(1)
-				f.canonical(2)
+				f.at(1, 12)
+				f.feed("2", f.sub(2, 2)...)
+				f.canon(1)
+				f.canon(2)
 			},
 			adopted: 1, verified: 1,
 		},
 		{
 			name: "block abandoned without its last index",
 			run: func(f *follower) {
-				m1 := f.src.subblocks(t, 1, 4)
+				m1 := f.sub(1, 4)
 				f.feed("1", m1[:4]...) // index 4 never comes
-				f.want(1, 9)
-				f.feed("2", f.src.subblocks(t, 2, 4)...) // index 1 does not verify on the incomplete block 1
-				f.want(2, 0)
-				f.canonical(1) // block 1 had 12: block 2 rebuilt on it
-				f.want(2, 12)
-				f.canonical(2)
+				f.at(1, 9)
+				f.feed("2", f.sub(2, 4)...) // index 1 does not verify on the incomplete block 1
+				f.at(2, 0)
+				f.canon(1) // block 1 had 12: block 2 rebuilt on it
+				f.at(2, 12)
+				f.canon(2)
 			},
 			adopted: 1, mismatch: 1, resets: map[string]float64{"adopted_parent": 1, "canonical_mismatch": 1},
 		},
 		{
 			name: "a new index 0 for the same height (rebuilt payload)",
 			run: func(f *follower) {
-				m1 := f.src.subblocks(t, 1, 4)
+				m1 := f.sub(1, 4)
 				f.feed("1", m1[:3]...)
-				rebuilt := f.src.subblocks(t, 1, 2) // another build of the same block
+				rebuilt := f.sub(1, 2) // another build of the same block
 				for _, p := range rebuilt {
-					p.PayloadID = payloadID(1, 7)
+					p.PayloadID = payloadID(2, 7)
 				}
 				f.r.d.Payload(rebuilt[0], time.Now()) // revokes what the first build pre-confirmed: not a boundary
 				f.r.d.Sync()
 				f.lastNum, f.lastTxs = f.pending()
 				f.feed("1'", rebuilt[1:]...)
-				f.want(1, 12)
-				f.feed("2", f.src.subblocks(t, 2, 3)...)
-				f.canonical(1)
-				f.canonical(2)
+				f.at(1, 12)
+				f.feed("2", f.sub(2, 3)...)
+				f.canon(1)
+				f.canon(2)
 			},
 			adopted: 1, verified: 1, resets: map[string]float64{"restart": 1},
 		},
 		{
 			name: "payload id reused: the same messages again (a relay replaying the block) are duplicates",
 			run: func(f *follower) {
-				m1 := f.src.subblocks(t, 1, 4)
+				m1 := f.sub(1, 4)
 				f.feed("1", m1[:3]...)
 				f.feed("replay", m1[:3]...)
 				f.feed("1", m1[3:]...)
-				f.want(1, 12)
-				f.feed("2", f.src.subblocks(t, 2, 4)...)
-				f.canonical(1)
-				f.canonical(2)
+				f.at(1, 12)
+				f.feed("2", f.sub(2, 4)...)
+				f.canon(1)
+				f.canon(2)
 			},
 			adopted: 1, verified: 1,
 		},
 		{
 			name: "payload id reused by a rebuilt payload with other transactions",
 			run: func(f *follower) {
-				m1 := f.src.subblocks(t, 1, 4)
+				m1 := f.sub(1, 4)
 				f.feed("1", m1[:3]...)
-				other := f.src.subblocks(t, 1, 2) // same id, index 1 holds other transactions
-				f.feed("1", other[1])             // index 1 differs: the block is frozen where it was
-				f.want(1, 6)
+				other := f.sub(1, 2)  // same id, index 1 holds other transactions
+				f.feed("1", other[1]) // index 1 differs: the block is frozen where it was
+				f.at(1, 6)
 				f.feed("1", m1[3:]...) // ignored
-				f.want(1, 6)
-				f.feed("2", f.src.subblocks(t, 2, 4)...) // waits for canonical 1
-				f.want(1, 6)
-				f.canonical(1)
-				f.want(2, 12)
-				f.canonical(2)
+				f.at(1, 6)
+				f.feed("2", f.sub(2, 4)...) // waits for canonical 1
+				f.at(1, 6)
+				f.canon(1)
+				f.at(2, 12)
+				f.canon(2)
 			},
 			resets: map[string]float64{},
 		},
 		{
 			name: "stream restarts mid-block: a reconnect resuming at a later index",
 			run: func(f *follower) {
-				m1 := f.src.subblocks(t, 1, 4)
+				m1 := f.sub(1, 4)
 				f.feed("1", m1[:2]...)
 				f.r.d.Down(nil)
 				f.r.d.Sync()
 				f.watch("down")
 				f.feed("1", m1[3:]...) // index 2 was lost: frozen at index 1
-				f.want(1, 3)
-				f.feed("2", f.src.subblocks(t, 2, 4)...)
-				f.want(1, 3)
-				f.canonical(1)
-				f.want(2, 12)
-				f.canonical(2)
+				f.at(1, 3)
+				f.feed("2", f.sub(2, 4)...)
+				f.at(1, 3)
+				f.canon(1)
+				f.at(2, 12)
+				f.canon(2)
 			},
 		},
 		{
 			name: "stream restarts mid-block: a reconnect resuming at the next index",
 			run: func(f *follower) {
-				m1 := f.src.subblocks(t, 1, 4)
+				m1 := f.sub(1, 4)
 				f.feed("1", m1[:2]...)
 				f.r.d.Down(nil)
 				f.r.d.Sync()
 				f.watch("down")
 				f.feed("1", m1[2:]...)
-				f.want(1, 12)
-				f.feed("2", f.src.subblocks(t, 2, 4)...)
-				f.canonical(1)
-				f.canonical(2)
+				f.at(1, 12)
+				f.feed("2", f.sub(2, 4)...)
+				f.canon(1)
+				f.canon(2)
 			},
 			adopted: 1, verified: 1,
 		},
 		{
 			name: "indexes that skip",
 			run: func(f *follower) {
-				m1 := f.src.subblocks(t, 1, 4)
+				m1 := f.sub(1, 4)
 				f.feed("1", m1[0], m1[1], m1[3], m1[2], m1[4])
-				f.want(1, 3)
-				f.feed("2", f.src.subblocks(t, 2, 4)...)
-				f.want(1, 3)
-				f.canonical(1)
-				f.want(2, 12)
-				f.feed("3", f.src.subblocks(t, 3, 4)...)
-				f.canonical(2)
-				f.want(3, 12)
-				f.canonical(3)
+				f.at(1, 3)
+				f.feed("2", f.sub(2, 4)...)
+				f.at(1, 3)
+				f.canon(1)
+				f.at(2, 12)
+				f.feed("3", f.sub(3, 4)...)
+				f.canon(2)
+				f.at(3, 12)
+				f.canon(3)
 			},
 			adopted: 1, verified: 1,
 		},
@@ -271,7 +284,7 @@ func TestReplicaAcrossBlockBoundaries(t *testing.T) {
 			name: "metadata absent (a trimmed producer)",
 			run: func(f *follower) {
 				for n := uint64(1); n <= 2; n++ {
-					m := f.src.subblocks(t, n, 3)
+					m := f.sub(n, 3)
 					for _, p := range m {
 						p.Metadata = stream.Metadata{Absent: true}
 						if p.Base != nil {
@@ -279,10 +292,10 @@ func TestReplicaAcrossBlockBoundaries(t *testing.T) {
 						}
 					}
 					f.feed("block", m...)
-					f.want(n, 12)
+					f.at(n, 12)
 				}
-				f.canonical(1)
-				f.canonical(2)
+				f.canon(1)
+				f.canon(2)
 			},
 			adopted: 1, verified: 1,
 		},
@@ -318,11 +331,11 @@ func TestReplicaAcrossBlockBoundaries(t *testing.T) {
 // answers up to its parent; the block after it waits for it to be
 // canonical and is then replicated again.
 func TestReplicaRefusesPostExecTx(t *testing.T) {
-	src := newSource(t, sourceOpts{Blocks: 3, TxsPer: 6, Keys: 3})
+	src := newSource(t, sourceOpts{Blocks: 4, TxsPer: 6, Keys: 3})
 	for _, at := range []uint64{0, 2} { // on index 0, on a later index
 		f := newFollower(t, src)
-		f.feed("1", src.subblocks(t, 1, 3)...)
-		m2 := src.subblocks(t, 2, 3)
+		f.feed("1", f.sub(1, 3)...)
+		m2 := f.sub(2, 3)
 		cp := *m2[at]
 		cp.Diff.PostExecTx = hexutil.Bytes{0x7d, 0xc0}
 		m2[at] = &cp
@@ -334,16 +347,16 @@ func TestReplicaRefusesPostExecTx(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rd.Snapshot == nil || rd.Snapshot.Number() != 1 {
-			t.Fatalf("post_exec_tx at index %d: pending serves %v, want block 1 (its parent)", at, rd.Snapshot)
+		if rd.Snapshot == nil || rd.Snapshot.Number() != 2 {
+			t.Fatalf("post_exec_tx at index %d: pending serves %v, want block 2 (its parent)", at, rd.Snapshot)
 		}
 		rd.Close()
-		f.feed("3", src.subblocks(t, 3, 3)...)
-		f.want(1, 6)
-		f.canonical(1)
-		f.canonical(2)
-		f.want(3, 6)
-		f.canonical(3)
-		f.equalToSource(3)
+		f.feed("3", f.sub(3, 3)...)
+		f.at(1, 6)
+		f.canon(1)
+		f.canon(2)
+		f.at(3, 6)
+		f.canon(3)
+		f.equalToSource(4)
 	}
 }

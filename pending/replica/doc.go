@@ -55,8 +55,9 @@
 //     N+1 is built on it at once. Its sealed hash is exact when its header
 //     carries a state root (the state commitment), or when the canonical
 //     chain carries none (an upstream computing no roots, tipnode's own
-//     sequencer): then it must equal N+1's announced parent hash, else the
-//     window is dropped (mismatch parent_hash). Otherwise (no state root
+//     sequencer) or cannot show it yet (the head is the genesis): then it
+//     must equal N+1's announced parent hash, else the window is dropped
+//     (mismatch parent_hash). Otherwise (no state root
 //     computed here, the stream's block_hash zero) N adopts the announced
 //     hash (pending.Snapshot.Adopted: N+1's header, BLOCKHASH context and
 //     rebase resolve N by it) and is verified when canonical N arrives:

@@ -549,8 +549,9 @@ func (d *Driver) refuse(e *entry, reason string) {
 //
 // When the final header carries a state root (the state commitment), or
 // the canonical chain carries none (an upstream that computes no roots,
-// like tipnode's own sequencer), the hash is the block's exact commitment:
-// another announced hash is a mismatch. Otherwise (OP subblocks and
+// like tipnode's own sequencer), or cannot tell yet (the canonical head is
+// the genesis), the hash is taken as the block's exact commitment: another
+// announced hash is a mismatch. Otherwise (OP subblocks and
 // flashblocks send state_root and block_hash zero, and no root is computed
 // here) the sealed hash cannot equal the sequencer's: a freshly finished
 // block adopts the announced hash (pending.Snapshot.Adopted), so that the
@@ -561,7 +562,9 @@ func (d *Driver) sealedParent(e *entry, final *pending.Snapshot, fresh bool, ann
 	if final.Hash() == announced {
 		return final, nil
 	}
-	exact := final.Header().Root != (common.Hash{}) || (d.head.Number() > 0 && d.head.Header().Root == (common.Hash{}))
+	// Whether the upstream computes state roots shows on its canonical
+	// blocks; on a head at genesis it does not show yet: exact then.
+	exact := final.Header().Root != (common.Hash{}) || d.head.Number() == 0 || d.head.Header().Root == (common.Hash{})
 	if fresh && !exact {
 		d.metrics.parent("adopted")
 		d.log.Debug().Uint64("block", e.number).Str("sealed", final.Hash().Hex()).Str("announced", announced.Hex()).
