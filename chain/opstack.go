@@ -350,6 +350,18 @@ func (e *Executor) NextBaseFee(parent *types.Header, t uint64) *big.Int {
 	return eip1559.CalcBaseFee(e.config, parent)
 }
 
+// MaxBlobGasPerBlock is the blob gas a block at time t may hold, the
+// denominator of eth_feeHistory's blobGasUsedRatio: go-ethereum's on L1; 0
+// on an OP chain, which carries no blobs (op-geth's chain config has no
+// blob schedule, so its ratio is 0 even when Jovian's blobGasUsed holds the
+// DA footprint).
+func (e *Executor) MaxBlobGasPerBlock(t uint64) uint64 {
+	if e.op != nil {
+		return 0
+	}
+	return eip4844.MaxBlobGasPerBlock(e.config, t)
+}
+
 // NextExcessBlobGas is the excess blob gas of a child of parent at time t
 // (from Cancun; 0 before it, and always 0 on an OP chain, which has no
 // blobs).
