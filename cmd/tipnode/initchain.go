@@ -60,7 +60,7 @@ func errPresetNeedsSource(p *preset.Preset) error {
 			p.Name, p.Title, p.Start.Number, p.Start.Hash.Hex(), recent)
 	}
 	return fmt.Errorf("--chain %s gives %s's chain config and genesis hash, not its genesis state: add --genesis FILE "+
-		"(op-geth: geth --op-network %s dumpgenesis > FILE; checked against the preset), or %s", p.Name, p.Title, p.Name, recent)
+		"(op-geth: geth --op-network %s dumpgenesis > FILE; checked against the preset), or %s", p.Name, p.Title, p.OPGethNetwork, recent)
 }
 
 // checkUpstreamChain refuses an upstream (--snapshot-from) of another

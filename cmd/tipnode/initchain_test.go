@@ -55,7 +55,7 @@ func TestInitChainPreset(t *testing.T) {
 	refused(d, []string{"before Bedrock", "--state"}, "--chain", "op-mainnet", "--genesis", files["op-mainnet"])
 	untouched(d)
 	d = fresh("uni")
-	refused(d, []string{"not its genesis state", "dumpgenesis", "--state", "--snapshot-from"}, "--chain", "unichain")
+	refused(d, []string{"not its genesis state", "geth --op-network unichain-mainnet dumpgenesis", "--state", "--snapshot-from"}, "--chain", "unichain")
 	untouched(d)
 	// Another chain's genesis file: its chain id named.
 	refused(d, []string{"config.chainId is 11155420", "not chain 1301, --chain unichain-sepolia"}, "--chain", "unichain-sepolia", "--genesis", files["op-sepolia"])

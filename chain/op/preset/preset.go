@@ -23,7 +23,10 @@ type Preset struct {
 	// (op-geth's --op-network names).
 	Name    string   `json:"name"`
 	Aliases []string `json:"aliases"`
-	Title   string   `json:"title"`
+	// OPGethNetwork is the chain's name for op-geth's --op-network
+	// (geth --op-network NAME dumpgenesis writes its genesis file).
+	OPGethNetwork string `json:"opGethNetwork"`
+	Title         string `json:"title"`
 	// Network is the L1 the chain settles on: mainnet or sepolia.
 	Network string `json:"network"`
 	// Sources says where each number comes from.

@@ -90,8 +90,8 @@ func TestPresetsAgainstOPGethGenesis(t *testing.T) {
 			if err != nil {
 				t.Fatalf("no preset for op-geth's network %s: %v", c.Name, err)
 			}
-			if p.Name != names[c.Name] {
-				t.Fatalf("%s is preset %s", c.Name, p.Name)
+			if p.Name != names[c.Name] || p.OPGethNetwork != c.Name {
+				t.Fatalf("%s is preset %s (op-geth network %q)", c.Name, p.Name, p.OPGethNetwork)
 			}
 			spec, err := os.ReadFile(c.Path)
 			if err != nil {
