@@ -94,6 +94,30 @@ func (g *Genesis) ConfigJSON(rawConfig []byte) ([]byte, error) {
 	return json.Marshal(out)
 }
 
+// RawConfig is the "config" member of the spec the Genesis was parsed from
+// (nil without a spec).
+func (g *Genesis) RawConfig() json.RawMessage {
+	var raw struct {
+		Config json.RawMessage `json:"config"`
+	}
+	if len(g.Spec) > 0 && json.Unmarshal(g.Spec, &raw) == nil {
+		return raw.Config
+	}
+	return nil
+}
+
+// StoredConfig is the chain config as the store keeps it (ConfigJSON) for a
+// Genesis parsed from a spec (ParseGenesis, ParseGenesisConfig): on an OP
+// chain go-ethereum's members and the OP ones. (json.Marshal of Config
+// alone would drop the OP part: a store initialised with it runs L1 rules.)
+func (g *Genesis) StoredConfig() ([]byte, error) {
+	raw := g.RawConfig()
+	if g.OP != nil && len(raw) == 0 {
+		return nil, fmt.Errorf("%w: no chain config JSON to keep the OP part from", ErrGenesis)
+	}
+	return g.ConfigJSON(raw)
+}
+
 // Executor returns the executor of the chain's rules (OP Stack rules when
 // the config has them).
 func (g *Genesis) Executor() *Executor {

@@ -2,7 +2,9 @@ package chain_test
 
 import (
 	"encoding/binary"
+	"errors"
 	"math/big"
+	"strings"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -106,5 +108,43 @@ func TestOPDAScalarFromL1Info(t *testing.T) {
 				t.Fatalf("block DA footprint %d (%v), the header's rule gives %d, want %d", proc.BlobGasUsed(), err, block, want)
 			}
 		})
+	}
+}
+
+// TestOPJovianActivationBlockDepositsOnly: in the Jovian activation block
+// (a Jovian block whose L1-info deposit still has the Isthmus encoding) a
+// sequenced transaction is refused, as op-geth refuses the block
+// (CalcDAFootprint: "unexpected non-deposit transactions in Jovian
+// activation block"); the deposits themselves run.
+func TestOPJovianActivationBlockDepositsOnly(t *testing.T) {
+	g, err := chain.ParseChainConfig([]byte(jovianChainConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _ := crypto.HexToECDSA("b71c71a67e1177ad4e901695e1b4b9ee17ae16c6668d313eac2f96dbcda3f291")
+	sender := crypto.PubkeyToAddress(key.PublicKey)
+	zero := uint64(0)
+	parent := &types.Header{Number: big.NewInt(0), Difficulty: new(big.Int), GasLimit: 30_000_000, BaseFee: big.NewInt(params.GWei),
+		ExcessBlobGas: &zero, BlobGasUsed: &zero}
+	h := &types.Header{ParentHash: parent.Hash(), Number: big.NewInt(1), Time: 2, Difficulty: new(big.Int), GasLimit: 30_000_000,
+		BaseFee: big.NewInt(params.GWei), ExcessBlobGas: &zero, ParentBeaconRoot: &common.Hash{}}
+	state := chain.NewStateDB(emptyBackend{})
+	state.SetCode(op.L1BlockAddr, []byte{0x00}, tracing.CodeChangeUnspecified)
+	state.SetBalance(sender, uint256.NewInt(params.Ether))
+	info := &op.L1Info{Version: op.L1InfoIsthmus, Number: 100, Time: 1, BaseFee: big.NewInt(params.GWei), BlobBaseFee: big.NewInt(1)}
+	data, err := info.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l1Block := op.L1BlockAddr
+	proc := g.Executor().NewBlockProcessor(h, parent, common.Hash{}, state, headerList{parent}, vm.Config{})
+	if _, err := proc.ApplyTx(xtypes.NewDeposit(xtypes.DepositFields{SourceHash: common.Hash{2}, From: op.L1InfoDepositor, To: &l1Block, Gas: 1_000_000, Data: data})); err != nil {
+		t.Fatal(err)
+	}
+	to := common.HexToAddress("0x1234")
+	tx := types.MustSignNewTx(key, types.LatestSignerForChainID(g.Config.ChainID), &types.DynamicFeeTx{
+		ChainID: g.Config.ChainID, To: &to, Gas: 50_000, GasFeeCap: big.NewInt(2 * params.GWei), GasTipCap: big.NewInt(1)})
+	if _, err := proc.ApplyTx(tx); !errors.Is(err, op.ErrDAFootprint) || !strings.Contains(err.Error(), "Jovian activation block") {
+		t.Fatalf("a user transaction in the Jovian activation block: %v", err)
 	}
 }

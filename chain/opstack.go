@@ -53,6 +53,10 @@ type opBlock struct {
 	// daScalar is the DA footprint gas scalar the block's L1-info deposit
 	// carries (its Jovian encoding; 0 with any other encoding).
 	daScalar uint16
+	// l1Info is the encoding of the block's L1-info deposit (known once
+	// it ran: l1InfoSeen).
+	l1Info     op.L1InfoVersion
+	l1InfoSeen bool
 }
 
 // feeParams reads the block's L1 fee parameters from the L1Block predeploy
@@ -80,9 +84,26 @@ func (p *BlockProcessor) noteL1Info(d *xtypes.Deposit) {
 	if len(p.receipts) != 0 || d.From() != op.L1InfoDepositor {
 		return
 	}
-	if info, err := op.ParseL1Info(d.Data()); err == nil && info.Version == op.L1InfoJovian {
+	info, err := op.ParseL1Info(d.Data())
+	if err != nil {
+		return
+	}
+	p.opb.l1Info, p.opb.l1InfoSeen = info.Version, true
+	if info.Version == op.L1InfoJovian {
 		p.opb.daScalar = info.DAFootprintGasScalar
 	}
+}
+
+// errJovianActivation refuses a sequenced transaction in a Jovian block
+// whose L1-info deposit has the Isthmus encoding: the Jovian activation
+// block, which holds deposits only (op-node builds it with noTxPool; op-geth
+// refuses it otherwise: CalcDAFootprint, "unexpected non-deposit
+// transactions in Jovian activation block").
+func (p *BlockProcessor) errJovianActivation(fp *op.FeeParams) error {
+	if fp.Jovian && p.opb.l1InfoSeen && p.opb.l1Info == op.L1InfoIsthmus {
+		return fmt.Errorf("%w: a sequenced transaction in the Jovian activation block (deposits only)", op.ErrDAFootprint)
+	}
+	return nil
 }
 
 // applyDeposit executes an OP Stack deposit as the next transaction.
@@ -205,6 +226,9 @@ func (p *BlockProcessor) applyOPTransaction(tx *types.Transaction, msg *core.Mes
 		return nil, &TxError{Tx: tx.Hash(), Err: err}
 	}
 	fp := p.feeParams()
+	if err := p.errJovianActivation(fp); err != nil {
+		return nil, &TxError{Tx: tx.Hash(), Err: err}
+	}
 	cd := op.NewCostData(enc)
 	l1Fee, _ := fp.L1Cost(cd)
 	opFee := fp.OperatorFee(tx.Gas())
@@ -348,6 +372,18 @@ func (e *Executor) NextBaseFee(parent *types.Header, t uint64) *big.Int {
 		}
 	}
 	return eip1559.CalcBaseFee(e.config, parent)
+}
+
+// MaxBlobGasPerBlock is the blob gas a block at time t may hold, the
+// denominator of eth_feeHistory's blobGasUsedRatio: go-ethereum's on L1; 0
+// on an OP chain, which carries no blobs (op-geth's chain config has no
+// blob schedule, so its ratio is 0 even when Jovian's blobGasUsed holds the
+// DA footprint).
+func (e *Executor) MaxBlobGasPerBlock(t uint64) uint64 {
+	if e.op != nil {
+		return 0
+	}
+	return eip4844.MaxBlobGasPerBlock(e.config, t)
 }
 
 // NextExcessBlobGas is the excess blob gas of a child of parent at time t
