@@ -8,7 +8,7 @@ PKGS    := ./...
 DATADIR ?=
 ARGS    ?=
 
-.PHONY: build test bench run vet lint fuzz fuzz-list clean crash soak bench-geth bench-geth-quick bench-geth-10m op-geth-diff pgo help
+.PHONY: build test bench run vet lint fuzz fuzz-list clean crash soak bench-geth bench-geth-quick bench-geth-10m op-geth-diff pgo replay help
 
 build: ## build bin/tipnode (profile-guided by cmd/tipnode/default.pgo)
 	$(GO) build -o $(BIN) ./cmd/tipnode
@@ -36,6 +36,14 @@ bench: ## every Go benchmark
 # stream (make test runs 12).
 crash: ## the process crash test: 60 rounds of kill -9 under a transaction stream
 	TIPNODE_CRASH_ITERATIONS=60 $(GO) test -count=1 -run TestCrashKeepsPreconfirmations -v -timeout 30m ./cmd/tipnode/
+
+# The replay harness in full (make test runs it short): a go-ethereum-built
+# chain with real state roots streamed as OP subblocks (55 blocks of 2 s,
+# 250 ms subblocks of about 1 Mgas, state_root and block_hash zero), its
+# canonical blocks 31-276 ms late; pending sampled every 20 ms. Reports
+# pending regressions, emitted -> readable p50/p99 and the replica's counters.
+replay: ## the replay harness in full (make test runs it short)
+	TIPNODE_REPLAY=full $(GO) test -count=1 -run TestReplayHarness -v -timeout 20m ./pending/replica/
 
 # The soak test (not in make test): a sequencer and two replicas under
 # load, one killed with SIGKILL in turn every SOAK_KILL; nothing lost, the

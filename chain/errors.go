@@ -43,6 +43,13 @@ var (
 // ancestor above the head); nothing was written.
 var ErrInvalidReorg = errors.New("invalid reorg")
 
+// ErrPreBedrock: the genesis of an OP chain whose history starts before
+// Bedrock (bedrockBlock > 0, OP Mainnet): its legacy blocks cannot be
+// executed, so it cannot be initialised at genesis; its chain config serves
+// an init at a recent block (init --state, --snapshot-from). Returned
+// wrapped with ErrGenesis; the message says how to start.
+var ErrPreBedrock = errors.New("the chain's history starts before Bedrock")
+
 // ErrGenesisUnstreamable: a genesis spec that go-ethereum's decoder
 // accepts but the streamed reader (ReadGenesis, tipnode init --genesis)
 // refuses: "alloc" or an account's "storage" given twice (go-ethereum

@@ -94,6 +94,30 @@ func (g *Genesis) ConfigJSON(rawConfig []byte) ([]byte, error) {
 	return json.Marshal(out)
 }
 
+// RawConfig is the "config" member of the spec the Genesis was parsed from
+// (nil without a spec).
+func (g *Genesis) RawConfig() json.RawMessage {
+	var raw struct {
+		Config json.RawMessage `json:"config"`
+	}
+	if len(g.Spec) > 0 && json.Unmarshal(g.Spec, &raw) == nil {
+		return raw.Config
+	}
+	return nil
+}
+
+// StoredConfig is the chain config as the store keeps it (ConfigJSON) for a
+// Genesis parsed from a spec (ParseGenesis, ParseGenesisConfig): on an OP
+// chain go-ethereum's members and the OP ones. (json.Marshal of Config
+// alone would drop the OP part: a store initialised with it runs L1 rules.)
+func (g *Genesis) StoredConfig() ([]byte, error) {
+	raw := g.RawConfig()
+	if g.OP != nil && len(raw) == 0 {
+		return nil, fmt.Errorf("%w: no chain config JSON to keep the OP part from", ErrGenesis)
+	}
+	return g.ConfigJSON(raw)
+}
+
 // Executor returns the executor of the chain's rules (OP Stack rules when
 // the config has them).
 func (g *Genesis) Executor() *Executor {
@@ -104,17 +128,37 @@ func (g *Genesis) Executor() *Executor {
 	return e
 }
 
-// ParseGenesis parses go-ethereum's genesis JSON (chain config including
-// blobSchedule; alloc with balance, nonce, code and storage).
-func ParseGenesis(spec []byte) (*Genesis, error) {
-	g := new(core.Genesis)
-	if err := json.Unmarshal(spec, g); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrGenesis, err)
+// refusePreBedrock is ErrPreBedrock, saying how to start, when rawConfig
+// is an OP chain config whose Bedrock block is after genesis; nil otherwise
+// (an unusable config is reported by the full check).
+func refusePreBedrock(rawConfig []byte) error {
+	oc, err := op.ParseConfig(rawConfig)
+	if err != nil || oc == nil || oc.BedrockBlock.Sign() == 0 {
+		return nil
 	}
+	return fmt.Errorf("%w: %w: chain %d starts Bedrock at block %s (bedrockBlock); the legacy blocks before it "+
+		"cannot be executed, so this genesis cannot be initialised. Start at a recent block instead: "+
+		"tipnode init --datadir DIR --genesis FILE --state DUMP --state.block N --state.from URL "+
+		"(a state dump at block N, URL the JSON-RPC of an OP node of the chain), "+
+		"or tipnode init --datadir DIR --snapshot-from URL (a tipnode of the chain running with --snapshot.serve)",
+		ErrGenesis, ErrPreBedrock, oc.ChainID, oc.BedrockBlock)
+}
+
+// ParseGenesis parses go-ethereum's genesis JSON (chain config including
+// blobSchedule; alloc with balance, nonce, code and storage). An OP genesis
+// that starts before Bedrock is ErrPreBedrock.
+func ParseGenesis(spec []byte) (*Genesis, error) {
 	var raw struct {
 		Config json.RawMessage `json:"config"`
 	}
 	if err := json.Unmarshal(spec, &raw); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrGenesis, err)
+	}
+	if err := refusePreBedrock(raw.Config); err != nil {
+		return nil, err
+	}
+	g := new(core.Genesis)
+	if err := json.Unmarshal(spec, g); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrGenesis, err)
 	}
 	out, err := checkGenesis(g, raw.Config)

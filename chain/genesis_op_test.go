@@ -1,6 +1,8 @@
 package chain_test
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -66,5 +68,38 @@ func TestOPGenesis(t *testing.T) {
 	// An L1 genesis has no OP part.
 	if l1 := chaintest.Genesis(t); l1.OP != nil || l1.Executor().OP() != nil {
 		t.Fatal("an L1 genesis reads as OP")
+	}
+}
+
+// TestStoredConfigKeepsOP: the chain config an init at a recent block
+// stores (init --state) keeps the OP part. go-ethereum's ChainConfig alone
+// has none: a store given json.Marshal(g.Config) reopened as an L1 chain.
+func TestStoredConfigKeepsOP(t *testing.T) {
+	g, err := chain.ParseGenesisConfig([]byte(opGenesis))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := g.StoredConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := chain.ParseChainConfig(stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.OP == nil || back.OP.KarstTime == nil || back.OP.EIP1559DenominatorCanyon != 250 || !back.Config.IsOsaka(common.Big0, 0) {
+		t.Fatalf("stored config lost the OP part: %s", stored)
+	}
+	plain, _ := json.Marshal(g.Config)
+	if l1, err := chain.ParseChainConfig(plain); err != nil || l1.OP != nil {
+		t.Fatalf("go-ethereum's config alone: %v %v (the OP part is expected to be missing)", l1.OP, err)
+	}
+	// An L1 genesis stores go-ethereum's config.
+	l1, err := chain.ParseGenesisConfig([]byte(`{"config":{"chainId":1,"homesteadBlock":0}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := l1.StoredConfig(); err != nil || !strings.Contains(string(s), `"chainId":1`) {
+		t.Fatalf("L1: %s %v", s, err)
 	}
 }

@@ -38,6 +38,9 @@ type AllocVisitor interface {
 func ReadGenesis(r io.Reader, v AllocVisitor) (g *Genesis, rawConfig json.RawMessage, err error) {
 	gr := &genesisReader{dec: json.NewDecoder(r), v: v}
 	core, rawConfig, err := gr.read()
+	if errors.Is(err, ErrPreBedrock) {
+		return nil, nil, err
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", ErrGenesis, err)
 	}
@@ -188,6 +191,9 @@ func (gr *genesisReader) read() (*core.Genesis, json.RawMessage, error) {
 			err = fmt.Errorf("%v", tok)
 		}
 		return nil, nil, fmt.Errorf("data after the genesis object: %w", err)
+	}
+	if err := refusePreBedrock(rawConfig); err != nil {
+		return nil, nil, err
 	}
 	enc, err := jsonObject(members, alloc)
 	if err != nil {

@@ -23,6 +23,14 @@ type HeaderSource interface {
 	HeaderByNumber(number uint64) (*types.Header, error)
 }
 
+// UncleSource is a HeaderSource that also serves the uncles of the blocks
+// it knows: the importer reads the uncles of a block's last ancestors to
+// verify the block's own (before the merge an uncle is included once).
+// A block it does not know is an error wrapping store.ErrNotFound.
+type UncleSource interface {
+	Uncles(hash common.Hash, number uint64) ([]*types.Header, error)
+}
+
 // ViewHeaders serves canonical headers: from the Head's in-memory window
 // when Head is set and the number is in it, else from View (which must be
 // the Head's view, or one at least as new).
@@ -37,6 +45,15 @@ func (v ViewHeaders) HeaderByHash(hash common.Hash) (*types.Header, error) {
 		return nil, err
 	}
 	return v.View.Header(n, hash)
+}
+
+// Uncles returns the uncles of stored block number with hash.
+func (v ViewHeaders) Uncles(hash common.Hash, number uint64) ([]*types.Header, error) {
+	body, err := v.View.Body(number, hash)
+	if err != nil {
+		return nil, err
+	}
+	return body.Uncles, nil
 }
 
 func (v ViewHeaders) HeaderByNumber(number uint64) (*types.Header, error) {
@@ -79,6 +96,23 @@ func (c *chainContext) GetHeaderByNumber(number uint64) *types.Header {
 }
 func (c *chainContext) GetHeaderByHash(hash common.Hash) *types.Header {
 	return c.check(c.headers.HeaderByHash(hash))
+}
+
+// GetBlock (consensus.ChainReader) returns the block's header and uncles,
+// all that the engine's uncle verification reads (nil when the source
+// serves no uncles).
+func (c *chainContext) GetBlock(hash common.Hash, number uint64) *types.Block {
+	h := c.GetHeader(hash, number)
+	us, ok := c.headers.(UncleSource)
+	if h == nil || !ok {
+		return nil
+	}
+	uncles, err := us.Uncles(hash, number)
+	if err != nil {
+		c.check(nil, err)
+		return nil
+	}
+	return types.NewBlockWithHeader(h).WithBody(types.Body{Uncles: uncles})
 }
 
 func (c *chainContext) check(h *types.Header, err error) *types.Header {

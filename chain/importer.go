@@ -106,6 +106,18 @@ func (e *Executor) ExecuteBlockOn(block *xtypes.Block, parent *types.Header, hea
 			}
 			return nil, bad("header: %v", err)
 		}
+		// Uncles (before the merge): at most two, each a valid header of a
+		// recent ancestor's sibling, none included before. A block without
+		// any has nothing to check (after the merge VerifyHeader refuses
+		// uncles).
+		if len(block.Uncles()) > 0 {
+			if err := e.engine.VerifyUncles(cc, types.NewBlockWithHeader(header).WithBody(types.Body{Uncles: block.Uncles()})); err != nil {
+				if rerr := state.Error(); rerr != nil {
+					return nil, rerr
+				}
+				return nil, bad("uncles: %v", err)
+			}
+		}
 	}
 	proc := e.NewBlockProcessor(header, parent, block.Hash(), state, headers, vm.Config{})
 	for i, tx := range block.Transactions() {
@@ -158,6 +170,13 @@ func (e *Executor) verifyBody(block *xtypes.Block) error {
 	}
 	if uh := types.CalcUncleHash(block.Uncles()); uh != h.UncleHash {
 		return fmt.Errorf("uncles hash %s, header says %s", uh.Hex(), h.UncleHash.Hex())
+	}
+	// A blob transaction is in a block without its blobs (the sidecar
+	// travels only with the network form of a transaction).
+	for i, tx := range block.Transactions() {
+		if t, ok := tx.(*types.Transaction); ok && t.BlobTxSidecar() != nil {
+			return fmt.Errorf("unexpected blob sidecar in transaction %d (%s)", i, t.Hash().Hex())
+		}
 	}
 	switch {
 	case h.WithdrawalsHash == nil && block.Withdrawals() != nil:

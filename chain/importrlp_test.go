@@ -2,13 +2,19 @@ package chain_test
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/params"
 	"github.com/ethereum/go-ethereum/rlp"
 
+	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
 )
 
@@ -74,4 +80,59 @@ func TestImportRLPFile(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A chain file holding a side chain imports as go-ethereum's import
+// inserts it: a block whose parent is an older canonical block becomes the
+// head, replacing the blocks above its parent in one step, and the file's
+// last block wins. A block whose parent is not canonical is refused and
+// nothing of it is written. Found by the Ethereum conformance suite
+// (UncleFromSideChain_Cancun, chain/ethtests): ImportRLP refused every
+// block that was not the head's child ("number is not latest+1").
+func TestImportRLPSideChain(t *testing.T) {
+	config, engine := params.MergedTestChainConfig, gethCases()[1].engine
+	gg := newGethGenesis(config, engine)
+	gdb, chainA, _ := core.GenerateChainWithGenesis(gg.gspec, engine, 3, func(i int, b *core.BlockGen) {
+		b.SetCoinbase(common.Address{0xaa})
+	})
+	db, g, w := gg.initStore(t)
+	chainB, _ := core.GenerateChain(config, g.Block, engine, gdb, 2, func(i int, b *core.BlockGen) {
+		b.SetCoinbase(common.Address{0xbb})
+		gg.send(b, &common.Address{0xb0}, 1, nil)
+	})
+	orphanParent, _ := core.GenerateChain(config, chainA[0], engine, gdb, 2, func(i int, b *core.BlockGen) {
+		b.SetCoinbase(common.Address{0xcc})
+	})
+	file := func(blocks ...*types.Block) []byte {
+		var buf bytes.Buffer
+		for _, b := range blocks {
+			if err := rlp.Encode(&buf, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return buf.Bytes()
+	}
+	stats, err := w.ImportRLP(bytes.NewReader(file(append(chainA, chainB...)...)), 0, nil)
+	if err != nil || stats.Blocks != 5 {
+		t.Fatalf("import A then B: %d blocks, %v", stats.Blocks, err)
+	}
+	checkCanonicalChain(t, openView(t, db), append([]*types.Block{g.Block}, chainB...))
+	if h := w.Head(); h.Hash() != chainB[1].Hash() || h.Finalized().Hash() != chainB[1].Hash() {
+		t.Fatalf("head %d %s (finalized %s), want B's block 2", h.Number(), h.Hash().Hex(), h.Finalized().Hash().Hex())
+	}
+	checkStateAgainstGeth(t, openView(t, db), gdb, append([]*types.Block{g.Block}, chainB...))
+	// orphanParent[1]'s parent (on A's block 1) is not canonical any more.
+	_, err = w.ImportRLP(bytes.NewReader(file(orphanParent[1])), 0, nil)
+	if !errors.Is(err, chain.ErrInvalidBlock) {
+		t.Fatalf("block on a parent that is not canonical: %v, want ErrInvalidBlock", err)
+	}
+	if h := w.Head(); h.Hash() != chainB[1].Hash() {
+		t.Fatalf("head moved to %d %s", h.Number(), h.Hash().Hex())
+	}
+	// Back to A, one block at a time: its block 1 is a side chain again.
+	if _, err := w.ImportRLP(bytes.NewReader(file(chainA...)), 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	checkCanonicalChain(t, openView(t, db), append([]*types.Block{g.Block}, chainA...))
+	checkStateAgainstGeth(t, openView(t, db), gdb, append([]*types.Block{g.Block}, chainA...))
 }

@@ -50,22 +50,66 @@ func (e *Executor) OP() *op.Config {
 // opBlock is the per-block OP state of a BlockProcessor.
 type opBlock struct {
 	fees *op.FeeParams // read once, at the first non-deposit transaction
+	// daScalar is the DA footprint gas scalar the block's L1-info deposit
+	// carries (its Jovian encoding; 0 with any other encoding).
+	daScalar uint16
+	// l1Info is the encoding of the block's L1-info deposit (known once
+	// it ran: l1InfoSeen).
+	l1Info     op.L1InfoVersion
+	l1InfoSeen bool
 }
 
 // feeParams reads the block's L1 fee parameters from the L1Block predeploy
-// as the deposits left it.
+// as the deposits left it, with the DA footprint gas scalar of the block's
+// L1-info deposit (Jovian): like op-geth, taken from the calldata, which
+// the spec makes interchangeable with the contract's storage and which
+// holds whatever storage layout an L1Block version uses.
 func (p *BlockProcessor) feeParams() *op.FeeParams {
 	if p.opb.fees == nil {
-		p.opb.fees = op.ReadFeeParams(p.exec.op.cfg, p.header.Time, func(slot common.Hash) common.Hash {
+		fp := op.ReadFeeParams(p.exec.op.cfg, p.header.Time, func(slot common.Hash) common.Hash {
 			return p.state.GetState(op.L1BlockAddr, slot)
 		})
+		if fp.Jovian {
+			fp.DAFootprintGasScalar = p.opb.daScalar
+		}
+		p.opb.fees = fp
 	}
 	return p.opb.fees
+}
+
+// noteL1Info records what the block reads from its L1-info deposit (the
+// first transaction, from the depositor account): the DA footprint gas
+// scalar of the Jovian encoding.
+func (p *BlockProcessor) noteL1Info(d *xtypes.Deposit) {
+	if len(p.receipts) != 0 || d.From() != op.L1InfoDepositor {
+		return
+	}
+	info, err := op.ParseL1Info(d.Data())
+	if err != nil {
+		return
+	}
+	p.opb.l1Info, p.opb.l1InfoSeen = info.Version, true
+	if info.Version == op.L1InfoJovian {
+		p.opb.daScalar = info.DAFootprintGasScalar
+	}
+}
+
+// errJovianActivation refuses a sequenced transaction in a Jovian block
+// whose L1-info deposit has the Isthmus encoding: the Jovian activation
+// block, which holds deposits only (op-node builds it with noTxPool; op-geth
+// refuses it otherwise: CalcDAFootprint, "unexpected non-deposit
+// transactions in Jovian activation block").
+func (p *BlockProcessor) errJovianActivation(fp *op.FeeParams) error {
+	if fp.Jovian && p.opb.l1InfoSeen && p.opb.l1Info == op.L1InfoIsthmus {
+		return fmt.Errorf("%w: a sequenced transaction in the Jovian activation block (deposits only)", op.ErrDAFootprint)
+	}
+	return nil
 }
 
 // applyDeposit executes an OP Stack deposit as the next transaction.
 func (p *BlockProcessor) applyDeposit(d *xtypes.Deposit) (receipt *xtypes.Receipt, err error) {
 	cfg, t := p.exec.op.cfg, p.header.Time
+	p.noteL1Info(d)
 	from := d.From()
 	gasLimit := d.Gas()
 	if p.gp.Available(p.rules.IsAmsterdam) < gasLimit {
@@ -182,6 +226,9 @@ func (p *BlockProcessor) applyOPTransaction(tx *types.Transaction, msg *core.Mes
 		return nil, &TxError{Tx: tx.Hash(), Err: err}
 	}
 	fp := p.feeParams()
+	if err := p.errJovianActivation(fp); err != nil {
+		return nil, &TxError{Tx: tx.Hash(), Err: err}
+	}
 	cd := op.NewCostData(enc)
 	l1Fee, _ := fp.L1Cost(cd)
 	opFee := fp.OperatorFee(tx.Gas())
@@ -325,6 +372,18 @@ func (e *Executor) NextBaseFee(parent *types.Header, t uint64) *big.Int {
 		}
 	}
 	return eip1559.CalcBaseFee(e.config, parent)
+}
+
+// MaxBlobGasPerBlock is the blob gas a block at time t may hold, the
+// denominator of eth_feeHistory's blobGasUsedRatio: go-ethereum's on L1; 0
+// on an OP chain, which carries no blobs (op-geth's chain config has no
+// blob schedule, so its ratio is 0 even when Jovian's blobGasUsed holds the
+// DA footprint).
+func (e *Executor) MaxBlobGasPerBlock(t uint64) uint64 {
+	if e.op != nil {
+		return 0
+	}
+	return eip4844.MaxBlobGasPerBlock(e.config, t)
 }
 
 // NextExcessBlobGas is the excess blob gas of a child of parent at time t

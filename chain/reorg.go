@@ -65,7 +65,7 @@ func (w *Writer) Reorg(ancestor uint64, blocks []*xtypes.Block, opts ImportOptio
 				return err
 			}
 			state.push(eb.Diff)
-			headers.add(b.Header())
+			headers.add(b.Header(), b.Uncles())
 			writes = append(writes, eb.BlockWrite())
 			parent = b.Header()
 		}
@@ -131,11 +131,30 @@ type branchHeaders struct {
 	ancestor uint64
 	added    []*types.Header // ancestor+1, ancestor+2, ...
 	byHash   map[common.Hash]*types.Header
+	uncles   map[common.Hash][]*types.Header // of the branch's blocks
 }
 
-func (b *branchHeaders) add(h *types.Header) {
+func (b *branchHeaders) add(h *types.Header, uncles []*types.Header) {
 	b.added = append(b.added, h)
 	b.byHash[h.Hash()] = h
+	if len(uncles) > 0 {
+		if b.uncles == nil {
+			b.uncles = make(map[common.Hash][]*types.Header)
+		}
+		b.uncles[h.Hash()] = uncles
+	}
+}
+
+// Uncles (UncleSource) serves the branch's blocks and the canonical ones up
+// to the ancestor.
+func (b *branchHeaders) Uncles(hash common.Hash, number uint64) ([]*types.Header, error) {
+	if _, ok := b.byHash[hash]; ok {
+		return b.uncles[hash], nil
+	}
+	if number > b.ancestor {
+		return nil, fmt.Errorf("block %s is on the old branch: %w", hash.Hex(), store.ErrNotFound)
+	}
+	return b.canon.Uncles(hash, number)
 }
 
 func (b *branchHeaders) HeaderByNumber(n uint64) (*types.Header, error) {

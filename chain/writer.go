@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/rlp"
 	"github.com/rs/zerolog"
@@ -579,7 +580,9 @@ func (w *Writer) UnwindTo(number uint64, rebase Rebase) error {
 
 // ImportRLP reads blocks (a plain concatenation of RLP-encoded blocks, the
 // `geth export` format) from r and imports them in order. Blocks the store
-// already has canonically are skipped. The last imported block also becomes
+// already has canonically are skipped. A block whose parent is an older
+// canonical block starts a side chain, which becomes canonical as in
+// go-ethereum's import (see importFileBlock). The last imported block also becomes
 // safe and finalized. A block that does not decode ends the import with an
 // error naming it; the blocks before it stay imported. Blocks are decoded,
 // and their senders recovered, ahead of execution on the other cores
@@ -597,7 +600,7 @@ func (w *Writer) ImportRLP(r io.Reader, interval time.Duration, progress func(Im
 		if final {
 			tags = []store.Tag{store.TagSafe, store.TagFinalized}
 		}
-		if err := w.ImportBlock(b, tags...); err != nil {
+		if err := w.importFileBlock(b, tags); err != nil {
 			return err
 		}
 		stats.Blocks++
@@ -648,6 +651,44 @@ func (w *Writer) ImportRLP(r io.Reader, interval time.Duration, progress func(Im
 	return stats, nil
 }
 
+// importFileBlock imports b, a block of a chain file, as go-ethereum's
+// import inserts it: on the head, or, when its parent is an older
+// canonical block, as a side chain that becomes canonical (Reorg onto the
+// parent: the canonical blocks above it are replaced by b, in one step).
+// The file's last block wins, as in go-ethereum since the merge; a parent
+// that is not canonical is refused (ErrInvalidBlock: tipnode keeps no
+// side chains).
+func (w *Writer) importFileBlock(b *xtypes.Block, tags []store.Tag) error {
+	h, view, err := w.OpenHead()
+	if err != nil {
+		return err
+	}
+	n := b.NumberU64()
+	side := false
+	if b.ParentHash() != h.Hash() && n >= 1 && n-1 < h.Number() {
+		hash, err := w.canonicalHash(h, view, n-1)
+		if err != nil {
+			view.Close()
+			return err
+		}
+		side = hash == b.ParentHash()
+	}
+	view.Close()
+	if side {
+		return w.Reorg(n-1, []*xtypes.Block{b}, ImportOptions{Tags: tags})
+	}
+	return w.ImportBlock(b, tags...)
+}
+
+// canonicalHash is the hash of canonical block n (at most h's number) of
+// h's chain, read from view (h's or a newer one) when not in h's window.
+func (w *Writer) canonicalHash(h *Head, view store.View, n uint64) (common.Hash, error) {
+	if _, hash, ok := h.Recent(n); ok {
+		return hash, nil
+	}
+	return view.CanonicalHash(n)
+}
+
 // isCanonical reports whether b is the canonical block at its height.
 func (w *Writer) isCanonical(b *xtypes.Block) (bool, error) {
 	h, view, err := w.OpenHead()
@@ -658,10 +699,7 @@ func (w *Writer) isCanonical(b *xtypes.Block) (bool, error) {
 	if b.NumberU64() > h.Number() {
 		return false, nil
 	}
-	if _, hash, ok := h.Recent(b.NumberU64()); ok {
-		return hash == b.Hash(), nil
-	}
-	hash, err := view.CanonicalHash(b.NumberU64())
+	hash, err := w.canonicalHash(h, view, b.NumberU64())
 	if err != nil {
 		return false, err
 	}

@@ -28,6 +28,7 @@ type Snapshot struct {
 	anchorHash common.Hash
 	parent     *Snapshot   // the pending parent's final snapshot; nil: the parent is the anchor
 	hash       common.Hash // final snapshots (Builder.Finish): the sealed block's hash
+	adopted    bool        // hash is an announced one (Adopted), not the sealed header's
 	header     *types.Header
 	index      uint64
 	layers     *layer // newest first; shared with older snapshots
@@ -126,8 +127,30 @@ func (s *Snapshot) Number() uint64 { return s.header.Number.Uint64() }
 // post-block system calls.
 func (s *Snapshot) Final() bool { return s.hash != (common.Hash{}) }
 
-// Hash is the sealed block's hash of a final snapshot (zero otherwise).
+// Hash is the sealed block's hash of a final snapshot (zero otherwise): its
+// header's hash, or the hash it adopted (Adopted).
 func (s *Snapshot) Hash() common.Hash { return s.hash }
+
+// Adopted returns a copy of the final snapshot s whose hash is hash instead
+// of its sealed header's: a stream follower that cannot compute the block's
+// state root (its header's Root is zero) takes the hash the next block
+// announces as its parent, so that the next block builds on s at once. Its
+// BLOCKHASH context (PendingHeaders) and Rebased resolve s by that hash.
+// The follower must verify s against the canonical block of that hash when
+// it arrives (Header, with the canonical state root, must hash to it).
+// Nil when s is not final.
+func (s *Snapshot) Adopted(hash common.Hash) *Snapshot {
+	if !s.Final() {
+		return nil
+	}
+	cp := *s
+	cp.hash, cp.adopted = hash, true
+	return &cp
+}
+
+// HashAdopted reports whether Hash was adopted (Adopted) rather than
+// computed from the sealed header.
+func (s *Snapshot) HashAdopted() bool { return s.adopted }
 
 // State returns the pending state: the diff layers (newest first) over the
 // pending parents' layers over base, which must be the store's state of

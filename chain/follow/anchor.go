@@ -38,11 +38,7 @@ type Anchor struct {
 // do not link, or a block or receipts that do not match header n, are
 // ErrBadResponse.
 func FetchAnchor(ctx context.Context, url string, n uint64, timeout time.Duration) (*Anchor, error) {
-	cfg := Config{URL: url, RequestTimeout: timeout}.WithDefaults()
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	up, err := dial(ctx, cfg, nil)
+	up, err := dialURL(ctx, url, timeout)
 	if err != nil {
 		return nil, err
 	}

@@ -311,15 +311,18 @@ func procCPUTime(pid int) time.Duration {
 }
 
 // BenchmarkHeadLag follows (over a websocket, fsync on, as `tipnode run`)
-// an upstream that makes a block every second, with transactions, and
-// reports the delay from the upstream having a block to our head being it:
-// p50 and p99 over the blocks.
+// an upstream that makes a block every second (every 200 ms: a chain of
+// sub-second blocks, Base after Denim), with transactions, and reports the
+// delay from the upstream having a block to our head being it (readable
+// at latest): p50 and p99 over the blocks, and how many blocks behind the
+// upstream our head was when each block was made (behind-p99).
 func BenchmarkHeadLag(b *testing.B) {
 	const blocks = 60
 	for _, tc := range []struct {
-		name string
-		ws   bool
-	}{{"ws", true}, {"http-poll-500ms", false}} {
+		name  string
+		ws    bool
+		every time.Duration
+	}{{"ws", true, time.Second}, {"http-poll-500ms", false, time.Second}, {"ws-200ms-blocks", true, 200 * time.Millisecond}} {
 		b.Run(tc.name, func(b *testing.B) {
 			for range b.N {
 				u := startUpstream(b, followtest.Options{})
@@ -349,7 +352,8 @@ func BenchmarkHeadLag(b *testing.B) {
 					b.Fatal(err)
 				}
 				made := make(map[common.Hash]time.Time)
-				tick := time.NewTicker(time.Second)
+				var behind []int
+				tick := time.NewTicker(tc.every)
 				ctx := context.Background()
 				for i := range blocks {
 					<-tick.C
@@ -364,6 +368,9 @@ func BenchmarkHeadLag(b *testing.B) {
 					}
 					hash := u.Commit() // the upstream has the block from here on
 					made[hash] = time.Now()
+					mu.Lock()
+					behind = append(behind, len(made)-1-len(seen))
+					mu.Unlock()
 				}
 				tick.Stop()
 				time.Sleep(2 * time.Second)
@@ -383,8 +390,11 @@ func BenchmarkHeadLag(b *testing.B) {
 				p := func(q float64) time.Duration { return lags[min(len(lags)-1, int(q*float64(len(lags))))] }
 				b.ReportMetric(float64(p(0.5).Microseconds())/1000, "p50-ms")
 				b.ReportMetric(float64(p(0.99).Microseconds())/1000, "p99-ms")
+				slices.Sort(behind)
+				b.ReportMetric(float64(behind[min(len(behind)-1, len(behind)*99/100)]), "behind-p99")
 				b.ReportMetric(0, "ns/op")
-				b.Logf("%s: %d blocks, lag p50 %v p99 %v max %v", tc.name, len(lags), p(0.5), p(0.99), lags[len(lags)-1])
+				b.Logf("%s: %d blocks, lag p50 %v p99 %v max %v; blocks behind when the next was made: p50 %d p99 %d max %d", tc.name, len(lags),
+					p(0.5), p(0.99), lags[len(lags)-1], behind[len(behind)/2], behind[min(len(behind)-1, len(behind)*99/100)], behind[len(behind)-1])
 			}
 		})
 	}

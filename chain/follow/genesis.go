@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"time"
 
 	"github.com/tipnode/tipnode/chain"
@@ -16,11 +17,7 @@ import (
 // upstream's block 0 and its chain id the upstream's. The caller writes it
 // with chain.InitGenesis (tipnode init --genesis-from).
 func FetchGenesis(ctx context.Context, url string, timeout time.Duration) (*chain.Genesis, error) {
-	cfg := Config{URL: url, RequestTimeout: timeout}.WithDefaults()
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	up, err := dial(ctx, cfg, nil)
+	up, err := dialURL(ctx, url, timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -48,6 +45,27 @@ func FetchGenesis(ctx context.Context, url string, timeout time.Duration) (*chai
 		return nil, fmt.Errorf("%w: the genesis spec gives block 0 %s, the upstream's block 0 is %s", ErrGenesisMismatch, g.Block.Hash().Hex(), block0.Hash().Hex())
 	}
 	return g, nil
+}
+
+// dialURL connects to the upstream at url for a one-off fetch (no
+// metrics) with the request timeout given.
+func dialURL(ctx context.Context, url string, timeout time.Duration) (*upstream, error) {
+	cfg := Config{URL: url, RequestTimeout: timeout}.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return dial(ctx, cfg, nil)
+}
+
+// FetchChainID asks an upstream (any JSON-RPC node) for its chain id
+// (eth_chainId).
+func FetchChainID(ctx context.Context, url string, timeout time.Duration) (*big.Int, error) {
+	up, err := dialURL(ctx, url, timeout)
+	if err != nil {
+		return nil, err
+	}
+	defer up.close()
+	return up.chainID(ctx)
 }
 
 // decodeGenesis decodes a tipnode_genesis answer: a go-ethereum genesis

@@ -2,6 +2,7 @@ package genesisinit
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -32,6 +33,10 @@ type Config struct {
 	// Progress, when set, is called about every statedump.ProgressEvery
 	// accounts and slots read ("parse") and written ("write").
 	Progress func(phase string, entries int64)
+	// Check, when set, is called with the genesis (block 0 sealed) and its
+	// "config" member as given, before anything is written: an error
+	// refuses the genesis (tipnode init --chain: the preset's chain).
+	Check func(g *chain.Genesis, rawConfig json.RawMessage) error
 }
 
 // Validate checks the config.
@@ -118,6 +123,11 @@ func Init(ctx context.Context, db *store.DB, r io.Reader, cfg Config) (*chain.Ge
 		passerRoot = types.EmptyRootHash
 	}
 	g.SealBlock(root, passerRoot)
+	if cfg.Check != nil {
+		if err := cfg.Check(g, rawConfig); err != nil {
+			return nil, stats, err
+		}
+	}
 	config, err := g.ConfigJSON(rawConfig)
 	if err != nil {
 		return nil, stats, fmt.Errorf("%w: encode chain config: %v", chain.ErrGenesis, err)

@@ -18,6 +18,7 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/chain/genesisinit"
+	"github.com/tipnode/tipnode/chain/op/optest"
 	"github.com/tipnode/tipnode/pending/devnet"
 	"github.com/tipnode/tipnode/store"
 )
@@ -262,3 +263,73 @@ func TestInitRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestInitRealOPChains: tipnode init --genesis of every real OP chain
+// genesis in ../shared/op/chains (op-geth's dumpgenesis: no deltaTime,
+// Karst scheduled, the full predeploy alloc) gives the genesis block hash
+// op-geth computes, and the store reopens with the chain's OP forks. OP
+// Mainnet's (no alloc, Bedrock at block 105,235,063) is refused at genesis
+// with the way to start, nothing written, while its chain config is
+// accepted for an init at a recent block.
+func TestInitRealOPChains(t *testing.T) {
+	for _, c := range optest.Chains(t) {
+		t.Run(c.Name, func(t *testing.T) {
+			spec, err := os.ReadFile(c.Path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfgOnly, err := chain.ParseGenesisConfig(spec)
+			if err != nil {
+				t.Fatalf("chain config refused: %v", err)
+			}
+			if cfgOnly.OP == nil || cfgOnly.OP.KarstTime == nil && c.Name != "worldchain-mainnet" {
+				t.Fatalf("OP config not read: %+v", cfgOnly.OP)
+			}
+			db := chaintest.OpenStore(t)
+			g, _, err := streamInit(t, db, spec)
+			if c.GenesisHash == (common.Hash{}) {
+				// A chain that starts before Bedrock.
+				if !errors.Is(err, chain.ErrPreBedrock) || !strings.Contains(err.Error(), "--state.from") ||
+					!strings.Contains(err.Error(), "--snapshot-from") || !strings.Contains(err.Error(), "bedrockBlock") {
+					t.Fatalf("init of a pre-Bedrock genesis: %v", err)
+				}
+				if _, perr := chain.ParseGenesis(spec); !errors.Is(perr, chain.ErrPreBedrock) {
+					t.Fatalf("ParseGenesis: %v", perr)
+				}
+				view, verr := db.View()
+				if verr != nil {
+					t.Fatal(verr)
+				}
+				defer view.Close()
+				if _, herr := view.CanonicalHash(0); !errors.Is(herr, store.ErrNotFound) {
+					t.Fatalf("a refused init wrote block 0: %v", herr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("init: %v", err)
+			}
+			if got := g.Block.Hash(); got != c.GenesisHash {
+				t.Fatalf("genesis hash %s, op-geth's %s", got, c.GenesisHash)
+			}
+			if g.Config.ChainID.Uint64() != c.ChainID {
+				t.Fatalf("chain id %v, want %d", g.Config.ChainID, c.ChainID)
+			}
+			view, err := db.View()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer view.Close()
+			loaded, err := chain.LoadGenesis(view)
+			if err != nil || loaded.Block.Hash() != c.GenesisHash || loaded.OP == nil {
+				t.Fatalf("reopened: %v %v", err, loaded)
+			}
+			if !equalTimes(loaded.OP.JovianTime, cfgOnly.OP.JovianTime) || !equalTimes(loaded.OP.KarstTime, cfgOnly.OP.KarstTime) ||
+				!equalTimes(loaded.OP.IsthmusTime, cfgOnly.OP.IsthmusTime) || loaded.OP.EIP1559DenominatorCanyon != cfgOnly.OP.EIP1559DenominatorCanyon {
+				t.Fatalf("stored OP config %+v, given %+v", loaded.OP, cfgOnly.OP)
+			}
+		})
+	}
+}
+
+func equalTimes(a, b *uint64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }

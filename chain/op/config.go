@@ -25,10 +25,17 @@ const (
 // "regolithTime", "canyonTime", "deltaTime", "ecotoneTime", "fjordTime",
 // "graniteTime", "holoceneTime", "isthmusTime", "jovianTime", "karstTime" and
 // "optimism": {"eip1559Elasticity", "eip1559Denominator",
-// "eip1559DenominatorCanyon"}. A nil time means the fork is not scheduled.
+// "eip1559DenominatorCanyon"}. A nil (absent) time means the fork is not
+// active, as op-geth reads it.
+//
+// Delta changed only derivation (span batches): op-geth's chain config has
+// no "deltaTime" and nothing here depends on it. A "deltaTime" present in
+// the JSON is kept (DeltaTime) but neither required nor ordered.
 //
 // A Config is immutable after ParseConfig and safe for concurrent use.
 type Config struct {
+	// ChainID is the config's "chainId" (0 when absent), named in errors.
+	ChainID uint64
 	// BedrockBlock is the first Bedrock block (default 0: the chain starts
 	// at Bedrock). Blocks before it are legacy OP blocks tipnode cannot
 	// execute.
@@ -36,6 +43,7 @@ type Config struct {
 
 	RegolithTime *uint64
 	CanyonTime   *uint64
+	// DeltaTime is informational only (derivation, not execution).
 	DeltaTime    *uint64
 	EcotoneTime  *uint64
 	FjordTime    *uint64
@@ -56,6 +64,7 @@ type Config struct {
 
 // configJSON mirrors the OP fields of the chain-config JSON.
 type configJSON struct {
+	ChainID      *big.Int `json:"chainId"`
 	BedrockBlock *big.Int `json:"bedrockBlock"`
 	RegolithTime *uint64  `json:"regolithTime"`
 	CanyonTime   *uint64  `json:"canyonTime"`
@@ -96,6 +105,9 @@ func ParseConfig(chainConfig []byte) (*Config, error) {
 	if c.BedrockBlock == nil {
 		c.BedrockBlock = new(big.Int)
 	}
+	if j.ChainID != nil && j.ChainID.IsUint64() {
+		c.ChainID = j.ChainID.Uint64()
+	}
 	if v := j.Optimism.EIP1559Elasticity; v != nil {
 		c.EIP1559Elasticity = *v
 	}
@@ -117,29 +129,41 @@ type forkTime struct {
 	t    *uint64
 }
 
+// forks are the OP forks that change execution, in activation order (Delta
+// is not one of them).
 func (c *Config) forks() []forkTime {
 	return []forkTime{
-		{"regolithTime", c.RegolithTime}, {"canyonTime", c.CanyonTime}, {"deltaTime", c.DeltaTime},
+		{"regolithTime", c.RegolithTime}, {"canyonTime", c.CanyonTime},
 		{"ecotoneTime", c.EcotoneTime}, {"fjordTime", c.FjordTime}, {"graniteTime", c.GraniteTime},
 		{"holoceneTime", c.HoloceneTime}, {"isthmusTime", c.IsthmusTime}, {"jovianTime", c.JovianTime},
 		{"karstTime", c.KarstTime},
 	}
 }
 
-// Validate checks the EIP-1559 constants and the fork order: every fork
-// needs the one before it scheduled, at the same time or earlier.
+// errConfig is an ErrConfig naming the chain (by chain id) and what was
+// wrong.
+func (c *Config) errConfig(format string, args ...any) error {
+	return fmt.Errorf("%w (chain %d): %s", ErrConfig, c.ChainID, fmt.Sprintf(format, args...))
+}
+
+// Validate checks the EIP-1559 constants and the order of the execution
+// forks: a fork needs the one before it scheduled, at the same time or
+// earlier. op-geth itself reads each time alone; the order is what every
+// published chain (and op-node's rollup config check) has, and tipnode's
+// rules assume each fork includes the ones before it, so a config that
+// breaks it is refused, naming the fields. deltaTime is not checked.
 func (c *Config) Validate() error {
 	if c.BedrockBlock == nil || c.BedrockBlock.Sign() < 0 {
-		return fmt.Errorf("%w: bedrockBlock must be a non-negative number", ErrConfig)
+		return c.errConfig("bedrockBlock must be a non-negative number")
 	}
 	if c.EIP1559Elasticity == 0 {
-		return fmt.Errorf("%w: optimism.eip1559Elasticity must be set and non-zero", ErrConfig)
+		return c.errConfig("optimism.eip1559Elasticity must be set and non-zero")
 	}
 	if c.EIP1559Denominator == 0 {
-		return fmt.Errorf("%w: optimism.eip1559Denominator must be set and non-zero", ErrConfig)
+		return c.errConfig("optimism.eip1559Denominator must be set and non-zero")
 	}
 	if c.CanyonTime != nil && c.EIP1559DenominatorCanyon == 0 {
-		return fmt.Errorf("%w: optimism.eip1559DenominatorCanyon must be set and non-zero when canyonTime is set", ErrConfig)
+		return c.errConfig("optimism.eip1559DenominatorCanyon must be set and non-zero when canyonTime is set")
 	}
 	forks := c.forks()
 	for i := 1; i < len(forks); i++ {
@@ -148,10 +172,10 @@ func (c *Config) Validate() error {
 			continue
 		}
 		if prev.t == nil {
-			return fmt.Errorf("%w: %s is set but %s is not", ErrConfig, cur.name, prev.name)
+			return c.errConfig("%s is set but %s, the fork before it, is not", cur.name, prev.name)
 		}
 		if *cur.t < *prev.t {
-			return fmt.Errorf("%w: %s (%d) is before %s (%d)", ErrConfig, cur.name, *cur.t, prev.name, *prev.t)
+			return c.errConfig("%s (%d) is before %s (%d)", cur.name, *cur.t, prev.name, *prev.t)
 		}
 	}
 	return nil
@@ -168,7 +192,6 @@ func (c *Config) IsBedrock(number *big.Int) bool {
 // active at block time t.
 func (c *Config) IsRegolith(t uint64) bool { return active(c.RegolithTime, t) }
 func (c *Config) IsCanyon(t uint64) bool   { return active(c.CanyonTime, t) }
-func (c *Config) IsDelta(t uint64) bool    { return active(c.DeltaTime, t) }
 func (c *Config) IsEcotone(t uint64) bool  { return active(c.EcotoneTime, t) }
 func (c *Config) IsFjord(t uint64) bool    { return active(c.FjordTime, t) }
 func (c *Config) IsGranite(t uint64) bool  { return active(c.GraniteTime, t) }
@@ -177,7 +200,8 @@ func (c *Config) IsIsthmus(t uint64) bool  { return active(c.IsthmusTime, t) }
 func (c *Config) IsJovian(t uint64) bool   { return active(c.JovianTime, t) }
 func (c *Config) IsKarst(t uint64) bool    { return active(c.KarstTime, t) }
 
-// Fork names the latest OP fork active at time t ("bedrock" ... "karst").
+// Fork names the latest execution fork active at time t ("bedrock",
+// "regolith", "canyon", "ecotone" ... "karst"; never "delta").
 func (c *Config) Fork(t uint64) string {
 	name := "bedrock"
 	for _, f := range c.forks() {
@@ -237,9 +261,9 @@ func (c *Config) ApplyTo(pc *params.ChainConfig) error {
 			v := *p.op
 			*p.l1 = &v
 		case p.op == nil:
-			return fmt.Errorf("%w: %s is set (%d) but %s, the OP fork it stands for, is not", ErrConfig, p.l1name, *have, p.opname)
+			return c.errConfig("%s is set (%d) but %s, the OP fork it stands for, is not", p.l1name, *have, p.opname)
 		case *have != *p.op:
-			return fmt.Errorf("%w: %s (%d) differs from %s (%d)", ErrConfig, p.l1name, *have, p.opname, *p.op)
+			return c.errConfig("%s (%d) differs from %s (%d)", p.l1name, *have, p.opname, *p.op)
 		}
 	}
 	for _, later := range []struct {
@@ -248,7 +272,7 @@ func (c *Config) ApplyTo(pc *params.ChainConfig) error {
 	}{{"amsterdamTime", pc.AmsterdamTime}, {"bpo1Time", pc.BPO1Time}, {"bpo2Time", pc.BPO2Time},
 		{"bpo3Time", pc.BPO3Time}, {"bpo4Time", pc.BPO4Time}, {"bpo5Time", pc.BPO5Time}} {
 		if later.t != nil {
-			return fmt.Errorf("%w: %s is an L1 fork no OP fork schedules", ErrConfig, later.name)
+			return c.errConfig("%s is an L1 fork no OP fork schedules", later.name)
 		}
 	}
 	zero := func(b **big.Int) {
@@ -277,7 +301,7 @@ func (c *Config) ApplyTo(pc *params.ChainConfig) error {
 		}
 	}
 	if err := pc.CheckConfigForkOrder(); err != nil {
-		return fmt.Errorf("%w: %v", ErrConfig, err)
+		return c.errConfig("%v", err)
 	}
 	return nil
 }

@@ -39,7 +39,7 @@ func TestParseConfig(t *testing.T) {
 	forks := []struct {
 		t    uint64
 		want string
-	}{{0, "delta"}, {9, "delta"}, {10, "ecotone"}, {25, "fjord"}, {30, "granite"}, {45, "holocene"},
+	}{{0, "canyon"}, {9, "canyon"}, {10, "ecotone"}, {25, "fjord"}, {30, "granite"}, {45, "holocene"},
 		{50, "isthmus"}, {69, "jovian"}, {70, "karst"}, {1 << 40, "karst"}}
 	for _, f := range forks {
 		if got := cfg.Fork(f.t); got != f.want {
@@ -50,7 +50,7 @@ func TestParseConfig(t *testing.T) {
 		name string
 		fn   func(uint64) bool
 		at   uint64
-	}{{"regolith", cfg.IsRegolith, 0}, {"canyon", cfg.IsCanyon, 0}, {"delta", cfg.IsDelta, 0},
+	}{{"regolith", cfg.IsRegolith, 0}, {"canyon", cfg.IsCanyon, 0},
 		{"ecotone", cfg.IsEcotone, 10}, {"fjord", cfg.IsFjord, 20}, {"granite", cfg.IsGranite, 30},
 		{"holocene", cfg.IsHolocene, 40}, {"isthmus", cfg.IsIsthmus, 50}, {"jovian", cfg.IsJovian, 60},
 		{"karst", cfg.IsKarst, 70}}
@@ -84,8 +84,9 @@ func TestParseConfigErrors(t *testing.T) {
 		{"no elasticity", `{"optimism": {"eip1559Denominator": 50}}`, "eip1559Elasticity"},
 		{"zero denominator", `{"optimism": {"eip1559Elasticity": 6, "eip1559Denominator": 0}}`, "eip1559Denominator"},
 		{"canyon without denominator", `{"canyonTime": 0, "regolithTime": 0, "optimism": {"eip1559Elasticity": 6, "eip1559Denominator": 50}}`, "eip1559DenominatorCanyon"},
-		{"gap", `{"regolithTime": 0, "ecotoneTime": 5, "optimism": {"eip1559Elasticity": 6, "eip1559Denominator": 50}}`, "ecotoneTime is set but deltaTime is not"},
-		{"order", `{"regolithTime": 0, "canyonTime": 10, "deltaTime": 5, "optimism": {"eip1559Elasticity": 6, "eip1559Denominator": 50, "eip1559DenominatorCanyon": 250}}`, "deltaTime (5) is before canyonTime (10)"},
+		{"gap", `{"chainId": 7, "regolithTime": 0, "ecotoneTime": 5, "optimism": {"eip1559Elasticity": 6, "eip1559Denominator": 50}}`, "(chain 7): ecotoneTime is set but canyonTime, the fork before it, is not"},
+		{"order", `{"chainId": 10, "regolithTime": 0, "canyonTime": 10, "ecotoneTime": 5, "optimism": {"eip1559Elasticity": 6, "eip1559Denominator": 50, "eip1559DenominatorCanyon": 250}}`, "(chain 10): ecotoneTime (5) is before canyonTime (10)"},
+		{"karst without jovian", `{"chainId": 130, "regolithTime": 0, "canyonTime": 0, "ecotoneTime": 0, "fjordTime": 0, "graniteTime": 0, "holoceneTime": 0, "isthmusTime": 0, "karstTime": 9, "optimism": {"eip1559Elasticity": 6, "eip1559Denominator": 50, "eip1559DenominatorCanyon": 250}}`, "(chain 130): karstTime is set but jovianTime, the fork before it, is not"},
 		{"negative bedrock", `{"bedrockBlock": -1, "optimism": {"eip1559Elasticity": 6, "eip1559Denominator": 50}}`, "bedrockBlock"},
 	}
 	for _, c := range cases {
@@ -95,6 +96,41 @@ func TestParseConfigErrors(t *testing.T) {
 				t.Fatalf("err = %v, want ErrConfig naming %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestParseConfigWithoutDelta: op-geth's chain configs (geth --op-network
+// NAME dumpgenesis) have no deltaTime, Delta being a derivation-only fork.
+// They are accepted; a deltaTime, when present, is neither required nor
+// ordered; an unset later fork is simply not active.
+func TestParseConfigWithoutDelta(t *testing.T) {
+	noDelta := strings.Replace(opChainConfig, `"deltaTime": 0,`, ``, 1)
+	cfg, err := ParseConfig([]byte(noDelta))
+	if err != nil {
+		t.Fatalf("a config without deltaTime is refused: %v", err)
+	}
+	if cfg.DeltaTime != nil || !cfg.IsEcotone(10) || cfg.IsEcotone(9) || cfg.Fork(9) != "canyon" || cfg.ChainID != 901 {
+		t.Fatalf("parsed %+v", cfg)
+	}
+	// A deltaTime out of the execution forks' order is derivation's
+	// business: accepted (op-geth ignores the field).
+	late := strings.Replace(opChainConfig, `"deltaTime": 0,`, `"deltaTime": 1000,`, 1)
+	if _, err := ParseConfig([]byte(late)); err != nil {
+		t.Fatalf("deltaTime after ecotoneTime refused: %v", err)
+	}
+	// Later forks unset: not active at any time.
+	short := `{"chainId": 5, "regolithTime": 0, "canyonTime": 0, "ecotoneTime": 3, "optimism": {"eip1559Elasticity": 6, "eip1559Denominator": 50, "eip1559DenominatorCanyon": 250}}`
+	cfg, err = ParseConfig([]byte(short))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, is := range []func(uint64) bool{cfg.IsFjord, cfg.IsGranite, cfg.IsHolocene, cfg.IsIsthmus, cfg.IsJovian, cfg.IsKarst} {
+		if is(1 << 62) {
+			t.Fatal("an unset fork reads as active")
+		}
+	}
+	if cfg.Fork(1<<62) != "ecotone" {
+		t.Fatalf("Fork = %s", cfg.Fork(1<<62))
 	}
 }
 
@@ -147,7 +183,7 @@ func TestApplyTo(t *testing.T) {
 	_ = json.Unmarshal([]byte(opChainConfig), pc2)
 	bad := uint64(11)
 	pc2.CancunTime = &bad
-	if err := cfg.ApplyTo(pc2); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "cancunTime (11) differs from ecotoneTime (10)") {
+	if err := cfg.ApplyTo(pc2); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "(chain 901): cancunTime (11) differs from ecotoneTime (10)") {
 		t.Fatalf("conflict: %v", err)
 	}
 	// An L1 fork with no OP counterpart is refused.

@@ -13,14 +13,18 @@
 //   - Config (config.go): the OP part of a chain config, parsed from the same
 //     chain-config JSON as go-ethereum's params.ChainConfig (op-geth's
 //     genesis format: "bedrockBlock", "regolithTime" ... "karstTime" and the
-//     "optimism" object with the EIP-1559 constants). ParseConfig returns nil
-//     for an L1 chain. Config.ApplyTo maps the OP forks onto go-ethereum's
+//     "optimism" object with the EIP-1559 constants; an absent fork time is
+//     a fork not active, "deltaTime" is optional and unused: Delta changed
+//     only derivation). ParseConfig returns nil for an L1 chain. Config.ApplyTo maps the OP forks onto go-ethereum's
 //     (Shanghai = Canyon, Cancun = Ecotone, Prague = Isthmus, Osaka = Karst)
 //     and gives Cancun and Prague a no-blobs schedule (NoBlobsSchedule):
 //     every OP header has excessBlobGas 0, so the blob base fee is 1 wei.
 //   - L1 data fee (l1block.go, l1cost.go, fastlz.go): ReadFeeParams reads
-//     the L1Block predeploy's storage (after the block's deposits) into
-//     FeeParams; the formula is Bedrock before Ecotone and in the Ecotone
+//     the L1Block predeploy's storage (after the block's deposits; the
+//     slots op-geth reads) into FeeParams, all but Jovian's DA footprint
+//     gas scalar, which the executor takes from the block's L1-info deposit
+//     as op-geth does (L1Block 1.7.0 moved it between a pre-release and the
+//     release); the formula is Bedrock before Ecotone and in the Ecotone
 //     activation block (detected, as the spec implies, by the Ecotone slots
 //     being unset), Ecotone, then Fjord with the FastLZ size estimate.
 //     FeeParams.L1Cost, OperatorFee / OperatorFeeRefund (Isthmus and

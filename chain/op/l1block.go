@@ -49,7 +49,10 @@ var (
 	// slot 7: blobBaseFee (uint256, Ecotone)
 	L1BlobBaseFeeSlot = common.BigToHash(big.NewInt(7))
 	// slot 8: operatorFeeConstant (uint64, offset 0) | operatorFeeScalar
-	// (uint32, offset 8) | daFootprintGasScalar (uint16, offset 12)
+	// (uint32, offset 8); L1Block 1.7.0 (Jovian) as released also packs
+	// daFootprintGasScalar (uint16, offset 12) here, a pre-release 1.7.0
+	// kept it in slot 9 (offset 0). ReadFeeParams reads neither: the
+	// scalar is taken from the block's L1-info deposit (see FeeParams).
 	L1OperatorFeeSlot = common.BigToHash(big.NewInt(8))
 )
 
@@ -57,7 +60,6 @@ var (
 const (
 	baseFeeScalarAt     = 16 // slot 3 [16,20)
 	blobBaseFeeScalarAt = 20 // slot 3 [20,24)
-	daFootprintAt       = 18 // slot 8 [18,20)
 	operatorScalarAt    = 20 // slot 8 [20,24)
 	operatorConstantAt  = 24 // slot 8 [24,32)
 )
@@ -122,13 +124,18 @@ type FeeParams struct {
 	OperatorFeeConstant uint64
 
 	// Jovian: the DA footprint gas scalar (receipts, block DA footprint).
+	// ReadFeeParams leaves it 0: like op-geth, the executor takes it from
+	// the block's L1-info deposit (the Jovian encoding's last 2 bytes), the
+	// source the spec makes interchangeable with L1Block's storage and the
+	// one that does not depend on the contract version's storage layout.
 	Jovian               bool
 	DAFootprintGasScalar uint16
 }
 
 // ReadFeeParams reads the fee parameters of a block at time t from the
-// L1Block predeploy's storage; read returns a slot's value (zero when unset)
-// in the state after the block's deposits. The formula follows the forks,
+// L1Block predeploy's storage (the slots op-geth reads: 1, 3, 5, 6, 7, 8);
+// read returns a slot's value (zero when unset) in the state after the
+// block's deposits. DAFootprintGasScalar stays 0 (see FeeParams). The formula follows the forks,
 // except that an Ecotone block whose Ecotone slots are still unset (blob
 // base fee and both scalars zero: the Ecotone activation block, where the
 // L1-info deposit still calls setL1BlockValues) uses the Bedrock formula.
@@ -163,7 +170,6 @@ func ReadFeeParams(cfg *Config, t uint64, read func(slot common.Hash) common.Has
 		if cfg.IsJovian(t) {
 			p.Operator = OperatorFeeJovian
 			p.Jovian = true
-			p.DAFootprintGasScalar = binary.BigEndian.Uint16(op[daFootprintAt:])
 		}
 		p.OperatorFeeScalar = binary.BigEndian.Uint32(op[operatorScalarAt:])
 		p.OperatorFeeConstant = binary.BigEndian.Uint64(op[operatorConstantAt:])

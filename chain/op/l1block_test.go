@@ -67,6 +67,13 @@ func TestL1InfoRoundTrip(t *testing.T) {
 		cfg.HoloceneTime, cfg.IsthmusTime, cfg.JovianTime = cfg.GraniteTime, cfg.GraniteTime, cfg.GraniteTime
 		cd := CostData{Zeroes: 40, Ones: 160, FastLZSize: 170}
 		pa, pb := ReadFeeParams(cfg, 1, reader(infoSlots(back))), back.FeeParams(cfg, 1)
+		// The DA footprint gas scalar is not read from storage (whose
+		// layout changed within L1Block 1.7.0): the executor takes the
+		// L1-info deposit's.
+		if pa.DAFootprintGasScalar != 0 {
+			t.Errorf("version %d: ReadFeeParams read a DA scalar %d from storage", v, pa.DAFootprintGasScalar)
+		}
+		pa.DAFootprintGasScalar = back.DAFootprintGasScalar
 		a, b := pa.ReceiptFields(cd), pb.ReceiptFields(cd)
 		if a.L1Fee.Cmp(b.L1Fee) != 0 || a.L1GasUsed.Cmp(b.L1GasUsed) != 0 || *a.BlobGasUsed != *b.BlobGasUsed {
 			t.Errorf("version %d: storage %+v, calldata %+v", v, a, b)

@@ -8,12 +8,14 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/follow"
+	"github.com/tipnode/tipnode/chain/op/preset"
 	"github.com/tipnode/tipnode/migrations"
 	"github.com/tipnode/tipnode/store"
 )
@@ -107,6 +109,7 @@ func runInit(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		genesisFrom string
 		st          StateInitFlags
 		snapFrom    string
+		chainName   string
 	)
 	sf.register(fs, datadirRequired)
 	lc.register(fs)
@@ -121,20 +124,41 @@ func runInit(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.StringVar(&st.Headers, "state.headers", "", "RLP file of blocks or headers ending at N (as geth export writes), instead of --state.from")
 	fs.StringVar(&genesis, "genesis", "", "genesis JSON file in go-ethereum's format (streamed: any size in bounded memory)")
 	fs.StringVar(&genesisFrom, "genesis-from", "", "fetch the genesis from a tipnode upstream at this JSON-RPC URL (tipnode_genesis)")
+	fs.StringVar(&chainName, "chain", "", "OP Stack chain preset ("+strings.Join(preset.Names(), ", ")+
+		"): its chain config, fork times and genesis hash; with --genesis FILE (checked against the preset), --state (no genesis file needed) or --snapshot-from")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if err := lc.Validate(); err != nil {
 		return err
 	}
+	var pre *preset.Preset
+	if chainName != "" {
+		var err error
+		if pre, err = lookupPreset(chainName, sf); err != nil {
+			return err
+		}
+	}
 	if snapFrom != "" {
 		if genesis != "" || genesisFrom != "" || st.Dump != "" || sf.DataDir == "" {
 			return errors.New("--snapshot-from needs --datadir and excludes --genesis, --genesis-from and --state")
 		}
+		if pre != nil {
+			if err := checkUpstreamChain(ctx, pre, "--snapshot-from", snapFrom); err != nil {
+				return err
+			}
+		}
 		return initFromSnapshot(ctx, sf, snapFrom, lc.logger(stderr))
 	}
-	if (genesis == "") == (genesisFrom == "") || sf.DataDir == "" {
-		return errors.New("--datadir and one of --genesis or --genesis-from are required")
+	switch {
+	case sf.DataDir == "":
+		return errors.New("--datadir is required")
+	case pre != nil && genesisFrom != "":
+		return fmt.Errorf("--chain %s excludes --genesis-from: the preset gives the chain (add --genesis FILE, --state or --snapshot-from)", pre.Name)
+	case pre != nil && st.Dump == "" && (genesis == "" || !pre.StartsAtGenesis()):
+		return errPresetNeedsSource(pre)
+	case pre == nil && (genesis == "") == (genesisFrom == ""):
+		return errors.New("--datadir and one of --genesis, --genesis-from or --chain are required")
 	}
 	if err := st.Validate(); err != nil {
 		return err
@@ -148,14 +172,25 @@ func runInit(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if err := checkNotHalfInitialised(sf.DataDir); err != nil {
 			return err
 		}
-		// The state comes from the dump: only the genesis' config is read.
-		if g, err = readGenesis(ctx, genesisFrom, genesis, chain.ParseGenesisConfig); err != nil {
+		// The state comes from the dump: only the genesis' config is read
+		// (the preset's when --chain is given without --genesis).
+		if pre != nil && genesis == "" {
+			g, err = pre.Genesis()
+		} else {
+			g, err = readGenesis(ctx, genesisFrom, genesis, chain.ParseGenesisConfig)
+		}
+		if err != nil {
 			return err
 		}
-		return initFromState(ctx, sf, st, g, log)
+		if pre != nil {
+			if err := pre.CheckConfig(g.RawConfig()); err != nil {
+				return fmt.Errorf("%s: %w", genesis, err)
+			}
+		}
+		return initFromState(ctx, sf, st, g, pre, log)
 	}
 	if genesis != "" {
-		return initFromGenesisFile(ctx, sf, genesis, log)
+		return initFromGenesisFile(ctx, sf, genesis, pre, log)
 	}
 	if g, err = readGenesis(ctx, genesisFrom, genesis, chain.ParseGenesis); err != nil {
 		return err

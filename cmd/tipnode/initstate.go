@@ -15,6 +15,7 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/follow"
 	"github.com/tipnode/tipnode/chain/genesisinit"
+	"github.com/tipnode/tipnode/chain/op/preset"
 	"github.com/tipnode/tipnode/chain/snapshot"
 	"github.com/tipnode/tipnode/chain/statedump"
 	"github.com/tipnode/tipnode/store"
@@ -98,12 +99,12 @@ func limitImportMemory() {
 // initFromState initialises the store of sf at block f.Block from the
 // state dump f.Dump (see README "Starting from a recent block"): all or
 // nothing, the dump verified against the anchor header's state root.
-func initFromState(ctx context.Context, sf StoreFlags, f StateInitFlags, g *chain.Genesis, log zerolog.Logger) error {
+func initFromState(ctx context.Context, sf StoreFlags, f StateInitFlags, g *chain.Genesis, pre *preset.Preset, log zerolog.Logger) error {
 	start := time.Now()
 	limitImportMemory()
 	n := f.Block
 	anchor := &store.AnchorWrite{Spec: g.Spec}
-	config, err := json.Marshal(g.Config)
+	config, err := g.StoredConfig()
 	if err != nil {
 		return err
 	}
@@ -121,6 +122,11 @@ func initFromState(ctx context.Context, sf StoreFlags, f StateInitFlags, g *chai
 		}
 		if anchor.Genesis != nil && anchor.Genesis.Hash() != a.Genesis.Hash() {
 			return fmt.Errorf("--state.from %s: the upstream's block 0 is %s, the genesis gives %s", f.From, a.Genesis.Hash().Hex(), anchor.Genesis.Hash().Hex())
+		}
+		if pre != nil {
+			if err := pre.CheckGenesisHash("--state.from "+f.From, a.Genesis.Hash()); err != nil {
+				return err
+			}
 		}
 		anchor.Genesis, anchor.Headers, anchor.Body, anchor.Receipts = a.Genesis, a.Headers, a.Body, a.Receipts
 		if a.NoHistory != "" {
@@ -143,6 +149,10 @@ func initFromState(ctx context.Context, sf StoreFlags, f StateInitFlags, g *chai
 			}
 			anchor.Genesis = hs.Genesis
 		}
+		if anchor.Genesis == nil && g.Core == nil && pre != nil {
+			return fmt.Errorf("--state.headers %s does not start at block 0 and --chain %s holds no genesis state: "+
+				"give --genesis FILE too, or --state.from URL instead", f.Headers, pre.Name)
+		}
 		if anchor.Genesis == nil {
 			// Block 0 from the spec: its alloc is built once to hash it.
 			full, err := chain.ParseGenesis(g.Spec)
@@ -150,6 +160,11 @@ func initFromState(ctx context.Context, sf StoreFlags, f StateInitFlags, g *chai
 				return err
 			}
 			anchor.Genesis = full.Block.Header()
+		}
+		if pre != nil {
+			if err := pre.CheckGenesisHash("--state.headers "+f.Headers, anchor.Genesis.Hash()); err != nil {
+				return err
+			}
 		}
 		if len(hs.Headers) > 0 && hs.Headers[0].Number.Uint64() == 1 && hs.Headers[0].ParentHash != anchor.Genesis.Hash() {
 			return fmt.Errorf("--state.headers %s: block 1's parent is %s, the genesis is %s", f.Headers, hs.Headers[0].ParentHash.Hex(), anchor.Genesis.Hash().Hex())
@@ -260,7 +275,7 @@ func initFromSnapshot(ctx context.Context, sf StoreFlags, url string, log zerolo
 // initFromGenesisFile initialises the store of sf at genesis from the
 // genesis JSON file, streamed (genesisinit.Init): bounded memory
 // whatever the alloc's size, all or nothing as init --state.
-func initFromGenesisFile(ctx context.Context, sf StoreFlags, file string, log zerolog.Logger) error {
+func initFromGenesisFile(ctx context.Context, sf StoreFlags, file string, pre *preset.Preset, log zerolog.Logger) (err error) {
 	if err := checkNotHalfInitialised(sf.DataDir); err != nil {
 		return err
 	}
@@ -271,6 +286,17 @@ func initFromGenesisFile(ctx context.Context, sf StoreFlags, file string, log ze
 		return err
 	}
 	defer f.Close()
+	// A refused genesis leaves no data directory behind that was not there
+	// before (the store is opened before the streamed spec is read).
+	if _, serr := os.Stat(sf.DataDir); errors.Is(serr, os.ErrNotExist) {
+		defer func() {
+			if err != nil {
+				if rerr := os.RemoveAll(sf.DataDir); rerr != nil {
+					log.Warn().Err(rerr).Str("datadir", sf.DataDir).Msg("remove the data directory of the refused init")
+				}
+			}
+		}()
+	}
 	db, err := openImportStore(sf, log)
 	if err != nil {
 		return err
@@ -292,7 +318,18 @@ func initFromGenesisFile(ctx context.Context, sf StoreFlags, file string, log ze
 			Float64("entries/s", float64(n-lastN)/now.Sub(last).Seconds()).Msg("genesis alloc")
 		last, lastN = now, n
 	}
-	g, stats, err := genesisinit.Init(ctx, db, f, genesisinit.Config{TempDir: tmp, MemBytes: 128 << 20, Progress: progress})
+	icfg := genesisinit.Config{TempDir: tmp, MemBytes: 128 << 20, Progress: progress}
+	if pre != nil {
+		// The preset's chain: its config member for member, its genesis
+		// hash; checked before anything is written.
+		icfg.Check = func(g *chain.Genesis, rawConfig json.RawMessage) error {
+			if err := pre.CheckConfig(rawConfig); err != nil {
+				return err
+			}
+			return pre.CheckGenesisHash("the genesis file", g.Block.Hash())
+		}
+	}
+	g, stats, err := genesisinit.Init(ctx, db, f, icfg)
 	// Nothing was ingested on an error: the store is as before.
 	if rerr := os.RemoveAll(tmp); rerr != nil && err == nil {
 		log.Warn().Err(rerr).Msg("remove the init's temporary files")

@@ -364,6 +364,9 @@ func TestOPDiffL1BlockCode(t *testing.T) {
 			ts = spec.t0 // before Ecotone: the Bedrock formula reads slots 5 and 6
 		}
 		got, want := op.ReadFeeParams(cfg, ts, read), info.FeeParams(cfg, ts)
+		// The DA scalar is the L1-info deposit's (as op-geth reads it), not
+		// read from storage.
+		got.DAFootprintGasScalar = info.DAFootprintGasScalar
 		if g, w := fmt.Sprintf("%+v", *got), fmt.Sprintf("%+v", *want); g != w {
 			t.Errorf("version %d: storage gives %s, calldata %s", info.Version, g, w)
 		}

@@ -21,14 +21,22 @@
 // # Rules
 //
 //   - Sequence (sequence.go, pure): per block number and index. Index k+1
-//     of the open block appends; index 0 of a new block opens it; the open
-//     block's last message again is a duplicate (ignored, no
-//     notification); a gap, a lower index, a payload id changing mid-block
-//     or a malformed index 0 drop the open block (pending answers the
-//     canonical head) and the driver waits for the next index 0; index 0
-//     with a new payload id restarts the block; index > 0 of a block not
-//     started, a block at or below the canonical head, beyond the window,
-//     or already closed is dropped. Every message is counted by verdict.
+//     of the open block appends; index 0 of a new block opens it; index 0
+//     with a new payload id restarts the block (a rebuilt payload: what
+//     the old build pre-confirmed is revoked); an index the open block had
+//     already, same payload id, is compared with what that index said then
+//     (transactions, gas used, receipts root; on index 0 the base):
+//     identical is a duplicate (a relay replaying the block after a
+//     reconnect), ignored; different is a rebuilt payload that reused the
+//     id: index 0 restarts the block, a later index freezes it. A gap, a
+//     payload id changing mid-block or a malformed index 0 freeze the open
+//     block: what it pre-confirmed so far (a prefix of the sequencer's
+//     block) stays served, it takes no more messages, and the next block
+//     opening on it waits for it to be canonical (then is rebuilt on it).
+//     Index > 0 of a block not started, a block at or below the canonical
+//     head, beyond the window, or already closed is dropped. A message
+//     without metadata (a trimmed producer) belongs to the open block of
+//     its payload id. Every message is counted by verdict.
 //     The newest block beyond the window is held from its index 0 (at
 //     most 1024 messages) and replayed once the head comes within the
 //     window (a replica catching up serves it as soon as its parent is
@@ -37,11 +45,39 @@
 //     cumulative gas used and the receipts root over all the block's
 //     receipts so far must equal the message's, else the block is
 //     dropped, both values logged and counted, and nothing of it is
-//     published. When block N+1 opens, pending N is finished and its hash
+//     published (diff.blob_gas_used, when sent, must equal the block's
+//     blob gas used, on OP from Jovian its DA footprint). The unverifiable
+//     parts of a message (state root, block hash, withdrawals root: OP
+//     subblocks send them zero; metadata beyond the block number) are
+//     never trusted.
+//   - Block boundaries (pending never goes backwards): when block N+1's
+//     index 0 arrives, pending N is finished in memory (Builder.Finish) and
+//     N+1 is built on it at once. Its sealed hash is exact when its header
+//     carries a state root (the state commitment), or when the canonical
+//     chain carries none (an upstream computing no roots, tipnode's own
+//     sequencer) or cannot show it yet (the head is the genesis): then it
 //     must equal N+1's announced parent hash, else the window is dropped
-//     and N+1 waits for canonical N. The unverifiable parts of a message
-//     (state root, block hash, metadata beyond the block number) are
-//     never trusted. Metadata receipts and balances (rollup-boost,
+//     (mismatch parent_hash). Otherwise (no state root
+//     computed here, the stream's block_hash zero) N adopts the announced
+//     hash (pending.Snapshot.Adopted: N+1's header, BLOCKHASH context and
+//     rebase resolve N by it) and is verified when canonical N arrives:
+//     N's sealed header, with the canonical state root in place of its
+//     zero one, must hash to the canonical hash, which covers its
+//     transactions, receipts root, gas used, bloom, withdrawals root and
+//     blob gas (verifyCanonical; tipnode_replica_adopted_parents_total
+//     counts adopted, verified, mismatch). A disagreement is logged once
+//     and counted (mismatches_total canonical_<field>, resets_total
+//     canonical_mismatch): what was built on N is withdrawn and rebuilt
+//     on canonical N. If N+1 does not verify on an adopted N (N's last
+//     messages never came: a block abandoned without its last index), N+1
+//     keeps serving its last verified snapshot, records its messages and
+//     is rebuilt on canonical N (resets_total adopted_parent). The normal
+//     case logs at debug only.
+//   - Lagoon's post-execution transaction (diff.post_exec_tx, 0x7D) is
+//     recognised, not executed: the block that carries one is not
+//     replicated (tipnode_replica_unsupported_blocks_total{reason=
+//     "post_exec_tx"}, logged once); pending answers up to its parent and
+//     the next block waits for it to be canonical. Metadata receipts and balances (rollup-boost,
 //     op-rbuilder) are compared with the replica's execution after it
 //     is published (crosscheck.go): counted and logged, never served.
 //   - Index 0 may carry transactions (an OP block's L1-info and user
@@ -50,8 +86,12 @@
 //   - OP chains (the executor's OP rules): the header's base fee must be
 //     op.CalcBaseFee of the parent and its extraData the fork's form, else
 //     the block is refused (mismatch base_fee / extra_data); blob gas
-//     fields per op.BlobGasFields; from Isthmus the withdrawals root is
-//     index 0's diff.withdrawals_root (header.go).
+//     fields per op.BlobGasFields; from Isthmus the pending header's
+//     withdrawals root is the node's own, never the stream's: the parent's
+//     (the message passer's storage root as of the parent's sealed header)
+//     until the block is finished, when the executor's SealHeader computes
+//     it from the block's own state as the sequencer's seal does
+//     (header.go).
 //   - Header of a block: number, parent hash, timestamp, fee recipient,
 //     prev-randao, gas limit, base fee, extra data and beacon root from
 //     index 0's base; post-merge constants, withdrawals root, excess blob
@@ -71,12 +111,13 @@
 //     serves a snapshot whose chain of pending parents does not meet the
 //     canonical chain by hash, nor one at or below the head, so a read in
 //     between is never wrong, only possibly the canonical head.
-//   - Liveness: Down (from the client) drops the window; no message for
-//     Config.MaxAge (default 2 s, on the injectable clock) withdraws the
-//     snapshot (pending.Manager.Withdraw); in both cases `pending` answers
-//     the canonical head and tipnode_replica_fallback is 1 until the next
-//     message (after staleness the window, if any, is served again at
-//     once; after Down the next block must open).
+//   - Liveness: Down (from the client) keeps the window (what it
+//     pre-confirmed stays true) and the stream resumes where it resumes
+//     (the sequence rules above); no message for Config.MaxAge (default
+//     2 s, on the injectable clock), connected or not, withdraws the
+//     snapshot (pending.Manager.Withdraw): `pending` answers the canonical
+//     head and tipnode_replica_fallback is 1 until the next message, when
+//     the window, if any, is served again at once.
 //
 // # Concurrency
 //

@@ -11,6 +11,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/chain"
@@ -56,8 +57,8 @@ type Driver struct {
 	win   []*entry // ascending, consecutive numbers; only the last may be open
 	head  *chain.Head
 	last  time.Time // clock time of the last message
-	down  bool      // no stream (yet, or Down was called)
-	stale bool      // no message for MaxAge
+	down  bool      // no stream (yet, or Down was called): the window is kept, served until MaxAge
+	stale bool      // no message for MaxAge: pending answers the canonical head
 	held  []event   // the newest block beyond the window, from its index 0 (a replica catching up)
 }
 
@@ -73,13 +74,33 @@ type entry struct {
 	base         *stream.Base
 	index        uint64
 	txs          xtypes.Txs
-	cuts         []int // len(txs) after each message, index 0 first: a rebuild cuts where the stream did
+	cuts         []int    // len(txs) after each message, index 0 first: a rebuild cuts where the stream did
+	sums         []totals // each message's announced totals, index 0 first: a replayed message is compared with them
 	gasUsed      uint64
 	receiptsRoot common.Hash
-	withdrawals  common.Hash // index 0's withdrawals root (an OP chain's, from Isthmus)
+	blobGasUsed  *uint64 // the last message's diff.blob_gas_used (nil: absent)
 	snap         *pending.Snapshot
 	closed       bool // the next block opened: final
+	// frozen: a message of the block was lost (a gap, a lower index that
+	// differs, another payload id mid-block) or the stream went down: its
+	// snapshot so far (a prefix of what the sequencer pre-confirmed) stays
+	// served, it receives nothing more, and a block opening on it waits
+	// for its canonical parent.
+	frozen bool
+	// refused names why the block is not replicated (post_exec_tx): never
+	// built nor served; the next block waits for its canonical parent.
+	refused string
 }
+
+// totals is what one message announced about its block so far.
+type totals struct {
+	txs          int
+	gasUsed      uint64
+	receiptsRoot common.Hash
+}
+
+// receiving reports whether the entry still takes its block's messages.
+func (e *entry) receiving() bool { return !e.frozen && e.refused == "" }
 
 type event struct {
 	p        *stream.Payload
@@ -193,7 +214,7 @@ func (d *Driver) loop(t pending.Ticker) {
 	}
 }
 
-func (d *Driver) serving() bool { return !d.down && !d.stale }
+func (d *Driver) serving() bool { return !d.stale }
 
 func (d *Driver) top() *entry {
 	if len(d.win) == 0 {
@@ -205,24 +226,26 @@ func (d *Driver) top() *entry {
 func (d *Driver) seqState() seqState {
 	st := seqState{head: d.head.Number(), window: uint64(d.cfg.Window)}
 	if e := d.top(); e != nil && !e.closed {
-		st.open, st.number, st.index, st.id = true, e.number, e.index, e.id
+		st.open, st.number, st.index, st.id, st.frozen = true, e.number, e.index, e.id, !e.receiving()
 	}
 	return st
 }
 
+// onDown keeps the window: what it pre-confirmed stays true, and stays
+// served until MaxAge passes without a message (checkAge). The stream
+// resumes where it resumes: the open block's next index continues it, a
+// replay of its messages is compared with them, a later index freezes it.
 func (d *Driver) onDown(err error) {
 	if !d.down {
-		d.log.Warn().Err(err).Msg("pre-confirmation stream down: pending answers the canonical head")
+		d.log.Warn().Err(err).Msg("pre-confirmation stream down: pending keeps what was pre-confirmed until the stream is stale")
 	}
 	d.down = true
-	d.metrics.fallingBack(true)
-	d.dropAll("down")
 }
 
 // checkAge falls back to the canonical head when no message came for
 // MaxAge.
 func (d *Driver) checkAge() {
-	if d.down || d.stale || d.last.IsZero() || d.clock.Now().Sub(d.last) <= d.cfg.MaxAge {
+	if d.stale || d.last.IsZero() || d.clock.Now().Sub(d.last) <= d.cfg.MaxAge {
 		return
 	}
 	d.stale = true
@@ -233,20 +256,42 @@ func (d *Driver) checkAge() {
 
 func (d *Driver) onPayload(p *stream.Payload, received time.Time) {
 	d.last = d.clock.Now()
-	if !d.serving() {
-		d.down, d.stale = false, false
+	if d.down && !d.stale {
+		d.metrics.fallingBack(false) // the first message
+	}
+	d.down = false
+	if d.stale {
+		d.stale = false
 		d.metrics.fallingBack(false)
 		// Resuming after silence: what the window holds is served again
 		// (a message that publishes nothing, like a duplicate, still
 		// proves the stream alive).
-		if t := d.top(); t != nil && t.snap != nil {
+		if t := d.top(); t != nil && t.snap != nil && t.refused == "" {
 			d.mgr.Publish(t.snap)
 		}
 	}
+	if p.Metadata.Absent && p.Index > 0 {
+		// A trimmed producer sends no metadata: the block is the one its
+		// payload id opened.
+		cp := *p
+		switch t := d.top(); {
+		case t != nil && t.id == p.PayloadID:
+			cp.Metadata.BlockNumber = t.number
+		case len(d.held) > 0 && d.held[0].p.PayloadID == p.PayloadID:
+			cp.Metadata.BlockNumber = d.held[0].p.Metadata.BlockNumber
+		default:
+			d.metrics.message(vNotStarted)
+			return
+		}
+		p = &cp
+	}
 	v := classify(d.seqState(), p)
+	if v == vReplay {
+		v = d.replayed(p)
+	}
 	d.metrics.message(v)
 	switch v {
-	case vDuplicate:
+	case vDuplicate, vFrozen:
 		return
 	case vBeyondWindow:
 		d.hold(p, received)
@@ -256,9 +301,7 @@ func (d *Driver) onPayload(p *stream.Payload, received time.Time) {
 			Stringer("verdict", v).Msg("pre-confirmation dropped")
 		return
 	case vGap, vLowerIndex, vMalformed:
-		d.log.Warn().Uint64("block", p.Metadata.BlockNumber).Uint64("index", p.Index).Stringer("verdict", v).
-			Msg("pre-confirmation out of sequence: dropping the pending block, waiting for the next block")
-		d.dropTop(v.String())
+		d.freeze(v.String(), p)
 		return
 	case vNextBlock, vRestart, vAppend:
 		if len(d.held) > 0 && d.held[0].p.Metadata.BlockNumber <= p.Metadata.BlockNumber {
@@ -267,13 +310,72 @@ func (d *Driver) onPayload(p *stream.Payload, received time.Time) {
 	}
 	switch v {
 	case vRestart:
-		d.dropTop(v.String())
+		// A rebuilt payload supersedes the open block: what it
+		// pre-confirmed is revoked. The snapshot it published stays
+		// current until the new index 0's replaces it (or is withdrawn
+		// when that one cannot be built).
+		d.popTop()
+		d.metrics.reset(v.String())
 		d.openBlock(p, received)
+		if t := d.top(); t == nil || t.number != p.Metadata.BlockNumber || t.snap == nil {
+			d.mgr.Withdraw()
+		}
 	case vNextBlock:
 		d.openBlock(p, received)
 	case vAppend:
 		d.appendTo(p, received)
 	}
+}
+
+// replayed resolves a message of the open block at an index it already
+// had (same payload id): identical totals to what that index said then is a
+// duplicate (a relay replaying the block after a reconnect, or the same
+// message twice), ignored; anything else is a rebuilt payload that reused
+// the payload id: at index 0 it restarts the block, later it freezes it.
+func (d *Driver) replayed(p *stream.Payload) verdict {
+	e := d.top()
+	if p.Index >= uint64(len(e.sums)) {
+		return vLowerIndex
+	}
+	was := e.sums[p.Index]
+	from := 0
+	if p.Index > 0 {
+		from = e.cuts[p.Index-1]
+	}
+	same := was.gasUsed == uint64(p.Diff.GasUsed) && was.receiptsRoot == p.Diff.ReceiptsRoot && was.txs == len(p.Diff.Transactions) &&
+		(p.Index > 0 || (p.Base != nil && p.Base.ParentHash == e.base.ParentHash && p.Base.Timestamp == e.base.Timestamp &&
+			p.Base.BaseFeePerGas.ToInt().Cmp(e.base.BaseFeePerGas.ToInt()) == 0))
+	if same {
+		for i, raw := range p.Diff.Transactions {
+			if tx := e.txs[from+i]; tx == nil || !sameTx(tx, raw) {
+				same = false
+				break
+			}
+		}
+	}
+	switch {
+	case same:
+		return vDuplicate
+	case p.Index == 0:
+		return vRestart
+	default:
+		return vLowerIndex
+	}
+}
+
+// freeze ends the open block's sequence after a loss (cause: gap,
+// lower_index, malformed): its snapshot so far stays served (everything
+// in it was pre-confirmed), it receives nothing more, and the next block
+// opening on it waits for its canonical parent. Logged once per block.
+func (d *Driver) freeze(cause string, p *stream.Payload) {
+	e := d.top()
+	if e == nil || e.closed || !e.receiving() {
+		return
+	}
+	e.frozen = true
+	d.metrics.frozen(cause)
+	d.log.Info().Uint64("block", e.number).Uint64("index", p.Index).Uint64("last", e.index).Str("cause", cause).
+		Msg("pre-confirmation out of sequence: the pending block keeps what it has, the next block waits for it to be canonical")
 }
 
 // hold keeps the messages of the newest block beyond the window, from its
@@ -340,7 +442,7 @@ func (d *Driver) openBlock(p *stream.Payload, received time.Time) {
 		return
 	}
 	e := &entry{number: n, id: p.PayloadID, base: p.Base, txs: txs, cuts: []int{len(txs)}, gasUsed: uint64(p.Diff.GasUsed), receiptsRoot: p.Diff.ReceiptsRoot,
-		withdrawals: p.Diff.WithdrawalsRoot}
+		sums: []totals{{len(txs), uint64(p.Diff.GasUsed), p.Diff.ReceiptsRoot}}, blobGasUsed: (*uint64)(p.Diff.BlobGasUsed)}
 	d.metrics.streamLag(received.Sub(time.Unix(int64(p.Base.Timestamp), 0)))
 	parent := d.top()
 	if parent != nil && parent.number != n-1 {
@@ -350,24 +452,25 @@ func (d *Driver) openBlock(p *stream.Payload, received time.Time) {
 	var parentSnap *pending.Snapshot
 	if parent != nil {
 		parent.closed = true
-		if parent.snap != nil {
+		if parent.snap != nil && parent.receiving() {
 			final, err := parent.snap, error(nil)
-			if !final.Final() {
+			fresh := !final.Final()
+			if fresh {
 				final, _, err = d.b.Finish(d.clock.Now())
 			}
-			switch {
-			case err != nil:
+			if err != nil {
 				d.log.Error().Err(err).Uint64("block", parent.number).Msg("finishing a pending block failed")
 				d.dropAll("execution")
-			case final.Hash() != p.Base.ParentHash:
-				d.metrics.mismatch("parent_hash")
-				d.log.Error().Uint64("block", parent.number).Str("built", final.Hash().Hex()).Str("announced", p.Base.ParentHash.Hex()).
-					Msg("pending block sealed to another hash than the sequencer's: dropping the window")
+			} else if final, err = d.sealedParent(parent, final, fresh, p.Base.ParentHash); err != nil {
+				d.log.Error().Err(err).Msg("dropping the pending window")
 				d.dropAll("parent_hash")
-			default:
+			} else {
 				parent.snap, parentSnap = final, final
 			}
 		}
+	}
+	if refused := refusal(p); refused != "" {
+		d.refuse(e, refused)
 	}
 	d.win = append(d.win, e)
 	d.metrics.window(len(d.win))
@@ -383,6 +486,9 @@ func (d *Driver) openBlock(p *stream.Payload, received time.Time) {
 		parHdr *types.Header
 	)
 	switch {
+	case e.refused != "":
+		view.Close()
+		return
 	case parentSnap != nil:
 		parHdr = parentSnap.Header()
 	case len(d.win) == 1 && h.Number() == n-1 && h.Hash() == p.Base.ParentHash:
@@ -392,7 +498,7 @@ func (d *Driver) openBlock(p *stream.Payload, received time.Time) {
 		d.log.Debug().Uint64("block", n).Uint64("head", h.Number()).Msg("pending block waits for its parent")
 		return
 	}
-	tmpl, err := headerFrom(d.exec, parHdr, p.Base, e.withdrawals)
+	tmpl, err := headerFrom(d.exec, parHdr, p.Base)
 	if err == nil {
 		if parentSnap != nil {
 			snap, err = d.b.OpenOn(h, view, parentSnap, tmpl, d.clock.Now())
@@ -408,6 +514,102 @@ func (d *Driver) openBlock(p *stream.Payload, received time.Time) {
 	}
 	e.snap = snap
 	d.execute(e, txs, received, t0, &p.Metadata)
+}
+
+// sameTx reports whether raw (EIP-2718 bytes) is tx (whose hash is the
+// keccak of those bytes for every type).
+func sameTx(tx xtypes.Tx, raw []byte) bool { return tx.Hash() == crypto.Keccak256Hash(raw) }
+
+// refusal names why a message's block cannot be replicated ("" when it
+// can): a Lagoon post-execution transaction (diff.post_exec_tx, type 0x7D)
+// refunds gas after the block's transactions, changing their receipts and
+// balances by rules whose specification is not final.
+func refusal(p *stream.Payload) string {
+	if len(p.Diff.PostExecTx) > 0 {
+		return "post_exec_tx"
+	}
+	return ""
+}
+
+// refuse stops replicating e's block (never built nor served from now on),
+// counted and logged once.
+func (d *Driver) refuse(e *entry, reason string) {
+	if e.refused != "" {
+		return
+	}
+	e.refused, e.snap = reason, nil
+	d.metrics.unsupported(reason)
+	d.log.Warn().Uint64("block", e.number).Str("reason", reason).
+		Msg("pending block not replicated: it carries what this node does not execute; pending answers up to its parent until it is canonical")
+}
+
+// sealedParent checks the parent block's final snapshot against the hash
+// the next block announces for it (announced) and returns the snapshot the
+// next block builds on.
+//
+// When the final header carries a state root (the state commitment), or
+// the canonical chain carries none (an upstream that computes no roots,
+// like tipnode's own sequencer), or cannot tell yet (the canonical head is
+// the genesis), the hash is taken as the block's exact commitment: another
+// announced hash is a mismatch. Otherwise (OP subblocks and
+// flashblocks send state_root and block_hash zero, and no root is computed
+// here) the sealed hash cannot equal the sequencer's: a freshly finished
+// block adopts the announced hash (pending.Snapshot.Adopted), so that the
+// next block builds on it at once, and is verified against the canonical
+// block of that hash when it arrives (verifyCanonical). A block that
+// adopted a hash already and is named with another is a mismatch.
+func (d *Driver) sealedParent(e *entry, final *pending.Snapshot, fresh bool, announced common.Hash) (*pending.Snapshot, error) {
+	if final.Hash() == announced {
+		return final, nil
+	}
+	// Whether the upstream computes state roots shows on its canonical
+	// blocks; on a head at genesis it does not show yet: exact then.
+	exact := final.Header().Root != (common.Hash{}) || d.head.Number() == 0 || d.head.Header().Root == (common.Hash{})
+	if fresh && !exact {
+		d.metrics.parent("adopted")
+		d.log.Debug().Uint64("block", e.number).Str("sealed", final.Hash().Hex()).Str("announced", announced.Hex()).
+			Msg("pending block takes the announced hash; verified when canonical")
+		return final.Adopted(announced), nil
+	}
+	d.metrics.mismatch("parent_hash")
+	return nil, fmt.Errorf("%w: block %d sealed to %s, the next block announces %s", ErrMismatch, e.number, final.Hash().Hex(), announced.Hex())
+}
+
+// verifyCanonical compares a pending block that adopted the hash of
+// canonical block canon (same number and hash) with it: its sealed header,
+// with canon's state root when it computed none, must hash to canon's
+// hash, which covers its transactions, receipts root, gas used, logs
+// bloom, withdrawals root, blob gas and the context. It returns the first
+// field that differs ("" when equal).
+func verifyCanonical(ours, canon *types.Header, canonHash common.Hash) string {
+	h := types.CopyHeader(ours)
+	if h.Root == (common.Hash{}) {
+		h.Root = canon.Root
+	}
+	if h.Hash() == canonHash {
+		return ""
+	}
+	eq := func(a, b *common.Hash) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+	equ := func(a, b *uint64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+	switch {
+	case h.TxHash != canon.TxHash:
+		return "transactions"
+	case h.ReceiptHash != canon.ReceiptHash:
+		return "receipts_root"
+	case h.GasUsed != canon.GasUsed:
+		return "gas_used"
+	case h.Root != canon.Root:
+		return "state_root"
+	case h.Bloom != canon.Bloom:
+		return "logs_bloom"
+	case !eq(h.WithdrawalsHash, canon.WithdrawalsHash):
+		return "withdrawals_root"
+	case !equ(h.BlobGasUsed, canon.BlobGasUsed):
+		return "blob_gas_used"
+	case !eq(h.RequestsHash, canon.RequestsHash):
+		return "requests_hash"
+	}
+	return "header"
 }
 
 // headerCause counts a refused header: an OP header rule the announced
@@ -428,6 +630,19 @@ func (d *Driver) headerCause(err error) string {
 // appendTo adds p's transactions to the open block.
 func (d *Driver) appendTo(p *stream.Payload, received time.Time) {
 	e := d.top()
+	if refused := refusal(p); refused != "" {
+		// What it published is no longer what the block holds: pending
+		// answers the newest block below it (its pending parent, else
+		// the canonical head).
+		d.refuse(e, refused)
+		d.b.Close()
+		if n := len(d.win); n > 1 && d.win[n-2].snap != nil && d.win[n-2].snap.Final() {
+			d.mgr.Reanchor(d.win[n-2].snap)
+		} else {
+			d.mgr.Withdraw()
+		}
+		return
+	}
 	txs, err := decodeTxs(p.Diff.Transactions)
 	if err != nil {
 		d.log.Warn().Err(err).Uint64("block", e.number).Uint64("index", p.Index).Msg("dropping the pending block")
@@ -436,7 +651,9 @@ func (d *Driver) appendTo(p *stream.Payload, received time.Time) {
 	}
 	e.index, e.txs = p.Index, append(e.txs, txs...)
 	e.cuts = append(e.cuts, len(e.txs))
+	e.sums = append(e.sums, totals{len(txs), uint64(p.Diff.GasUsed), p.Diff.ReceiptsRoot})
 	e.gasUsed, e.receiptsRoot = uint64(p.Diff.GasUsed), p.Diff.ReceiptsRoot
+	e.blobGasUsed = (*uint64)(p.Diff.BlobGasUsed)
 	d.metrics.streamLag(received.Sub(time.Unix(int64(e.base.Timestamp), 0)))
 	if e.snap == nil {
 		return // recorded; executed when its parent is known
@@ -452,6 +669,21 @@ func (d *Driver) execute(e *entry, txs xtypes.Txs, received, t0 time.Time, meta 
 	snap, err := d.apply(e, txs)
 	d.metrics.executed(time.Since(t0))
 	if err != nil {
+		if n := len(d.win); n > 1 && d.win[n-1] == e && d.win[n-2].snap != nil && d.win[n-2].snap.HashAdopted() {
+			// Built on a parent whose hash it adopted: the parent, not
+			// this block, is the likely culprit (its last messages never
+			// came). The block waits for its canonical parent, still
+			// recording its messages, and is rebuilt on it; meanwhile
+			// pending keeps what verified (its last published snapshot:
+			// transactions whose receipts matched the sequencer's, which
+			// therefore did not depend on what the parent missed).
+			d.log.Info().Err(err).Uint64("block", e.number).Uint64("index", e.index).
+				Msg("pending block does not verify on its adopted parent: it waits for the canonical parent")
+			d.metrics.reset("adopted_parent")
+			e.snap = nil
+			d.b.Close()
+			return
+		}
 		d.log.Error().Err(err).Uint64("block", e.number).Uint64("index", e.index).Msg("dropping the pending block")
 		if errors.Is(err, ErrMismatch) {
 			d.dropTop("mismatch")
@@ -494,6 +726,12 @@ func (d *Driver) apply(e *entry, txs xtypes.Txs) (*pending.Snapshot, error) {
 	if got := snap.ReceiptsRoot(); got != e.receiptsRoot {
 		d.metrics.mismatch("receipts_root")
 		return nil, fmt.Errorf("%w: block %d index %d: receipts root %s, the sequencer's %s", ErrMismatch, e.number, e.index, got.Hex(), e.receiptsRoot.Hex())
+	}
+	// diff.blob_gas_used: the block's blob gas used so far, on an OP chain
+	// from Jovian its DA footprint (the header's blobGasUsed there).
+	if got := snap.Header().BlobGasUsed; e.blobGasUsed != nil && got != nil && *got != *e.blobGasUsed {
+		d.metrics.mismatch("blob_gas_used")
+		return nil, fmt.Errorf("%w: block %d index %d: blob gas used (DA footprint) %d, the sequencer's %d", ErrMismatch, e.number, e.index, *got, *e.blobGasUsed)
 	}
 	return snap, nil
 }
@@ -540,10 +778,20 @@ func (d *Driver) dropTop(cause string) {
 	if len(d.win) == 0 {
 		return
 	}
-	d.win = d.win[:len(d.win)-1]
-	d.b.Close()
+	d.popTop()
 	d.mgr.Withdraw()
 	d.metrics.reset(cause)
+}
+
+// popTop removes the window's newest block without withdrawing what is
+// served; its parent, if any, becomes the open block again only through a
+// new index 0 (it stays closed).
+func (d *Driver) popTop() {
+	if len(d.win) == 0 {
+		return
+	}
+	d.win = d.win[:len(d.win)-1]
+	d.b.Close()
 	d.metrics.window(len(d.win))
 }
 
@@ -591,12 +839,22 @@ func (d *Driver) moveHead() bool {
 	for i < len(d.win) && d.win[i].number <= h.Number() {
 		i++
 	}
+	wrong := d.verifyLeaving(h, i)
 	if i > 0 {
 		if i == len(d.win) {
 			d.b.Close() // the block it held is canonical now
 		}
 		d.win = d.win[i:]
 		d.metrics.window(len(d.win))
+	}
+	if wrong && len(d.win) > 0 {
+		// Built on a block that was not the canonical one: rebuilt on it.
+		for _, e := range d.win {
+			e.snap = nil
+		}
+		d.b.Close()
+		d.mgr.Withdraw()
+		d.metrics.reset("canonical_mismatch")
 	}
 	if len(d.win) == 0 || d.win[0].number != h.Number()+1 {
 		return true
@@ -619,6 +877,36 @@ func (d *Driver) moveHead() bool {
 	}
 	d.rebuild(h)
 	return true
+}
+
+// verifyLeaving verifies the window's first n blocks, which the canonical
+// head h reached, where they adopted an announced hash (sealedParent):
+// each against the canonical block of its number. It reports whether one
+// disagreed (counted, logged once): what was built on it must go.
+func (d *Driver) verifyLeaving(h *chain.Head, n int) (wrong bool) {
+	for _, e := range d.win[:n] {
+		if e.snap == nil || !e.snap.HashAdopted() {
+			continue
+		}
+		canon, hash, ok := h.Recent(e.number)
+		field := "unknown"
+		if ok {
+			if hash != e.snap.Hash() {
+				continue // another block is canonical: its children's parent hash tells (canonical_differs)
+			}
+			field = verifyCanonical(e.snap.Header(), canon, hash)
+		}
+		if field == "" {
+			d.metrics.parent("verified")
+			continue
+		}
+		d.metrics.parent("mismatch")
+		d.metrics.mismatch("canonical_" + field)
+		d.log.Error().Uint64("block", e.number).Str("field", field).Str("hash", e.snap.Hash().Hex()).
+			Msg("pending block differs from the canonical block of the hash it adopted: rebuilding what was built on it on the canonical block")
+		return true
+	}
+	return false
 }
 
 // rebase re-anchors every built block of the window on h without
@@ -654,6 +942,9 @@ func (d *Driver) rebuild(h *chain.Head) {
 	t0 := time.Now()
 	var parent *pending.Snapshot
 	for i, e := range d.win {
+		if e.refused != "" {
+			break // not replicated: it and the blocks above wait
+		}
 		now := d.clock.Now()
 		hh, view, err := d.w.OpenHead()
 		if err != nil {
@@ -665,7 +956,7 @@ func (d *Driver) rebuild(h *chain.Head) {
 		if parent != nil {
 			parHdr = parent.Header()
 		}
-		tmpl, err := headerFrom(d.exec, parHdr, e.base, e.withdrawals)
+		tmpl, err := headerFrom(d.exec, parHdr, e.base)
 		if err == nil {
 			if parent == nil {
 				snap, err = d.b.Open(hh, view, tmpl, now)
@@ -697,20 +988,22 @@ func (d *Driver) rebuild(h *chain.Head) {
 				d.mgr.Publish(s)
 			}
 		}
-		if !e.closed {
-			break
+		if !e.closed || e.frozen {
+			break // the blocks above a frozen one wait for it to be canonical
 		}
 		final, _, err := d.b.Finish(now)
-		if err == nil && i+1 < len(d.win) && final.Hash() != d.win[i+1].base.ParentHash {
-			d.metrics.mismatch("parent_hash")
-			err = fmt.Errorf("%w: block %d sealed to %s, announced %s", ErrMismatch, e.number, final.Hash().Hex(), d.win[i+1].base.ParentHash.Hex())
-			e.snap = final
-			d.truncate(i+1, "parent_hash", err)
-			return
-		}
 		if err != nil {
 			d.truncate(i, "execution", err)
 			return
+		}
+		if i+1 < len(d.win) {
+			adopted, err := d.sealedParent(e, final, true, d.win[i+1].base.ParentHash)
+			if err != nil {
+				e.snap = final
+				d.truncate(i+1, "parent_hash", err)
+				return
+			}
+			final = adopted
 		}
 		e.snap, parent = final, final
 	}

@@ -251,18 +251,18 @@ func TestReplicaRefusesDivergence(t *testing.T) {
 		t.Fatal("receipts root mismatch not counted")
 	}
 
-	// Block 3: a gap (index 2 before index 1) drops it; index 1 then
-	// finds no block.
+	// Block 3: a gap (index 2 before index 1) freezes it: what it
+	// pre-confirmed (index 0) stays served, index 1 then is ignored.
 	s.Seal()
 	open3 := s.take()
 	r.importFrom(s, 2)
 	p.deliver(open3)
 	m1, m2 := p.preconf(), p.preconf()
 	r.feed(m2...)
-	p.notServed("gap")
+	p.same(open3[len(open3)-1])
 	r.feed(m1...)
-	p.notServed("late message of a dropped block")
-	if counter(t, r.metrics.resets, "gap") != 1 {
+	p.same(open3[len(open3)-1])
+	if counter(t, r.metrics.frozens, "gap") != 1 || counter(t, r.metrics.messages, "frozen") != 1 {
 		t.Fatal("gap not counted")
 	}
 
@@ -282,13 +282,17 @@ func TestReplicaRefusesDivergence(t *testing.T) {
 	if gauge(t, r.metrics.fallback) != 0 {
 		t.Fatal("fallback gauge not cleared")
 	}
-	// A lost stream: fallback at once; the block's next message is not
-	// served (the window is gone) until a block opens again.
+	// A lost stream: what was pre-confirmed stays served (until MaxAge);
+	// the stream resumes with the block's next index, which continues it.
+	last := p.preconf()
+	p.deliver(last)
 	r.d.Down(nil)
 	r.d.Sync()
-	p.notServed("stream down")
-	r.feed(p.preconf()...)
-	p.notServed("after reconnect, mid-block")
+	p.same(last[len(last)-1])
+	if gauge(t, r.metrics.fallback) != 0 {
+		t.Fatal("fallback gauge set while the window is still served")
+	}
+	p.deliver(p.preconf())
 	s.Seal()
 	open5 := s.take()
 	r.importFrom(s, 4)

@@ -106,6 +106,7 @@ func (s *seqSide) take() []sent {
 // import (what the chain follower does), when the test decides.
 type repSide struct {
 	t       testing.TB
+	g       *chain.Genesis
 	db      *store.DB
 	w       *chain.Writer
 	mgr     *pending.Manager
@@ -119,6 +120,7 @@ func newRepSide(t testing.TB, spec []byte, cfg Config) *repSide {
 	r := &repSide{t: t, clock: pendingtest.NewClock(), metrics: NewMetrics(prometheus.NewRegistry())}
 	var g *chain.Genesis
 	r.db, g, r.w = chaintest.InitStore(t, spec)
+	r.g = g
 	r.mgr = pending.NewManager(r.w, g.Config, pending.HeaderParams{}, r.clock, nil)
 	var err error
 	if r.d, err = New(cfg, r.w, g.Executor(), r.mgr, r.clock, r.metrics, zerolog.Nop()); err != nil {

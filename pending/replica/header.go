@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/big"
 
-	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/tipnode/tipnode/chain"
@@ -26,10 +25,13 @@ import (
 // block is refused (ErrMismatch, field base_fee or extra_data); the blob gas
 // fields are op.BlobGasFields' (excessBlobGas 0; blobGasUsed the DA
 // footprint, kept current by the executor); from Isthmus the withdrawals
-// root is the one the stream announced (withdrawalsRoot: the
-// L2ToL1MessagePasser's storage root, not computed here, like the state
-// root).
-func headerFrom(exec *chain.Executor, parent *types.Header, base *stream.Base, withdrawalsRoot common.Hash) (*types.Header, error) {
+// root is the node's own, never the stream's (OP subblocks send it zero):
+// the L2ToL1MessagePasser's storage root as of the parent's sealed header
+// (computed by the executor's SealHeader when the parent was finished in
+// memory, verified at import when canonical) until the block is finished,
+// when Builder.Finish computes it from the block's own state as the
+// sequencer's seal does.
+func headerFrom(exec *chain.Executor, parent *types.Header, base *stream.Base) (*types.Header, error) {
 	c := pending.BlockContext{
 		ParentHash: base.ParentHash,
 		Number:     new(big.Int).SetUint64(uint64(base.BlockNumber)),
@@ -59,8 +61,8 @@ func headerFrom(exec *chain.Executor, parent *types.Header, base *stream.Base, w
 		return nil, fmt.Errorf("%w: extra_data: block %d: %v", ErrMismatch, h.Number, err)
 	}
 	h.BlobGasUsed, h.ExcessBlobGas = op.BlobGasFields(cfg, h.Time, 0)
-	if h.WithdrawalsHash != nil && cfg.IsIsthmus(h.Time) {
-		root := withdrawalsRoot
+	if h.WithdrawalsHash != nil && cfg.IsIsthmus(h.Time) && parent.WithdrawalsHash != nil && cfg.IsIsthmus(parent.Time) {
+		root := *parent.WithdrawalsHash
 		h.WithdrawalsHash = &root
 	}
 	return h, nil

@@ -20,6 +20,9 @@ type Metrics struct {
 	fallback   prometheus.Gauge
 	metaChecks prometheus.Counter
 	metaDiffs  *prometheus.CounterVec
+	parents    *prometheus.CounterVec
+	frozens    *prometheus.CounterVec
+	refused    *prometheus.CounterVec
 }
 
 // latencyBuckets span 50 µs .. ~3.3 s.
@@ -31,15 +34,15 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		messages: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "tipnode", Subsystem: "replica", Name: "messages_total",
-			Help: "Pre-confirmation messages received, by what the sequence validator made of them (append, next_block, restart, duplicate, gap, lower_index, not_started, beyond_window, canonical, closed, malformed).",
+			Help: "Pre-confirmation messages received, by what the sequence validator made of them (append, next_block, restart, duplicate, gap, lower_index, not_started, beyond_window, canonical, closed, malformed, frozen).",
 		}, []string{"verdict"}),
 		resets: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "tipnode", Subsystem: "replica", Name: "resets_total",
-			Help: "Pending blocks dropped, by cause (gap, lower_index, malformed, restart, mismatch, execution, parent_hash, reorg, canonical_differs, down).",
+			Help: "Pending blocks dropped, by cause (restart, mismatch, execution, parent_hash, reorg, canonical_differs, canonical_mismatch, disconnected).",
 		}, []string{"cause"}),
 		mismatches: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "tipnode", Subsystem: "replica", Name: "mismatches_total",
-			Help: "Messages whose re-execution disagreed with the sequencer's totals, by field (gas_used, receipts_root, parent_hash; on an OP chain also base_fee, extra_data).",
+			Help: "Messages whose re-execution disagreed with the sequencer's totals, by field (gas_used, receipts_root, blob_gas_used, parent_hash; on an OP chain also base_fee, extra_data), and pending blocks that disagreed with the canonical block of their adopted hash (canonical_transactions, canonical_receipts_root, canonical_gas_used, canonical_state_root, ...).",
 		}, []string{"field"}),
 		rebases: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "tipnode", Subsystem: "replica", Name: "rebases_total",
@@ -65,7 +68,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 		fallback: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: "tipnode", Subsystem: "replica", Name: "fallback",
-			Help: "1 while pending answers the canonical head because the stream is down or stale (no message for MaxAge), else 0.",
+			Help: "1 while pending answers the canonical head because the stream is stale (no message for MaxAge, connected or not), else 0.",
 		}),
 		metaChecks: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: "tipnode", Subsystem: "replica", Name: "metadata_checks_total",
@@ -75,9 +78,22 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Namespace: "tipnode", Subsystem: "replica", Name: "metadata_mismatches_total",
 			Help: "Disagreements between a message's metadata and the replica's execution, by field (type, status, cumulative_gas_used, logs, deposit_nonce, deposit_receipt_version, receipt_unknown, balance, malformed); logged, never served.",
 		}, []string{"field"}),
+		parents: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "tipnode", Subsystem: "replica", Name: "adopted_parents_total",
+			Help: "Pending blocks that took the hash the next block announced for them (no state root computed here), by outcome: adopted, then verified or mismatch against the canonical block of that hash.",
+		}, []string{"outcome"}),
+		frozens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "tipnode", Subsystem: "replica", Name: "frozen_blocks_total",
+			Help: "Pending blocks that stopped receiving after a lost or foreign message (gap, lower_index, malformed): served as far as they got; the next block waits for them to be canonical.",
+		}, []string{"cause"}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "tipnode", Subsystem: "replica", Name: "unsupported_blocks_total",
+			Help: "Pending blocks not replicated because they carry what this node does not execute, by reason (post_exec_tx: Lagoon's post-execution transaction).",
+		}, []string{"reason"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.messages, m.resets, m.mismatches, m.rebases, m.depth, m.exec, m.readable, m.lag, m.fallback, m.metaChecks, m.metaDiffs)
+		reg.MustRegister(m.messages, m.resets, m.mismatches, m.rebases, m.depth, m.exec, m.readable, m.lag, m.fallback, m.metaChecks, m.metaDiffs,
+			m.parents, m.frozens, m.refused)
 	}
 	return m
 }
@@ -149,5 +165,23 @@ func (m *Metrics) metadataChecked() {
 func (m *Metrics) metadataMismatch(field string) {
 	if m != nil {
 		m.metaDiffs.WithLabelValues(field).Inc()
+	}
+}
+
+func (m *Metrics) parent(outcome string) {
+	if m != nil {
+		m.parents.WithLabelValues(outcome).Inc()
+	}
+}
+
+func (m *Metrics) frozen(cause string) {
+	if m != nil {
+		m.frozens.WithLabelValues(cause).Inc()
+	}
+}
+
+func (m *Metrics) unsupported(reason string) {
+	if m != nil {
+		m.refused.WithLabelValues(reason).Inc()
 	}
 }

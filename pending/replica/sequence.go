@@ -20,11 +20,13 @@ const (
 	vBeyondWindow                // a block above head+window: dropped
 	vCanonical                   // a block at or below the canonical head: dropped
 	vClosed                      // a pending block a later block already closed: dropped
-	vMalformed                   // index 0 without base, block numbers that disagree, payload id changed mid-block: drop the block
+	vMalformed                   // index 0 without base, block numbers that disagree, payload id changed mid-block: freeze the block
+	vReplay                      // index <= k of the open block, same payload id: compared with what it said then (a relay replaying the block, or a rebuilt payload reusing its id)
+	vFrozen                      // a message of a block that stopped receiving (frozen after a loss, or refused): ignored
 )
 
 var verdictNames = [...]string{"append", "next_block", "restart", "duplicate", "gap", "lower_index",
-	"not_started", "beyond_window", "canonical", "closed", "malformed"}
+	"not_started", "beyond_window", "canonical", "closed", "malformed", "replay", "frozen"}
 
 func (v verdict) String() string { return verdictNames[v] }
 
@@ -34,6 +36,7 @@ type seqState struct {
 	head   uint64 // canonical head number
 	window uint64 // blocks above the head the window holds
 	open   bool
+	frozen bool             // the open block receives nothing more (frozen or refused)
 	number uint64           // the open block's number
 	index  uint64           // its last index
 	id     engine.PayloadID // its payload id
@@ -57,16 +60,16 @@ func classify(st seqState, p *stream.Payload) verdict {
 			switch {
 			case p.Index == 0 && p.PayloadID != st.id:
 				return vRestart
+			case st.frozen:
+				return vFrozen
 			case p.PayloadID != st.id:
 				return vMalformed
-			case p.Index == st.index:
-				return vDuplicate
+			case p.Index <= st.index:
+				return vReplay
 			case p.Index == st.index+1:
 				return vAppend
-			case p.Index > st.index+1:
-				return vGap
 			default:
-				return vLowerIndex
+				return vGap
 			}
 		case n < st.number:
 			return vClosed

@@ -24,6 +24,8 @@ func msg(id byte, number, index uint64) *stream.Payload {
 func TestClassify(t *testing.T) {
 	open := seqState{head: 10, window: 5, open: true, number: 11, index: 3, id: engine.PayloadID{1}}
 	empty := seqState{head: 10, window: 5}
+	frozen := open
+	frozen.frozen = true
 	noBase := msg(1, 12, 0)
 	noBase.Base = nil
 	wrongNum := msg(1, 12, 0)
@@ -39,11 +41,15 @@ func TestClassify(t *testing.T) {
 		{"first block", empty, msg(2, 11, 0), vNextBlock},
 		{"block after a skipped one (opened, disconnected)", open, msg(2, 13, 0), vNextBlock},
 		{"gap", open, msg(1, 11, 6), vGap},
-		{"lower index", open, msg(1, 11, 2), vLowerIndex},
-		{"index 0 again, same payload", open, msg(1, 11, 0), vLowerIndex},
+		{"lower index: compared with what it said (replay)", open, msg(1, 11, 2), vReplay},
+		{"index 0 again, same payload: replay", open, msg(1, 11, 0), vReplay},
 		{"index 0 again, new payload: restart", open, msg(9, 11, 0), vRestart},
-		{"duplicate", open, msg(1, 11, 3), vDuplicate},
+		{"duplicate: replay", open, msg(1, 11, 3), vReplay},
 		{"payload id changes mid-block", open, msg(9, 11, 4), vMalformed},
+		{"frozen block: ignored", frozen, msg(1, 11, 4), vFrozen},
+		{"frozen block: gap ignored", frozen, msg(1, 11, 9), vFrozen},
+		{"frozen block: rebuilt payload restarts it", frozen, msg(9, 11, 0), vRestart},
+		{"frozen block: next block opens", frozen, msg(2, 12, 0), vNextBlock},
 		{"index > 0, block not started", empty, msg(1, 11, 2), vNotStarted},
 		{"index > 0 of the next block before its index 0", open, msg(2, 12, 1), vNotStarted},
 		{"beyond the window", open, msg(2, 16, 0), vBeyondWindow},

@@ -45,16 +45,25 @@ func Decode(messageType int, data []byte) (*Payload, error) {
 // binary frame that does not parse as JSON is tried as brotli).
 //
 // Validation (every failure wraps one sentinel of errors.go):
-//   - payload_id (8-byte hex), index, diff and metadata.block_number are
-//     required; in diff, gas_used, receipts_root and transactions (may be
-//     empty) are required, the other fields default to zero.
+//   - payload_id (8-byte hex), index and diff are required; metadata may
+//     be absent (a trimmed producer: Metadata.Absent, the block number is
+//     base.block_number on index 0, the replica's open block's later), and
+//     when present its block_number is required; in diff, gas_used,
+//     receipts_root and transactions (may be empty) are required, the
+//     other fields default to zero (OP subblocks send state_root,
+//     block_hash and withdrawals_root as zero: they are never trusted).
+//   - diff.blob_gas_used (optional) is the cumulative blob gas used, on an
+//     OP chain from Jovian its DA footprint; diff.post_exec_tx (Lagoon,
+//     optional) is kept as received (Diff.PostExecTx).
 //   - index and metadata.block_number must be JSON integer numbers (a
-//     string, a negative, fractional or exponent number is refused); index
+//     string, a negative, fractional or exponent number is refused: the
+//     base's block_number, gas_limit and timestamp are hex quantities); index
 //     is at most MaxIndex.
 //   - base is required on index 0, with all nine of its fields, and
 //     metadata.block_number must equal base.block_number; base is refused
 //     on any other index (the format sends it once per block: a base on a
-//     later index would be a second, possibly different, block context).
+//     later index would be a second, possibly different, block context);
+//     without metadata, base.block_number is the block number.
 //   - diff.withdrawals must be absent, null or empty.
 //   - metadata.receipts and metadata.new_account_balances (rollup-boost,
 //     op-rbuilder) must be JSON objects when present; they are kept as
@@ -163,6 +172,7 @@ type wireDiff struct {
 	Withdrawals     []*types.Withdrawal `json:"withdrawals"`
 	WithdrawalsRoot *common.Hash        `json:"withdrawals_root"`
 	BlobGasUsed     *hexutil.Uint64     `json:"blob_gas_used"`
+	PostExecTx      *hexutil.Bytes      `json:"post_exec_tx"`
 }
 
 type wireMetadata struct {
@@ -189,9 +199,7 @@ func decodeJSON(data []byte) (*Payload, error) {
 		return nil, missing("index")
 	case w.Diff == nil:
 		return nil, missing("diff")
-	case w.Metadata == nil:
-		return nil, missing("metadata")
-	case isNull(w.Metadata.BlockNumber):
+	case w.Metadata != nil && isNull(w.Metadata.BlockNumber):
 		return nil, missing("metadata.block_number")
 	}
 	index, err := jsonUint(w.Index)
@@ -201,16 +209,21 @@ func decodeJSON(data []byte) (*Payload, error) {
 	if index > MaxIndex {
 		return nil, fmt.Errorf("%w: %d above the limit of %d", ErrBadIndex, index, MaxIndex)
 	}
-	number, err := jsonUint(w.Metadata.BlockNumber)
-	if err != nil {
-		return nil, fmt.Errorf("%w: metadata.block_number: %v", ErrMalformed, err)
-	}
-	p := &Payload{PayloadID: *w.PayloadID, Index: index, Metadata: Metadata{BlockNumber: number}}
-	if p.Metadata.Receipts, err = jsonObject("metadata.receipts", w.Metadata.Receipts); err != nil {
-		return nil, err
-	}
-	if p.Metadata.NewAccountBalances, err = jsonObject("metadata.new_account_balances", w.Metadata.NewAccountBalances); err != nil {
-		return nil, err
+	p := &Payload{PayloadID: *w.PayloadID, Index: index}
+	if w.Metadata == nil {
+		p.Metadata.Absent = true
+	} else {
+		number, err := jsonUint(w.Metadata.BlockNumber)
+		if err != nil {
+			return nil, fmt.Errorf("%w: metadata.block_number: %v", ErrMalformed, err)
+		}
+		p.Metadata.BlockNumber = number
+		if p.Metadata.Receipts, err = jsonObject("metadata.receipts", w.Metadata.Receipts); err != nil {
+			return nil, err
+		}
+		if p.Metadata.NewAccountBalances, err = jsonObject("metadata.new_account_balances", w.Metadata.NewAccountBalances); err != nil {
+			return nil, err
+		}
 	}
 	if err := w.Diff.into(&p.Diff); err != nil {
 		return nil, err
@@ -224,8 +237,10 @@ func decodeJSON(data []byte) (*Payload, error) {
 		if p.Base, err = w.Base.decode(); err != nil {
 			return nil, err
 		}
-		if uint64(p.Base.BlockNumber) != number {
-			return nil, fmt.Errorf("%w: metadata.block_number %d, base.block_number %d", ErrInconsistent, number, uint64(p.Base.BlockNumber))
+		if p.Metadata.Absent {
+			p.Metadata.BlockNumber = uint64(p.Base.BlockNumber)
+		} else if uint64(p.Base.BlockNumber) != p.Metadata.BlockNumber {
+			return nil, fmt.Errorf("%w: metadata.block_number %d, base.block_number %d", ErrInconsistent, p.Metadata.BlockNumber, uint64(p.Base.BlockNumber))
 		}
 	}
 	return p, nil
@@ -294,6 +309,9 @@ func (w *wireDiff) into(d *Diff) error {
 		d.WithdrawalsRoot = *w.WithdrawalsRoot
 	}
 	d.BlobGasUsed = w.BlobGasUsed
+	if w.PostExecTx != nil {
+		d.PostExecTx = *w.PostExecTx
+	}
 	return nil
 }
 

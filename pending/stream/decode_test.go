@@ -155,7 +155,6 @@ func TestDecode(t *testing.T) {
 		{"missing index", websocket.TextMessage, edit(t, 1, func(m map[string]any) { delete(m, "index") }), ErrMissingField, 0},
 		{"null index", websocket.TextMessage, edit(t, 1, func(m map[string]any) { m["index"] = nil }), ErrMissingField, 0},
 		{"missing diff", websocket.TextMessage, edit(t, 1, func(m map[string]any) { delete(m, "diff") }), ErrMissingField, 0},
-		{"missing metadata", websocket.TextMessage, edit(t, 1, func(m map[string]any) { delete(m, "metadata") }), ErrMissingField, 0},
 		{"missing metadata.block_number", websocket.TextMessage, edit(t, 1, func(m map[string]any) { delete(sub(m, "metadata"), "block_number") }), ErrMissingField, 0},
 		{"missing diff.gas_used", websocket.TextMessage, edit(t, 1, func(m map[string]any) { delete(sub(m, "diff"), "gas_used") }), ErrMissingField, 0},
 		{"missing diff.receipts_root", websocket.TextMessage, edit(t, 1, func(m map[string]any) { delete(sub(m, "diff"), "receipts_root") }), ErrMissingField, 0},

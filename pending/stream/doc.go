@@ -49,7 +49,12 @@
 // client's MaxMessageBytes). Validation is structural only (required
 // fields, index a JSON integer <= MaxIndex, base exactly on index 0 and
 // consistent with metadata.block_number, no withdrawals); unknown keys are
-// ignored. The real rollup-boost / op-rbuilder format is taken unchanged:
+// ignored. OP subblocks (the OP specs' subblocks.md: the same shape with
+// state_root, block_hash and withdrawals_root zero, withdrawals empty,
+// blob_gas_used the DA footprint, Lagoon's post_exec_tx kept in
+// Diff.PostExecTx) and the real rollup-boost / op-rbuilder format are
+// taken unchanged: metadata absent (Metadata.Absent), or without receipts
+// or balances, or with an access_list (ignored);
 // base omitted or null after index 0, blob_gas_used absent or present, and
 // metadata.receipts (keyed by transaction hash, op-alloy's receipt JSON,
 // internally tagged {"type":"0x7e",...} or the older externally tagged

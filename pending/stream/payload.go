@@ -61,9 +61,16 @@ type Diff struct {
 	Withdrawals     []*types.Withdrawal `json:"withdrawals"`
 	WithdrawalsRoot common.Hash         `json:"withdrawals_root"`
 	BlobGasUsed     *hexutil.Uint64     `json:"blob_gas_used,omitempty"`
+	// PostExecTx is Lagoon's cumulative post-execution transaction (type
+	// 0x7D, OP specs lagoon/post-exec.md), carried beside Transactions;
+	// empty when absent. Recognised, not executed: a replica stops
+	// replicating a block that carries one (its gas refunds change the
+	// block's receipts and balances).
+	PostExecTx hexutil.Bytes `json:"post_exec_tx,omitempty"`
 }
 
-// Metadata is the message's metadata. BlockNumber is required. Receipts
+// Metadata is the message's metadata. BlockNumber is required when
+// metadata is present. Receipts
 // and NewAccountBalances are what rollup-boost and op-rbuilder add: the
 // receipts of the message's transactions keyed by transaction hash (in
 // op-alloy's JSON shape, see ParseReceipts) and the balances of the
@@ -71,6 +78,11 @@ type Diff struct {
 // (JSON objects, checked to be objects only) and parsed on demand: a
 // replica may compare them with its own execution, never serve them.
 type Metadata struct {
+	// Absent is true when the message had no metadata object (a trimmed
+	// producer): BlockNumber is then base.block_number on index 0 and zero
+	// on later indexes (the replica takes it from the open block of the
+	// same payload id). The encoder always writes metadata.
+	Absent             bool            `json:"-"`
 	BlockNumber        uint64          `json:"block_number"`
 	NewAccountBalances json.RawMessage `json:"new_account_balances,omitempty"`
 	Receipts           json.RawMessage `json:"receipts,omitempty"`

@@ -130,7 +130,7 @@ func writerOf(api *API) *chain.Writer { return api.chain.(*chain.Writer) }
 // startAPI serves an API over mgr and w on 127.0.0.1:0.
 func startAPI(t testing.TB, cfg APIConfig, g *chain.Genesis, mgr *pending.Manager, w *chain.Writer, pool TxPool) (*API, string) {
 	t.Helper()
-	api, err := NewAPI(cfg, g, chain.NewExecutor(g.Config), mgr, w, pool, zerolog.Nop())
+	api, err := NewAPI(cfg, g, g.Executor(), mgr, w, pool, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"slices"
 	"strconv"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -168,11 +169,35 @@ func (a *API) receipts(c *chainBlock) (xtypes.Receipts, error) {
 	return deriveReceipts(a.genesis.Config, c.Block, stored)
 }
 
-func (a *API) marshalChainBlock(c *chainBlock, fullTx bool) map[string]any {
-	if c.Snap != nil {
-		return marshalPendingBlock(c.Block, fullTx, a.genesis.Config)
+// depositReceipts are the receipts of the loaded block when it holds a
+// deposit (their nonces and versions show in its transaction objects, as
+// op-geth shows them), else nil: no receipt is read for an L1 block.
+func (a *API) depositReceipts(c *chainBlock) (xtypes.Receipts, error) {
+	if !slices.ContainsFunc(c.Block.Transactions(), xtypes.IsDeposit) {
+		return nil, nil
 	}
-	return marshalBlock(c.Block, true, fullTx, a.genesis.Config)
+	if c.Snap != nil {
+		return c.Snap.Receipts(), nil
+	}
+	rs, err := c.res.View.Receipts(c.Block.NumberU64(), c.Block.Hash())
+	if err != nil {
+		return nil, fmt.Errorf("receipts of block %d: %w", c.Block.NumberU64(), err)
+	}
+	return rs, nil
+}
+
+func (a *API) marshalChainBlock(c *chainBlock, fullTx bool) (map[string]any, error) {
+	var rs xtypes.Receipts
+	if fullTx {
+		var err error
+		if rs, err = a.depositReceipts(c); err != nil {
+			return nil, err
+		}
+	}
+	if c.Snap != nil {
+		return marshalPendingBlock(c.Block, fullTx, a.genesis.Config, rs), nil
+	}
+	return marshalBlock(c.Block, true, fullTx, a.genesis.Config, rs), nil
 }
 
 // blockMethod builds the handler of a method whose argument 0 names a block:
@@ -215,7 +240,7 @@ func (a *API) blockResult(ctx context.Context, sel BlockSelector, p rpc.Params) 
 		return nil, err
 	}
 	return a.withBlock(ctx, sel, func(c *chainBlock) (any, error) {
-		return a.marshalChainBlock(c, full), nil
+		return a.marshalChainBlock(c, full)
 	})
 }
 
@@ -309,9 +334,9 @@ func (a *API) transactionByHash(t *foundTx) (any, error) {
 	// Pre-confirmed transactions: in the pending block (its number, the
 	// zero hash: see pendingLocation), as the receipt shows them.
 	if t.Snap != nil {
-		if tx, _, i, ok := t.Snap.Transaction(t.Hash); ok {
+		if tx, r, i, ok := t.Snap.Transaction(t.Hash); ok {
 			h := t.Snap.Header()
-			return newRPCTransaction(tx, pendingLocation(h, uint64(i)), h.BaseFee, a.genesis.Config), nil
+			return newRPCTransaction(tx, pendingLocation(h, uint64(i)), h.BaseFee, a.genesis.Config).withDepositReceipt(r), nil
 		}
 	}
 	// Pooled (accepted by eth_sendRawTransaction, not pre-confirmed yet):
@@ -363,7 +388,15 @@ func (a *API) txByIndex(ctx context.Context, sel BlockSelector, p rpc.Params) (a
 		} else {
 			loc = blockLocation(c.Block, uint64(idx))
 		}
-		return newRPCTransaction(txs[idx], loc, c.Block.BaseFee(), a.genesis.Config), nil
+		out := newRPCTransaction(txs[idx], loc, c.Block.BaseFee(), a.genesis.Config)
+		if xtypes.IsDeposit(txs[idx]) { // its nonce and receipt version are in its receipt
+			rs, err := a.depositReceipts(c)
+			if err != nil {
+				return nil, err
+			}
+			out.withReceiptAt(rs, int(idx))
+		}
+		return out, nil
 	})
 }
 
@@ -429,6 +462,6 @@ func (a *API) uncleByIndex(ctx context.Context, sel BlockSelector, p rpc.Params)
 		if uint64(idx) >= uint64(len(uncles)) {
 			return nil, nil
 		}
-		return marshalBlock(xtypes.NewBlockWithHeader(uncles[idx]), false, false, a.genesis.Config), nil
+		return marshalBlock(xtypes.NewBlockWithHeader(uncles[idx]), false, false, a.genesis.Config, nil), nil
 	})
 }

@@ -321,7 +321,7 @@ func (a *API) ethFeeHistory(ctx context.Context, p rpc.Params) (any, error) {
 		out.GasUsedRatio = append(out.GasUsedRatio, float64(h.GasUsed)/float64(h.GasLimit))
 		blobRatio := 0.0
 		if h.BlobGasUsed != nil {
-			if max := eip4844.MaxBlobGasPerBlock(cfg, h.Time); max != 0 {
+			if max := a.exec.MaxBlobGasPerBlock(h.Time); max != 0 {
 				blobRatio = float64(*h.BlobGasUsed) / float64(max)
 			}
 		}

@@ -78,7 +78,7 @@ func (a *API) flashEncoded(s *pending.Snapshot, block, txs bool) (json.RawMessag
 		c.cur = flashEncoded{snap: s}
 	}
 	if block && c.cur.block == nil {
-		b, err := json.Marshal(marshalPendingBlock(pendingBlock(s), true, a.genesis.Config))
+		b, err := json.Marshal(marshalPendingBlock(pendingBlock(s), true, a.genesis.Config, s.Receipts()))
 		if err != nil {
 			a.log.Warn().Err(err).Msg("newFlashblocks: encoding the pending block")
 		}
@@ -92,7 +92,7 @@ func (a *API) flashEncoded(s *pending.Snapshot, block, txs bool) (json.RawMessag
 		for i, tx := range news {
 			r := receipts[i]
 			ft := flashblockTx{
-				rpcTransaction:    newRPCTransaction(tx, pendingLocation(h, uint64(first+i)), h.BaseFee, a.genesis.Config),
+				rpcTransaction:    newRPCTransaction(tx, pendingLocation(h, uint64(first+i)), h.BaseFee, a.genesis.Config).withDepositReceipt(r),
 				Logs:              r.Logs,
 				GasUsed:           hexutil.Uint64(r.GasUsed),
 				CumulativeGasUsed: hexutil.Uint64(r.CumulativeGasUsed),

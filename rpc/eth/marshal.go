@@ -68,8 +68,10 @@ func marshalHeader(h *types.Header) map[string]any {
 
 // marshalBlock encodes a block with its size, uncle hashes, withdrawals
 // (when the block has them) and its transactions: hashes, or full objects
-// when fullTx. inclTx false omits "transactions" (uncle blocks).
-func marshalBlock(b *xtypes.Block, inclTx, fullTx bool, config *params.ChainConfig) map[string]any {
+// when fullTx. inclTx false omits "transactions" (uncle blocks). rs are the
+// block's receipts when it holds deposits (their nonce and receipt version,
+// as op-geth shows them in full transaction objects), else nil.
+func marshalBlock(b *xtypes.Block, inclTx, fullTx bool, config *params.ChainConfig, rs xtypes.Receipts) map[string]any {
 	m := marshalHeader(b.Header())
 	m["size"] = hexutil.Uint64(b.Size())
 	if inclTx {
@@ -77,7 +79,7 @@ func marshalBlock(b *xtypes.Block, inclTx, fullTx bool, config *params.ChainConf
 		out := make([]any, len(txs))
 		for i, tx := range txs {
 			if fullTx {
-				out[i] = newRPCTransaction(tx, blockLocation(b, uint64(i)), b.BaseFee(), config)
+				out[i] = newRPCTransaction(tx, blockLocation(b, uint64(i)), b.BaseFee(), config).withReceiptAt(rs, i)
 			} else {
 				out[i] = tx.Hash()
 			}
@@ -97,15 +99,16 @@ func marshalBlock(b *xtypes.Block, inclTx, fullTx bool, config *params.ChainConf
 }
 
 // marshalPendingBlock encodes the pending block like go-ethereum: hash,
-// nonce and miner are null because the block is not sealed.
-func marshalPendingBlock(b *xtypes.Block, fullTx bool, config *params.ChainConfig) map[string]any {
+// nonce and miner are null because the block is not sealed. rs are its
+// receipts (deposit nonces and versions, as in marshalBlock), or nil.
+func marshalPendingBlock(b *xtypes.Block, fullTx bool, config *params.ChainConfig, rs xtypes.Receipts) map[string]any {
 	m := marshalHeader(b.Header())
 	m["size"] = hexutil.Uint64(b.Size())
 	txs := b.Transactions()
 	out := make([]any, len(txs))
 	for i, tx := range txs {
 		if fullTx {
-			out[i] = newRPCTransaction(tx, pendingLocation(b.Header(), uint64(i)), b.BaseFee(), config)
+			out[i] = newRPCTransaction(tx, pendingLocation(b.Header(), uint64(i)), b.BaseFee(), config).withReceiptAt(rs, i)
 		} else {
 			out[i] = tx.Hash()
 		}
@@ -284,6 +287,15 @@ func newRPCDeposit(d *xtypes.Deposit, loc *txLocation) *rpcTransaction {
 		out.TransactionIndex = &i
 	}
 	return out
+}
+
+// withReceiptAt is withDepositReceipt with receipt i of rs (t unchanged
+// when rs lacks it).
+func (t *rpcTransaction) withReceiptAt(rs xtypes.Receipts, i int) *rpcTransaction {
+	if i < len(rs) {
+		return t.withDepositReceipt(rs[i])
+	}
+	return t
 }
 
 // withDepositReceipt sets a deposit's nonce and receipt version from its

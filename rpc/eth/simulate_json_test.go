@@ -22,7 +22,7 @@ import (
 func simResultMaps(r simResult) []any {
 	out := make([]any, len(r))
 	for i, b := range r {
-		m := marshalBlock(b.block, true, b.fullTx, b.config)
+		m := marshalBlock(b.block, true, b.fullTx, b.config, nil)
 		if b.fullTx {
 			for k, tx := range m["transactions"].([]any) {
 				if rt, ok := tx.(*rpcTransaction); ok && k < len(b.senders) {

@@ -108,6 +108,30 @@ func (rs Receipts) EncodeIndex(i int, w *bytes.Buffer) {
 		types.Receipts{&r.Receipt}.EncodeIndex(0, w)
 		return
 	}
+	// From Canyon (a receipt version is set) the nonce and version are
+	// hashed; a Regolith receipt before Canyon carries its nonce outside the
+	// consensus encoding.
+	r.encodeDeposit(w, r.OP != nil && r.OP.DepositNonce != nil && r.OP.DepositReceiptVersion != nil)
+}
+
+// MarshalBinary is the receipt's binary (EIP-2718) encoding as op-geth's
+// debug_getRawReceipts gives it: go-ethereum's for every upstream type; for
+// a deposit 0x7e ‖ RLP([status, cumulativeGas, bloom, logs]) plus its
+// depositNonce when set (Regolith on) and its depositReceiptVersion when
+// set (Canyon on), unlike EncodeIndex which leaves a pre-Canyon nonce out.
+func (r *Receipt) MarshalBinary() ([]byte, error) {
+	if r.Type != DepositTxType {
+		return r.Receipt.MarshalBinary()
+	}
+	var w bytes.Buffer
+	r.encodeDeposit(&w, r.OP != nil && r.OP.DepositNonce != nil)
+	return w.Bytes(), nil
+}
+
+// encodeDeposit writes a deposit receipt: 0x7e ‖ RLP([status,
+// cumulativeGas, bloom, logs]) plus, when withNonce, the depositNonce and
+// the depositReceiptVersion if set.
+func (r *Receipt) encodeDeposit(w *bytes.Buffer, withNonce bool) {
 	w.WriteByte(DepositTxType)
 	enc := rlp.NewEncoderBuffer(w)
 	l := enc.List()
@@ -119,12 +143,11 @@ func (rs Receipts) EncodeIndex(i int, w *bytes.Buffer) {
 		lg.EncodeRLP(&enc)
 	}
 	enc.ListEnd(logs)
-	// From Canyon (a receipt version is set) the nonce and version are
-	// hashed; a Regolith receipt before Canyon carries its nonce outside the
-	// consensus encoding.
-	if r.OP != nil && r.OP.DepositNonce != nil && r.OP.DepositReceiptVersion != nil {
+	if withNonce {
 		enc.WriteUint64(*r.OP.DepositNonce)
-		enc.WriteUint64(*r.OP.DepositReceiptVersion)
+		if r.OP.DepositReceiptVersion != nil {
+			enc.WriteUint64(*r.OP.DepositReceiptVersion)
+		}
 	}
 	enc.ListEnd(l)
 	enc.Flush()

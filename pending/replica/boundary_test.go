@@ -1,0 +1,362 @@
+package replica
+
+import (
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common/hexutil"
+
+	"github.com/tipnode/tipnode/pending/stream"
+)
+
+// follower is a replica of a source chain with a monotonicity watch: after
+// every step it reads `pending` and records when it went backwards (a
+// lower block, or fewer transactions in the same block).
+type follower struct {
+	t          *testing.T
+	src        *source
+	r          *repSide
+	lastNum    uint64
+	lastTxs    int
+	regression []string
+}
+
+// newFollower starts a replica of src with block 1 canonical (a replica
+// whose head is the genesis cannot tell whether the upstream computes
+// state roots, so it adopts no hash: sealedParent), and block 1 the
+// highest position seen. The rows then number blocks from there: sub,
+// canon and at take numbers relative to block 1 (their 1 is block 2).
+func newFollower(t *testing.T, src *source) *follower {
+	f := &follower{t: t, src: src, r: newRepSide(t, src.spec, DefaultConfig())}
+	f.canonical(1)
+	return f
+}
+
+func (f *follower) sub(n uint64, parts int) []*stream.Payload {
+	return f.src.subblocks(f.t, n+1, parts)
+}
+func (f *follower) canon(n uint64)       { f.canonical(n + 1) }
+func (f *follower) at(n uint64, txs int) { f.t.Helper(); f.want(n+1, txs) }
+
+// pending is what a read of `pending` sees: the block number and how many
+// of its transactions (a canonical head counts as complete).
+func (f *follower) pending() (uint64, int) {
+	rd, err := f.r.mgr.Open()
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer rd.Close()
+	if rd.Snapshot != nil {
+		return rd.Snapshot.Number(), len(rd.Snapshot.Transactions())
+	}
+	n := rd.Head.Number()
+	if n == 0 {
+		return 0, 0
+	}
+	return n, len(f.src.blocks[n-1].Transactions())
+}
+
+func (f *follower) watch(step string) {
+	n, k := f.pending()
+	if n < f.lastNum || (n == f.lastNum && k < f.lastTxs) {
+		f.regression = append(f.regression, step)
+		f.t.Logf("%s: pending went back from block %d (%d txs) to %d (%d txs)", step, f.lastNum, f.lastTxs, n, k)
+	}
+	f.lastNum, f.lastTxs = n, k
+}
+
+func (f *follower) feed(step string, msgs ...*stream.Payload) {
+	for _, p := range msgs {
+		f.r.d.Payload(p, time.Now())
+		f.r.d.Sync()
+		f.watch(step)
+	}
+}
+
+func (f *follower) canonical(n uint64) {
+	f.t.Helper()
+	if err := f.r.w.ImportBlock(f.src.block(n)); err != nil {
+		f.t.Fatal(err)
+	}
+	f.r.d.Sync()
+	f.watch("canonical")
+}
+
+// want checks what `pending` serves.
+func (f *follower) want(n uint64, txs int) {
+	f.t.Helper()
+	gn, gk := f.pending()
+	if gn != n || gk != txs {
+		f.t.Fatalf("pending is block %d with %d transactions, want block %d with %d", gn, gk, n, txs)
+	}
+}
+
+// equalToSource checks the replica's canonical blocks 1..n against the
+// source's: hashes (which cover state roots, receipts roots, everything).
+func (f *follower) equalToSource(n uint64) {
+	f.t.Helper()
+	h := f.r.w.Head()
+	for i := uint64(1); i <= n; i++ {
+		_, hash, ok := h.Recent(i)
+		if !ok || hash != f.src.blocks[i-1].Hash() {
+			f.t.Fatalf("canonical block %d: %s, source %s", i, hash.Hex(), f.src.blocks[i-1].Hash().Hex())
+		}
+	}
+}
+
+// TestReplicaAcrossBlockBoundaries: a go-ethereum-built chain with real
+// state roots, streamed as OP subblocks (state_root and block_hash zero),
+// its canonical blocks reaching the replica after the next block's first
+// messages (as on Base: 31-276 ms after). One row per thing a real stream
+// does at a block boundary. In every row `pending` never goes backwards
+// where the issue requires it (rows with want regressions 0), every
+// in-memory block that adopted an announced hash is verified against the
+// canonical block, and the canonical chain ends equal to the source.
+func TestReplicaAcrossBlockBoundaries(t *testing.T) {
+	src := newSource(t, sourceOpts{Blocks: 5, TxsPer: 12, Keys: 4})
+	for _, tc := range []struct {
+		name string
+		run  func(f *follower)
+		// counters at the end
+		adopted, verified, mismatch float64
+		resets                      map[string]float64
+	}{
+		{
+			name: "in order, canonical after the next block's index 1",
+			run: func(f *follower) {
+				for n := uint64(1); n <= 4; n++ {
+					m := f.sub(n, 4)
+					f.feed("block", m...)
+					f.at(n, 12)
+					if n > 1 {
+						f.canon(n - 1)
+						f.at(n, 12)
+					}
+				}
+				f.canon(4)
+			},
+			adopted: 3, verified: 3,
+		},
+		{
+			name: "canonical after the next block's index 0 (empty heartbeat)",
+			run: func(f *follower) {
+				m1, m2 := f.sub(1, 3), f.sub(2, 3)
+				f.feed("1", m1...)
+				f.feed("2.0", m2[0])
+				f.at(2, 0)
+				f.canon(1)
+				f.at(2, 0)
+				f.feed("2", m2[1:]...)
+				f.at(2, 12)
+				f.canon(2)
+			},
+			adopted: 1, verified: 1,
+		},
+		{
+			name: "heartbeats with no transactions",
+			run: func(f *follower) {
+				m := f.sub(1, 24) // 12 messages carry one transaction, 12 none
+				f.feed("1", m...)
+				f.at(1, 12)
+				f.feed("2", f.sub(2, 2)...)
+				f.canon(1)
+				f.canon(2)
+			},
+			adopted: 1, verified: 1,
+		},
+		{
+			name: "block abandoned without its last index",
+			run: func(f *follower) {
+				m1 := f.sub(1, 4)
+				f.feed("1", m1[:4]...) // index 4 never comes
+				f.at(1, 9)
+				f.feed("2", f.sub(2, 4)...) // index 1 does not verify on the incomplete block 1
+				f.at(2, 0)
+				f.canon(1) // block 1 had 12: block 2 rebuilt on it
+				f.at(2, 12)
+				f.canon(2)
+			},
+			adopted: 1, mismatch: 1, resets: map[string]float64{"adopted_parent": 1, "canonical_mismatch": 1},
+		},
+		{
+			name: "a new index 0 for the same height (rebuilt payload)",
+			run: func(f *follower) {
+				m1 := f.sub(1, 4)
+				f.feed("1", m1[:3]...)
+				rebuilt := f.sub(1, 2) // another build of the same block
+				for _, p := range rebuilt {
+					p.PayloadID = payloadID(2, 7)
+				}
+				f.r.d.Payload(rebuilt[0], time.Now()) // revokes what the first build pre-confirmed: not a boundary
+				f.r.d.Sync()
+				f.lastNum, f.lastTxs = f.pending()
+				f.feed("1'", rebuilt[1:]...)
+				f.at(1, 12)
+				f.feed("2", f.sub(2, 3)...)
+				f.canon(1)
+				f.canon(2)
+			},
+			adopted: 1, verified: 1, resets: map[string]float64{"restart": 1},
+		},
+		{
+			name: "payload id reused: the same messages again (a relay replaying the block) are duplicates",
+			run: func(f *follower) {
+				m1 := f.sub(1, 4)
+				f.feed("1", m1[:3]...)
+				f.feed("replay", m1[:3]...)
+				f.feed("1", m1[3:]...)
+				f.at(1, 12)
+				f.feed("2", f.sub(2, 4)...)
+				f.canon(1)
+				f.canon(2)
+			},
+			adopted: 1, verified: 1,
+		},
+		{
+			name: "payload id reused by a rebuilt payload with other transactions",
+			run: func(f *follower) {
+				m1 := f.sub(1, 4)
+				f.feed("1", m1[:3]...)
+				other := f.sub(1, 2)  // same id, index 1 holds other transactions
+				f.feed("1", other[1]) // index 1 differs: the block is frozen where it was
+				f.at(1, 6)
+				f.feed("1", m1[3:]...) // ignored
+				f.at(1, 6)
+				f.feed("2", f.sub(2, 4)...) // waits for canonical 1
+				f.at(1, 6)
+				f.canon(1)
+				f.at(2, 12)
+				f.canon(2)
+			},
+			resets: map[string]float64{},
+		},
+		{
+			name: "stream restarts mid-block: a reconnect resuming at a later index",
+			run: func(f *follower) {
+				m1 := f.sub(1, 4)
+				f.feed("1", m1[:2]...)
+				f.r.d.Down(nil)
+				f.r.d.Sync()
+				f.watch("down")
+				f.feed("1", m1[3:]...) // index 2 was lost: frozen at index 1
+				f.at(1, 3)
+				f.feed("2", f.sub(2, 4)...)
+				f.at(1, 3)
+				f.canon(1)
+				f.at(2, 12)
+				f.canon(2)
+			},
+		},
+		{
+			name: "stream restarts mid-block: a reconnect resuming at the next index",
+			run: func(f *follower) {
+				m1 := f.sub(1, 4)
+				f.feed("1", m1[:2]...)
+				f.r.d.Down(nil)
+				f.r.d.Sync()
+				f.watch("down")
+				f.feed("1", m1[2:]...)
+				f.at(1, 12)
+				f.feed("2", f.sub(2, 4)...)
+				f.canon(1)
+				f.canon(2)
+			},
+			adopted: 1, verified: 1,
+		},
+		{
+			name: "indexes that skip",
+			run: func(f *follower) {
+				m1 := f.sub(1, 4)
+				f.feed("1", m1[0], m1[1], m1[3], m1[2], m1[4])
+				f.at(1, 3)
+				f.feed("2", f.sub(2, 4)...)
+				f.at(1, 3)
+				f.canon(1)
+				f.at(2, 12)
+				f.feed("3", f.sub(3, 4)...)
+				f.canon(2)
+				f.at(3, 12)
+				f.canon(3)
+			},
+			adopted: 1, verified: 1,
+		},
+		{
+			name: "metadata absent (a trimmed producer)",
+			run: func(f *follower) {
+				for n := uint64(1); n <= 2; n++ {
+					m := f.sub(n, 3)
+					for _, p := range m {
+						p.Metadata = stream.Metadata{Absent: true}
+						if p.Base != nil {
+							p.Metadata.BlockNumber = uint64(p.Base.BlockNumber)
+						}
+					}
+					f.feed("block", m...)
+					f.at(n, 12)
+				}
+				f.canon(1)
+				f.canon(2)
+			},
+			adopted: 1, verified: 1,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFollower(t, src)
+			tc.run(f)
+			if len(f.regression) > 0 {
+				t.Fatalf("pending went backwards at %v", f.regression)
+			}
+			m := f.r.metrics
+			if got := counter(t, m.parents, "adopted"); got != tc.adopted {
+				t.Errorf("adopted %v, want %v", got, tc.adopted)
+			}
+			if got := counter(t, m.parents, "verified"); got != tc.verified {
+				t.Errorf("verified %v, want %v", got, tc.verified)
+			}
+			if got := counter(t, m.parents, "mismatch"); got != tc.mismatch {
+				t.Errorf("mismatch %v, want %v", got, tc.mismatch)
+			}
+			for _, cause := range []string{"restart", "mismatch", "execution", "parent_hash", "reorg", "canonical_differs", "canonical_mismatch", "adopted_parent", "disconnected"} {
+				if got := counter(t, m.resets, cause); got != tc.resets[cause] {
+					t.Errorf("resets{%s} = %v, want %v", cause, got, tc.resets[cause])
+				}
+			}
+			f.equalToSource(f.r.w.Head().Number())
+		})
+	}
+}
+
+// TestReplicaRefusesPostExecTx: a Lagoon block carrying diff.post_exec_tx
+// (0x7D) is not replicated: counted and named, never served, pending
+// answers up to its parent; the block after it waits for it to be
+// canonical and is then replicated again.
+func TestReplicaRefusesPostExecTx(t *testing.T) {
+	src := newSource(t, sourceOpts{Blocks: 4, TxsPer: 6, Keys: 3})
+	for _, at := range []uint64{0, 2} { // on index 0, on a later index
+		f := newFollower(t, src)
+		f.feed("1", f.sub(1, 3)...)
+		m2 := f.sub(2, 3)
+		cp := *m2[at]
+		cp.Diff.PostExecTx = hexutil.Bytes{0x7d, 0xc0}
+		m2[at] = &cp
+		f.feed("2", m2...)
+		if got := counter(t, f.r.metrics.refused, "post_exec_tx"); got != 1 {
+			t.Fatalf("post_exec_tx at index %d counted %v", at, got)
+		}
+		rd, err := f.r.mgr.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rd.Snapshot == nil || rd.Snapshot.Number() != 2 {
+			t.Fatalf("post_exec_tx at index %d: pending serves %v, want block 2 (its parent)", at, rd.Snapshot)
+		}
+		rd.Close()
+		f.feed("3", f.sub(3, 3)...)
+		f.at(1, 6)
+		f.canon(1)
+		f.canon(2)
+		f.at(3, 6)
+		f.canon(3)
+		f.equalToSource(4)
+	}
+}
