@@ -432,7 +432,9 @@ func TestREADMECommands(t *testing.T) {
 		}
 		addr := freePort(t)
 		url := "http://" + addr
-		p := startProcess(t, bin, "dev", "--http.addr", addr) // make run ARGS='--http.addr …'
+		// make run DATADIR=… ARGS='--http.addr …' (a data directory of the
+		// test's: a killed node cannot delete its temporary one).
+		p := startProcess(t, bin, "dev", "--datadir", t.TempDir(), "--http.addr", addr)
 		waitRPC(t, url, p)
 
 		block := readmeBlock(t, "Walkthrough")
