@@ -33,11 +33,11 @@ import (
 type Builder struct {
 	exec *chain.Executor
 
-	view     store.View    // the anchor head's view; released by the next Open / Close
-	anchor   uint64        // the anchor's number (the open block's state trie is read there)
+	view   store.View // the anchor head's view; released by the next Open / Close
+	anchor uint64     // the anchor's number (the open block's state trie is read there)
 	// under are the state trie updates of the open block's pending
 	// parents (their final snapshots' tries), above the anchor's trie.
-	under []*store.TrieUpdate
+	under    []*store.TrieUpdate
 	base     *types.Header // the driver's header template
 	parent   *types.Header // the open block's parent (canonical or pending)
 	state    *chain.StateDB

@@ -79,16 +79,16 @@ const (
 	DefaultMinFreeBytes uint64 = 512 << 20
 	// DefaultStateCacheBytes holds the hot state of a busy chain (a slot
 	// entry is about 70 bytes: some 3 million slots).
-	DefaultStateCacheBytes int64  = 256 << 20
+	DefaultStateCacheBytes int64 = 256 << 20
 	// DefaultTrieWindow is OP's withdrawal-proof window on a chain of 2 s
 	// blocks: 7 days.
 	DefaultTrieWindow uint64 = 7 * 24 * 3600 / 2
 	// DefaultTrieCacheBytes holds the upper levels of the state and
 	// storage tries of a busy chain.
-	DefaultTrieCacheBytes int64 = 128 << 20
-	minCacheBytes          int64  = 1 << 20
-	minMemtableBytes       uint64 = 1 << 20
-	maxMemtableBytes       uint64 = 4 << 30 // Pebble's limit
+	DefaultTrieCacheBytes int64  = 128 << 20
+	minCacheBytes         int64  = 1 << 20
+	minMemtableBytes      uint64 = 1 << 20
+	maxMemtableBytes      uint64 = 4 << 30 // Pebble's limit
 	// memtablesInFlight is Pebble's MemTableStopWritesThreshold: at most this
 	// many memtables exist (and are reserved in the block cache) at once.
 	memtablesInFlight = 4

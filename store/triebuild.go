@@ -314,3 +314,19 @@ func (db *DB) headerRoot(num uint64) (common.Hash, error) {
 	}
 	return h.Root, nil
 }
+
+// SetTrieWindow sets the window W (Config.TrieWindow) from the next block
+// write on: a command that learns the chain's kind only once the store is
+// open picks its default then.
+func (db *DB) SetTrieWindow(w uint64) {
+	db.writeMu.Lock()
+	defer db.writeMu.Unlock()
+	db.cfg.TrieWindow = w
+}
+
+// TrieWindow returns the window W in force (0: every version kept).
+func (db *DB) TrieWindow() uint64 {
+	db.writeMu.Lock()
+	defer db.writeMu.Unlock()
+	return db.cfg.TrieWindow
+}
