@@ -41,7 +41,7 @@ const bigStorage = 1 << 20
 // (sorted by hashed slot) into its storage trie, then the accounts (sorted
 // by hashed address, externally) into the account trie. node, when not nil,
 // gets every node the tries commit. progress is called every interval.
-func (db *DB) flatTrie(r reader, height uint64, node func(owner common.Hash, path []byte, blob []byte) error,
+func (db *DB) flatTrie(r reader, height uint64, node func(owner, hash common.Hash, path []byte, blob []byte) error,
 	progress func(TrieBuildStats)) (TrieBuildStats, error) {
 	start := time.Now()
 	stats := TrieBuildStats{Height: height}
@@ -68,9 +68,9 @@ func (db *DB) flatTrie(r reader, height uint64, node func(owner common.Hash, pat
 		if node == nil {
 			return nil
 		}
-		return func(path []byte, _ common.Hash, blob []byte) {
+		return func(path []byte, hash common.Hash, blob []byte) {
 			if nodeErr == nil {
-				nodeErr = node(owner, path, blob)
+				nodeErr = node(owner, hash, path, blob)
 				stats.Nodes++
 			}
 		}
@@ -251,7 +251,10 @@ func (db *DB) buildTrieLocked(progress func(TrieBuildStats)) (TrieBuildStats, er
 	db.log.Info().Uint64("height", latest).Msg("building the state trie from the flat state")
 	b = db.pdb.NewBatch()
 	key := make([]byte, 0, trieKeyLen)
-	stats, err := db.flatTrie(db.pdb, latest, func(owner common.Hash, path, blob []byte) error {
+	stats, err := db.flatTrie(db.pdb, latest, func(owner, hash common.Hash, path, blob []byte) error {
+		// The clean cache starts warm with the nodes built (as many as
+		// it holds: the last ones, the upper levels of the account trie).
+		db.nodes.set(hash, blob)
 		key = appendVersion(appendTrieEntity(key[:0], owner, path), latest)
 		if err := b.Set(key, blob, nil); err != nil {
 			return err
