@@ -80,6 +80,7 @@ func benchAddr(i int) common.Address { return common.BigToAddress(big.NewInt(int
 func benchBlocks(b *testing.B, db *DB, contract common.Address, accounts, slots, keys int) {
 	r := rand.New(rand.NewPCG(1, 2))
 	var roots, cpus, writes []time.Duration
+	var nodes, nodeBytes int
 	// The root's CPU time is its thread's (the trie update runs on the
 	// calling goroutine): Pebble's background work and other processes on
 	// the machine are not counted.
@@ -119,6 +120,10 @@ func benchBlocks(b *testing.B, db *DB, contract common.Address, accounts, slots,
 		}
 		roots = append(roots, time.Since(start))
 		cpus = append(cpus, threadCPU()-cpu0)
+		nodes += upd.Nodes()
+		for _, blob := range upd.nodes {
+			nodeBytes += len(blob) + trieKeyLen
+		}
 		v.Close()
 		w := diffBlockWrite(latest, parent, d)
 		w.Trie = upd
@@ -139,6 +144,8 @@ func benchBlocks(b *testing.B, db *DB, contract common.Address, accounts, slots,
 	b.ReportMetric(pct(roots, 0.5), "root-ms-p50")
 	b.ReportMetric(pct(roots, 0.99), "root-ms-p99")
 	b.ReportMetric(pct(writes, 0.5), "write-ms-p50")
+	b.ReportMetric(float64(nodes)/float64(len(roots)), "nodes/block")
+	b.ReportMetric(float64(nodeBytes)/float64(len(roots))/1024, "trie-KiB/block")
 }
 
 // BenchmarkTrieRoot: the state root of a sealed block on a large state,
