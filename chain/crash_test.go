@@ -19,7 +19,8 @@ import (
 // clone keeping a random part of the unsynced data). The reopened store must be
 // at a block boundary: latest = some imported block L whose header, body,
 // receipts and complete state are there (the flat state hashes to L's state
-// root) and nothing of block L+1. With SyncWrites every written block
+// root, and so does its state trie, walked node by node) and nothing of
+// block L+1. With SyncWrites every written block
 // survives.
 func TestCrashLeavesBlockBoundary(t *testing.T) {
 	g := chaintest.Genesis(t)
@@ -99,6 +100,16 @@ func checkBoundary(t *testing.T, db *store.DB, blocks []*xtypes.Block) uint64 {
 		}
 		if root := flatRoot(t, view, latest); root != want.Root() {
 			t.Fatalf("latest %d: state root %s, header %s: state is not at a block boundary", latest, root, want.Root())
+		}
+		// The trie is written in the block's batch: whole, at the same
+		// boundary (every node read checked against its hash).
+		tr, err := view.StateTrie(latest)
+		if err != nil {
+			t.Fatalf("latest %d: state trie: %v", latest, err)
+		}
+		check, err := tr.Check(nil)
+		if err != nil || check.Root != want.Root() {
+			t.Fatalf("latest %d: state trie root %s (%v), header %s", latest, check.Root, err, want.Root())
 		}
 	}
 	if _, err := view.CanonicalHash(latest + 1); err == nil {

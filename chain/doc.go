@@ -31,8 +31,13 @@
 //     Receipts are built here (status, cumulative gas, blob gas, logs, bloom).
 //   - StateRoot (stateroot.go) hashes a flat state with trie.StackTrie. It is
 //     used for pre-Byzantium receipts, which carry the post-transaction state
-//     root, and by tests as an oracle against header roots. Block import does
-//     not otherwise compute state roots: tipnode keeps flat state, no trie.
+//     root, and by tests as an oracle against header roots.
+//   - VerifyStateRoot (stateverify.go) computes a block's state trie update
+//     (store.StateTrie.Update of its diff on the parent's trie) and checks
+//     the header's state root, and on OP from Isthmus its withdrawals root,
+//     against it: ExecuteBlock and Writer.Reorg verify every imported and
+//     followed block so before anything is written. ExportRLP writes
+//     canonical blocks in the geth export format.
 //
 // go-ethereum symbols used: vm.NewEVM / vm.StateDB / vm.BlockContext,
 // core.ApplyMessage, core.TransactionToMessage, core.NewGasPool,

@@ -60,6 +60,14 @@ func TestImportConformanceChain(t *testing.T) {
 		if root := flatRoot(t, view, n); root != h.Root {
 			t.Errorf("block %d: state root of flat state %s, header %s", n, root.Hex(), h.Root.Hex())
 		}
+		// The trie kept beside the flat state, at every height.
+		tr, err := view.StateTrie(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if root, err := tr.Root(); err != nil || root != h.Root {
+			t.Errorf("block %d: state trie root %s (%v), header %s", n, root.Hex(), err, h.Root.Hex())
+		}
 	}
 }
 
@@ -212,6 +220,9 @@ func TestTamperedBlockRejected(t *testing.T) {
 		{"logs bloom", func(h *types.Header) { h.Bloom[5] ^= 0x01 }, "bloom"},
 		{"parent hash", func(h *types.Header) { h.ParentHash[0] ^= 0xff }, "parent hash"},
 		{"tx root", func(h *types.Header) { h.TxHash[0] ^= 0xff }, "transactions root"},
+		// A forged state root (the header otherwise self-consistent): a
+		// divergence naming both roots.
+		{"state root", func(h *types.Header) { h.Root[0] ^= 0xff }, "state root"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

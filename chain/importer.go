@@ -48,24 +48,42 @@ type ExecutedBlock struct {
 	Receipts xtypes.Receipts
 	Requests [][]byte
 	Diff     *store.StateDiff
+	// Trie is the block's state trie update, set by VerifyStateRoot (nil:
+	// the store computes it, or keeps no trie).
+	Trie *store.TrieUpdate
 }
 
 // BlockWrite is the store write of the block, moving latest plus tags to it.
 func (eb *ExecutedBlock) BlockWrite(tags ...store.Tag) *store.BlockWrite {
-	return &store.BlockWrite{Block: eb.Block, Receipts: eb.Receipts, Diff: eb.Diff, Tags: append([]store.Tag{store.TagLatest}, tags...)}
+	return &store.BlockWrite{Block: eb.Block, Receipts: eb.Receipts, Diff: eb.Diff, Trie: eb.Trie, Tags: append([]store.Tag{store.TagLatest}, tags...)}
 }
 
 // ExecuteBlock verifies block against parent (its parent: the canonical
 // head the caller will write it on) and executes it on parent's post-state
-// read from view, without writing anything. A block that fails
-// verification returns an error wrapping ErrInvalidBlock naming the block
-// and the mismatch; a failed read returns that error (not ErrInvalidBlock).
+// read from view, without writing anything; when the store keeps a state
+// trie, the block's state root (and OP withdrawals root) is verified too
+// (VerifyStateRoot). A block that fails verification returns an error
+// wrapping ErrInvalidBlock naming the block and the mismatch; a failed
+// read returns that error (not ErrInvalidBlock).
 func (e *Executor) ExecuteBlock(block *xtypes.Block, parent *types.Header, headers HeaderSource, view store.View) (*ExecutedBlock, error) {
 	reader, err := view.StateAt(parent.Number.Uint64())
 	if err != nil {
 		return nil, err
 	}
-	return e.ExecuteBlockOn(block, parent, headers, reader)
+	eb, err := e.ExecuteBlockOn(block, parent, headers, reader)
+	if err != nil {
+		return nil, err
+	}
+	tr, err := stateTrie(view, parent.Number.Uint64())
+	if err != nil {
+		return nil, err
+	}
+	if tr != nil {
+		if err := e.VerifyStateRoot(eb, tr); err != nil {
+			return nil, err
+		}
+	}
+	return eb, nil
 }
 
 // ExecuteBlockOn is ExecuteBlock on parent's post-state given as a Backend
@@ -185,8 +203,8 @@ func (e *Executor) verifyBody(block *xtypes.Block) error {
 		return errors.New("header has a withdrawals root but body has no withdrawals")
 	case h.WithdrawalsHash != nil && e.op != nil && e.op.cfg.IsIsthmus(h.Time):
 		// OP from Isthmus: the root is the L2ToL1MessagePasser's storage
-		// root, trusted (computing it needs all of that account's storage);
-		// the body carries no withdrawals.
+		// root, verified with the state root after execution
+		// (VerifyStateRoot); the body carries no withdrawals.
 		if len(block.Withdrawals()) != 0 {
 			return errors.New("an OP block carries withdrawals")
 		}

@@ -131,12 +131,26 @@ func (e *Executor) IsOpeningTx(tx xtypes.Tx) bool {
 }
 
 // SealHeader sets the header fields of h known only once its block has run
-// on state (after BlockProcessor.Finish): from Isthmus, an OP block's
-// withdrawals root is the L2ToL1MessagePasser's storage root. It needs a
-// state whose backend can enumerate storage (StorageIterator). Nothing
-// changes on an L1 chain.
-func (e *Executor) SealHeader(h *types.Header, state *StateDB) error {
+// on state (after BlockProcessor.Finish): its state root, the root of upd
+// (the block's state trie update, asked with TrieWatch(h)); and from
+// Isthmus, an OP block's withdrawals root, the L2ToL1MessagePasser's
+// storage root, from upd. A nil upd (a store that keeps no trie: a fork)
+// leaves the state root zero and computes the withdrawals root from the
+// message passer's whole storage, which then needs a state whose backend
+// can enumerate storage (StorageIterator).
+func (e *Executor) SealHeader(h *types.Header, state *StateDB, upd *store.TrieUpdate) error {
+	if upd != nil {
+		h.Root = upd.Root
+	}
 	if e.op == nil || !e.op.cfg.IsIsthmus(h.Time) {
+		return nil
+	}
+	if upd != nil {
+		root, ok := upd.StorageRoot(op.L2ToL1MessagePasser)
+		if !ok {
+			return fmt.Errorf("withdrawals root of block %d: the trie update does not watch the message passer", h.Number)
+		}
+		h.WithdrawalsHash = &root
 		return nil
 	}
 	root, err := state.StorageRoot(op.L2ToL1MessagePasser)

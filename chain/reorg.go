@@ -59,10 +59,21 @@ func (w *Writer) Reorg(ancestor uint64, blocks []*xtypes.Block, opts ImportOptio
 		state := &diffStack{base: base}
 		headers := &branchHeaders{canon: canon, ancestor: ancestor, byHash: make(map[common.Hash]*types.Header)}
 		writes := make([]*store.BlockWrite, 0, len(blocks))
+		tr, err := stateTrie(view, ancestor)
+		if err != nil {
+			return fmt.Errorf("reorg: state trie at %d: %w", ancestor, err)
+		}
+		var tries []*store.TrieUpdate
 		for _, b := range blocks {
 			eb, err := w.exec.ExecuteBlockOn(b, parent, headers, state)
 			if err != nil {
 				return err
+			}
+			if tr != nil {
+				if err := w.exec.VerifyStateRoot(eb, tr.On(tries...)); err != nil {
+					return err
+				}
+				tries = append(tries, eb.Trie)
 			}
 			state.push(eb.Diff)
 			headers.add(b.Header(), b.Uncles())

@@ -34,6 +34,24 @@ var All = []Migration{
 	{Version: store.FormatGenesisChunks, Name: "genesis-chunks", Step: genesisChunks},
 	{Version: store.FormatAnchor, Name: "anchor", Step: anchor},
 	{Version: store.FormatFork, Name: "fork", Step: fork},
+	{Version: store.FormatTrie, Name: "state-trie", Step: stateTrie},
+}
+
+// stateTrie migrates to store.FormatTrie: the state trie of the latest
+// block is built from the flat state in one pass (store.DB.BuildTrie: its
+// own batches, progress logged every 10 s; the trie's base key is written
+// last, so a crash before leaves no trie and the migration builds it
+// again). A store without a chain, a fork (partial state) or one opened
+// without a trie (store.Config.NoTrie) gets none; such a store builds it
+// later with BuildTrie.
+func stateTrie(db *store.DB, _ *store.RawBatch, _ []byte) ([]byte, bool, error) {
+	if _, err := db.Latest(); errors.Is(err, store.ErrNoGenesis) || errors.Is(err, store.ErrNotFound) || !db.KeepsTrie() {
+		return nil, true, nil
+	} else if err != nil {
+		return nil, false, err
+	}
+	_, err := db.BuildTrie(nil)
+	return nil, err == nil, err
 }
 
 // fork migrates to store.FormatFork, which only added the fork meta key of

@@ -58,7 +58,7 @@ func formatVersion(t *testing.T, db *store.DB) store.FormatVersion {
 // is updated on purpose.
 func TestVersionsPinned(t *testing.T) {
 	const (
-		pinnedCurrent      = 6
+		pinnedCurrent      = 7
 		pinnedMinSupported = 1
 	)
 	pinned := []struct {
@@ -72,6 +72,7 @@ func TestVersionsPinned(t *testing.T) {
 		{4, "genesis-chunks", store.FormatGenesisChunks},
 		{5, "anchor", store.FormatAnchor},
 		{6, "fork", store.FormatFork},
+		{7, "state-trie", store.FormatTrie},
 	}
 	if store.FormatCurrent != pinnedCurrent || store.FormatMinSupported != pinnedMinSupported {
 		t.Fatalf("store.FormatCurrent = %d, FormatMinSupported = %d; pinned %d, %d: pin the new format",

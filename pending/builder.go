@@ -1,7 +1,9 @@
 package pending
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -31,7 +33,11 @@ import (
 type Builder struct {
 	exec *chain.Executor
 
-	view     store.View    // the anchor head's view; released by the next Open / Close
+	view   store.View // the anchor head's view; released by the next Open / Close
+	anchor uint64     // the anchor's number (the open block's state trie is read there)
+	// under are the state trie updates of the open block's pending
+	// parents (their final snapshots' tries), above the anchor's trie.
+	under    []*store.TrieUpdate
 	base     *types.Header // the driver's header template
 	parent   *types.Header // the open block's parent (canonical or pending)
 	state    *chain.StateDB
@@ -109,6 +115,10 @@ func (b *Builder) open(head *chain.Head, view store.View, parentSnap *Snapshot, 
 	}
 	b.Close()
 	b.view, b.base, b.parent, b.state, b.proc = view, tmpl, parent, state, proc
+	b.anchor, b.under = anchor.Number.Uint64(), nil
+	if parentSnap != nil {
+		b.under = parentSnap.tries
+	}
 	b.txs, b.receipts, b.bloom, b.dirty = nil, nil, types.Bloom{}, false
 	var txIdx map[common.Hash]int
 	for i, tx := range opening {
@@ -177,6 +187,9 @@ func (b *Builder) Finish(now time.Time) (*Snapshot, *Sealed, error) {
 	s.txs, s.receipts, s.newFrom = b.txs[:n:n], b.receipts[:n:n], n
 	s.roots = new(roots)
 	s.created = now
+	if sealed.Write.Trie != nil {
+		s.tries = append(slices.Clip(b.under), sealed.Write.Trie)
+	}
 	b.snap = &s
 	return b.snap, sealed, nil
 }
@@ -399,21 +412,45 @@ func (b *Builder) Seal() (*Sealed, error) {
 	}
 	receipts := b.proc.Receipts()
 	block := xtypes.NewBlockWithRoots(header, &xtypes.Body{Transactions: b.txs, Withdrawals: withdrawals}, receipts, b.roots(receipts))
-	// What the chain's rules derive from the block's final state (an OP
-	// block's withdrawals root from Isthmus).
+	// What the chain's rules derive from the block's final state: its
+	// state root (the block's trie update on its parent's trie), an OP
+	// block's withdrawals root from Isthmus.
 	final := block.Header()
-	if err := b.exec.SealHeader(final, b.state); err != nil {
+	diff := b.state.BlockDiff()
+	upd, err := b.trieUpdate(final, diff)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.exec.SealHeader(final, b.state, upd); err != nil {
 		return nil, err
 	}
 	block = block.WithSeal(final)
 	return &Sealed{
 		Write: &store.BlockWrite{
-			Block: block, Receipts: receipts, Diff: b.state.BlockDiff(),
+			Block: block, Receipts: receipts, Diff: diff, Trie: upd,
 			Tags: []store.Tag{store.TagLatest, store.TagSafe, store.TagFinalized},
 		},
 		Block:    block,
 		Receipts: finalReceipts(receipts, block),
 	}, nil
+}
+
+// trieUpdate computes the open block's state trie update (diff on its
+// parent's trie: the anchor's, with the pending parents' updates above).
+// nil when the store keeps no trie (a fork: the header's root stays zero).
+func (b *Builder) trieUpdate(h *types.Header, diff *store.StateDiff) (*store.TrieUpdate, error) {
+	tr, err := b.view.StateTrie(b.anchor)
+	if errors.Is(err, store.ErrNoTrie) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("seal block %d: %w", h.Number, err)
+	}
+	upd, err := tr.On(b.under...).Update(diff, b.exec.TrieWatch(h)...)
+	if err != nil {
+		return nil, fmt.Errorf("seal block %d: %w", h.Number, err)
+	}
+	return upd, nil
 }
 
 // roots derives the open block's transactions and receipts roots (with

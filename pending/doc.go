@@ -169,8 +169,11 @@
 //     snapshot's lists (TestSnapshotRootsIncremental). Rebased copies share
 //     their original's memo and trie; a new block (Open, OpenOn: also every
 //     rebuild, rebase after a seal, unwind) starts a new trie.
-//   - State roots: tipnode keeps flat state and does not compute Merkle
-//     roots for the blocks it seals; their Root is the zero hash.
+//   - State roots: Seal computes the block's state trie update (its diff on
+//     the anchor's trie with the pending parents' updates above, the final
+//     snapshots' tries) and puts its root in the header, with an OP
+//     block's withdrawals root from the same update; the write carries it.
+//     A fork keeps no trie: its sealed blocks carry the zero root.
 //   - The parent beacon root of dev blocks is derived
 //     (keccak256("tipnode beacon root" ‖ parent hash)); there is no beacon
 //     chain.

@@ -33,8 +33,8 @@ type HeaderParams struct {
 // gas fields from EIP-4844/7918 and ParentBeaconRoot = keccak256("tipnode
 // beacon root" ‖ parent hash) (Cancun; tipnode has no beacon chain, so the
 // root is derived), and the empty requests hash (Prague; replaced by the
-// real requests hash at seal). Root is left zero: tipnode does not compute
-// state roots for the blocks it seals. GasUsed, Bloom and BlobGasUsed are
+// real requests hash at seal). Root is set at seal (the block's state trie
+// update, Builder.Seal; zero on a fork, which keeps no trie). GasUsed, Bloom and BlobGasUsed are
 // kept current in every snapshot's header; TxHash and ReceiptHash are set at
 // seal (readers of the pending block derive them from the snapshot's
 // transactions and receipts, so building a snapshot stays proportional to

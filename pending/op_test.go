@@ -143,6 +143,10 @@ func TestOPSequencer(t *testing.T) {
 	if err := st.ForEachStorage(op.L2ToL1MessagePasser, func(k, v common.Hash) error { slots[k] = v; return nil }); err != nil {
 		t.Fatal(err)
 	}
+	// And its state root is the root of the whole flat state.
+	if flat, err := chain.StateRoot(st); err != nil || flat != sealed.Root() {
+		t.Fatalf("sealed state root %s, the flat state hashes to %s (%v)", sealed.Root(), flat, err)
+	}
 	view.Close()
 	root, _ := chain.SlotsRoot(slots)
 	if len(slots) < 2 || sealed.Header().WithdrawalsHash == nil || *sealed.Header().WithdrawalsHash != root {

@@ -7,6 +7,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/tipnode/tipnode/chain"
+	"github.com/tipnode/tipnode/store"
 	"github.com/tipnode/tipnode/store/xtypes"
 )
 
@@ -41,6 +42,10 @@ type Snapshot struct {
 	// the next (the Builder's snapshots of one block share it); nil:
 	// derived afresh.
 	block *blockRoots
+	// tries are the state trie updates of a final snapshot's block and
+	// its pending parents, oldest first (nil: not final, or the store
+	// keeps no trie): a block opened on it reads its trie through them.
+	tries []*store.TrieUpdate
 }
 
 // TxRoot is the root of the snapshot's transactions (the pending block's

@@ -52,6 +52,10 @@ type BlockWrite struct {
 	// Tags to move to this block in the same batch ("latest" always moves;
 	// list "safe" / "finalized" here to move them too).
 	Tags []Tag
+	// Trie is the block's state trie update (StateTrie.Update of Diff at
+	// the parent), written in the block's batch. nil: the store computes
+	// it (a store that keeps no trie writes none).
+	Trie *TrieUpdate
 }
 
 // Tag names a movable block pointer.
@@ -132,6 +136,9 @@ type View interface {
 	// the store's state anchor every read of the returned reader fails with
 	// a *PrunedStateError.
 	StateAt(number uint64) (StateReader, error)
+	// StateTrie returns the state trie at number (ErrNoTrie: the store
+	// keeps none; *TrieWindowError: number is outside its window).
+	StateTrie(number uint64) (*StateTrie, error)
 	Close() error
 }
 

@@ -10,13 +10,13 @@ import (
 // refuses to open. Change it only together with a migration of every key.
 const comparerName = "tipnode.v1"
 
-// splitKey is the Pebble Split of our key space: versioned account and
-// storage keys split into entity (prefix) and ^number (suffix); every other
+// splitKey is the Pebble Split of our key space: versioned account,
+// storage and trie node keys split into entity (prefix) and ^number (suffix); every other
 // key is all prefix. Versioned keys are recognised by table byte and exact
 // length, and no other key of those tables is ever stored (seek and bound
 // keys of other lengths are plain prefixes).
 func splitKey(key []byte) int {
-	if isAccountKey(key) || isStorageKey(key) {
+	if isAccountKey(key) || isStorageKey(key) || isTrieKey(key) {
 		return len(key) - versionLen
 	}
 	return len(key)

@@ -48,6 +48,21 @@ type Config struct {
 	// memory is taken as entries arrive, not at open; below 32 MiB the
 	// cache still uses up to 32 MiB (its 512 buckets of one 64 KiB chunk).
 	StateCacheBytes int64
+	// NoTrie keeps no state trie (--verify.stateroot=off): blocks are
+	// written without their trie nodes, a trie the store held is dropped
+	// by the first such write, and no root or proof can be read. Default
+	// false: every block's trie nodes are written with it, in its batch.
+	NoTrie bool
+	// TrieWindow is W, the number of blocks below the latest whose state
+	// trie stays readable (proofs at those heights, unwinds that deep
+	// without a rebuild): node versions superseded before latest-W are
+	// pruned as blocks arrive. 0 keeps every version. Default
+	// DefaultTrieWindow, set by DefaultConfig.
+	TrieWindow uint64
+	// TrieCacheBytes bounds the clean trie node cache (blobs by hash, in
+	// front of Pebble). 0 disables it. Default DefaultTrieCacheBytes, set
+	// by DefaultConfig.
+	TrieCacheBytes int64
 	// FS is the filesystem Pebble uses. Default nil: the operating
 	// system's. Tests pass an in-memory, crashable one (vfs.NewCrashableMem)
 	// to check what survives a crash.
@@ -64,10 +79,16 @@ const (
 	DefaultMinFreeBytes uint64 = 512 << 20
 	// DefaultStateCacheBytes holds the hot state of a busy chain (a slot
 	// entry is about 70 bytes: some 3 million slots).
-	DefaultStateCacheBytes int64  = 256 << 20
-	minCacheBytes          int64  = 1 << 20
-	minMemtableBytes       uint64 = 1 << 20
-	maxMemtableBytes       uint64 = 4 << 30 // Pebble's limit
+	DefaultStateCacheBytes int64 = 256 << 20
+	// DefaultTrieWindow is OP's withdrawal-proof window on a chain of 2 s
+	// blocks: 7 days.
+	DefaultTrieWindow uint64 = 7 * 24 * 3600 / 2
+	// DefaultTrieCacheBytes holds the upper levels of the state and
+	// storage tries of a busy chain.
+	DefaultTrieCacheBytes int64  = 128 << 20
+	minCacheBytes         int64  = 1 << 20
+	minMemtableBytes      uint64 = 1 << 20
+	maxMemtableBytes      uint64 = 4 << 30 // Pebble's limit
 	// memtablesInFlight is Pebble's MemTableStopWritesThreshold: at most this
 	// many memtables exist (and are reserved in the block cache) at once.
 	memtablesInFlight = 4
@@ -84,6 +105,8 @@ func DefaultConfig(dir string) Config {
 		MinFreeBytes:  DefaultMinFreeBytes,
 
 		StateCacheBytes: DefaultStateCacheBytes,
+		TrieWindow:      DefaultTrieWindow,
+		TrieCacheBytes:  DefaultTrieCacheBytes,
 	}
 }
 
@@ -108,6 +131,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: Dir is required", ErrInvalidConfig)
 	case c.CacheBytes < minCacheBytes:
 		return fmt.Errorf("%w: CacheBytes %d below minimum %d", ErrInvalidConfig, c.CacheBytes, minCacheBytes)
+	case c.TrieCacheBytes < 0:
+		return fmt.Errorf("%w: TrieCacheBytes %d is negative (0 disables the cache)", ErrInvalidConfig, c.TrieCacheBytes)
 	case c.StateCacheBytes < 0:
 		return fmt.Errorf("%w: StateCacheBytes %d is negative (0 disables the cache)", ErrInvalidConfig, c.StateCacheBytes)
 	case c.MemtableBytes < minMemtableBytes || c.MemtableBytes >= maxMemtableBytes:

@@ -49,6 +49,11 @@ type DB struct {
 	// canon caches canonical hashes and headers by number (canoncache.go).
 	canon canonCache
 
+	// trie is the state trie's extent (keyTrie), changed under writeMu;
+	// nodes is the clean trie node cache (trie.go).
+	trie  atomic.Pointer[trieMeta]
+	nodes nodeCache
+
 	// guard refuses writes when free space is low (Config.MinFreeBytes).
 	guard *diskGuard
 
@@ -199,6 +204,12 @@ func Open(cfg Config, log zerolog.Logger) (*DB, error) {
 		return nil, errors.Join(fmt.Errorf("open store at %s: %w", cfg.Dir, err), db.closePebble())
 	}
 	db.state = newStateCache(cfg.StateCacheBytes, epoch, latest)
+	tm, err := readTrieMeta(db.pdb)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("open store at %s: %w", cfg.Dir, err), db.closePebble())
+	}
+	db.trie.Store(&tm)
+	db.nodes = newNodeCache(cfg.TrieCacheBytes)
 	db.past = newPastCache(db.state)
 	if v != FormatNone && v < FormatCurrent {
 		log.Warn().Uint64("stored", uint64(v)).Uint64("binary", uint64(FormatCurrent)).Msg("store format outdated; migrations required")

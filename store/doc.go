@@ -6,13 +6,40 @@
 // The store holds one canonical chain from block 0 to the latest block. Every
 // block is written by WriteBlock in ONE Pebble batch containing its header,
 // body, receipts, canonical and hash->number entries, transaction lookups,
-// state versions, change list, new code and tag moves: a block is either
-// fully present or absent. Key layouts are listed in schema.go.
+// state versions, change list, new code, its state trie nodes and tag
+// moves: a block is either fully present or absent. Key layouts are listed
+// in schema.go.
 //
-// State is flat (no tries) and versioned: each write of an account or slot
-// at block N adds a version key entity + ^N. Nothing is overwritten, so the
-// state at every height stays readable until UnwindTo removes the versions
-// above a height (via the per-block change list).
+// State is flat and versioned: each write of an account or slot at block N
+// adds a version key entity + ^N. Nothing is overwritten, so the state at
+// every height stays readable until UnwindTo removes the versions above a
+// height (via the per-block change list). Every state read is answered there.
+//
+// # State trie (trie.go, triebuild.go)
+//
+// Beside the flat state the store keeps the Merkle-Patricia state trie the
+// same way: a trie node is an entity (owner: zero for the account trie,
+// keccak(address) for a storage trie; its path), and each block that
+// changes it adds a version entity + ^N (an empty value deletes it), so the
+// node at height H is one SeekPrefixGE. A block's nodes are computed by
+// go-ethereum's trie (trie.StateTrie over a NodeDatabase of this store at
+// the parent height, Commit's node sets; StateTrie.Update) and written in
+// the block's own batch with the list of the versions it wrote ('U'), which
+// UnwindTo and Reorg delete like state versions. Invariants:
+//   - the trie is readable at every height from its base (keyTrie) to
+//     latest, and its root there is the state root of the flat state;
+//   - every node read from Pebble is checked against the hash its parent
+//     names (a version bug fails a read, it never gives a wrong root);
+//   - the clean node cache is keyed by node hash, so it is right at every
+//     height and on every branch and is never invalidated;
+//   - with a window W (Config.TrieWindow), the versions superseded at a
+//     block p <= latest-W are pruned in the batch of the block that moves
+//     the base to p; an unwind or reorg onto a height below the base drops
+//     the trie and rebuilds it from the flat state (BuildTrie: StackTrie over
+//     hashed keys in one pass, the base key written last, so a crash leaves
+//     no trie and the build runs again);
+//   - a store with Config.NoTrie drops its trie at its next block write,
+//     and a fork keeps none (its state is partial).
 //
 // # Anchored stores
 //

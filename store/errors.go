@@ -71,7 +71,26 @@ var (
 	// ErrUpstream: a forked store could not read state it does not hold
 	// from its upstream (the error names the upstream and the entity).
 	ErrUpstream = errors.New("fork upstream")
+	// ErrNoTrie: the store keeps no state trie (Config.NoTrie, a forked
+	// store, or one whose trie is not built yet: DB.BuildTrie).
+	ErrNoTrie = errors.New("the store keeps no state trie")
+	// ErrTrieWindow: the state trie was asked for at a height it cannot
+	// read (*TrieWindowError names the heights it can).
+	ErrTrieWindow = errors.New("height outside the state trie's window")
 )
+
+// TrieWindowError is the error of a state trie asked for at a height
+// outside Base..Latest (Base: the trie's oldest readable height, which the
+// window W moves up as blocks arrive).
+type TrieWindowError struct {
+	Height, Base, Latest uint64
+}
+
+func (e *TrieWindowError) Error() string {
+	return fmt.Sprintf("%v: block %d, the state trie holds blocks %d to %d", ErrTrieWindow, e.Height, e.Base, e.Latest)
+}
+
+func (e *TrieWindowError) Unwrap() error { return ErrTrieWindow }
 
 // PrunedStateError is the error of every read of state below the store's
 // state anchor (it wraps ErrPrunedState). Its text follows go-ethereum's

@@ -65,6 +65,14 @@ const (
 	// missing state as empty accounts, hence the version. Other stores
 	// have no fork key; the migration only records the version.
 	FormatFork FormatVersion = 6
+	// FormatTrie (7) added the state trie beside the flat state: trie
+	// nodes versioned by block like the state ('T' + owner + path +
+	// ^number), each block's list of the node versions it wrote ('U' +
+	// number) and the trie's base height ('m' + "trie"). An older binary
+	// would write blocks without their nodes, leaving the trie behind the
+	// state, hence the version. The migration builds the trie of the
+	// latest block from the flat state in one pass (DB.BuildTrie).
+	FormatTrie FormatVersion = 7
 )
 
 const (
@@ -73,7 +81,7 @@ const (
 	// between FormatMinSupported and FormatCurrent opens, but only the
 	// migrations may touch it (ErrSchemaOutdated) until they bring it to
 	// FormatCurrent.
-	FormatCurrent = FormatFork
+	FormatCurrent = FormatTrie
 	// FormatMinSupported is the oldest recorded format this binary opens and
 	// migrates. Open refuses an older one (ErrSchemaTooOld); such a store
 	// must be upgraded by an older tipnode first, or re-imported. Raise it
@@ -96,8 +104,8 @@ const (
 // version: they say what an old store holds and why it is refused.
 //
 // FormatPendingJournal only added two layouts, FormatChainConfig made an
-// optional key always present and FormatAnchor added one meta key; they
-// have no section.
+// optional key always present, FormatAnchor added one meta key and
+// FormatTrie added three layouts; they have no section.
 //
 //	FormatGenesisChunks (4), replacing layouts of FormatChainConfig (3):
 //	  'm' + "genesis-spec" -> opaque genesis spec bytes (genesis JSON), one value

@@ -73,6 +73,11 @@ func (rb *RawBatch) Commit() error {
 	}
 	rb.db.state.reset(epoch, latest)
 	rb.db.canon.reset()
+	tm, err := readTrieMeta(rb.db.pdb)
+	if err != nil {
+		return fmt.Errorf("commit raw batch: %w", errors.Join(err, rb.Close()))
+	}
+	rb.db.trie.Store(&tm)
 	if rb.version != FormatNone {
 		rb.db.schema.Store(uint64(rb.version))
 	}

@@ -77,12 +77,29 @@ func (db *DB) Reorg(ancestor uint64, blocks []*BlockWrite) error {
 			return fail(errors.Join(fmt.Errorf("unwind block %d: %w", n, err), b.Close()))
 		}
 	}
-	err = stageClearPending(b)
+	rebuild, err := db.stageTrieBelowBase(b, ancestor)
+	if err == nil {
+		err = stageClearPending(b)
+	}
+	var (
+		tries []*TrieUpdate
+		meta  *trieMeta
+	)
 	for _, w := range blocks {
 		if err != nil {
 			break
 		}
-		if err = db.stageBlock(b, w, true, nil); err != nil {
+		if err = db.stageBlock(b, w, true, nil); err == nil && !rebuild {
+			var upd *TrieUpdate
+			var m *trieMeta
+			if upd, m, err = db.stageBlockTrie(b, w, ancestor, tries); upd != nil {
+				tries = append(tries, upd)
+			}
+			if m != nil {
+				meta = m
+			}
+		}
+		if err != nil {
 			err = fmt.Errorf("block %d: %w", w.Block.NumberU64(), err)
 		}
 	}
@@ -121,5 +138,6 @@ func (db *DB) Reorg(ancestor uint64, blocks []*BlockWrite) error {
 		db.log.Info().Uint64("ancestor", ancestor).Uint64("removed", latest-ancestor).Int("added", len(blocks)).
 			Str("head", last.Hash().Hex()).Msg("reorg")
 	}
-	return nil
+	db.trieWritten(meta, tries...)
+	return db.rebuildAfter(rebuild)
 }

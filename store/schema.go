@@ -35,6 +35,8 @@ const (
 	prefixPendingTx  byte = 'Q' // 'Q' + num BE8 + index BE8         -> tx.MarshalBinary() (EIP-2718; 0x7e = deposit): pre-confirmed transaction index of pending block num
 	prefixPendingOvr byte = 'O' // 'O' + num BE8 + seq BE8           -> RLP(PendingOverride): dev-chain state change seq of pending block num (tipnode dev only)
 	prefixGenesisSpc byte = 'G' // 'G' + chunk index BE4             -> the next genesisSpecChunk bytes of the genesis spec (genesis JSON) stored by WriteGenesis; chunks 0..n-1, all full but the last
+	prefixTrieNode   byte = 'T' // 'T' + owner(32) + path(32, nibbles packed, zero padded) + path length(1) + ^num BE8 -> RLP trie node written at block num, empty = deleted there (owner zero: account trie; keccak(addr): its storage trie); see trie.go
+	prefixTrieList   byte = 'U' // 'U' + num BE8                     -> entities (owner + path + length, 65 bytes each, sorted) of the trie node versions block num wrote; unwinds delete them, pruning drops superseded ones
 )
 
 // Meta keys ('m' + name).
@@ -44,6 +46,7 @@ var (
 	keyChainEpoch    = []byte("mchain-epoch")    // -> BE8 counter of unwinds and reorgs (absent = 0), bumped in their batch; keys the state cache (statecache.go)
 	keyAnchor        = []byte("manchor")         // -> state anchor BE8 + history anchor BE8 of a store initialised from a state dump (absent = 0, 0: from genesis); see Anchor
 	keyFork          = []byte("mfork")           // -> the upstream JSON-RPC URL of a forked store (tipnode dev --fork; absent: not a fork); its fork block is the state anchor, see Anchor.Fork
+	keyTrie          = []byte("mtrie")           // -> BE8 base: the state trie ('T', 'U') can be read at every height from base to latest (absent: the store keeps no trie)
 )
 
 // genesisSpecChunk is the size of the genesis spec's chunks ('G' keys). A

@@ -358,7 +358,14 @@ func (db *DB) ingest(paths []string, anchor uint64) error {
 	db.schema.Store(uint64(FormatCurrent))
 	db.state.reset(epoch, anchor)
 	db.log.Info().Uint64("anchor", anchor).Int("tables", len(paths)).Msg("state import ingested")
-	return nil
+	if !db.keepsTrie() {
+		return nil
+	}
+	// The trie of the imported state, in one pass over it (the store holds
+	// the state from here on; an interrupted build leaves no trie, built
+	// again by BuildTrie).
+	_, err = db.buildTrieLocked(nil)
+	return err
 }
 
 // describeKey names the entity of a state or code key for error messages.

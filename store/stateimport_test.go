@@ -59,6 +59,16 @@ func TestStateImportAnchor(t *testing.T) {
 	must(t, si.Code(codeHash, code))
 	must(t, si.Code(codeHash, code))
 	g, hs := anchorHeaders(anchor-256, anchor)
+	// The anchor block's header names the imported state's root: the
+	// import builds the trie and checks it.
+	slots := make(map[common.Hash]common.Hash)
+	for i := range 5000 {
+		slots[common.BigToHash(big.NewInt(int64(i)))] = common.BigToHash(big.NewInt(int64(i + 1)))
+	}
+	hs[len(hs)-1].Root = oracleRoot(t, map[common.Address]*Account{
+		a1: {Nonce: 3, Balance: uint256.NewInt(7), CodeHash: types.EmptyCodeHash},
+		a2: {Nonce: 1, Balance: uint256.NewInt(0), CodeHash: codeHash},
+	}, map[common.Address]map[common.Hash]common.Hash{a2: slots})
 	stats, err := si.Commit(context.Background(), &AnchorWrite{Genesis: g, Headers: hs, Spec: []byte(`{"config":{}}`), Config: []byte(`{}`)})
 	if err != nil {
 		t.Fatal(err)

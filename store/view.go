@@ -28,6 +28,8 @@ type view struct {
 	// epoch is the chain epoch of the snapshot (keyChainEpoch): with latest
 	// it is the view's position for the state cache.
 	epoch uint64
+	// trie is the state trie's extent in the snapshot.
+	trie trieMeta
 
 	guard closeGuard // in-flight reads vs Close
 	// iters are idle iterators of snap for point reads that miss the
@@ -124,6 +126,9 @@ func (db *DB) View() (View, error) {
 		return nil, fmt.Errorf("open view: %w", errors.Join(err, v.snap.Close()))
 	}
 	if v.epoch, err = readEpoch(v.snap); err != nil {
+		return nil, fmt.Errorf("open view: %w", errors.Join(err, v.snap.Close()))
+	}
+	if v.trie, err = readTrieMeta(v.snap); err != nil {
 		return nil, fmt.Errorf("open view: %w", errors.Join(err, v.snap.Close()))
 	}
 	db.vmu.Lock()

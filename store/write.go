@@ -95,6 +95,18 @@ func (db *DB) WriteGenesis(w *BlockWrite, spec, config []byte) error {
 	}
 	b := db.pdb.NewBatch()
 	err = db.stageBlock(b, w, false, nil)
+	var upd *TrieUpdate
+	if err == nil && db.keepsTrie() {
+		// Block 0's trie: its whole state on the empty trie, in its batch.
+		if upd, err = db.updateTrie(db.pdb, 0, nil, w.Diff, nil); err == nil {
+			if root := w.Block.Root(); root != (common.Hash{}) && root != upd.Root {
+				err = fmt.Errorf("%w: the genesis state has root %s, its header says %s", ErrInvalidWrite, upd.Root, root)
+			}
+		}
+		if err == nil {
+			err = errors.Join(stageTrie(b, 0, upd), b.Delete(trieListKey(0), nil), b.Set(keyTrie, be8(0), nil))
+		}
+	}
 	if err == nil {
 		for _, tag := range []Tag{TagLatest, TagSafe, TagFinalized} {
 			err = errors.Join(err, b.Set(tagKey(tag), be8(0), nil))
@@ -113,6 +125,10 @@ func (db *DB) WriteGenesis(w *BlockWrite, spec, config []byte) error {
 		return err
 	}
 	db.schema.Store(uint64(FormatCurrent))
+	if upd != nil {
+		db.trie.Store(&trieMeta{kept: true})
+		db.cacheTrie(upd)
+	}
 	if large {
 		db.settleGenesis()
 	}
@@ -192,6 +208,13 @@ func (db *DB) WriteBlockYielding(w *BlockWrite, yield func()) error {
 	// A fork's fetched state rides along as versions at the fork block.
 	fetched, fetchedCodes, ferr := db.stageFetched(b)
 	err = errors.Join(err, ferr)
+	var (
+		upd  *TrieUpdate
+		meta *trieMeta
+	)
+	if err == nil {
+		upd, meta, err = db.stageBlockTrie(b, w, latest, nil)
+	}
 	if err == nil {
 		err = b.Set(tagKey(TagLatest), be8(num), nil)
 		for _, tag := range w.Tags {
@@ -212,7 +235,123 @@ func (db *DB) WriteBlockYielding(w *BlockWrite, yield func()) error {
 	yield()
 	db.state.applyBlock(num, sw)
 	db.dropFetched(fetched, fetchedCodes)
+	db.trieWritten(meta, upd)
+	if upd != nil {
+		upd.written, upd.writtenHash = num, hash
+	}
 	return nil
+}
+
+// keepsTrie reports whether blocks written now carry their trie: not with
+// Config.NoTrie, and never on a fork (its state is partial).
+func (db *DB) keepsTrie() bool {
+	return !db.cfg.NoTrie && db.fork.Load() == nil
+}
+
+// stageBlockTrie adds block w's trie to b, on the trie at parent: w.Trie,
+// or the update the store computes; then prunes what the window W lets
+// go. A store keeping no trie writes none; one configured with NoTrie
+// drops the trie it held. It returns the update staged and the trie's new
+// extent (nil: unchanged).
+func (db *DB) stageBlockTrie(b *pebble.Batch, w *BlockWrite, parent uint64, under []*TrieUpdate) (*TrieUpdate, *trieMeta, error) {
+	tm := db.trie.Load()
+	if !tm.kept {
+		return nil, nil, nil
+	}
+	if !db.keepsTrie() {
+		db.log.Warn().Msg("the store kept a state trie; dropped (blocks are written without one)")
+		return nil, &trieMeta{}, stageDropTrie(b)
+	}
+	num := w.Block.NumberU64()
+	upd := w.Trie
+	if upd == nil {
+		var err error
+		if upd, err = db.updateTrie(db.pdb, parent, under, w.Diff, nil); err != nil {
+			return nil, nil, err
+		}
+	} else if err := db.checkTrieBase(upd, parent, under); err != nil {
+		return nil, nil, fmt.Errorf("%w: the trie update of block %d: %v", ErrInvalidWrite, num, err)
+	}
+	if err := stageTrie(b, num, upd); err != nil {
+		return nil, nil, err
+	}
+	if len(under) > 0 {
+		return upd, nil, nil // a reorg's block: the next block write prunes
+	}
+	meta, err := db.stagePrune(b, tm, num)
+	return upd, meta, err
+}
+
+// checkTrieBase checks that upd was computed on the trie the block is
+// written on: the trie at parent with under above it (a reorg's earlier
+// new blocks), or on an older height with the blocks since above it, each
+// written since (a pending block sealed on pending parents that were
+// written meanwhile).
+func (db *DB) checkTrieBase(upd *TrieUpdate, parent uint64, under []*TrieUpdate) error {
+	if len(under) > 0 {
+		if upd.Parent != parent || len(upd.under) != len(under) {
+			return fmt.Errorf("applies on %d with %d blocks above, the reorg's branch on %d with %d", upd.Parent, len(upd.under), parent, len(under))
+		}
+		for i := range under {
+			if upd.under[i] != under[i] {
+				return fmt.Errorf("computed on another branch than the reorg's")
+			}
+		}
+		return nil
+	}
+	if upd.Parent+uint64(len(upd.under)) != parent {
+		return fmt.Errorf("applies on %d with %d blocks above, the block's parent is %d", upd.Parent, len(upd.under), parent)
+	}
+	for i, u := range upd.under {
+		n := upd.Parent + 1 + uint64(i)
+		hash, found, err := getCopy(db.pdb, canonicalKey(n))
+		if err != nil {
+			return err
+		}
+		if !found || u.written != n || common.BytesToHash(hash) != u.writtenHash {
+			return fmt.Errorf("the update of block %d it was computed on is not the canonical block's", n)
+		}
+	}
+	return nil
+}
+
+// maxPrunePerBlock bounds the blocks one write prunes (a window shrunk at
+// restart is caught up over the next blocks).
+const maxPrunePerBlock = 4
+
+// stagePrune prunes the blocks the window lets go once block num is the
+// latest (Config.TrieWindow) and returns the new extent (nil: unchanged).
+func (db *DB) stagePrune(b *pebble.Batch, tm *trieMeta, num uint64) (*trieMeta, error) {
+	W := db.cfg.TrieWindow
+	if W == 0 || num <= tm.base+W {
+		return nil, nil
+	}
+	it, err := db.pdb.NewIter(nil)
+	if err != nil {
+		return nil, err
+	}
+	base := tm.base
+	for p := tm.base + 1; p+W <= num && p <= tm.base+maxPrunePerBlock; p++ {
+		if err := db.stagePruneTrie(b, it, p); err != nil {
+			return nil, errors.Join(fmt.Errorf("prune trie of block %d: %w", p, err), it.Close())
+		}
+		base = p
+	}
+	if err := it.Close(); err != nil {
+		return nil, err
+	}
+	return &trieMeta{kept: true, base: base}, b.Set(keyTrie, be8(base), nil)
+}
+
+// trieWritten records the trie's new extent and caches the new nodes
+// after a commit.
+func (db *DB) trieWritten(meta *trieMeta, upd ...*TrieUpdate) {
+	if meta != nil {
+		db.trie.Store(meta)
+	}
+	for _, u := range upd {
+		db.cacheTrie(u)
+	}
 }
 
 // stageBlock adds the block data, its lookups and its state diff to b.
@@ -414,6 +553,10 @@ func (db *DB) UnwindTo(number uint64) error {
 			return fail(errors.Join(fmt.Errorf("block %d: %w", n, err), b.Close()))
 		}
 	}
+	rebuild, err := db.stageTrieBelowBase(b, number)
+	if err != nil {
+		return fail(errors.Join(err, b.Close()))
+	}
 	if err := stageClearPending(b); err != nil {
 		return fail(errors.Join(err, b.Close()))
 	}
@@ -437,7 +580,36 @@ func (db *DB) UnwindTo(number uint64) error {
 	}
 	db.state.reset(epoch, number)
 	db.log.Info().Uint64("from", latest).Uint64("to", number).Msg("unwound")
-	return nil
+	return db.rebuildAfter(rebuild)
+}
+
+// stageTrieBelowBase handles an unwind or reorg onto number below the
+// trie's base (deeper than the window W, or below where the trie was
+// built): the trie cannot be read there, so the batch drops it, and
+// rebuild says the caller builds it again after the commit.
+func (db *DB) stageTrieBelowBase(b *pebble.Batch, number uint64) (rebuild bool, err error) {
+	tm := db.trie.Load()
+	if !tm.kept || number >= tm.base {
+		return false, nil
+	}
+	db.log.Warn().Uint64("to", number).Uint64("trieBase", tm.base).
+		Msg("unwinding below the state trie's window: the trie is rebuilt from the flat state")
+	return true, stageDropTrie(b)
+}
+
+// rebuildAfter rebuilds the trie dropped by stageTrieBelowBase once its
+// batch committed (the write lock held). A failed rebuild leaves no trie
+// (BuildTrie builds it later); the unwind itself stands.
+func (db *DB) rebuildAfter(rebuild bool) error {
+	if !rebuild {
+		return nil
+	}
+	db.trie.Store(&trieMeta{})
+	if !db.keepsTrie() {
+		return nil
+	}
+	_, err := db.buildTrieLocked(nil)
+	return err
 }
 
 // stageEpochBump adds to b the next chain epoch (keyChainEpoch): every
@@ -492,7 +664,7 @@ func (db *DB) stageUnwindBlock(b *pebble.Batch, n uint64) error {
 			err = errors.Join(err, b.Delete(txLookupKey(tx.Hash()), nil))
 		}
 	}
-	return errors.Join(err,
+	return errors.Join(err, db.stageUnwindTrie(b, n),
 		b.Delete(headerKey(n, hash), nil),
 		b.Delete(bodyKey(n, hash), nil),
 		b.Delete(receiptsKey(n, hash), nil),

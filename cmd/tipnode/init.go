@@ -27,7 +27,21 @@ type StoreFlags struct {
 	StateMiB   int
 	MinFreeMiB uint64
 	ReadOnly   bool // run --readonly
+	// NoTrie: --verify.stateroot=off (no state trie kept, nothing
+	// verified); TrieWindow is --trie.window (TrieWindowSet: given on
+	// the command line, else the command's default); TrieMiB --cache.trie.
+	NoTrie        bool
+	TrieWindow    uint64
+	TrieWindowSet bool
+	TrieMiB       int
 }
+
+// followerTrieWindow is --trie.window's default on a node that follows or
+// imports an L1 chain (about 33 hours of 12 s blocks): its proofs serve
+// recent heights, and each block's node versions cost disk. Sealed chains
+// and OP chains keep store.DefaultTrieWindow (OP's 7-day withdrawal-proof
+// window of 2 s blocks).
+const followerTrieWindow = 10_000
 
 // register adds --datadir (described by datadirUsage), --cache and
 // --cache.state.
@@ -39,6 +53,35 @@ func (f *StoreFlags) register(fs *flag.FlagSet, datadirUsage string) {
 		"in-memory cache of hot state (accounts, storage slots, code) in front of the store, in MiB (0 = off)")
 	fs.Uint64Var(&f.MinFreeMiB, "datadir.minfreedisk", def.MinFreeBytes>>20,
 		"minimum free disk space in MiB: below it store writes (sealing, importing) stop cleanly and reads go on (0 = no guard)")
+	fs.Func("verify.stateroot", "full: keep the Merkle state trie beside the flat state, verify the state root (and the OP withdrawals root) of every imported and followed block, put the real roots in sealed blocks, serve eth_getProof; off: none of it, imports are faster (default full)", func(s string) error {
+		switch s {
+		case "full":
+			f.NoTrie = false
+		case "off":
+			f.NoTrie = true
+		default:
+			return fmt.Errorf("want full or off, not %q", s)
+		}
+		return nil
+	})
+	f.TrieWindow = def.TrieWindow
+	fs.Func("trie.window", fmt.Sprintf("blocks below the latest whose state trie stays readable (eth_getProof there, unwinds that deep without a rebuild); older node versions are pruned; 0 = keep all (default %d on sealed and OP chains, %d when following or importing an L1 chain)", def.TrieWindow, followerTrieWindow), func(s string) error {
+		w, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return fmt.Errorf("want a block count: %v", err)
+		}
+		f.TrieWindow, f.TrieWindowSet = w, true
+		return nil
+	})
+	fs.IntVar(&f.TrieMiB, "cache.trie", int(def.TrieCacheBytes>>20), "in-memory cache of state trie nodes (by hash) in front of the store, in MiB (0 = off)")
+}
+
+// followerWindow applies --trie.window's follower default to db when it
+// was not given: on a node following or importing an L1 chain.
+func (f *StoreFlags) followerWindow(db *store.DB, g *chain.Genesis) {
+	if !f.TrieWindowSet && g.OP == nil {
+		db.SetTrieWindow(followerTrieWindow)
+	}
 }
 
 // datadirRequired is the --datadir usage of the commands that need one.
@@ -50,6 +93,9 @@ func (f *StoreFlags) config() store.Config {
 	cfg.StateCacheBytes = int64(f.StateMiB) << 20
 	cfg.MinFreeBytes = f.MinFreeMiB << 20
 	cfg.ReadOnly = f.ReadOnly
+	cfg.NoTrie = f.NoTrie
+	cfg.TrieWindow = f.TrieWindow
+	cfg.TrieCacheBytes = int64(f.TrieMiB) << 20
 	return cfg
 }
 
@@ -80,7 +126,29 @@ func openStore(cfg store.Config, log zerolog.Logger) (*store.DB, error) {
 		db.Close()
 		return nil, err
 	}
+	if err := ensureTrie(db, cfg, log); err != nil {
+		db.Close()
+		return nil, err
+	}
 	return db, nil
+}
+
+// ensureTrie builds the state trie of a store that keeps one but holds
+// none (written with --verify.stateroot=off, or whose build was
+// interrupted), with progress in the log, before anything is served.
+func ensureTrie(db *store.DB, cfg store.Config, log zerolog.Logger) error {
+	if cfg.ReadOnly || !db.KeepsTrie() {
+		return nil
+	}
+	if _, ok := db.TrieBase(); ok {
+		return nil
+	}
+	if _, err := db.Latest(); errors.Is(err, store.ErrNotFound) {
+		return nil // not initialised yet
+	}
+	log.Info().Msg("the store holds no state trie: building it from the flat state (--verify.stateroot=off skips this)")
+	_, err := db.BuildTrie(nil)
+	return err
 }
 
 // loadChain reads the chain (config and block 0) stored at init time,
@@ -240,6 +308,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	sf.followerWindow(db, g)
 	// No reads to yield to while importing: the write sections keep the
 	// process's priority (SectionNice 0).
 	w, err := chain.NewWriter(db, g.Executor(), chain.WriterConfig{}, log)

@@ -4,6 +4,8 @@
 //	tipnode import --datadir DIR FILE.rlp...
 //	tipnode run    --datadir DIR [--http.addr ADDR] [--sequencer | --follow.rpc URL] ...
 //	tipnode dev    [--datadir DIR] [--fork URL[@BLOCK]] ...
+//	tipnode export --datadir DIR [--from N] [--to M] FILE.rlp
+//	tipnode verify --datadir DIR [--block N]
 //
 // Flags become Config structs (validated once) handed to the packages; the
 // command itself holds no behaviour beyond wiring.
@@ -37,6 +39,8 @@ func commands() []command {
 		{"import", "import blocks from RLP chain files", runImport},
 		{"run", "serve JSON-RPC from a data directory", runRun},
 		{"dev", "run a fresh dev chain with an embedded sequencer", runDev},
+		{"export", "export canonical blocks to an RLP chain file (the geth export format)", runExport},
+		{"verify", "check a store: state root from the flat state, the state trie node by node, the header", runVerify},
 	}
 }
 

@@ -397,6 +397,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	if nf.FollowRPC != "" {
+		sf.followerWindow(db, g)
+	}
 	return serveUntilDone(ctx, nf, nil, db, g, log, nil)
 }
 

@@ -390,6 +390,7 @@ func (a *API) Register(s *rpc.Server) {
 		a.registerSend,        // eth_send.go
 		a.registerSendSync,    // eth_sendsync.go
 		a.registerState,       // eth_state.go
+		a.registerProof,       // eth_proof.go
 		a.registerSimulate,    // simulate.go
 		a.registerTipnode,     // tipnode.go
 		a.registerTrace,       // debug_trace.go

@@ -59,6 +59,12 @@ func BenchmarkHTTPGetStorageAt(b *testing.B) {
 	benchRequest(b, `{"jsonrpc":"2.0","id":1,"method":"eth_getStorageAt","params":["0x000f3df6d732807ef1319fb7b8bb8522d0beac02","0x1a4","latest"]}`)
 }
 
+// BenchmarkHTTPGetProof: eth_getProof of a conformance contract with 2
+// storage keys at latest (EIP-1186 proofs from the state trie).
+func BenchmarkHTTPGetProof(b *testing.B) {
+	benchRequest(b, `{"jsonrpc":"2.0","id":1,"method":"eth_getProof","params":["0x7dcd17433742f4c0ca53122ab541d0ba67fc27df",["0x0","0x1"],"latest"]}`)
+}
+
 // BenchmarkHTTPCall: a small eth_call against a conformance contract.
 func BenchmarkHTTPCall(b *testing.B) {
 	benchRequest(b, `{"jsonrpc":"2.0","id":1,"method":"eth_call","params":[{"to":"0x17e7eedce4ac02ef114a7ed9fe6e2f33feba1667","input":"0xff01"},"latest"]}`)

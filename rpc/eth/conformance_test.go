@@ -59,6 +59,7 @@ var nextServed = map[string]bool{
 	"debug_traceBlockByHash":   true,
 	"debug_traceBlockByNumber": true,
 	"debug_traceTransaction":   true,
+	"eth_getProof":             true,
 }
 
 // exactDirs are judged exactly even in files marked speconly: the traces

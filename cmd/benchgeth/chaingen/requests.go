@@ -97,6 +97,11 @@ func Workloads() []Workload {
 			t, h := g.anyHolder()
 			return req("eth_getStorageAt", TokenAddress(t), BalanceSlot(h), "pending")
 		}},
+		{Name: "getproof", Title: "eth_getProof latest, token + 2 slots", gen: func(g *sampler) any {
+			t, h := g.anyHolder()
+			_, h2 := g.anyHolder()
+			return req("eth_getProof", TokenAddress(t), []common.Hash{BalanceSlot(h), BalanceSlot(h2)}, "latest")
+		}},
 		{Name: "balanceof-latest", Title: "eth_call balanceOf latest", gen: func(g *sampler) any {
 			t, h := g.anyHolder()
 			return req("eth_call", callArgs{To: TokenAddress(t), Data: BalanceOfData(h)}, "latest")

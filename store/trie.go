@@ -1,0 +1,661 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/VictoriaMetrics/fastcache"
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/rlp"
+	"github.com/ethereum/go-ethereum/trie"
+	"github.com/ethereum/go-ethereum/trie/trienode"
+	"github.com/ethereum/go-ethereum/triedb/database"
+	"github.com/holiman/uint256"
+)
+
+// Trie node keys (schema.go, prefixTrieNode): the entity is the trie's
+// owner (zero for the account trie, keccak(address) for a storage trie)
+// and the node's path in nibbles, packed two to a byte into 32 bytes and
+// followed by its length, so that every entity has one length and the
+// comparer's Split knows trie node keys by table byte and length.
+const (
+	trieOwnerOff  = 1
+	triePathOff   = trieOwnerOff + common.HashLength
+	trieLenOff    = triePathOff + 32
+	trieEntityLen = trieLenOff + 1
+	trieKeyLen    = trieEntityLen + versionLen
+	// trieListEntry is one entry of a block's trie list: an entity
+	// without its table byte.
+	trieListEntry = trieEntityLen - 1
+	// maxTriePath is the longest path a stored node has (a key is 64
+	// nibbles; a stored node sits above its leaf's value).
+	maxTriePath = 64
+)
+
+// isTrieKey recognises a versioned trie node key.
+func isTrieKey(key []byte) bool { return len(key) == trieKeyLen && key[0] == prefixTrieNode }
+
+// appendTrieEntity appends the entity of the node at path (nibbles) of
+// owner's trie.
+func appendTrieEntity(dst []byte, owner common.Hash, path []byte) []byte {
+	dst = append(dst, prefixTrieNode)
+	dst = append(dst, owner[:]...)
+	var packed [32]byte
+	for i, n := range path {
+		if i%2 == 0 {
+			packed[i/2] = n << 4
+		} else {
+			packed[i/2] |= n & 0x0f
+		}
+	}
+	dst = append(dst, packed[:]...)
+	return append(dst, byte(len(path)))
+}
+
+// trieEntityPath decodes the owner and path of an entity (or key).
+func trieEntityPath(entity []byte) (owner common.Hash, path []byte) {
+	copy(owner[:], entity[trieOwnerOff:triePathOff])
+	n := int(entity[trieLenOff])
+	path = make([]byte, n)
+	for i := range n {
+		b := entity[triePathOff+i/2]
+		if i%2 == 0 {
+			path[i] = b >> 4
+		} else {
+			path[i] = b & 0x0f
+		}
+	}
+	return owner, path
+}
+
+func trieListKey(num uint64) []byte {
+	return binary.BigEndian.AppendUint64([]byte{prefixTrieList}, num)
+}
+
+// TrieUpdate is what one block changes in the state trie: the nodes
+// written at the block (by entity; nil: deleted) and the resulting state
+// root. The chain computes it to know a block's root before it writes
+// the block (View.StateTrie, StateTrie.Update) and hands it to the store
+// with the block (BlockWrite.Trie), which writes its nodes in the block's
+// own batch.
+type TrieUpdate struct {
+	// Root is the state root after the block.
+	Root common.Hash
+	// Parent is the height the update applies on.
+	Parent uint64
+
+	nodes        map[string][]byte
+	storageRoots map[common.Address]common.Hash
+	// under are the updates this one was computed on top of (a reorg's
+	// earlier new blocks, a pending parent): the store checks them.
+	under []*TrieUpdate
+	// written and writtenHash are the block the store wrote the update
+	// with (0: not written, or written by a reorg).
+	written     uint64
+	writtenHash common.Hash
+}
+
+// StorageRoot returns the storage root after the block of an account the
+// update was asked to watch or changed; ok is false otherwise.
+func (u *TrieUpdate) StorageRoot(addr common.Address) (root common.Hash, ok bool) {
+	root, ok = u.storageRoots[addr]
+	return root, ok
+}
+
+// Nodes is the number of node versions the update writes (deletions
+// included).
+func (u *TrieUpdate) Nodes() int { return len(u.nodes) }
+
+// trieMeta is the trie's extent in a store: whether it keeps one and the
+// lowest height it can read (heights from base to latest).
+type trieMeta struct {
+	kept bool
+	base uint64
+}
+
+func readTrieMeta(r reader) (trieMeta, error) {
+	v, found, err := getCopy(r, keyTrie)
+	if err != nil || !found {
+		return trieMeta{}, err
+	}
+	base, err := decodeBE8(v, "trie base")
+	return trieMeta{kept: true, base: base}, err
+}
+
+// nodeCache is the clean trie node cache: blobs by node hash. Keyed by
+// content, an entry is right wherever and whenever the node is asked for
+// (any height, any branch), so nothing ever invalidates it.
+type nodeCache struct {
+	c *fastcache.Cache // nil: no cache
+}
+
+func newNodeCache(bytes int64) nodeCache {
+	if bytes <= 0 {
+		return nodeCache{}
+	}
+	return nodeCache{c: fastcache.New(int(bytes))}
+}
+
+func (c nodeCache) get(hash common.Hash) []byte {
+	if c.c == nil {
+		return nil
+	}
+	v, ok := c.c.HasGet(nil, hash[:])
+	if !ok {
+		return nil
+	}
+	return v
+}
+
+func (c nodeCache) set(hash common.Hash, blob []byte) {
+	if c.c != nil {
+		c.c.Set(hash[:], blob)
+	}
+}
+
+func (c nodeCache) reset() {
+	if c.c != nil {
+		c.c.Reset()
+	}
+}
+
+// nodeReader reads trie nodes at one height: from the update layers on top
+// (newest last), the clean cache, then Pebble (one SeekPrefixGE per node).
+// Every blob read from Pebble is checked against the hash its parent names,
+// so that a version bug is an error, never a wrong root. It serves one
+// goroutine; close releases its iterator.
+type nodeReader struct {
+	r      reader
+	cache  nodeCache
+	height uint64
+	under  []*TrieUpdate
+	it     *pebble.Iterator
+	key    []byte
+	hasher crypto.KeccakState
+}
+
+func newNodeReader(r reader, cache nodeCache, height uint64, under []*TrieUpdate) *nodeReader {
+	return &nodeReader{r: r, cache: cache, height: height, under: under, hasher: crypto.NewKeccakState()}
+}
+
+// NodeReader implements database.NodeDatabase: one height, whatever root.
+func (n *nodeReader) NodeReader(common.Hash) (database.NodeReader, error) { return n, nil }
+
+// errTrieNodeMissing is wrapped in the go-ethereum MissingNodeError of a
+// node that has no version at the height.
+var errTrieNodeMissing = errors.New("no version at this height")
+
+// Node implements database.NodeReader.
+func (n *nodeReader) Node(owner common.Hash, path []byte, hash common.Hash) ([]byte, error) {
+	if blob := n.cache.get(hash); blob != nil {
+		return blob, nil
+	}
+	blob, found, err := n.read(owner, path)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, fmt.Errorf("%w: trie node %x of owner %s at height %d", errTrieNodeMissing, path, owner, n.height)
+	}
+	if got := n.keccak(blob); got != hash {
+		return nil, fmt.Errorf("%w: trie node %x of owner %s at height %d hashes to %s, its parent names %s",
+			ErrCorrupt, path, owner, n.height, got, hash)
+	}
+	n.cache.set(hash, blob)
+	return blob, nil
+}
+
+func (n *nodeReader) keccak(blob []byte) (h common.Hash) {
+	n.hasher.Reset()
+	n.hasher.Write(blob)
+	n.hasher.Read(h[:])
+	return h
+}
+
+// read returns the node at (owner, path) at the reader's height, found
+// false when it has none there (never written, or deleted).
+func (n *nodeReader) read(owner common.Hash, path []byte) ([]byte, bool, error) {
+	if len(path) > maxTriePath {
+		return nil, false, fmt.Errorf("%w: trie path of %d nibbles", ErrCorrupt, len(path))
+	}
+	n.key = appendTrieEntity(n.key[:0], owner, path)
+	for i := len(n.under) - 1; i >= 0; i-- {
+		if blob, ok := n.under[i].nodes[string(n.key)]; ok {
+			return blob, blob != nil, nil
+		}
+	}
+	if n.it == nil {
+		it, err := n.r.NewIter(nil)
+		if err != nil {
+			return nil, false, err
+		}
+		n.it = it
+	}
+	n.key = appendVersion(n.key, n.height)
+	if !n.it.SeekPrefixGE(n.key) {
+		return nil, false, n.it.Error()
+	}
+	v, err := n.it.ValueAndErr()
+	if err != nil || len(v) == 0 {
+		return nil, false, err
+	}
+	return bytes.Clone(v), true, nil
+}
+
+// root returns the state root at the reader's height: the hash of the
+// account trie's root node (EmptyRootHash without one).
+func (n *nodeReader) root() (common.Hash, error) {
+	blob, found, err := n.read(common.Hash{}, nil)
+	if err != nil || !found {
+		return types.EmptyRootHash, err
+	}
+	return n.keccak(blob), nil
+}
+
+func (n *nodeReader) close() error {
+	if n.it == nil {
+		return nil
+	}
+	err := n.it.Close()
+	n.it = nil
+	return err
+}
+
+// StateTrie is the state trie at one height of a view (View.StateTrie): its
+// root, the update a block's state diff makes to it, and proofs.
+type StateTrie struct {
+	v      *view
+	height uint64
+	under  []*TrieUpdate
+}
+
+// StateTrie returns the state trie at number. It fails with ErrNoTrie when
+// the store keeps none, and with ErrTrieWindow when number is outside the
+// heights the trie can read (below its base, the window W, or above the
+// view's latest block).
+func (v *view) StateTrie(number uint64) (*StateTrie, error) {
+	if !v.trie.kept {
+		return nil, fmt.Errorf("state trie at %d: %w", number, ErrNoTrie)
+	}
+	if number < v.trie.base || number > v.latest || !v.hasChain {
+		return nil, &TrieWindowError{Height: number, Base: v.trie.base, Latest: v.latest}
+	}
+	return &StateTrie{v: v, height: number}, nil
+}
+
+// On returns the trie of the state after the updates under, applied in
+// order on this one (a reorg's new branch, a pending parent).
+func (t *StateTrie) On(under ...*TrieUpdate) *StateTrie {
+	return &StateTrie{v: t.v, height: t.height, under: append(slices.Clip(t.under), under...)}
+}
+
+// Root returns the state root.
+func (t *StateTrie) Root() (common.Hash, error) {
+	if err := t.v.enter(); err != nil {
+		return common.Hash{}, err
+	}
+	defer t.v.exit()
+	r := newNodeReader(t.v.snap, t.v.db.nodes, t.height, t.under)
+	root, err := r.root()
+	return root, errors.Join(err, r.close())
+}
+
+// Update computes the trie update of diff, a block's state change on this
+// state: the new root and the nodes to write. watch names accounts whose
+// storage root the caller needs even if the block leaves them alone.
+func (t *StateTrie) Update(diff *StateDiff, watch ...common.Address) (*TrieUpdate, error) {
+	if err := t.v.enter(); err != nil {
+		return nil, err
+	}
+	defer t.v.exit()
+	return t.v.db.updateTrie(t.v.snap, t.height, t.under, diff, watch)
+}
+
+// updateTrie applies diff to the trie at height (plus under) read from r.
+func (db *DB) updateTrie(r reader, height uint64, under []*TrieUpdate, diff *StateDiff, watch []common.Address) (*TrieUpdate, error) {
+	if diff == nil {
+		diff = NewStateDiff()
+	}
+	nr := newNodeReader(r, db.nodes, height, under)
+	defer nr.close()
+	u, err := applyDiff(nr, diff, watch)
+	if err != nil {
+		return nil, fmt.Errorf("state trie update on %d: %w", height, err)
+	}
+	u.Parent, u.under = height, under
+	return u, nil
+}
+
+// applyDiff is the trie algorithm of one block: every storage trie the
+// diff touches is updated and committed (a wiped or deleted account's old
+// nodes deleted), then the account trie with the new storage roots.
+func applyDiff(nr *nodeReader, diff *StateDiff, watch []common.Address) (*TrieUpdate, error) {
+	parentRoot, err := nr.root()
+	if err != nil {
+		return nil, err
+	}
+	accounts, err := trie.NewStateTrie(trie.StateTrieID(parentRoot), nr)
+	if err != nil {
+		return nil, err
+	}
+	touched := make(map[common.Address]struct{}, len(diff.Accounts)+len(diff.Storage))
+	for a := range diff.Accounts {
+		touched[a] = struct{}{}
+	}
+	for a := range diff.Storage {
+		touched[a] = struct{}{}
+	}
+	for a := range diff.Wiped {
+		touched[a] = struct{}{}
+	}
+	u := &TrieUpdate{nodes: make(map[string][]byte), storageRoots: make(map[common.Address]common.Hash, len(touched)+len(watch))}
+	for _, addr := range sortedKeys(touched, compareAddr) {
+		old, err := accounts.GetAccount(addr)
+		if err != nil {
+			return nil, fmt.Errorf("account %s: %w", addr, err)
+		}
+		acc, changed := diff.Accounts[addr]
+		if !changed && old == nil {
+			continue // storage of an account that does not exist: not in the state
+		}
+		oldRoot := types.EmptyRootHash
+		if old != nil {
+			oldRoot = old.Root
+		}
+		_, wiped := diff.Wiped[addr]
+		fresh := wiped || (changed && acc == nil)
+		base := oldRoot
+		if fresh {
+			base = types.EmptyRootHash
+		}
+		root := base
+		owner := crypto.Keccak256Hash(addr[:])
+		var set *trienode.NodeSet
+		if slots := diff.Storage[addr]; len(slots) > 0 && !(changed && acc == nil) {
+			st, err := trie.NewStateTrie(trie.StorageTrieID(parentRoot, owner, base), nr)
+			if err != nil {
+				return nil, fmt.Errorf("storage trie of %s: %w", addr, err)
+			}
+			for _, slot := range sortedKeys(slots, compareHash) {
+				v := slots[slot]
+				if v == (common.Hash{}) {
+					err = st.DeleteStorage(addr, slot[:])
+				} else {
+					err = st.UpdateStorage(addr, slot[:], common.TrimLeftZeroes(v[:]))
+				}
+				if err != nil {
+					return nil, fmt.Errorf("storage %s of %s: %w", slot, addr, err)
+				}
+			}
+			root, set = st.Commit(false)
+		}
+		if set != nil {
+			for path, n := range set.Nodes {
+				u.nodes[string(appendTrieEntity(nil, owner, []byte(path)))] = n.Blob
+			}
+		}
+		if fresh && oldRoot != types.EmptyRootHash {
+			// The old storage trie's nodes are gone: deletion versions
+			// for those the new trie does not replace.
+			if err := deleteTrieNodes(nr, parentRoot, owner, oldRoot, u.nodes); err != nil {
+				return nil, fmt.Errorf("storage trie of %s: %w", addr, err)
+			}
+		}
+		if changed && acc == nil {
+			if old != nil {
+				if err := accounts.DeleteAccount(addr); err != nil {
+					return nil, fmt.Errorf("delete account %s: %w", addr, err)
+				}
+			}
+			u.storageRoots[addr] = types.EmptyRootHash
+			continue
+		}
+		sa := types.StateAccount{Root: root}
+		if changed {
+			sa.Nonce, sa.Balance, sa.CodeHash = acc.Nonce, acc.Balance, acc.CodeHash.Bytes()
+		} else {
+			sa.Nonce, sa.Balance, sa.CodeHash = old.Nonce, old.Balance, old.CodeHash
+		}
+		if sa.Balance == nil {
+			sa.Balance = new(uint256.Int)
+		}
+		if len(sa.CodeHash) == 0 || common.BytesToHash(sa.CodeHash) == (common.Hash{}) {
+			sa.CodeHash = types.EmptyCodeHash.Bytes()
+		}
+		if err := accounts.UpdateAccount(addr, &sa, 0); err != nil {
+			return nil, fmt.Errorf("account %s: %w", addr, err)
+		}
+		u.storageRoots[addr] = root
+	}
+	for _, addr := range watch {
+		if _, ok := u.storageRoots[addr]; ok {
+			continue
+		}
+		old, err := accounts.GetAccount(addr)
+		if err != nil {
+			return nil, fmt.Errorf("account %s: %w", addr, err)
+		}
+		u.storageRoots[addr] = types.EmptyRootHash
+		if old != nil {
+			u.storageRoots[addr] = old.Root
+		}
+	}
+	root, set := accounts.Commit(false)
+	if set != nil {
+		for path, n := range set.Nodes {
+			u.nodes[string(appendTrieEntity(nil, common.Hash{}, []byte(path)))] = n.Blob
+		}
+	}
+	u.Root = root
+	return u, nil
+}
+
+// deleteTrieNodes adds a deletion to nodes for every stored node of the
+// trie of owner with root (read through nr) that nodes does not write.
+func deleteTrieNodes(nr *nodeReader, stateRoot, owner, root common.Hash, nodes map[string][]byte) error {
+	tr, err := trie.New(trie.StorageTrieID(stateRoot, owner, root), nr)
+	if err != nil {
+		return err
+	}
+	it, err := tr.NodeIterator(nil)
+	if err != nil {
+		return err
+	}
+	for it.Next(true) {
+		if it.Hash() == (common.Hash{}) {
+			continue // embedded in its parent, or a value
+		}
+		key := string(appendTrieEntity(nil, owner, it.Path()))
+		if _, ok := nodes[key]; !ok {
+			nodes[key] = nil
+		}
+	}
+	return it.Error()
+}
+
+// stageTrie adds u's node versions at block num and the block's trie list
+// to b.
+func stageTrie(b *pebble.Batch, num uint64, u *TrieUpdate) error {
+	entities := make([]string, 0, len(u.nodes))
+	for e := range u.nodes {
+		entities = append(entities, e)
+	}
+	slices.Sort(entities)
+	list := make([]byte, 0, len(entities)*trieListEntry)
+	key := make([]byte, 0, trieKeyLen)
+	var err error
+	for _, e := range entities {
+		key = appendVersion(append(key[:0], e...), num)
+		err = errors.Join(err, b.Set(key, u.nodes[e], nil))
+		list = append(list, e[1:]...)
+	}
+	return errors.Join(err, b.Set(trieListKey(num), list, nil))
+}
+
+// cacheTrie puts u's new nodes into the clean cache after their block was
+// committed (the next blocks read them first).
+func (db *DB) cacheTrie(u *TrieUpdate) {
+	if db.nodes.c == nil || u == nil {
+		return
+	}
+	h := crypto.NewKeccakState()
+	var hash common.Hash
+	for _, blob := range u.nodes {
+		if blob == nil {
+			continue
+		}
+		h.Reset()
+		h.Write(blob)
+		h.Read(hash[:])
+		db.nodes.set(hash, blob)
+	}
+}
+
+// stageUnwindTrie adds to b the deletion of block n's node versions and
+// its trie list. A block without a list wrote no trie.
+func (db *DB) stageUnwindTrie(b *pebble.Batch, n uint64) error {
+	list, found, err := getCopy(db.pdb, trieListKey(n))
+	if err != nil || !found {
+		return err
+	}
+	if len(list)%trieListEntry != 0 {
+		return fmt.Errorf("%w: trie list of block %d has %d bytes", ErrCorrupt, n, len(list))
+	}
+	key := make([]byte, 0, trieKeyLen)
+	for i := 0; i < len(list); i += trieListEntry {
+		key = append(append(key[:0], prefixTrieNode), list[i:i+trieListEntry]...)
+		err = errors.Join(err, b.Delete(appendVersion(key, n), nil))
+	}
+	return errors.Join(err, b.Delete(trieListKey(n), nil))
+}
+
+// stageDropTrie adds to b the removal of the whole trie: every node
+// version, every block's list and the trie meta key (the store keeps no
+// trie until it is built again).
+func stageDropTrie(b *pebble.Batch) error {
+	return errors.Join(
+		b.DeleteRange([]byte{prefixTrieNode}, []byte{prefixTrieNode + 1}, nil),
+		b.DeleteRange([]byte{prefixTrieList}, []byte{prefixTrieList + 1}, nil),
+		b.Delete(keyTrie, nil),
+	)
+}
+
+// stagePruneTrie adds to b the pruning of block p: every node version that
+// a version at p superseded, and the versions at p that delete a node, go;
+// so does p's trie list. Heights below p can no longer be read, nor
+// blocks down to p unwound without a rebuild: the caller moves the base to
+// p in the same batch.
+func (db *DB) stagePruneTrie(b *pebble.Batch, it *pebble.Iterator, p uint64) error {
+	list, found, err := getCopy(db.pdb, trieListKey(p))
+	if err != nil || !found {
+		return err
+	}
+	if len(list)%trieListEntry != 0 {
+		return fmt.Errorf("%w: trie list of block %d has %d bytes", ErrCorrupt, p, len(list))
+	}
+	seek := make([]byte, 0, trieKeyLen)
+	for i := 0; i < len(list); i += trieListEntry {
+		seek = append(append(seek[:0], prefixTrieNode), list[i:i+trieListEntry]...)
+		seek = appendVersion(seek, p)
+		for valid := it.SeekPrefixGE(seek); valid; valid = it.Next() {
+			key := it.Key()
+			if v := keyVersion(key); v == p {
+				val, err := it.ValueAndErr()
+				if err != nil {
+					return err
+				}
+				if len(val) != 0 {
+					continue
+				}
+			}
+			if err := b.Delete(key, nil); err != nil {
+				return err
+			}
+		}
+		if err := it.Error(); err != nil {
+			return err
+		}
+	}
+	return b.Delete(trieListKey(p), nil)
+}
+
+// trieBatchBytes is the size at which a trie build commits its batch.
+const trieBatchBytes = 32 << 20
+
+// TrieCheckStats counts what StateTrie.Check walked.
+type TrieCheckStats struct {
+	Root                   common.Hash
+	Accounts, Slots, Nodes int64
+	StorageTries           int64
+	Duration               time.Duration
+}
+
+// Check walks the whole trie: every node of the account trie and of every
+// account's storage trie is read at the trie's height and checked against
+// the hash its parent names (a missing or wrong node fails, naming it).
+// progress is called every 10 s.
+func (t *StateTrie) Check(progress func(TrieCheckStats)) (TrieCheckStats, error) {
+	start, last := time.Now(), time.Now()
+	var stats TrieCheckStats
+	if err := t.v.enter(); err != nil {
+		return stats, err
+	}
+	defer t.v.exit()
+	nr := newNodeReader(t.v.snap, nodeCache{}, t.height, t.under) // no cache: every node from the store
+	defer nr.close()
+	root, err := nr.root()
+	if err != nil {
+		return stats, err
+	}
+	stats.Root = root
+	walk := func(id *trie.ID, leaf func(key, val []byte) error) error {
+		tr, err := trie.New(id, nr)
+		if err != nil {
+			return err
+		}
+		it, err := tr.NodeIterator(nil)
+		if err != nil {
+			return err
+		}
+		for it.Next(true) {
+			if it.Hash() != (common.Hash{}) {
+				stats.Nodes++
+			}
+			if it.Leaf() && leaf != nil {
+				if err := leaf(it.LeafKey(), it.LeafBlob()); err != nil {
+					return err
+				}
+			}
+			if progress != nil && time.Since(last) >= 10*time.Second {
+				last = time.Now()
+				stats.Duration = time.Since(start)
+				progress(stats)
+			}
+		}
+		return it.Error()
+	}
+	err = walk(trie.StateTrieID(root), func(key, val []byte) error {
+		stats.Accounts++
+		var acc types.StateAccount
+		if err := rlp.DecodeBytes(val, &acc); err != nil {
+			return fmt.Errorf("%w: account leaf %x: %v", ErrCorrupt, key, err)
+		}
+		if acc.Root == types.EmptyRootHash {
+			return nil
+		}
+		stats.StorageTries++
+		return walk(trie.StorageTrieID(root, common.BytesToHash(key), acc.Root), func([]byte, []byte) error {
+			stats.Slots++
+			return nil
+		})
+	})
+	stats.Duration = time.Since(start)
+	return stats, err
+}
