@@ -54,8 +54,6 @@ var skip = []struct {
 }{
 	{regexp.MustCompile(`:(InitCollisionParis_|create2collisionStorageParis_|RevertInCreateInInit(_|Create2)Paris_|dynamicAccountOverwriteEmpty_Paris_)`),
 		"EIP-7610 collisions with a pre-existing storage: states that cannot occur on a real chain; go-ethereum's own runner skips them (tests/block_test.go) and tipnode behaves as go-ethereum v1.17.10 does"},
-	{regexp.MustCompile(`^InvalidBlocks/bcInvalidHeaderTest/(wrongStateRoot|wrongCoinbase)\.json:`),
-		"needs state-root verification (issue 38 parts 1-2): the block's only fault is its state root"},
 	{regexp.MustCompile(`:blockChainFrontierWithLargerTDvsHomesteadBlockchain2?_FrontierToHomesteadAt5$`),
 		"picks the pre-merge branch of larger total difficulty: tipnode keeps no total difficulty and, as go-ethereum's import since the merge, makes the last imported block the head (go-ethereum's runner skips these too)"},
 	{regexp.MustCompile(`:powToPosBlockRejection_ArrowGlacierToParisAtDiffC0000$`),
