@@ -56,8 +56,15 @@
 //     carries a state root (the state commitment), or when the canonical
 //     chain carries none (an upstream computing no roots, tipnode's own
 //     sequencer) or cannot show it yet (the head is the genesis): then it
-//     must equal N+1's announced parent hash, else the window is dropped
-//     (mismatch parent_hash). Otherwise (no state root
+//     must equal N+1's announced parent hash. When a freshly finished N
+//     seals to another (every message of N verified, so the likely cause
+//     is a lost tail: N's last messages dropped, or delivered after N+1's
+//     index 0, which the stream cannot tell from a disagreement), N is
+//     frozen (frozen_blocks_total incomplete): served as far as it got,
+//     N+1 waits for canonical N and is rebuilt on it; canonical N of the
+//     announced hash with the same transactions as N is the
+//     disagreement, counted then (mismatch parent_hash), more
+//     transactions the loss (logged at info). Otherwise (no state root
 //     computed here, the stream's block_hash zero) N adopts the announced
 //     hash (pending.Snapshot.Adopted: N+1's header, BLOCKHASH context and
 //     rebase resolve N by it) and is verified when canonical N arrives:

@@ -90,6 +90,12 @@ type entry struct {
 	// refused names why the block is not replicated (post_exec_tx): never
 	// built nor served; the next block waits for its canonical parent.
 	refused string
+	// announced is the hash the next block announced for this one when
+	// it sealed to another (ErrIncomplete; zero otherwise): when the
+	// canonical block of that hash arrives, the same transactions there
+	// mean a real disagreement (counted, parent_hash), more mean the
+	// block's last messages never came.
+	announced common.Hash
 }
 
 // totals is what one message announced about its block so far.
@@ -461,7 +467,9 @@ func (d *Driver) openBlock(p *stream.Payload, received time.Time) {
 			if err != nil {
 				d.log.Error().Err(err).Uint64("block", parent.number).Msg("finishing a pending block failed")
 				d.dropAll("execution")
-			} else if final, err = d.sealedParent(parent, final, fresh, p.Base.ParentHash); err != nil {
+			} else if final, err = d.sealedParent(parent, final, fresh, p.Base.ParentHash); errors.Is(err, ErrIncomplete) {
+				d.incomplete(parent, p.Base.ParentHash, err)
+			} else if err != nil {
 				d.log.Error().Err(err).Msg("dropping the pending window")
 				d.dropAll("parent_hash")
 			} else {
@@ -571,8 +579,29 @@ func (d *Driver) sealedParent(e *entry, final *pending.Snapshot, fresh bool, ann
 			Msg("pending block takes the announced hash; verified when canonical")
 		return final.Adopted(announced), nil
 	}
+	if fresh {
+		// Every message of the block verified (gas used, receipts root),
+		// so a lost tail is the likely cause; the canonical block tells
+		// (verifyLeaving).
+		return nil, fmt.Errorf("%w: block %d sealed to %s, the next block announces %s", ErrIncomplete, e.number, final.Hash().Hex(), announced.Hex())
+	}
 	d.metrics.mismatch("parent_hash")
 	return nil, fmt.Errorf("%w: block %d sealed to %s, the next block announces %s", ErrMismatch, e.number, final.Hash().Hex(), announced.Hex())
+}
+
+// incomplete freezes e, a block that sealed to another hash than the one
+// the next block announces for it (ErrIncomplete): the stream may have
+// lost its last messages (or delivered them after the next block's index
+// 0), and says nothing that would tell this from a disagreement. What it
+// pre-confirmed (every message verified) stays served; the blocks above
+// it wait for it to be canonical and are rebuilt on it, as after a gap.
+// The canonical block of the announced hash decides (verifyLeaving): the
+// same transactions there are a mismatch (parent_hash), counted then.
+func (d *Driver) incomplete(e *entry, announced common.Hash, err error) {
+	e.frozen, e.announced = true, announced
+	d.metrics.frozen("incomplete")
+	d.log.Info().Err(err).Uint64("block", e.number).Uint64("last", e.index).
+		Msg("pending block sealed to another hash than announced (its last messages may be lost): the next block waits for it to be canonical")
 }
 
 // verifyCanonical compares a pending block that adopted the hash of
@@ -885,6 +914,10 @@ func (d *Driver) moveHead() bool {
 // disagreed (counted, logged once): what was built on it must go.
 func (d *Driver) verifyLeaving(h *chain.Head, n int) (wrong bool) {
 	for _, e := range d.win[:n] {
+		if e.announced != (common.Hash{}) && e.snap != nil {
+			d.verifyIncomplete(h, e)
+			continue
+		}
 		if e.snap == nil || !e.snap.HashAdopted() {
 			continue
 		}
@@ -907,6 +940,27 @@ func (d *Driver) verifyLeaving(h *chain.Head, n int) (wrong bool) {
 		return true
 	}
 	return false
+}
+
+// verifyIncomplete settles e, a block that sealed to another hash than
+// announced (incomplete), against the canonical block h holds at its
+// number: when that block is the announced one and holds the same
+// transactions as e, e's execution disagreed (mismatch parent_hash, logged
+// as an error); when it holds others, e's last messages never came
+// (logged at info). Nothing was built on e either way.
+func (d *Driver) verifyIncomplete(h *chain.Head, e *entry) {
+	canon, hash, ok := h.Recent(e.number)
+	if !ok || hash != e.announced {
+		return // another block is canonical: its children's parent hash tells (canonical_differs)
+	}
+	if canon.TxHash == e.snap.TxRoot() {
+		d.metrics.mismatch("parent_hash")
+		d.log.Error().Err(ErrMismatch).Uint64("block", e.number).Str("canonical", hash.Hex()).
+			Msg("pending block held the canonical block's transactions but sealed to another hash")
+		return
+	}
+	d.log.Info().Uint64("block", e.number).Int("txs", len(e.snap.Transactions())).Uint64("last", e.index).
+		Msg("the canonical block holds transactions the stream never delivered: the pending block's last messages were lost")
 }
 
 // rebase re-anchors every built block of the window on h without
@@ -998,6 +1052,15 @@ func (d *Driver) rebuild(h *chain.Head) {
 		}
 		if i+1 < len(d.win) {
 			adopted, err := d.sealedParent(e, final, true, d.win[i+1].base.ParentHash)
+			if errors.Is(err, ErrIncomplete) {
+				// Served as far as it got (its last cut); the blocks
+				// above wait for it to be canonical.
+				d.incomplete(e, d.win[i+1].base.ParentHash, err)
+				for _, up := range d.win[i+1:] {
+					up.snap = nil
+				}
+				break
+			}
 			if err != nil {
 				e.snap = final
 				d.truncate(i+1, "parent_hash", err)

@@ -173,28 +173,44 @@ func TestReplicaFollowsSequencer(t *testing.T) {
 		t.Fatal("the current snapshot was not re-anchored on block 2")
 	}
 
-	// Block 3's last message never reaches the replica: the canonical
-	// block 3 holds transactions it did not pre-confirm. Block 4 opens on
-	// a block 3 the replica does not have (parent hash mismatch: the
-	// window is dropped and block 4 waits), and is rebuilt on canonical 3.
+	// Block 3's last message never reaches the replica (lost, or
+	// delivered after block 4's index 0): the canonical block 3 holds
+	// transactions it did not pre-confirm. Block 4 announces a parent
+	// hash block 3 does not seal to here: a loss, not a disagreement
+	// (every message of block 3 verified). Block 3 is frozen, still
+	// served as far as it got; block 4 waits and is rebuilt on canonical
+	// 3, and no mismatch is counted (the canonical block 3 holds more
+	// transactions than the replica's).
 	p.deliver(p.preconf())
+	served3 := r.mgr.Current()
 	p.s.Send(1, &p.ctx, big.NewInt(0), 300_000, nil)
 	s.Tick(1)
-	s.take() // lost
+	lost := s.take()
 	s.Seal()
 	open4 := s.take()
 	r.feed(open4...)
-	p.notServed("block 4 on an unknown parent")
-	if counter(t, r.metrics.mismatches, "parent_hash") != 1 {
-		t.Fatal("parent hash mismatch not counted")
+	r.feed(lost...) // after the next block's index 0: closed, dropped
+	if cur := r.mgr.Current(); cur != served3 {
+		t.Fatalf("block 4 on an incomplete block 3: pending serves %v, want block 3 as far as it got", cur)
+	}
+	if counter(t, r.metrics.mismatches, "parent_hash") != 0 || counter(t, r.metrics.resets, "parent_hash") != 0 {
+		t.Fatal("a lost last message counted as a parent hash mismatch")
+	}
+	if counter(t, r.metrics.frozens, "incomplete") != 1 || counter(t, r.metrics.messages, "closed") != 1 {
+		t.Fatal("the incomplete block 3 not frozen, or its late message not dropped")
 	}
 	m4 := p.preconf()
 	r.feed(m4...) // recorded, not executed yet
-	p.notServed("block 4 waiting")
+	if cur := r.mgr.Current(); cur != served3 {
+		t.Fatal("block 4 served before its parent is canonical")
+	}
 	r.importFrom(s, 3)
 	p.same(m4[len(m4)-1])
 	if got := counter(t, r.metrics.rebases, "rebuilt"); got != 1 {
 		t.Fatalf("rebuilt %v times, want 1", got)
+	}
+	if counter(t, r.metrics.mismatches, "parent_hash") != 0 {
+		t.Fatal("the canonical block 3 (more transactions) counted as a mismatch")
 	}
 	// Canonical 4 arrives while block 4 is the newest: pending answers
 	// latest (never older than latest), then block 5 opens on it.

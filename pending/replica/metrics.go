@@ -84,7 +84,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"outcome"}),
 		frozens: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "tipnode", Subsystem: "replica", Name: "frozen_blocks_total",
-			Help: "Pending blocks that stopped receiving after a lost or foreign message (gap, lower_index, malformed): served as far as they got; the next block waits for them to be canonical.",
+			Help: "Pending blocks that stopped receiving after a lost or foreign message (gap, lower_index, malformed), or that sealed to another hash than the next block announced (incomplete: a lost last message): served as far as they got; the next block waits for them to be canonical.",
 		}, []string{"cause"}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "tipnode", Subsystem: "replica", Name: "unsupported_blocks_total",
