@@ -63,8 +63,11 @@ func (p *proxy) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(resp.Body)
-	if mode == "unknown" || mode == "tamper" {
+	switch mode {
+	case "unknown", "tamper":
 		out = p.rewrite(mode, out)
+	case "pruned", "noheader":
+		out = refuse(mode, body, out)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(out)
@@ -94,6 +97,57 @@ func garbage(body []byte) []byte {
 		return b
 	}
 	return out[0]
+}
+
+// refuse answers some requests of body with a JSON-RPC error in place of
+// the upstream's answers out: "pruned" answers go-ethereum's pruned-history
+// error (4444) for every block asked by number above 0 (an upstream whose
+// history starts above our head: it still serves headers), "noheader"
+// answers method-not-found for eth_getHeaderByNumber (an upstream without
+// go-ethereum's header methods).
+func refuse(mode string, body, out []byte) []byte {
+	type msg = map[string]json.RawMessage
+	var reqs, resps []msg
+	batch := len(body) > 0 && body[0] == '['
+	if batch {
+		if json.Unmarshal(body, &reqs) != nil || json.Unmarshal(out, &resps) != nil {
+			return out
+		}
+	} else {
+		var q, r msg
+		if json.Unmarshal(body, &q) != nil || json.Unmarshal(out, &r) != nil {
+			return out
+		}
+		reqs, resps = []msg{q}, []msg{r}
+	}
+	refused := make(map[string]string) // id -> error object
+	for _, q := range reqs {
+		var method string
+		var params []json.RawMessage
+		json.Unmarshal(q["method"], &method)
+		json.Unmarshal(q["params"], &params)
+		switch {
+		case mode == "noheader" && method == "eth_getHeaderByNumber":
+			refused[string(q["id"])] = `{"code":-32601,"message":"the method eth_getHeaderByNumber does not exist/is not available"}`
+		case mode == "pruned" && (method == "debug_getRawBlock" || method == "eth_getBlockByNumber" && len(params) == 2 && string(params[1]) == "true"):
+			var n hexutil.Uint64
+			if len(params) > 0 && json.Unmarshal(params[0], &n) == nil && n > 0 {
+				refused[string(q["id"])] = `{"code":4444,"message":"pruned history unavailable"}`
+			}
+		}
+	}
+	for _, r := range resps {
+		if e, ok := refused[string(r["id"])]; ok {
+			delete(r, "result")
+			r["error"] = json.RawMessage(e)
+		}
+	}
+	if batch {
+		out, _ = json.Marshal(resps)
+	} else {
+		out, _ = json.Marshal(resps[0])
+	}
+	return out
 }
 
 // rewrite changes block answers: "unknown" answers null for every block
@@ -293,4 +347,48 @@ func TestFollowStartsWithUpstreamDown(t *testing.T) {
 	px.set("pass")
 	f.waitHead(u.head().Hash(), 100*time.Millisecond)
 	f.checkSameChain(u)
+}
+
+// TestFollowUpstreamPruned: an upstream that answers "pruned history
+// unavailable" (4444) for the blocks above our head (its history starts
+// later than ours) stops following at once with ErrUpstreamPruned naming
+// the upstream, the block and the answer: counted (kind "pruned"),
+// tipnode_follow_stopped set, no retry, the store untouched. Without the
+// header methods (method not found) the follower reads headers with
+// eth_getBlockByNumber and follows.
+func TestFollowUpstreamPruned(t *testing.T) {
+	u := startUpstream(t, followtest.Options{NoDebug: true})
+	for range 3 {
+		u.block(2, 'a')
+	}
+	px := newProxy(t, u.HTTP)
+	px.set("noheader")
+	cfg := testConfig(px.URL)
+	cfg.BackoffMin, cfg.BackoffMax = 100*time.Millisecond, 400*time.Millisecond
+	f := newFollower(t, u.Spec, cfg)
+	f.waitIdle(u.head().Hash(), cfg)
+	f.checkSameChain(u)
+	head := f.w.Head()
+
+	px.set("pruned")
+	u.block(2, 'b')
+	f.clock.Advance(f.nextTimer()) // the poll
+	f.waitDone(0)
+	err := f.Err()
+	want := []string{px.URL, "pruned history unavailable", hexutil.EncodeUint64(head.Number() + 1), "--snapshot-from"}
+	for _, w := range want {
+		if !errors.Is(err, ErrUpstreamPruned) || !strings.Contains(err.Error(), w) {
+			t.Fatalf("error %v: want ErrUpstreamPruned naming %q", err, w)
+		}
+	}
+	if f.faults("pruned") != 1 || f.faults("fatal") != 1 || testutil.ToFloat64(f.metrics.stopped) != 1 {
+		t.Fatalf("faults pruned %v fatal %v, stopped %v: want 1, 1, 1", f.faults("pruned"), f.faults("fatal"), testutil.ToFloat64(f.metrics.stopped))
+	}
+	if f.clock.Timers() != 0 {
+		t.Fatal("a timer is armed after the stop: the follower retries")
+	}
+	if f.w.Head().Hash() != head.Hash() {
+		t.Fatal("the store changed")
+	}
+	t.Logf("following stopped: %v", err)
 }

@@ -232,8 +232,8 @@ func (u *upstream) blocks(ctx context.Context, from, to uint64) ([]*xtypes.Block
 		return u.jsonBlocks(ctx, from, to)
 	}
 	blocks, refused, err := u.rawBlocks(ctx, from, to)
-	if !refused {
-		return blocks, err
+	if !refused || errors.Is(err, ErrUpstreamPruned) {
+		return blocks, err // pruned: no JSON block either
 	}
 	blocks, jerr := u.jsonBlocks(ctx, from, to)
 	if jerr != nil {
