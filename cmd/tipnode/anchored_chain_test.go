@@ -16,9 +16,11 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/params"
 	gethrpc "github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/tipnode/tipnode/chain/follow/followtest"
+	"github.com/tipnode/tipnode/pending/devnet"
 )
 
 // anchoredNode is a `tipnode run` process following the node before it
@@ -218,4 +220,119 @@ func TestAnchoredChainE2E(t *testing.T) {
 		}
 	}
 	t.Logf("D: %s", stops[0])
+}
+
+// TestAnchoredChainOPE2E: the same chain of anchored nodes on an OP chain
+// (blocks with L1-info deposits, L1 fees to the fee vaults): `tipnode dev
+// --op --snapshot.serve` → snapshot → A (following it) → A's snapshot → B
+// (following A) → B's snapshot → C (following B), each anchored later
+// than the one before. All reach the sequencer's head and answer its
+// block byte for byte, its balances (sender, recipient, fee vaults) and
+// its eth_call of the L1Block predeploy there.
+func TestAnchoredChainOPE2E(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skipping the process test")
+	}
+	bin := buildTipnode(t)
+	seqAddr := freePort(t)
+	seq := &anchoredNode{name: "sequencer", dir: t.TempDir(), url: "http://" + seqAddr, ws: "ws://" + seqAddr}
+	seq.p = startProcess(t, bin, "dev", "--op", "--datadir", seq.dir, "--http.addr", seqAddr, "--snapshot.serve",
+		"--preconf.interval", "50ms", "--block.time", "200ms", "--log.level", "warn", "--log.format", "json")
+	waitRPC(t, seq.url, seq.p)
+	accs, err := devnet.Accounts(devnet.Mnemonic, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chainID := big.NewInt(int64(devnet.DefaultChainID))
+	signer := types.LatestSignerForChainID(chainID)
+	nonce := uint64(0)
+	send := func(n int) {
+		t.Helper()
+		for range n {
+			tx, err := types.SignNewTx(accs[0].Key, signer, &types.DynamicFeeTx{ChainID: chainID, Nonce: nonce,
+				GasTipCap: big.NewInt(params.GWei), GasFeeCap: big.NewInt(10 * params.GWei), Gas: 21_000,
+				To: &common.Address{0xbe, byte(nonce)}, Value: big.NewInt(int64(nonce) + 1)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := tx.MarshalBinary()
+			var h common.Hash
+			if err := rpcCall(seq.url, "eth_sendRawTransaction", &h, hexutil.Bytes(raw)); err != nil {
+				t.Fatal(err)
+			}
+			nonce++
+		}
+	}
+	// join starts a node joined from a snapshot of up, following it, once
+	// up's finalized block is above its own anchor.
+	join := func(name string, up *anchoredNode) *anchoredNode {
+		t.Helper()
+		send(3)
+		deadline := time.Now().Add(time.Minute)
+		for tagNumber(t, up.url, "finalized") <= tagNumber(t, up.url, "earliest")+2 {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s finalizes nothing above its anchor:\n%s", up.name, up.p.out.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		dir := t.TempDir()
+		initProcess(t, bin, "--datadir", dir, "--snapshot-from", up.url)
+		return startAnchored(t, bin, name, dir, up.ws)
+	}
+	a := join("A", seq)
+	b := join("B", a)
+	c := join("C", b)
+	send(3)
+	head := blockNumber(t, seq.url) + 2
+	for blockNumber(t, seq.url) < head {
+		time.Sleep(20 * time.Millisecond)
+	}
+	hash := blockHash(t, seq.url, head)
+	at := hexutil.EncodeUint64(head)
+	nodes := []*anchoredNode{a, b, c}
+	var prev uint64
+	for _, n := range nodes {
+		waitFollowed(t, n.url, head, hash, n.p)
+		anchor := tagNumber(t, n.url, "earliest")
+		if anchor <= prev {
+			t.Fatalf("%s anchored at %d, not above the node before it (%d)", n.name, anchor, prev)
+		}
+		prev = anchor
+	}
+	var want json.RawMessage
+	if err := rpcCall(seq.url, "eth_getBlockByNumber", &want, at, true); err != nil {
+		t.Fatal(err)
+	}
+	l1Block := common.HexToAddress("0x4200000000000000000000000000000000000015")
+	call := map[string]any{"to": l1Block, "data": "0x8381f58a"} // number()
+	var wantCall hexutil.Bytes
+	if err := rpcCall(seq.url, "eth_call", &wantCall, call, at); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes {
+		var got json.RawMessage
+		if err := rpcCall(n.url, "eth_getBlockByNumber", &got, at, true); err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("%s block %s: %v\n%s\nthe sequencer's:\n%s", n.name, at, err, got, want)
+		}
+		for _, addr := range []common.Address{accs[0].Address, {0xbe, 1},
+			common.HexToAddress("0x4200000000000000000000000000000000000011"),
+			common.HexToAddress("0x4200000000000000000000000000000000000019"),
+			common.HexToAddress("0x420000000000000000000000000000000000001a")} {
+			var got, want hexutil.Big
+			if err := rpcCall(n.url, "eth_getBalance", &got, addr, at); err != nil {
+				t.Fatalf("%s: %v", n.name, err)
+			}
+			if err := rpcCall(seq.url, "eth_getBalance", &want, addr, at); err != nil {
+				t.Fatal(err)
+			}
+			if got.ToInt().Cmp(want.ToInt()) != 0 {
+				t.Fatalf("%s balance of %s at %s: %s, the sequencer's %s", n.name, addr.Hex(), at, got.ToInt(), want.ToInt())
+			}
+		}
+		var gotCall hexutil.Bytes
+		if err := rpcCall(n.url, "eth_call", &gotCall, call, at); err != nil || !bytes.Equal(gotCall, wantCall) {
+			t.Fatalf("%s eth_call at %s: %x %v, the sequencer's %x", n.name, at, []byte(gotCall), err, []byte(wantCall))
+		}
+	}
+	t.Logf("anchors: A %d, B %d, C %d; head %d", tagNumber(t, a.url, "earliest"), tagNumber(t, b.url, "earliest"), prev, head)
 }
