@@ -106,19 +106,10 @@ func garbage(body []byte) []byte {
 // answers method-not-found for eth_getHeaderByNumber (an upstream without
 // go-ethereum's header methods).
 func refuse(mode string, body, out []byte) []byte {
-	type msg = map[string]json.RawMessage
-	var reqs, resps []msg
-	batch := len(body) > 0 && body[0] == '['
-	if batch {
-		if json.Unmarshal(body, &reqs) != nil || json.Unmarshal(out, &resps) != nil {
-			return out
-		}
-	} else {
-		var q, r msg
-		if json.Unmarshal(body, &q) != nil || json.Unmarshal(out, &r) != nil {
-			return out
-		}
-		reqs, resps = []msg{q}, []msg{r}
+	reqs, _, ok1 := splitMessages(body)
+	resps, batch, ok2 := splitMessages(out)
+	if !ok1 || !ok2 {
+		return out
 	}
 	refused := make(map[string]string) // id -> error object
 	for _, q := range reqs {
@@ -142,10 +133,28 @@ func refuse(mode string, body, out []byte) []byte {
 			r["error"] = json.RawMessage(e)
 		}
 	}
+	return joinMessages(resps, batch)
+}
+
+// splitMessages decodes a JSON-RPC message or batch into its messages.
+func splitMessages(b []byte) (msgs []map[string]json.RawMessage, batch, ok bool) {
+	if batch = len(b) > 0 && b[0] == '['; batch {
+		return msgs, true, json.Unmarshal(b, &msgs) == nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil {
+		return nil, false, false
+	}
+	return []map[string]json.RawMessage{m}, false, true
+}
+
+// joinMessages encodes msgs as splitMessages found them.
+func joinMessages(msgs []map[string]json.RawMessage, batch bool) []byte {
+	var out []byte
 	if batch {
-		out, _ = json.Marshal(resps)
+		out, _ = json.Marshal(msgs)
 	} else {
-		out, _ = json.Marshal(resps[0])
+		out, _ = json.Marshal(msgs[0])
 	}
 	return out
 }
@@ -155,18 +164,9 @@ func refuse(mode string, body, out []byte) []byte {
 // p.tamper and re-hashes its header (a self-consistent header whose
 // execution does not match).
 func (p *proxy) rewrite(mode string, out []byte) []byte {
-	var msgs []map[string]json.RawMessage
-	batch := len(out) > 0 && out[0] == '['
-	if batch {
-		if json.Unmarshal(out, &msgs) != nil {
-			return out
-		}
-	} else {
-		var m map[string]json.RawMessage
-		if json.Unmarshal(out, &m) != nil {
-			return out
-		}
-		msgs = append(msgs, m)
+	msgs, batch, ok := splitMessages(out)
+	if !ok {
+		return out
 	}
 	for _, m := range msgs {
 		res := m["result"]
@@ -188,12 +188,7 @@ func (p *proxy) rewrite(mode string, out []byte) []byte {
 			m["result"], _ = json.Marshal(fields)
 		}
 	}
-	if batch {
-		out, _ = json.Marshal(msgs)
-	} else {
-		out, _ = json.Marshal(msgs[0])
-	}
-	return out
+	return joinMessages(msgs, batch)
 }
 
 // nextTimer waits until the follower arms a timer (a poll or a backoff)

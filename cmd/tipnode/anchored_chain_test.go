@@ -16,11 +16,9 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/ethereum/go-ethereum/params"
 	gethrpc "github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/tipnode/tipnode/chain/follow/followtest"
-	"github.com/tipnode/tipnode/pending/devnet"
 )
 
 // anchoredNode is a `tipnode run` process following the node before it
@@ -239,30 +237,8 @@ func TestAnchoredChainOPE2E(t *testing.T) {
 	seq.p = startProcess(t, bin, "dev", "--op", "--datadir", seq.dir, "--http.addr", seqAddr, "--snapshot.serve",
 		"--preconf.interval", "50ms", "--block.time", "200ms", "--log.level", "warn", "--log.format", "json")
 	waitRPC(t, seq.url, seq.p)
-	accs, err := devnet.Accounts(devnet.Mnemonic, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	chainID := big.NewInt(int64(devnet.DefaultChainID))
-	signer := types.LatestSignerForChainID(chainID)
-	nonce := uint64(0)
-	send := func(n int) {
-		t.Helper()
-		for range n {
-			tx, err := types.SignNewTx(accs[0].Key, signer, &types.DynamicFeeTx{ChainID: chainID, Nonce: nonce,
-				GasTipCap: big.NewInt(params.GWei), GasFeeCap: big.NewInt(10 * params.GWei), Gas: 21_000,
-				To: &common.Address{0xbe, byte(nonce)}, Value: big.NewInt(int64(nonce) + 1)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			raw, _ := tx.MarshalBinary()
-			var h common.Hash
-			if err := rpcCall(seq.url, "eth_sendRawTransaction", &h, hexutil.Bytes(raw)); err != nil {
-				t.Fatal(err)
-			}
-			nonce++
-		}
-	}
+	ds := newDevSender(t, seq.url)
+	send := ds.send
 	// join starts a node joined from a snapshot of up, following it, once
 	// up's finalized block is above its own anchor.
 	join := func(name string, up *anchoredNode) *anchoredNode {
@@ -314,7 +290,7 @@ func TestAnchoredChainOPE2E(t *testing.T) {
 		if err := rpcCall(n.url, "eth_getBlockByNumber", &got, at, true); err != nil || !bytes.Equal(got, want) {
 			t.Fatalf("%s block %s: %v\n%s\nthe sequencer's:\n%s", n.name, at, err, got, want)
 		}
-		for _, addr := range []common.Address{accs[0].Address, {0xbe, 1},
+		for _, addr := range []common.Address{ds.from, {0xbe, 1},
 			common.HexToAddress("0x4200000000000000000000000000000000000011"),
 			common.HexToAddress("0x4200000000000000000000000000000000000019"),
 			common.HexToAddress("0x420000000000000000000000000000000000001a")} {
