@@ -51,6 +51,10 @@ func (p *proxy) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, _ := io.ReadAll(r.Body)
+	if mode == "noheader400" && bytes.Contains(body, []byte("eth_getHeaderByNumber")) { // a gateway refusing the method
+		http.Error(w, "unsupported method", http.StatusBadRequest)
+		return
+	}
 	if mode == "garbage" { // well-formed JSON-RPC, nonsense results
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(garbage(body))
@@ -348,21 +352,17 @@ func TestFollowStartsWithUpstreamDown(t *testing.T) {
 // unavailable" (4444) for the blocks above our head (its history starts
 // later than ours) stops following at once with ErrUpstreamPruned naming
 // the upstream, the block and the answer: counted (kind "pruned"),
-// tipnode_follow_stopped set, no retry, the store untouched. Without the
-// header methods (method not found) the follower reads headers with
-// eth_getBlockByNumber and follows.
+// tipnode_follow_stopped set, no retry, the store untouched.
 func TestFollowUpstreamPruned(t *testing.T) {
 	u := startUpstream(t, followtest.Options{NoDebug: true})
 	for range 3 {
 		u.block(2, 'a')
 	}
 	px := newProxy(t, u.HTTP)
-	px.set("noheader")
 	cfg := testConfig(px.URL)
 	cfg.BackoffMin, cfg.BackoffMax = 100*time.Millisecond, 400*time.Millisecond
 	f := newFollower(t, u.Spec, cfg)
 	f.waitIdle(u.head().Hash(), cfg)
-	f.checkSameChain(u)
 	head := f.w.Head()
 
 	px.set("pruned")
@@ -386,4 +386,26 @@ func TestFollowUpstreamPruned(t *testing.T) {
 		t.Fatal("the store changed")
 	}
 	t.Logf("following stopped: %v", err)
+}
+
+// TestFollowWithoutHeaderMethods: an upstream without go-ethereum's
+// header methods (a JSON-RPC method-not-found, or a gateway's HTTP 400)
+// is followed with eth_getBlockByNumber headers.
+func TestFollowWithoutHeaderMethods(t *testing.T) {
+	for _, mode := range []string{"noheader", "noheader400"} {
+		t.Run(mode, func(t *testing.T) {
+			u := startUpstream(t, followtest.Options{NoDebug: true})
+			for range 3 {
+				u.block(2, 'a')
+			}
+			px := newProxy(t, u.HTTP)
+			px.set(mode)
+			cfg := testConfig(px.URL)
+			f := newFollower(t, u.Spec, cfg)
+			f.waitIdle(u.head().Hash(), cfg)
+			u.block(2, 'b')
+			f.waitIdle(u.head().Hash(), cfg)
+			f.checkSameChain(u)
+		})
+	}
 }

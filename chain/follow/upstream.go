@@ -109,10 +109,13 @@ func isPruned(err error) bool {
 }
 
 // refused reports a JSON-RPC error answer other than pruned history (a
-// method the upstream does not have or does not enable).
+// method the upstream does not have or does not enable), or an HTTP 4xx
+// other than 429 (a gateway refusing a method it does not know).
 func refused(err error) bool {
 	var e gethrpc.Error
-	return err != nil && !errors.Is(err, ErrUpstreamPruned) && errors.As(err, &e)
+	var h gethrpc.HTTPError
+	return err != nil && !errors.Is(err, ErrUpstreamPruned) && (errors.As(err, &e) ||
+		errors.As(err, &h) && h.StatusCode >= 400 && h.StatusCode < 500 && h.StatusCode != http.StatusTooManyRequests)
 }
 
 // prunedHistoryCode is go-ethereum's JSON-RPC error code for pruned history.
