@@ -57,7 +57,19 @@
 // After each batch and at the head, the upstream's safe and finalized
 // blocks become ours when we hold them canonically and they are not below
 // our finalized block (chain.Writer.SetTags); each is read as one
-// eth_getBlockByNumber(tag) answer, number and hash from one response.
+// header answer, number and hash from one response.
+//
+// Headers (block 0, the anchor, heads, tags, the reorg walk) are read with
+// go-ethereum's eth_getHeaderByNumber: a node whose history starts late (a
+// tipnode initialised from a state dump or a snapshot, a go-ethereum with
+// pruned history) answers it for the headers it holds, where
+// eth_getBlockByNumber answers "pruned history unavailable" (4444). An
+// upstream that refuses the method is asked eth_getBlockByNumber(n, false)
+// instead (decided by the first header call of a connection). So a chain
+// of anchored nodes, each following the one before and each joined from a
+// snapshot of the one before (dump → node → snapshot → node → …), reaches
+// the tip: a node needs from its upstream only block 0's and its anchor's
+// headers and the blocks above its own head.
 //
 // FetchAnchor (anchor.go) gives `tipnode init --state` the headers, block
 // and receipts of the anchor block N from an upstream.
@@ -81,6 +93,14 @@
 // it is a divergence (ErrDivergence, naming the block and the mismatching
 // field): following stops. Fatal errors (see isFatal) stop following and
 // set tipnode_follow_stopped; the node keeps serving the chain it has.
+// Among them ErrUpstreamPruned: the upstream answered "pruned history
+// unavailable" for a block or header this node needs (its history starts
+// above our head): it never will serve it, so following stops at once
+// with an error (logged at error level, Follower.Err, Start's error when
+// the first check meets it, tipnode_follow_upstream_errors_total{kind=
+// "pruned"}) naming the upstream, the request and its answer, and saying
+// what to do (another upstream, or a new snapshot of this one), instead
+// of retrying for ever.
 // Nothing is ever half-written: each block, and each reorg, is one batch,
 // so a kill -9 at any moment leaves the store at a block (or reorg)
 // boundary and a restart resumes from the store's head.

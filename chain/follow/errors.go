@@ -28,6 +28,12 @@ var (
 	// not match its header, or its body does not match its roots). It also
 	// wraps chain.ErrInvalidBlock. Nothing of the block was written.
 	ErrDivergence = errors.New("upstream block failed verification")
+	// ErrUpstreamPruned: the upstream answered "pruned history
+	// unavailable" (4444) for a block or header this node needs (its
+	// history starts above our head, or it does not hold block 0 or our
+	// anchor block): it never will serve it. The error names the upstream,
+	// the request and its answer.
+	ErrUpstreamPruned = errors.New("upstream does not hold the history this node needs")
 
 	// Transient: the follower reconnects with backoff.
 

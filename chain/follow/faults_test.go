@@ -51,6 +51,10 @@ func (p *proxy) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, _ := io.ReadAll(r.Body)
+	if mode == "noheader400" && bytes.Contains(body, []byte("eth_getHeaderByNumber")) { // a gateway refusing the method
+		http.Error(w, "unsupported method", http.StatusBadRequest)
+		return
+	}
 	if mode == "garbage" { // well-formed JSON-RPC, nonsense results
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(garbage(body))
@@ -63,8 +67,11 @@ func (p *proxy) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(resp.Body)
-	if mode == "unknown" || mode == "tamper" {
+	switch mode {
+	case "unknown", "tamper":
 		out = p.rewrite(mode, out)
+	case "pruned", "noheader":
+		out = refuse(mode, body, out)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(out)
@@ -96,23 +103,74 @@ func garbage(body []byte) []byte {
 	return out[0]
 }
 
+// refuse answers some requests of body with a JSON-RPC error in place of
+// the upstream's answers out: "pruned" answers go-ethereum's pruned-history
+// error (4444) for every block asked by number above 0 (an upstream whose
+// history starts above our head: it still serves headers), "noheader"
+// answers method-not-found for eth_getHeaderByNumber (an upstream without
+// go-ethereum's header methods).
+func refuse(mode string, body, out []byte) []byte {
+	reqs, _, ok1 := splitMessages(body)
+	resps, batch, ok2 := splitMessages(out)
+	if !ok1 || !ok2 {
+		return out
+	}
+	refused := make(map[string]string) // id -> error object
+	for _, q := range reqs {
+		var method string
+		var params []json.RawMessage
+		json.Unmarshal(q["method"], &method)
+		json.Unmarshal(q["params"], &params)
+		switch {
+		case mode == "noheader" && method == "eth_getHeaderByNumber":
+			refused[string(q["id"])] = `{"code":-32601,"message":"the method eth_getHeaderByNumber does not exist/is not available"}`
+		case mode == "pruned" && (method == "debug_getRawBlock" || method == "eth_getBlockByNumber" && len(params) == 2 && string(params[1]) == "true"):
+			var n hexutil.Uint64
+			if len(params) > 0 && json.Unmarshal(params[0], &n) == nil && n > 0 {
+				refused[string(q["id"])] = `{"code":4444,"message":"pruned history unavailable"}`
+			}
+		}
+	}
+	for _, r := range resps {
+		if e, ok := refused[string(r["id"])]; ok {
+			delete(r, "result")
+			r["error"] = json.RawMessage(e)
+		}
+	}
+	return joinMessages(resps, batch)
+}
+
+// splitMessages decodes a JSON-RPC message or batch into its messages.
+func splitMessages(b []byte) (msgs []map[string]json.RawMessage, batch, ok bool) {
+	if batch = len(b) > 0 && b[0] == '['; batch {
+		return msgs, true, json.Unmarshal(b, &msgs) == nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil {
+		return nil, false, false
+	}
+	return []map[string]json.RawMessage{m}, false, true
+}
+
+// joinMessages encodes msgs as splitMessages found them.
+func joinMessages(msgs []map[string]json.RawMessage, batch bool) []byte {
+	var out []byte
+	if batch {
+		out, _ = json.Marshal(msgs)
+	} else {
+		out, _ = json.Marshal(msgs[0])
+	}
+	return out
+}
+
 // rewrite changes block answers: "unknown" answers null for every block
 // asked by number (not tags), "tamper" changes gasUsed of block
 // p.tamper and re-hashes its header (a self-consistent header whose
 // execution does not match).
 func (p *proxy) rewrite(mode string, out []byte) []byte {
-	var msgs []map[string]json.RawMessage
-	batch := len(out) > 0 && out[0] == '['
-	if batch {
-		if json.Unmarshal(out, &msgs) != nil {
-			return out
-		}
-	} else {
-		var m map[string]json.RawMessage
-		if json.Unmarshal(out, &m) != nil {
-			return out
-		}
-		msgs = append(msgs, m)
+	msgs, batch, ok := splitMessages(out)
+	if !ok {
+		return out
 	}
 	for _, m := range msgs {
 		res := m["result"]
@@ -134,12 +192,7 @@ func (p *proxy) rewrite(mode string, out []byte) []byte {
 			m["result"], _ = json.Marshal(fields)
 		}
 	}
-	if batch {
-		out, _ = json.Marshal(msgs)
-	} else {
-		out, _ = json.Marshal(msgs[0])
-	}
-	return out
+	return joinMessages(msgs, batch)
 }
 
 // nextTimer waits until the follower arms a timer (a poll or a backoff)
@@ -293,4 +346,66 @@ func TestFollowStartsWithUpstreamDown(t *testing.T) {
 	px.set("pass")
 	f.waitHead(u.head().Hash(), 100*time.Millisecond)
 	f.checkSameChain(u)
+}
+
+// TestFollowUpstreamPruned: an upstream that answers "pruned history
+// unavailable" (4444) for the blocks above our head (its history starts
+// later than ours) stops following at once with ErrUpstreamPruned naming
+// the upstream, the block and the answer: counted (kind "pruned"),
+// tipnode_follow_stopped set, no retry, the store untouched.
+func TestFollowUpstreamPruned(t *testing.T) {
+	u := startUpstream(t, followtest.Options{NoDebug: true})
+	for range 3 {
+		u.block(2, 'a')
+	}
+	px := newProxy(t, u.HTTP)
+	cfg := testConfig(px.URL)
+	cfg.BackoffMin, cfg.BackoffMax = 100*time.Millisecond, 400*time.Millisecond
+	f := newFollower(t, u.Spec, cfg)
+	f.waitIdle(u.head().Hash(), cfg)
+	head := f.w.Head()
+
+	px.set("pruned")
+	u.block(2, 'b')
+	f.clock.Advance(f.nextTimer()) // the poll
+	f.waitDone(0)
+	err := f.Err()
+	want := []string{px.URL, "pruned history unavailable", hexutil.EncodeUint64(head.Number() + 1), "--snapshot-from"}
+	for _, w := range want {
+		if !errors.Is(err, ErrUpstreamPruned) || !strings.Contains(err.Error(), w) {
+			t.Fatalf("error %v: want ErrUpstreamPruned naming %q", err, w)
+		}
+	}
+	if f.faults("pruned") != 1 || f.faults("fatal") != 1 || testutil.ToFloat64(f.metrics.stopped) != 1 {
+		t.Fatalf("faults pruned %v fatal %v, stopped %v: want 1, 1, 1", f.faults("pruned"), f.faults("fatal"), testutil.ToFloat64(f.metrics.stopped))
+	}
+	if f.clock.Timers() != 0 {
+		t.Fatal("a timer is armed after the stop: the follower retries")
+	}
+	if f.w.Head().Hash() != head.Hash() {
+		t.Fatal("the store changed")
+	}
+	t.Logf("following stopped: %v", err)
+}
+
+// TestFollowWithoutHeaderMethods: an upstream without go-ethereum's
+// header methods (a JSON-RPC method-not-found, or a gateway's HTTP 400)
+// is followed with eth_getBlockByNumber headers.
+func TestFollowWithoutHeaderMethods(t *testing.T) {
+	for _, mode := range []string{"noheader", "noheader400"} {
+		t.Run(mode, func(t *testing.T) {
+			u := startUpstream(t, followtest.Options{NoDebug: true})
+			for range 3 {
+				u.block(2, 'a')
+			}
+			px := newProxy(t, u.HTTP)
+			px.set(mode)
+			cfg := testConfig(px.URL)
+			f := newFollower(t, u.Spec, cfg)
+			f.waitIdle(u.head().Hash(), cfg)
+			u.block(2, 'b')
+			f.waitIdle(u.head().Hash(), cfg)
+			f.checkSameChain(u)
+		})
+	}
 }

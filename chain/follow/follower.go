@@ -159,7 +159,7 @@ func (f *Follower) Status() Status {
 
 // isFatal reports errors that stop following.
 func isFatal(err error) bool {
-	for _, e := range []error{ErrGenesisMismatch, ErrAnchorMismatch, ErrChainIDMismatch, ErrReorgTooDeep, ErrReorgBelowFinalized, ErrDivergence} {
+	for _, e := range []error{ErrGenesisMismatch, ErrAnchorMismatch, ErrChainIDMismatch, ErrReorgTooDeep, ErrReorgBelowFinalized, ErrDivergence, ErrUpstreamPruned} {
 		if errors.Is(err, e) {
 			return true
 		}
@@ -186,6 +186,9 @@ func faultKind(err error) string {
 func (f *Follower) fail(err error) {
 	f.err.Store(&err)
 	f.metrics.fault("fatal")
+	if errors.Is(err, ErrUpstreamPruned) {
+		f.metrics.fault("pruned")
+	}
 	f.metrics.stop()
 	head := f.w.Head()
 	f.log.Error().Err(err).Uint64("head", head.Number()).Str("hash", head.Hash().Hex()).
@@ -501,7 +504,9 @@ func (f *Follower) reorg(up *upstream, target *types.Header) error {
 		expect   common.Hash // parent hash of the lowest upstream header seen
 	)
 	for n := top; ancestor == nil; {
-		lo := n - min(n, uint64(f.cfg.FetchBatch-1))
+		// Never below our finalized block (the walk stops there): an
+		// anchored upstream holds no headers far below its anchor.
+		lo := max(n-min(n, uint64(f.cfg.FetchBatch-1)), min(finalized, n))
 		hs, err := up.headers(f.ctx, lo, n)
 		if err != nil {
 			return err

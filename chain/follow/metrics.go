@@ -48,11 +48,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		reorgDepth: hist("reorg_depth_blocks", "Blocks removed by each reorg followed.",
 			[]float64{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 128}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "tipnode", Subsystem: "follow", Name: "upstream_errors_total",
-			Help: "Upstream faults, by kind (request, response, unknown_block, verification, write, fatal)."}, []string{"kind"}),
+			Help: "Upstream faults, by kind (request, response, unknown_block, verification, write, fatal; pruned: the fatal one was an upstream without the history this node needs)."}, []string{"kind"}),
 		fetched: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "tipnode", Subsystem: "follow", Name: "blocks_fetched_total",
 			Help: "Blocks fetched from the upstream, by format (raw: debug_getRawBlock, json: eth_getBlockByNumber)."}, []string{"format"}),
 		reconnects: counter("reconnects_total", "Reconnections to the upstream after a fault."),
-		stopped:    gauge("stopped", "1 when following stopped on a fatal error (reorg too deep, divergence, genesis mismatch)."),
+		stopped:    gauge("stopped", "1 when following stopped on a fatal error (reorg too deep, divergence, genesis mismatch, an upstream without the history this node needs)."),
 	}
 	if reg != nil {
 		reg.MustRegister(m.upstreamHead, m.lagBlocks, m.lagSeconds, m.importTime, m.headDelay, m.blocks,

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/big"
 	"net/http"
+	"strings"
 	"sync/atomic"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -30,6 +31,11 @@ type upstream struct {
 	cfg     Config
 	metrics *Metrics
 	noRaw   atomic.Bool // the upstream refused debug_getRawBlock: JSON only
+	// noHeader: the upstream refused eth_getHeaderByNumber (not every
+	// node has go-ethereum's header methods): headers are read with
+	// eth_getBlockByNumber(n, false), which an anchored node answers only
+	// from its history anchor up.
+	noHeader atomic.Bool
 }
 
 func dial(ctx context.Context, cfg Config, m *Metrics) (*upstream, error) {
@@ -57,7 +63,10 @@ func (u *upstream) call(ctx context.Context, result any, method string, args ...
 	defer cancel()
 	var raw json.RawMessage
 	if err := u.c.CallContext(ctx, &raw, method, args...); err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrUpstream, method, err)
+		if isPruned(err) {
+			return u.pruned(fmt.Sprintf("%s %v", method, args), err)
+		}
+		return fmt.Errorf("%w: %s: %w", ErrUpstream, method, err)
 	}
 	if out, ok := result.(*json.RawMessage); ok {
 		*out = raw
@@ -89,11 +98,55 @@ func (u *upstream) chainID(ctx context.Context) (*big.Int, error) {
 	return (*big.Int)(&id), nil
 }
 
+// isPruned reports the upstream's answer for history it does not hold:
+// go-ethereum's "pruned history unavailable" (code 4444), which tipnode
+// answers below the history anchor of a store initialised from a state
+// dump or a snapshot.
+func isPruned(err error) bool {
+	var e gethrpc.Error
+	return errors.As(err, &e) && e.ErrorCode() == prunedHistoryCode ||
+		err != nil && strings.Contains(err.Error(), "pruned history unavailable")
+}
+
+// refused reports a JSON-RPC error answer other than pruned history (a
+// method the upstream does not have or does not enable), or an HTTP 4xx
+// other than 429 (a gateway refusing a method it does not know).
+func refused(err error) bool {
+	var e gethrpc.Error
+	var h gethrpc.HTTPError
+	return err != nil && !errors.Is(err, ErrUpstreamPruned) && (errors.As(err, &e) ||
+		errors.As(err, &h) && h.StatusCode >= 400 && h.StatusCode < 500 && h.StatusCode != http.StatusTooManyRequests)
+}
+
+// prunedHistoryCode is go-ethereum's JSON-RPC error code for pruned history.
+const prunedHistoryCode = 4444
+
+// pruned is the error of a request for history the upstream does not hold
+// (what: the request): ErrUpstreamPruned naming the upstream, the request
+// and its answer.
+func (u *upstream) pruned(what string, err error) error {
+	return fmt.Errorf("%w: %s answers %s with %q: it does not hold that history (it was initialised at a later block, or pruned it); "+
+		"follow an upstream that holds it, or initialise this data directory again from a recent snapshot of this upstream (tipnode init --snapshot-from)",
+		ErrUpstreamPruned, u.cfg.URL, what, err.Error())
+}
+
 // header returns the header at a number or tag ("latest", "safe",
-// "finalized").
+// "finalized"): go-ethereum's eth_getHeaderByNumber, which answers the
+// headers a node holds below its history (block 0 and the headers below
+// the anchor of an anchored tipnode or go-ethereum with pruned history);
+// eth_getBlockByNumber(at, false) for an upstream that refuses it (the
+// first header call decides, for this connection).
 func (u *upstream) header(ctx context.Context, at string) (*types.Header, error) {
 	var raw json.RawMessage
-	if err := u.call(ctx, &raw, "eth_getBlockByNumber", at, false); err != nil {
+	var err error
+	if u.noHeader.Load() {
+		err = u.call(ctx, &raw, "eth_getBlockByNumber", at, false)
+	} else if err = u.call(ctx, &raw, "eth_getHeaderByNumber", at); refused(err) {
+		if err = u.call(ctx, &raw, "eth_getBlockByNumber", at, false); err == nil {
+			u.noHeader.Store(true)
+		}
+	}
+	if err != nil {
 		return nil, err
 	}
 	h, err := decodeHeader(raw)
@@ -103,11 +156,29 @@ func (u *upstream) header(ctx context.Context, at string) (*types.Header, error)
 	return h, nil
 }
 
+// headerElem is the batch element asking for the header at (a number or
+// tag), with the method header chose for this connection.
+func (u *upstream) headerElem(at any) gethrpc.BatchElem {
+	if u.noHeader.Load() {
+		return gethrpc.BatchElem{Method: "eth_getBlockByNumber", Args: []any{at, false}, Result: new(json.RawMessage)}
+	}
+	return gethrpc.BatchElem{Method: "eth_getHeaderByNumber", Args: []any{at}, Result: new(json.RawMessage)}
+}
+
+// elemError is the error of a batch element's JSON-RPC error (what names
+// the element).
+func (u *upstream) elemError(what string, e gethrpc.BatchElem) error {
+	if isPruned(e.Error) {
+		return u.pruned(fmt.Sprintf("%s %v (%s)", e.Method, e.Args, what), e.Error)
+	}
+	return fmt.Errorf("%w: %s: %w", ErrUpstream, what, e.Error)
+}
+
 // headers returns the headers of blocks from..to in one batch.
 func (u *upstream) headers(ctx context.Context, from, to uint64) ([]*types.Header, error) {
 	elems := make([]gethrpc.BatchElem, 0, to-from+1)
 	for n := from; n <= to; n++ {
-		elems = append(elems, gethrpc.BatchElem{Method: "eth_getBlockByNumber", Args: []any{hexutil.Uint64(n), false}, Result: new(json.RawMessage)})
+		elems = append(elems, u.headerElem(hexutil.Uint64(n)))
 	}
 	if err := u.batch(ctx, elems); err != nil {
 		return nil, err
@@ -116,7 +187,7 @@ func (u *upstream) headers(ctx context.Context, from, to uint64) ([]*types.Heade
 	for i, e := range elems {
 		n := from + uint64(i)
 		if e.Error != nil {
-			return nil, fmt.Errorf("%w: header %d: %v", ErrUpstream, n, e.Error)
+			return nil, u.elemError(fmt.Sprintf("header %d", n), e)
 		}
 		h, err := decodeHeader(*e.Result.(*json.RawMessage))
 		if err == nil && h.Number.Uint64() != n {
@@ -133,10 +204,7 @@ func (u *upstream) headers(ctx context.Context, from, to uint64) ([]*types.Heade
 // tags returns the upstream's safe and finalized headers (nil when the
 // upstream has none, as before the merge).
 func (u *upstream) tags(ctx context.Context) (safe, finalized *types.Header, err error) {
-	elems := []gethrpc.BatchElem{
-		{Method: "eth_getBlockByNumber", Args: []any{"safe", false}, Result: new(json.RawMessage)},
-		{Method: "eth_getBlockByNumber", Args: []any{"finalized", false}, Result: new(json.RawMessage)},
-	}
+	elems := []gethrpc.BatchElem{u.headerElem("safe"), u.headerElem("finalized")}
 	if err := u.batch(ctx, elems); err != nil {
 		return nil, nil, err
 	}
@@ -167,8 +235,8 @@ func (u *upstream) blocks(ctx context.Context, from, to uint64) ([]*xtypes.Block
 		return u.jsonBlocks(ctx, from, to)
 	}
 	blocks, refused, err := u.rawBlocks(ctx, from, to)
-	if !refused {
-		return blocks, err
+	if !refused || errors.Is(err, ErrUpstreamPruned) {
+		return blocks, err // pruned: no JSON block either
 	}
 	blocks, jerr := u.jsonBlocks(ctx, from, to)
 	if jerr != nil {
@@ -193,7 +261,7 @@ func (u *upstream) rawBlocks(ctx context.Context, from, to uint64) (blocks []*xt
 		n := from + uint64(i)
 		if e.Error != nil {
 			var rpcErr gethrpc.Error
-			return nil, errors.As(e.Error, &rpcErr), fmt.Errorf("%w: raw block %d: %v", ErrUpstream, n, e.Error)
+			return nil, errors.As(e.Error, &rpcErr), u.elemError(fmt.Sprintf("raw block %d", n), e)
 		}
 		b, err := decodeRawBlock(*e.Result.(*json.RawMessage))
 		if err == nil && b.NumberU64() != n {
@@ -226,7 +294,7 @@ func (u *upstream) jsonBlocks(ctx context.Context, from, to uint64) ([]*xtypes.B
 	for i, e := range elems {
 		n := from + uint64(i)
 		if e.Error != nil {
-			return nil, fmt.Errorf("%w: block %d: %v", ErrUpstream, n, e.Error)
+			return nil, u.elemError(fmt.Sprintf("block %d", n), e)
 		}
 		h, body, uncles, err := decodeBlock(*e.Result.(*json.RawMessage))
 		if err == nil && h.Number.Uint64() != n {

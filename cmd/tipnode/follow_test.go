@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/ecdsa"
 	"math/big"
 	"os/exec"
 	"path/filepath"
@@ -95,6 +96,47 @@ func blockHash(t *testing.T, url string, n uint64) common.Hash {
 	return b.Hash
 }
 
+// devSender sends transfers from the first dev account to the node at
+// url: from is the account, nonce the next nonce (the count sent).
+type devSender struct {
+	t       *testing.T
+	url     string
+	key     *ecdsa.PrivateKey
+	chainID *big.Int
+	from    common.Address
+	nonce   uint64
+}
+
+func newDevSender(t *testing.T, url string) *devSender {
+	t.Helper()
+	accs, err := devnet.Accounts(devnet.Mnemonic, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &devSender{t: t, url: url, key: accs[0].Key, chainID: big.NewInt(int64(devnet.DefaultChainID)), from: accs[0].Address}
+}
+
+// send signs n transfers (the next nonces) to {0xbe, nonce} of value
+// nonce+1 for the dev chain and sends them.
+func (s *devSender) send(n int) {
+	s.t.Helper()
+	signer := types.LatestSignerForChainID(s.chainID)
+	for range n {
+		tx, err := types.SignNewTx(s.key, signer, &types.DynamicFeeTx{ChainID: s.chainID, Nonce: s.nonce,
+			GasTipCap: big.NewInt(params.GWei), GasFeeCap: big.NewInt(100 * params.GWei), Gas: 21_000,
+			To: &common.Address{0xbe, byte(s.nonce)}, Value: big.NewInt(int64(s.nonce) + 1)})
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		raw, _ := tx.MarshalBinary()
+		var hash common.Hash
+		if err := rpcCall(s.url, "eth_sendRawTransaction", &hash, hexutil.Bytes(raw)); err != nil {
+			s.t.Fatal(err)
+		}
+		s.nonce++
+	}
+}
+
 // TestFollowE2E runs real processes: `tipnode dev` as the upstream, a
 // second data directory initialised from it (`init --genesis-from`) and
 // `tipnode run --follow.rpc ws://…` on it. The follower's blocks have the
@@ -119,30 +161,8 @@ func TestFollowE2E(t *testing.T) {
 	}
 	up := startUpstream()
 
-	accs, err := devnet.Accounts(devnet.Mnemonic, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	chainID := big.NewInt(int64(devnet.DefaultChainID))
-	signer := types.LatestSignerForChainID(chainID)
-	nonce := uint64(0)
-	send := func(n int) {
-		t.Helper()
-		for range n {
-			tx, err := types.SignNewTx(accs[0].Key, signer, &types.DynamicFeeTx{ChainID: chainID, Nonce: nonce,
-				GasTipCap: big.NewInt(params.GWei), GasFeeCap: big.NewInt(100 * params.GWei), Gas: 21_000,
-				To: &common.Address{0xbe, byte(nonce)}, Value: big.NewInt(int64(nonce) + 1)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			raw, _ := tx.MarshalBinary()
-			var hash common.Hash
-			if err := rpcCall(upURL, "eth_sendRawTransaction", &hash, hexutil.Bytes(raw)); err != nil {
-				t.Fatal(err)
-			}
-			nonce++
-		}
-	}
+	ds := newDevSender(t, upURL)
+	send := ds.send
 	// mined waits until the upstream sealed every transaction sent and is
 	// at least at block min.
 	mined := func(min uint64, p *process) {
@@ -150,7 +170,7 @@ func TestFollowE2E(t *testing.T) {
 		deadline := time.Now().Add(time.Minute)
 		for {
 			var n hexutil.Uint64
-			if rpcCall(upURL, "eth_getTransactionCount", &n, accs[0].Address, "latest") == nil && uint64(n) == nonce && blockNumber(t, upURL) >= min {
+			if rpcCall(upURL, "eth_getTransactionCount", &n, ds.from, "latest") == nil && uint64(n) == ds.nonce && blockNumber(t, upURL) >= min {
 				return
 			}
 			if time.Now().After(deadline) {

@@ -85,7 +85,8 @@ func anchoredConformanceStore(t *testing.T, anchor uint64) (db *store.DB, g *cha
 // archive (history.json) and a node that replayed the chain from genesis
 // do; below 40 it answers go-ethereum's pruned-history error (4444) for
 // blocks, receipts and logs and its missing-state error, naming the
-// anchor, for state.
+// anchor, for state; the headers it holds (block 0, the 256 below the
+// anchor) it serves with eth_getHeaderByNumber/ByHash.
 func TestAnchoredStoreReads(t *testing.T) {
 	const anchor = 40
 	db, g, full, fullG := anchoredConformanceStore(t, anchor)
@@ -192,6 +193,25 @@ func TestAnchoredStoreReads(t *testing.T) {
 		if code(err) != tc.code || err == nil || !strings.Contains(err.Error(), tc.msg) {
 			t.Errorf("%s %v: %v (code %d), want %d %q", tc.method, tc.args, err, code(err), tc.code, tc.msg)
 		}
+	}
+	// Headers the store holds are served below the history anchor too
+	// (block 0 and the 256 below the anchor), equal to the full node's: a
+	// node following this one checks its genesis and anchor with them.
+	for _, n := range []uint64{0, 1, anchor - 1, anchor, 54} {
+		at := hexutil.EncodeUint64(n)
+		same("eth_getHeaderByNumber", at)
+		var h struct {
+			Hash common.Hash `json:"hash"`
+		}
+		if err := c.Call(&h, "eth_getHeaderByNumber", at); err != nil {
+			t.Fatal(err)
+		}
+		same("eth_getHeaderByHash", h.Hash)
+	}
+	same("eth_getHeaderByNumber", "latest")
+	var none json.RawMessage
+	if err := c.Call(&none, "eth_getHeaderByNumber", "0x1000"); err != nil || string(none) != "null" {
+		t.Fatalf("header of a block the node does not have: %s %v, want null", none, err)
 	}
 	var earliest struct {
 		Number hexutil.Uint64 `json:"number"`

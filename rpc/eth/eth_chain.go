@@ -35,6 +35,8 @@ func (a *API) registerChain(s *rpc.Server) {
 	s.RegisterInline("eth_blockNumber", a.ethBlockNumber)
 	s.Register("eth_getBlockByNumber", blockMethod(2, false, a.blockResult), rpc.HonoursContext)
 	s.Register("eth_getBlockByHash", blockMethod(2, true, a.blockResult), rpc.HonoursContext)
+	s.Register("eth_getHeaderByNumber", blockMethod(1, false, a.headerResult))
+	s.Register("eth_getHeaderByHash", blockMethod(1, true, a.headerResult))
 	s.Register("eth_getBlockTransactionCountByNumber", blockMethod(1, false, a.txCount))
 	s.Register("eth_getBlockTransactionCountByHash", blockMethod(1, true, a.txCount))
 	s.Register("eth_getTransactionByHash", a.txMethod(a.transactionByHash), rpc.HonoursContext)
@@ -242,6 +244,31 @@ func (a *API) blockResult(ctx context.Context, sel BlockSelector, p rpc.Params) 
 	return a.withBlock(ctx, sel, func(c *chainBlock) (any, error) {
 		return a.marshalChainBlock(c, full)
 	})
+}
+
+// headerResult: eth_getHeaderBy…(block), go-ethereum's header methods. A
+// header the node holds is answered even when the block's body is not
+// (block 0 and the headers below the history anchor of an anchored store:
+// a node following this one checks its genesis and anchor with them); a
+// block the node never had is null, one below the headers it holds is the
+// pruned-history error (4444).
+func (a *API) headerResult(ctx context.Context, sel BlockSelector, _ rpc.Params) (any, error) {
+	res, err := a.Resolve(ctx, sel)
+	if errors.Is(err, errBlockNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer res.Close()
+	if res.Pending != nil {
+		m := marshalHeader(pendingBlock(res.Pending).Header())
+		for _, k := range []string{"hash", "nonce", "miner"} {
+			m[k] = nil // not sealed yet, as in the pending block
+		}
+		return m, nil
+	}
+	return marshalHeader(res.Header), nil
 }
 
 // decodeRequiredSelector decodes a required block selector argument.
