@@ -59,22 +59,6 @@ func appendTrieEntity(dst []byte, owner common.Hash, path []byte) []byte {
 	return append(dst, byte(len(path)))
 }
 
-// trieEntityPath decodes the owner and path of an entity (or key).
-func trieEntityPath(entity []byte) (owner common.Hash, path []byte) {
-	copy(owner[:], entity[trieOwnerOff:triePathOff])
-	n := int(entity[trieLenOff])
-	path = make([]byte, n)
-	for i := range n {
-		b := entity[triePathOff+i/2]
-		if i%2 == 0 {
-			path[i] = b >> 4
-		} else {
-			path[i] = b & 0x0f
-		}
-	}
-	return owner, path
-}
-
 func trieListKey(num uint64) []byte {
 	return binary.BigEndian.AppendUint64([]byte{prefixTrieList}, num)
 }
@@ -157,12 +141,6 @@ func (c nodeCache) get(hash common.Hash) []byte {
 func (c nodeCache) set(hash common.Hash, blob []byte) {
 	if c.c != nil {
 		c.c.Set(hash[:], blob)
-	}
-}
-
-func (c nodeCache) reset() {
-	if c.c != nil {
-		c.c.Reset()
 	}
 }
 
