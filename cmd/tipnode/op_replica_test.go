@@ -315,7 +315,12 @@ func TestOPReplicasE2E(t *testing.T) {
 			for _, r := range replicas {
 				got, gotParts, err := pendingView(r.url)
 				if err != nil {
-					t.Fatalf("%s: %s's pending block: %v", what, r.name, err)
+					// The view is several reads: a replica whose pending block
+					// moved between them (a new message, a seal, a restarted
+					// block after the sequencer's kill -9) is read again, as a
+					// seal between the reads is.
+					diffs = append(diffs, fmt.Sprintf("%s's pending block: %v", r.name, err))
+					continue
 				}
 				if !slices.Equal(got, want) {
 					diffs = append(diffs, fmt.Sprintf("%s: transactions %v, sequencer %v", r.name, got, want))
