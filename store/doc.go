@@ -62,7 +62,7 @@
 // A forked store (`tipnode dev --fork`) is an anchored store at the fork
 // block F whose keyFork names an upstream (Anchor.Fork). It holds only the
 // state the fork wrote; DB.SetForkSource gives it the upstream (a
-// ForkSource: the store imports no network code, chain/fork implements
+// ForkSource: the store imports no network code, chain/remotestate implements
 // it). A read of an account or slot at a height >= F that finds no
 // version at or below the height (the local read answers the forkMissing
 // marker, which is never filled into the state cache) looks, in order,

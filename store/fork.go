@@ -13,7 +13,7 @@ import (
 
 // ForkSource is the upstream of a forked store (see "Forked stores" in
 // doc.go): the state of the upstream chain at a block. The store imports
-// no network code; chain/fork implements it over JSON-RPC. Implementations
+// no network code; chain/remotestate implements it over JSON-RPC. Implementations
 // are safe for concurrent use, deduplicate concurrent requests for the
 // same entity and name the upstream and the entity in their errors.
 type ForkSource interface {

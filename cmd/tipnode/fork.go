@@ -12,7 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/chain"
-	"github.com/tipnode/tipnode/chain/fork"
+	"github.com/tipnode/tipnode/chain/remotestate"
 	"github.com/tipnode/tipnode/pending/devnet"
 	"github.com/tipnode/tipnode/store"
 )
@@ -26,7 +26,7 @@ var devBalance = new(uint256.Int).Mul(uint256.NewInt(10_000), uint256.NewInt(par
 // (target, when given, may name another URL of the same upstream; its
 // block must be the fork block). chainID overrides the upstream's chain id
 // (nil: the upstream's). Close the source after the node.
-func forkChain(ctx context.Context, db *store.DB, target string, chainID *big.Int, accs []devnet.Account, dataDir string, log zerolog.Logger) (*chain.Genesis, *fork.Source, error) {
+func forkChain(ctx context.Context, db *store.DB, target string, chainID *big.Int, accs []devnet.Account, dataDir string, log zerolog.Logger) (*chain.Genesis, *remotestate.Source, error) {
 	var (
 		url      string
 		block    uint64
@@ -34,7 +34,7 @@ func forkChain(ctx context.Context, db *store.DB, target string, chainID *big.In
 		err      error
 	)
 	if target != "" {
-		if url, block, hasBlock, err = fork.ParseTarget(target); err != nil {
+		if url, block, hasBlock, err = remotestate.ParseTarget(target); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -43,20 +43,20 @@ func forkChain(ctx context.Context, db *store.DB, target string, chainID *big.In
 	a := db.Anchor()
 	switch {
 	case existing && a.Fork == "":
-		return nil, nil, fmt.Errorf("%w: the data directory %s holds a dev chain that is not a fork: use another --datadir for --fork", fork.ErrNotFork, dataDir)
+		return nil, nil, fmt.Errorf("%w: the data directory %s holds a dev chain that is not a fork: use another --datadir for --fork", remotestate.ErrNotFork, dataDir)
 	case existing && hasBlock && block != a.State:
-		return nil, nil, fmt.Errorf("%w: the data directory %s holds a fork at block %d, not %d: use another --datadir", fork.ErrNotFork, dataDir, a.State, block)
+		return nil, nil, fmt.Errorf("%w: the data directory %s holds a fork at block %d, not %d: use another --datadir", remotestate.ErrNotFork, dataDir, a.State, block)
 	case existing && url == "":
 		url = a.Fork
 	case existing && url != a.Fork:
 		log.Warn().Str("recorded", a.Fork).Str("given", url).Msg("fork: reading the upstream's state through another URL than the fork was made with")
 	}
-	src, err := fork.Dial(ctx, fork.Config{URL: url}, log)
+	src, err := remotestate.Dial(ctx, remotestate.Config{URL: url}, log)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--fork: %w", err)
 	}
 	if !existing {
-		if err := os.RemoveAll(fork.TempDir(dataDir)); err != nil {
+		if err := os.RemoveAll(remotestate.TempDir(dataDir)); err != nil {
 			src.Close()
 			return nil, nil, err
 		}
@@ -64,9 +64,9 @@ func forkChain(ctx context.Context, db *store.DB, target string, chainID *big.In
 		for i, acc := range accs {
 			addrs[i] = acc.Address
 		}
-		_, err = fork.Init(ctx, db, fork.InitConfig{
+		_, err = remotestate.Init(ctx, db, remotestate.InitConfig{
 			Source: src, Block: block, HasBlock: hasBlock, ChainID: chainID,
-			Rules: devnet.ChainConfig, Accounts: addrs, Balance: devBalance, TempDir: fork.TempDir(dataDir),
+			Rules: devnet.ChainConfig, Accounts: addrs, Balance: devBalance, TempDir: remotestate.TempDir(dataDir),
 		}, log)
 		if err != nil {
 			src.Close()

@@ -22,7 +22,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/chain/follow/followtest"
-	"github.com/tipnode/tipnode/chain/fork"
+	"github.com/tipnode/tipnode/chain/remotestate"
 	"github.com/tipnode/tipnode/cmd/benchgeth/chaingen"
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/devnet"
@@ -79,7 +79,7 @@ func forkUpstreamBalance(i int) *big.Int {
 type forkNode struct {
 	n     *node.Node
 	db    *store.DB
-	src   *fork.Source
+	src   *remotestate.Source
 	clock *pending.ManualClock
 	url   string
 	accs  []devnet.Account
@@ -474,7 +474,7 @@ func TestForkChainArgs(t *testing.T) {
 		}
 		t.Fatalf("--snapshot.serve on a fork: %v", err)
 	}
-	if _, _, err := forkChain(context.Background(), db, up.HTTP+"@2", nil, accs, dir, log); !errors.Is(err, fork.ErrNotFork) {
+	if _, _, err := forkChain(context.Background(), db, up.HTTP+"@2", nil, accs, dir, log); !errors.Is(err, remotestate.ErrNotFork) {
 		t.Fatalf("restart at another block: %v", err)
 	}
 	if _, _, err := forkChain(context.Background(), db, "", big.NewInt(5), accs, dir, log); err == nil || !strings.Contains(err.Error(), "31337") {
@@ -488,7 +488,7 @@ func TestForkChainArgs(t *testing.T) {
 	if _, err := devChain(db, devnet.DefaultChainID, accs, false, time.Unix(1_700_000_000, 0), log); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := forkChain(context.Background(), db, up.HTTP, nil, accs, plain, log); !errors.Is(err, fork.ErrNotFork) {
+	if _, _, err := forkChain(context.Background(), db, up.HTTP, nil, accs, plain, log); !errors.Is(err, remotestate.ErrNotFork) {
 		t.Fatalf("--fork on a plain dev chain: %v", err)
 	}
 }

@@ -129,7 +129,7 @@ func TestLayerViolations(t *testing.T) {
 		{"rpc/eth", "chain/op", false},
 		{"pending", "chain", false},
 		{"pending/stream", "pending", false},
-		{"chain/fork", "chain/follow", false},
+		{"chain/remotestate", "chain/follow", false},
 		{"migrations", "store", false},
 		{"store", "store/xtypes", false},
 		{"rpc", "store/xtypes", true},       // the transport imports none of ours

@@ -19,8 +19,8 @@ import (
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/follow"
-	"github.com/tipnode/tipnode/chain/fork"
 	"github.com/tipnode/tipnode/chain/op"
+	"github.com/tipnode/tipnode/chain/remotestate"
 	"github.com/tipnode/tipnode/chain/snapshot"
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/devnet"
@@ -509,7 +509,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if chainIDSet {
 			id = new(big.Int).SetUint64(chainID)
 		}
-		var src *fork.Source
+		var src *remotestate.Source
 		if g, src, err = forkChain(ctx, db, forkURL, id, accs, sf.DataDir, log); err != nil {
 			return err
 		}

@@ -95,7 +95,7 @@
 // below the fork's headers) is the upstream's answer to the same request,
 // and the by-hash lookups that find nothing here ask the upstream too,
 // keeping only answers at or below the fork block. The state itself is
-// fetched by the store (store.ForkSource, chain/fork); its failures are
+// fetched by the store (store.ForkSource, chain/remotestate); its failures are
 // store.ErrUpstream, answered -32000 with the upstream and the entity.
 //
 // # Concurrency

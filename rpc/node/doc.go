@@ -8,7 +8,7 @@
 // (none on `run`), like every other setting. On a forked store
 // (Anchor.Fork) the API forwards what the store does not hold at or below
 // the fork block to the upstream (eth.API.ForwardBelowFork); the caller
-// gives the store its state source (store.DB.SetForkSource, chain/fork).
+// gives the store its state source (store.DB.SetForkSource, chain/remotestate).
 //
 // # Wiring and events
 //

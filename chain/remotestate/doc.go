@@ -1,4 +1,4 @@
-// Package fork is the upstream side of `tipnode dev --fork URL[@BLOCK]`: a
+// Package remotestate is the upstream side of `tipnode dev --fork URL[@BLOCK]`: a
 // dev chain on top of another chain's state at a fork block F.
 //
 // # Model
@@ -29,4 +29,4 @@
 // # Concurrency
 //
 // Source is safe for concurrent use; Close releases its client.
-package fork
+package remotestate

@@ -1,4 +1,4 @@
-package fork
+package remotestate
 
 import (
 	"encoding/json"
