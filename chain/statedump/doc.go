@@ -28,7 +28,7 @@
 // store's StateImport is: nothing reaches the store before Commit).
 //
 // Builder does the second pass for entries that do not come from a JSON
-// dump (a peer's snapshot stream, chain/snapshot; a genesis alloc,
+// dump (a peer's snapshot stream, chain/statesync; a genesis alloc,
 // chain/genesisinit): Account, Storage (or Slot, which keeps a zero value
 // until the sort so that a repeated slot is refused) and Code in any
 // order, then Finish.

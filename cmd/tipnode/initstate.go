@@ -16,8 +16,8 @@ import (
 	"github.com/tipnode/tipnode/chain/follow"
 	"github.com/tipnode/tipnode/chain/genesisinit"
 	"github.com/tipnode/tipnode/chain/op/preset"
-	"github.com/tipnode/tipnode/chain/snapshot"
 	"github.com/tipnode/tipnode/chain/statedump"
+	"github.com/tipnode/tipnode/chain/statesync"
 	"github.com/tipnode/tipnode/store"
 )
 
@@ -236,7 +236,7 @@ func initFromState(ctx context.Context, sf StoreFlags, f StateInitFlags, g *chai
 }
 
 // initFromSnapshot initialises the store of sf from the snapshot stream of
-// the tipnode at url (chain/snapshot): all or nothing, as init --state.
+// the tipnode at url (chain/statesync): all or nothing, as init --state.
 func initFromSnapshot(ctx context.Context, sf StoreFlags, url string, log zerolog.Logger) error {
 	if err := checkNotHalfInitialised(sf.DataDir); err != nil {
 		return err
@@ -255,7 +255,7 @@ func initFromSnapshot(ctx context.Context, sf StoreFlags, url string, log zerolo
 	if err != nil {
 		return err
 	}
-	stats, err := snapshot.JoinURL(ctx, url, db, tmp)
+	stats, err := statesync.JoinURL(ctx, url, db, tmp)
 	if rerr := os.RemoveAll(tmp); rerr != nil && err == nil {
 		log.Warn().Err(rerr).Msg("remove the join's temporary files")
 	}

@@ -21,7 +21,7 @@ import (
 	"github.com/tipnode/tipnode/chain/follow"
 	"github.com/tipnode/tipnode/chain/op"
 	"github.com/tipnode/tipnode/chain/remotestate"
-	"github.com/tipnode/tipnode/chain/snapshot"
+	"github.com/tipnode/tipnode/chain/statesync"
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/devnet"
 	"github.com/tipnode/tipnode/pending/stream"
@@ -314,7 +314,7 @@ func (f *NodeFlags) nodeConfig() (node.Config, error) {
 		return cfg, errors.New("--stream needs --sequencer or --follow.rpc: without a pre-confirming driver there is nothing to stream")
 	}
 	if f.SnapshotServe {
-		sc := snapshot.DefaultConfig()
+		sc := statesync.DefaultConfig()
 		cfg.Snapshot = &sc
 	}
 	if f.Stream {

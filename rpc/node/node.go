@@ -16,7 +16,7 @@ import (
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/follow"
-	"github.com/tipnode/tipnode/chain/snapshot"
+	"github.com/tipnode/tipnode/chain/statesync"
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/replica"
 	"github.com/tipnode/tipnode/pending/stream"
@@ -65,9 +65,9 @@ type Config struct {
 	Stream *stream.PublisherConfig
 	// Snapshot, when non-nil, serves the state at the finalized block
 	// (latest when nothing is finalized) as a snapshot stream on GET
-	// /snapshot (chain/snapshot), for `tipnode init --snapshot-from`.
+	// /snapshot (chain/statesync), for `tipnode init --snapshot-from`.
 	// Default nil (off).
-	Snapshot *snapshot.Config
+	Snapshot *statesync.Config
 	// TxForward, when non-nil, makes eth_sendRawTransaction check the
 	// transaction locally (no account state) and forward it to the
 	// sequencer at TxForward.URL instead of pooling it (eth.Forwarder).
@@ -305,7 +305,7 @@ func New(cfg Config, db *store.DB, g *chain.Genesis, clock pending.Clock, log ze
 		n.Server.HandleStream("GET /preconfirmations", n.Stream)
 	}
 	if cfg.Snapshot != nil {
-		h, err := snapshot.NewHandler(*cfg.Snapshot, snapshotSource(w), log)
+		h, err := statesync.NewHandler(*cfg.Snapshot, snapshotSource(w), log)
 		if err != nil {
 			w.Stop()
 			return nil, err
@@ -478,7 +478,7 @@ func (n *Node) stopReplica() {
 // snapshotSource serves snapshots at the writer's finalized block, or its
 // latest when nothing above genesis is finalized (a dev chain's
 // sequencer finalizes nothing).
-func snapshotSource(w *chain.Writer) snapshot.Source {
+func snapshotSource(w *chain.Writer) statesync.Source {
 	return func() (store.View, uint64, error) {
 		h, view, err := w.OpenHead()
 		if err != nil {

@@ -1,4 +1,4 @@
-// Package snapshot serves a node's state at one block as a stream, and
+// Package statesync serves a node's state at one block as a stream, and
 // joins a new store from such a stream (`tipnode run --snapshot.serve`,
 // `tipnode init --snapshot-from URL`): a replica of a tipnode network
 // starts at the network's recent block instead of replaying its history.
@@ -33,4 +33,4 @@
 // carries a real state root (a followed chain; tipnode's own sequencer
 // seals blocks with a zero root) the state's root computed with
 // go-ethereum's StackTrie (statedump.Builder) must equal it.
-package snapshot
+package statesync
