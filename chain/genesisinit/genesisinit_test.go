@@ -17,9 +17,9 @@ import (
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
+	"github.com/tipnode/tipnode/chain/devnet"
 	"github.com/tipnode/tipnode/chain/genesisinit"
 	"github.com/tipnode/tipnode/chain/op/optest"
-	"github.com/tipnode/tipnode/pending/devnet"
 	"github.com/tipnode/tipnode/store"
 )
 

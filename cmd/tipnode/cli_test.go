@@ -24,8 +24,8 @@ import (
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/rs/zerolog"
 
+	"github.com/tipnode/tipnode/chain/devnet"
 	"github.com/tipnode/tipnode/pending"
-	"github.com/tipnode/tipnode/pending/devnet"
 	"github.com/tipnode/tipnode/rpc/rpctest"
 	"github.com/tipnode/tipnode/store"
 )

@@ -26,8 +26,8 @@ import (
 	gethrpc "github.com/ethereum/go-ethereum/rpc"
 	"github.com/rs/zerolog"
 
+	"github.com/tipnode/tipnode/chain/devnet"
 	"github.com/tipnode/tipnode/pending"
-	"github.com/tipnode/tipnode/pending/devnet"
 	"github.com/tipnode/tipnode/store"
 )
 

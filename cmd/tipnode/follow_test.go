@@ -14,7 +14,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/params"
 
-	"github.com/tipnode/tipnode/pending/devnet"
+	"github.com/tipnode/tipnode/chain/devnet"
 )
 
 // process is a tipnode process.

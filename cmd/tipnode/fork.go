@@ -12,8 +12,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/chain"
+	"github.com/tipnode/tipnode/chain/devnet"
 	"github.com/tipnode/tipnode/chain/remotestate"
-	"github.com/tipnode/tipnode/pending/devnet"
 	"github.com/tipnode/tipnode/store"
 )
 

@@ -21,11 +21,11 @@ import (
 	gethrpc "github.com/ethereum/go-ethereum/rpc"
 	"github.com/rs/zerolog"
 
+	"github.com/tipnode/tipnode/chain/devnet"
 	"github.com/tipnode/tipnode/chain/follow/followtest"
 	"github.com/tipnode/tipnode/chain/remotestate"
 	"github.com/tipnode/tipnode/cmd/benchgeth/chaingen"
 	"github.com/tipnode/tipnode/pending"
-	"github.com/tipnode/tipnode/pending/devnet"
 	"github.com/tipnode/tipnode/rpc/node"
 	"github.com/tipnode/tipnode/store"
 )

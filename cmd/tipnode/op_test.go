@@ -14,8 +14,8 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
 
+	"github.com/tipnode/tipnode/chain/devnet"
 	"github.com/tipnode/tipnode/chain/op"
-	"github.com/tipnode/tipnode/pending/devnet"
 )
 
 // opReceipt is the part of an OP receipt the test checks.

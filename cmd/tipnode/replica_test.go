@@ -21,7 +21,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
 
-	"github.com/tipnode/tipnode/pending/devnet"
+	"github.com/tipnode/tipnode/chain/devnet"
 	"github.com/tipnode/tipnode/pending/stream/streamtest"
 )
 

@@ -18,7 +18,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/params"
 
-	"github.com/tipnode/tipnode/pending/devnet"
+	"github.com/tipnode/tipnode/chain/devnet"
 )
 
 // TestSoak (make soak; not part of make test: it runs only with

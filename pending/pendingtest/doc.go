@@ -6,7 +6,7 @@
 // node never links it.
 //
 // Dependencies: it imports store, chain (and chain/chaintest), pending,
-// pending/devnet and pending/stream (the optional publisher), never rpc
+// chain/devnet and pending/stream (the optional publisher), never rpc
 // (cmd -> rpc -> {pending, chain} -> store). A node's tests (rpc/node) use
 // it in External mode: the node wires its own writer, manager, pool and
 // sequencer on the harness's store and hands them to Attach.

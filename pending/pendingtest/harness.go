@@ -15,8 +15,8 @@ import (
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
+	"github.com/tipnode/tipnode/chain/devnet"
 	"github.com/tipnode/tipnode/pending"
-	"github.com/tipnode/tipnode/pending/devnet"
 	"github.com/tipnode/tipnode/pending/stream"
 	"github.com/tipnode/tipnode/store"
 )

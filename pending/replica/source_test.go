@@ -22,7 +22,7 @@ import (
 	"github.com/ethereum/go-ethereum/triedb"
 	"github.com/gorilla/websocket"
 
-	"github.com/tipnode/tipnode/pending/devnet"
+	"github.com/tipnode/tipnode/chain/devnet"
 	"github.com/tipnode/tipnode/pending/stream"
 	"github.com/tipnode/tipnode/store/xtypes"
 )

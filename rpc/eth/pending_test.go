@@ -17,8 +17,8 @@ import (
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
+	"github.com/tipnode/tipnode/chain/devnet"
 	"github.com/tipnode/tipnode/pending"
-	"github.com/tipnode/tipnode/pending/devnet"
 )
 
 // devPendingNode is a dev chain with a pool, a manual clock and a sequencer

@@ -28,7 +28,7 @@ import (
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
-	"github.com/tipnode/tipnode/pending/devnet"
+	"github.com/tipnode/tipnode/chain/devnet"
 	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/rpc/rpctest"
 	"github.com/tipnode/tipnode/store"

@@ -42,7 +42,7 @@ type Config struct {
 	// settings (pre-confirmations and block sealing). Default nil.
 	Sequencer *pending.Config
 	// DevKeys are the keys of the node-held accounts (`tipnode dev` passes
-	// its dev accounts, pending/devnet): eth_accounts lists them and
+	// its dev accounts, chain/devnet): eth_accounts lists them and
 	// eth_sendTransaction, eth_signTransaction, eth_sign, personal_sign
 	// and eth_signTypedData_v4 sign with them. Default none (eth_accounts
 	// is [] and the signing methods are refused).

@@ -19,7 +19,7 @@ import (
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/rs/zerolog"
 
-	"github.com/tipnode/tipnode/pending/devnet"
+	"github.com/tipnode/tipnode/chain/devnet"
 )
 
 // Fixed chain parameters.
