@@ -14,7 +14,7 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/store"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // A blob transaction in its network form (blobs, commitments and proofs
@@ -37,10 +37,10 @@ func TestBlockWithBlobSidecarRefused(t *testing.T) {
 	if tx.BlobTxSidecar() == nil {
 		t.Fatal("test transaction lost its sidecar")
 	}
-	txs := xtypes.FromEth(types.Transactions{tx})
+	txs := chaintypes.FromEth(types.Transactions{tx})
 	h := &types.Header{ParentHash: g.Block.Hash(), Number: common.Big1, UncleHash: types.EmptyUncleHash,
 		TxHash: types.DeriveSha(txs, trie.NewStackTrie(nil)), Difficulty: common.Big0, GasLimit: g.Block.GasLimit()}
-	block := xtypes.NewBlockWithHeader(h).WithBody(xtypes.Body{Transactions: txs})
+	block := chaintypes.NewBlockWithHeader(h).WithBody(chaintypes.Body{Transactions: txs})
 	err := w.ImportBlock(block)
 	if !errors.Is(err, chain.ErrInvalidBlock) || !strings.Contains(err.Error(), "unexpected blob sidecar in transaction 0") {
 		t.Fatalf("got %v, want ErrInvalidBlock: unexpected blob sidecar", err)
@@ -54,9 +54,9 @@ func TestBlockWithBlobSidecarRefused(t *testing.T) {
 	}
 	// The same block without the blobs passes the body check (and fails
 	// later, on its header).
-	stripped := xtypes.FromEth(types.Transactions{tx.WithoutBlobTxSidecar()})
+	stripped := chaintypes.FromEth(types.Transactions{tx.WithoutBlobTxSidecar()})
 	h.TxHash = types.DeriveSha(stripped, trie.NewStackTrie(nil))
-	err = w.ImportBlock(xtypes.NewBlockWithHeader(h).WithBody(xtypes.Body{Transactions: stripped}))
+	err = w.ImportBlock(chaintypes.NewBlockWithHeader(h).WithBody(chaintypes.Body{Transactions: stripped}))
 	if err == nil || strings.Contains(err.Error(), "sidecar") {
 		t.Fatalf("without sidecar: %v, want a refusal for another reason", err)
 	}

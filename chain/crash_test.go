@@ -11,7 +11,7 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/store"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // TestCrashLeavesBlockBoundary imports the conformance chain on an
@@ -67,7 +67,7 @@ func TestCrashLeavesBlockBoundary(t *testing.T) {
 }
 
 // checkBoundary verifies a reopened store and returns its latest block.
-func checkBoundary(t *testing.T, db *store.DB, blocks []*xtypes.Block) uint64 {
+func checkBoundary(t *testing.T, db *store.DB, blocks []*chaintypes.Block) uint64 {
 	t.Helper()
 	defer db.Close()
 	view, err := db.View()

@@ -18,7 +18,7 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/store"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // Differential test: go-ethereum's own block generator (full StateDB over a
@@ -175,7 +175,7 @@ func runDifferential(t *testing.T, config *params.ChainConfig, engine consensus.
 
 	db, g, im := gg.initStore(t)
 	for _, b := range blocks {
-		if err := im.ImportBlock(xtypes.FromEthBlock(b)); err != nil {
+		if err := im.ImportBlock(chaintypes.FromEthBlock(b)); err != nil {
 			t.Fatalf("import block %d: %v", b.NumberU64(), err)
 		}
 	}

@@ -56,9 +56,9 @@
 // StateDB.StorageRoot, the L1 data and operator fee a pool requires) and
 // change nothing on L1; ProducerConfig carries the producer's choices.
 //
-// Blocks, their transactions and receipts are store/xtypes values: a
+// Blocks, their transactions and receipts are store/chaintypes values: a
 // block's transaction is a *types.Transaction or an OP Stack deposit
-// (*xtypes.Deposit). BlockProcessor.ApplyTx dispatches on the kind; a chain
+// (*chaintypes.Deposit). BlockProcessor.ApplyTx dispatches on the kind; a chain
 // whose rules have no deposits refuses one as an invalid transaction.
 //
 // # Import

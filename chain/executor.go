@@ -4,7 +4,7 @@ import (
 	"sync/atomic"
 
 	"github.com/tipnode/tipnode/chain/op"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 
 	"context"
 	"fmt"
@@ -119,7 +119,7 @@ type BlockProcessor struct {
 	gp       *core.GasPool
 	signer   types.Signer
 	rules    params.Rules
-	receipts xtypes.Receipts
+	receipts chaintypes.Receipts
 	opb      opBlock // OP Stack per-block state (opstack.go)
 	logs     []*types.Log
 	blobGas  uint64
@@ -277,7 +277,7 @@ func (p *BlockProcessor) SetTracer(h *tracing.Hooks) {
 func (p *BlockProcessor) State() *StateDB { return p.state }
 
 // Receipts returns the receipts so far.
-func (p *BlockProcessor) Receipts() xtypes.Receipts { return p.receipts }
+func (p *BlockProcessor) Receipts() chaintypes.Receipts { return p.receipts }
 
 // GasUsed is the cumulative gas used so far.
 func (p *BlockProcessor) GasUsed() uint64 { return p.gp.CumulativeUsed() }
@@ -311,11 +311,11 @@ func (p *BlockProcessor) BlobGasLeft() uint64 {
 // ApplyTx executes a block's transaction as the next one of the block:
 // ApplyTransaction for a signed transaction. A deposit is refused
 // (ErrTxInvalid) on a chain whose rules have no deposits.
-func (p *BlockProcessor) ApplyTx(tx xtypes.Tx) (*xtypes.Receipt, error) {
+func (p *BlockProcessor) ApplyTx(tx chaintypes.Tx) (*chaintypes.Receipt, error) {
 	switch t := tx.(type) {
 	case *types.Transaction:
 		return p.ApplyTransaction(t)
-	case *xtypes.Deposit:
+	case *chaintypes.Deposit:
 		if p.exec.op != nil {
 			return p.applyDeposit(t)
 		}
@@ -329,7 +329,7 @@ func (p *BlockProcessor) ApplyTx(tx xtypes.Tx) (*xtypes.Receipt, error) {
 // transaction that cannot be included (bad nonce, funds, gas above the
 // block's remaining gas...) returns an error wrapping ErrTxInvalid and leaves
 // state and gas pool untouched.
-func (p *BlockProcessor) ApplyTransaction(tx *types.Transaction) (*xtypes.Receipt, error) {
+func (p *BlockProcessor) ApplyTransaction(tx *types.Transaction) (*chaintypes.Receipt, error) {
 	msg, err := core.TransactionToMessage(tx, p.signer, p.header.BaseFee)
 	if err != nil {
 		return nil, fmt.Errorf("%w: tx %s: %v", ErrTxInvalid, tx.Hash(), err)
@@ -355,7 +355,7 @@ func (p *BlockProcessor) ApplyTransaction(tx *types.Transaction) (*xtypes.Receip
 // itself is not changed). A message the protocol refuses returns a *TxError
 // and leaves state and gas pool untouched; the result holds the EVM outcome
 // (return data, revert, gas) of an executed one.
-func (p *BlockProcessor) ApplyMessage(tx *types.Transaction, msg *core.Message) (*xtypes.Receipt, *core.ExecutionResult, error) {
+func (p *BlockProcessor) ApplyMessage(tx *types.Transaction, msg *core.Message) (*chaintypes.Receipt, *core.ExecutionResult, error) {
 	if p.opts.NoValidation {
 		m := *msg
 		m.SkipNonceCheck().SkipExecutionGasCapCheck()
@@ -366,7 +366,7 @@ func (p *BlockProcessor) ApplyMessage(tx *types.Transaction, msg *core.Message) 
 
 // apply runs msg as tx, the next transaction of the block, and records its
 // receipt.
-func (p *BlockProcessor) apply(tx *types.Transaction, msg *core.Message) (xr *xtypes.Receipt, result *core.ExecutionResult, err error) {
+func (p *BlockProcessor) apply(tx *types.Transaction, msg *core.Message) (xr *chaintypes.Receipt, result *core.ExecutionResult, err error) {
 	if end := p.traceTx(tx, msg.From); end != nil {
 		defer func() { end(xr, err) }()
 	}
@@ -392,7 +392,7 @@ func (p *BlockProcessor) apply(tx *types.Transaction, msg *core.Message) (xr *xt
 		}
 		root = r.Bytes()
 	}
-	xr = &xtypes.Receipt{Receipt: types.Receipt{
+	xr = &chaintypes.Receipt{Receipt: types.Receipt{
 		Type:              tx.Type(),
 		PostState:         root,
 		CumulativeGasUsed: p.gp.CumulativeUsed(),
@@ -434,7 +434,7 @@ func (p *BlockProcessor) apply(tx *types.Transaction, msg *core.Message) (xr *xt
 // traceTx tells the tracer (the EVM config's hooks, if any) that tx from
 // from starts, and returns what tells it the transaction ended (nil when
 // no tracer wants to know), as go-ethereum's ApplyTransactionWithEVM.
-func (p *BlockProcessor) traceTx(tx *types.Transaction, from common.Address) func(*xtypes.Receipt, error) {
+func (p *BlockProcessor) traceTx(tx *types.Transaction, from common.Address) func(*chaintypes.Receipt, error) {
 	hooks := p.evm.Config.Tracer
 	if hooks == nil {
 		return nil
@@ -445,7 +445,7 @@ func (p *BlockProcessor) traceTx(tx *types.Transaction, from common.Address) fun
 	if hooks.OnTxEnd == nil {
 		return nil
 	}
-	return func(r *xtypes.Receipt, err error) {
+	return func(r *chaintypes.Receipt, err error) {
 		var receipt *types.Receipt
 		if r != nil {
 			receipt = &r.Receipt

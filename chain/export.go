@@ -8,7 +8,7 @@ import (
 	"github.com/ethereum/go-ethereum/rlp"
 
 	"github.com/tipnode/tipnode/store"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // ExportStats summarises an export.
@@ -52,7 +52,7 @@ func ExportRLP(view store.View, from, to uint64, w io.Writer, interval time.Dura
 		if err != nil {
 			return stats, fmt.Errorf("export block %d: %w", n, err)
 		}
-		enc, err := rlp.EncodeToBytes(xtypes.NewBlockWithHeader(h).WithBody(*body))
+		enc, err := rlp.EncodeToBytes(chaintypes.NewBlockWithHeader(h).WithBody(*body))
 		if err != nil {
 			return stats, fmt.Errorf("export block %d: %w", n, err)
 		}

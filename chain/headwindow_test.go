@@ -10,7 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/params"
 
 	"github.com/tipnode/tipnode/chain"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // TestHeadWindowAfterDeepUnwindAndReorg: unwinds (evm_revert, a follower's
@@ -26,7 +26,7 @@ func TestHeadWindowAfterDeepUnwindAndReorg(t *testing.T) {
 	gg := newGethGenesis(config, engine)
 	gdb, blocks, _ := core.GenerateChainWithGenesis(gg.gspec, engine, height, func(int, *core.BlockGen) {})
 	db, g, w := gg.initStore(t)
-	if err := w.Import(xtypes.FromEthBlocks(blocks), chain.ImportOptions{}); err != nil {
+	if err := w.Import(chaintypes.FromEthBlocks(blocks), chain.ImportOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// branch returns a side branch of n blocks on the canonical block at
@@ -85,7 +85,7 @@ func TestHeadWindowAfterDeepUnwindAndReorg(t *testing.T) {
 			} else if h := w.Head(); h.Number() != 0 || checkHeadView(h, openView(t, db)) != nil {
 				t.Fatalf("unwind to genesis: head %d", h.Number())
 			}
-			if err := w.Import(xtypes.FromEthBlocks(blocks[keep:]), chain.ImportOptions{}); err != nil {
+			if err := w.Import(chaintypes.FromEthBlocks(blocks[keep:]), chain.ImportOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			check("re-import", blocks)
@@ -102,11 +102,11 @@ func TestHeadWindowAfterDeepUnwindAndReorg(t *testing.T) {
 		ancestor := uint64(height) - depth
 		t.Run(fmt.Sprintf("reorg-%d-onto-%d", depth, n), func(t *testing.T) {
 			side := branch(ancestor, n)
-			if err := w.Reorg(ancestor, xtypes.FromEthBlocks(side), chain.ImportOptions{}); err != nil {
+			if err := w.Reorg(ancestor, chaintypes.FromEthBlocks(side), chain.ImportOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			check("reorg", append(append([]*types.Block{}, blocks[:ancestor]...), side...))
-			if err := w.Reorg(ancestor, xtypes.FromEthBlocks(blocks[ancestor:]), chain.ImportOptions{}); err != nil {
+			if err := w.Reorg(ancestor, chaintypes.FromEthBlocks(blocks[ancestor:]), chain.ImportOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			check("reorg back", blocks)

@@ -17,7 +17,7 @@ import (
 	"github.com/ethereum/go-ethereum/params"
 
 	"github.com/tipnode/tipnode/chain"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // State hooks against go-ethereum's hooked state: the chains of the
@@ -100,7 +100,7 @@ func runHooksDifferential(t *testing.T, config *params.ChainConfig, engine conse
 	// Ours.
 	db, g, im := gg.initStore(t)
 	for _, b := range blocks {
-		if err := im.ImportBlock(xtypes.FromEthBlock(b)); err != nil {
+		if err := im.ImportBlock(chaintypes.FromEthBlock(b)); err != nil {
 			t.Fatalf("import block %d: %v", b.NumberU64(), err)
 		}
 	}

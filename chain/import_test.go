@@ -25,7 +25,7 @@ import (
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/migrations"
 	"github.com/tipnode/tipnode/store"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // TestImportConformanceChain imports the 54-block conformance chain and
@@ -239,7 +239,7 @@ func TestTamperedBlockRejected(t *testing.T) {
 			before := snapshotState(t, db, 9)
 			h := target.Header()
 			tc.mutate(h)
-			bad := xtypes.NewBlockWithHeader(h).WithBody(*target.Body())
+			bad := chaintypes.NewBlockWithHeader(h).WithBody(*target.Body())
 			err := im.ImportBlock(bad)
 			if !errors.Is(err, chain.ErrInvalidBlock) || !bytes.Contains([]byte(err.Error()), []byte(tc.want)) {
 				t.Fatalf("got %v, want ErrInvalidBlock mentioning %q", err, tc.want)
@@ -410,7 +410,7 @@ func runReorg(t *testing.T, config *params.ChainConfig, engine consensus.Engine)
 	}
 
 	for _, b := range chainA[1:] {
-		if err := im.ImportBlock(xtypes.FromEthBlock(b)); err != nil {
+		if err := im.ImportBlock(chaintypes.FromEthBlock(b)); err != nil {
 			t.Fatalf("import A block %d: %v", b.NumberU64(), err)
 		}
 	}
@@ -426,7 +426,7 @@ func runReorg(t *testing.T, config *params.ChainConfig, engine consensus.Engine)
 	checkGone(t, view, branchA, ancestor)
 
 	for _, b := range branchB {
-		if err := im.ImportBlock(xtypes.FromEthBlock(b)); err != nil {
+		if err := im.ImportBlock(chaintypes.FromEthBlock(b)); err != nil {
 			t.Fatalf("import B block %d: %v", b.NumberU64(), err)
 		}
 	}

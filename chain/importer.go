@@ -2,7 +2,7 @@ package chain
 
 import (
 	"github.com/tipnode/tipnode/chain/op"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 
 	"encoding/json"
 	"errors"
@@ -26,7 +26,7 @@ type Store interface {
 // exactly this genesis (store.ErrGenesisMismatch otherwise). It runs before
 // a Writer is opened on the store.
 func InitGenesis(db store.Writer, g *Genesis) error {
-	w := &store.BlockWrite{Block: xtypes.FromEthBlock(g.Block), Diff: g.Diff(), Tags: []store.Tag{store.TagLatest, store.TagSafe, store.TagFinalized}}
+	w := &store.BlockWrite{Block: chaintypes.FromEthBlock(g.Block), Diff: g.Diff(), Tags: []store.Tag{store.TagLatest, store.TagSafe, store.TagFinalized}}
 	var raw struct {
 		Config json.RawMessage `json:"config"`
 	}
@@ -44,8 +44,8 @@ func InitGenesis(db store.Writer, g *Genesis) error {
 
 // ExecutedBlock is a verified block with everything the store needs.
 type ExecutedBlock struct {
-	Block    *xtypes.Block
-	Receipts xtypes.Receipts
+	Block    *chaintypes.Block
+	Receipts chaintypes.Receipts
 	Requests [][]byte
 	Diff     *store.StateDiff
 	// Trie is the block's state trie update, set by VerifyStateRoot (nil:
@@ -65,7 +65,7 @@ func (eb *ExecutedBlock) BlockWrite(tags ...store.Tag) *store.BlockWrite {
 // (VerifyStateRoot). A block that fails verification returns an error
 // wrapping ErrInvalidBlock naming the block and the mismatch; a failed
 // read returns that error (not ErrInvalidBlock).
-func (e *Executor) ExecuteBlock(block *xtypes.Block, parent *types.Header, headers HeaderSource, view store.View) (*ExecutedBlock, error) {
+func (e *Executor) ExecuteBlock(block *chaintypes.Block, parent *types.Header, headers HeaderSource, view store.View) (*ExecutedBlock, error) {
 	reader, err := view.StateAt(parent.Number.Uint64())
 	if err != nil {
 		return nil, err
@@ -90,7 +90,7 @@ func (e *Executor) ExecuteBlock(block *xtypes.Block, parent *types.Header, heade
 // (the store at the parent's height, or the parent's state stacked in
 // memory on an ancestor's, as Writer.Reorg executes a new branch). headers
 // must resolve parent's chain.
-func (e *Executor) ExecuteBlockOn(block *xtypes.Block, parent *types.Header, headers HeaderSource, reader Backend) (*ExecutedBlock, error) {
+func (e *Executor) ExecuteBlockOn(block *chaintypes.Block, parent *types.Header, headers HeaderSource, reader Backend) (*ExecutedBlock, error) {
 	num := block.NumberU64()
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w %d (%s): %s", ErrInvalidBlock, num, block.Hash().Hex(), fmt.Sprintf(format, args...))
@@ -181,7 +181,7 @@ func (e *Executor) ExecuteBlockOn(block *xtypes.Block, parent *types.Header, hea
 	return &ExecutedBlock{Block: block, Receipts: receipts, Requests: requests, Diff: state.BlockDiff()}, nil
 }
 
-func (e *Executor) verifyBody(block *xtypes.Block) error {
+func (e *Executor) verifyBody(block *chaintypes.Block) error {
 	h := block.Header()
 	if root := types.DeriveSha(block.Transactions(), trie.NewStackTrie(nil)); root != h.TxHash {
 		return fmt.Errorf("transactions root %s, header says %s", root.Hex(), h.TxHash.Hex())

@@ -15,7 +15,7 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/op"
 	"github.com/tipnode/tipnode/chain/op/optest"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // konaChainConfig is the chain config (op-geth's genesis format) of the
@@ -77,7 +77,7 @@ func (p parentOnly) HeaderByNumber(n uint64) (*types.Header, error) {
 // every transaction executed under OP rules, roots computed. The state
 // root comes from go-ethereum's trie over the fixture's nodes and the
 // block's state diff.
-func buildKonaBlock(t *testing.T, f *optest.Fixture, g *chain.Genesis) (*xtypes.Block, xtypes.Receipts) {
+func buildKonaBlock(t *testing.T, f *optest.Fixture, g *chain.Genesis) (*chaintypes.Block, chaintypes.Receipts) {
 	t.Helper()
 	cfg, parent, a := g.OP, f.Parent, f.Attributes
 	ts := a.Timestamp
@@ -123,8 +123,8 @@ func buildKonaBlock(t *testing.T, f *optest.Fixture, g *chain.Genesis) (*xtypes.
 		t.Fatalf("block %d: post-state root: %v", f.Number, err)
 	}
 	h.Root = root
-	body := &xtypes.Body{Transactions: xtypes.Txs(a.Transactions), Withdrawals: withdrawals}
-	return xtypes.NewBlock(h, body, proc.Receipts(), nil), proc.Receipts()
+	body := &chaintypes.Body{Transactions: chaintypes.Txs(a.Transactions), Withdrawals: withdrawals}
+	return chaintypes.NewBlock(h, body, proc.Receipts(), nil), proc.Receipts()
 }
 
 // TestKonaBlocks: seven real OP Sepolia blocks (Holocene), each built from
@@ -145,7 +145,7 @@ func TestKonaBlocks(t *testing.T) {
 			}
 			deposits := 0
 			for i, tx := range block.Transactions() {
-				if xtypes.IsDeposit(tx) {
+				if chaintypes.IsDeposit(tx) {
 					deposits++
 					if r := receipts[i]; r.OP == nil || r.OP.DepositNonce == nil || r.OP.DepositReceiptVersion == nil {
 						t.Fatalf("deposit %d receipt lacks its nonce or version", i)
@@ -165,7 +165,7 @@ func TestKonaBlocks(t *testing.T) {
 			// extraData, a deposit moved after a user transaction, a
 			// missing L1-info deposit, or a receipt (an L1 fee) that is not
 			// the block's.
-			refused := func(what string, b *xtypes.Block, want string) {
+			refused := func(what string, b *chaintypes.Block, want string) {
 				t.Helper()
 				_, err := g.Executor().ExecuteBlockOn(b, f.Parent, parentOnly{f.Parent}, f.State())
 				if !errors.Is(err, chain.ErrInvalidBlock) || !strings.Contains(err.Error(), fmt.Sprint(n)) || !strings.Contains(err.Error(), want) {
@@ -178,11 +178,11 @@ func TestKonaBlocks(t *testing.T) {
 			refused("bad extraData", block.WithSeal(bad), "extraData")
 			txs := block.Transactions()
 			if deposits < len(txs) {
-				moved := append(append(xtypes.Txs{}, txs[:deposits-1]...), txs[deposits:]...)
+				moved := append(append(chaintypes.Txs{}, txs[:deposits-1]...), txs[deposits:]...)
 				moved = append(moved, txs[deposits-1])
-				refused("deposit after a user transaction", xtypes.NewBlock(block.Header(), &xtypes.Body{Transactions: moved, Withdrawals: block.Withdrawals()}, nil, nil), "deposit")
+				refused("deposit after a user transaction", chaintypes.NewBlock(block.Header(), &chaintypes.Body{Transactions: moved, Withdrawals: block.Withdrawals()}, nil, nil), "deposit")
 			}
-			refused("no L1-info deposit", xtypes.NewBlock(block.Header(), &xtypes.Body{Transactions: txs[1:], Withdrawals: block.Withdrawals()}, nil, nil), "L1-info")
+			refused("no L1-info deposit", chaintypes.NewBlock(block.Header(), &chaintypes.Body{Transactions: txs[1:], Withdrawals: block.Withdrawals()}, nil, nil), "L1-info")
 			wrong := block.Header()
 			wrong.ReceiptHash = common.Hash{1}
 			refused("wrong receipts (L1 fee) root", block.WithSeal(wrong), "receipts root")

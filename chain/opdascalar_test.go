@@ -17,7 +17,7 @@ import (
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/op"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // jovianChainConfig: every OP fork from genesis through Jovian (op-geth's
@@ -84,7 +84,7 @@ func TestOPDAScalarFromL1Info(t *testing.T) {
 				t.Fatal(err)
 			}
 			l1Block := op.L1BlockAddr
-			dep := xtypes.NewDeposit(xtypes.DepositFields{SourceHash: op.L1InfoDepositSourceHash(common.Hash{1}, 0),
+			dep := chaintypes.NewDeposit(chaintypes.DepositFields{SourceHash: op.L1InfoDepositSourceHash(common.Hash{1}, 0),
 				From: op.L1InfoDepositor, To: &l1Block, Gas: 1_000_000, Data: data})
 			tx := types.MustSignNewTx(key, types.LatestSignerForChainID(g.Config.ChainID), &types.DynamicFeeTx{
 				ChainID: g.Config.ChainID, Nonce: 0, To: &to, Gas: 50_000, GasFeeCap: big.NewInt(2 * params.GWei),
@@ -138,7 +138,7 @@ func TestOPJovianActivationBlockDepositsOnly(t *testing.T) {
 	}
 	l1Block := op.L1BlockAddr
 	proc := g.Executor().NewBlockProcessor(h, parent, common.Hash{}, state, headerList{parent}, vm.Config{})
-	if _, err := proc.ApplyTx(xtypes.NewDeposit(xtypes.DepositFields{SourceHash: common.Hash{2}, From: op.L1InfoDepositor, To: &l1Block, Gas: 1_000_000, Data: data})); err != nil {
+	if _, err := proc.ApplyTx(chaintypes.NewDeposit(chaintypes.DepositFields{SourceHash: common.Hash{2}, From: op.L1InfoDepositor, To: &l1Block, Gas: 1_000_000, Data: data})); err != nil {
 		t.Fatal(err)
 	}
 	to := common.HexToAddress("0x1234")

@@ -16,7 +16,7 @@ import (
 	"github.com/holiman/uint256"
 
 	"github.com/tipnode/tipnode/chain/op"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // opRules is the OP Stack seam of an Executor: every place where an OP
@@ -80,7 +80,7 @@ func (p *BlockProcessor) feeParams() *op.FeeParams {
 // noteL1Info records what the block reads from its L1-info deposit (the
 // first transaction, from the depositor account): the DA footprint gas
 // scalar of the Jovian encoding.
-func (p *BlockProcessor) noteL1Info(d *xtypes.Deposit) {
+func (p *BlockProcessor) noteL1Info(d *chaintypes.Deposit) {
 	if len(p.receipts) != 0 || d.From() != op.L1InfoDepositor {
 		return
 	}
@@ -107,7 +107,7 @@ func (p *BlockProcessor) errJovianActivation(fp *op.FeeParams) error {
 }
 
 // applyDeposit executes an OP Stack deposit as the next transaction.
-func (p *BlockProcessor) applyDeposit(d *xtypes.Deposit) (receipt *xtypes.Receipt, err error) {
+func (p *BlockProcessor) applyDeposit(d *chaintypes.Deposit) (receipt *chaintypes.Receipt, err error) {
 	cfg, t := p.exec.op.cfg, p.header.Time
 	p.noteL1Info(d)
 	from := d.From()
@@ -173,8 +173,8 @@ func (p *BlockProcessor) applyDeposit(d *xtypes.Deposit) (receipt *xtypes.Receip
 		}
 	}
 	p.state.Finalise(p.rules)
-	xr := &xtypes.Receipt{Receipt: types.Receipt{
-		Type:              xtypes.DepositTxType,
+	xr := &chaintypes.Receipt{Receipt: types.Receipt{
+		Type:              chaintypes.DepositTxType,
 		CumulativeGasUsed: p.gp.CumulativeUsed(),
 		TxHash:            d.Hash(),
 		GasUsed:           gasUsed,
@@ -189,7 +189,7 @@ func (p *BlockProcessor) applyDeposit(d *xtypes.Deposit) (receipt *xtypes.Receip
 	}
 	dn, rv, _ := op.DepositReceiptFields(cfg, t, nonce)
 	if dn != nil || rv != nil {
-		xr.OP = &xtypes.OPReceipt{DepositNonce: dn, DepositReceiptVersion: rv}
+		xr.OP = &chaintypes.OPReceipt{DepositNonce: dn, DepositReceiptVersion: rv}
 	}
 	if d.To() == nil && !failed {
 		xr.ContractAddress = crypto.CreateAddress(from, nonce)
@@ -207,7 +207,7 @@ func (p *BlockProcessor) applyDeposit(d *xtypes.Deposit) (receipt *xtypes.Receip
 
 // errFromSystemTx refuses a system deposit from Regolith (it fails as a
 // deposit: included, nonce bumped, gas used).
-func errFromSystemTx(cfg *op.Config, t uint64, d *xtypes.Deposit) error {
+func errFromSystemTx(cfg *op.Config, t uint64, d *chaintypes.Deposit) error {
 	if d.IsSystemTx() && !op.SystemTxAllowed(cfg, t) {
 		return errors.New("system transactions are not allowed from Regolith")
 	}
@@ -217,7 +217,7 @@ func errFromSystemTx(cfg *op.Config, t uint64, d *xtypes.Deposit) error {
 // applyOPTransaction executes a signed transaction on an OP chain: as on L1,
 // plus the L1 data and operator fees charged with the gas purchase, their
 // vaults credited, the base fee paid to the BaseFeeVault.
-func (p *BlockProcessor) applyOPTransaction(tx *types.Transaction, msg *core.Message) (*xtypes.Receipt, error) {
+func (p *BlockProcessor) applyOPTransaction(tx *types.Transaction, msg *core.Message) (*chaintypes.Receipt, error) {
 	if tx.Type() == types.BlobTxType {
 		return nil, &TxError{Tx: tx.Hash(), Err: core.ErrTxTypeNotSupported}
 	}
@@ -265,7 +265,7 @@ func (p *BlockProcessor) applyOPTransaction(tx *types.Transaction, msg *core.Mes
 	}
 	p.state.Finalise(p.rules)
 	rf := fp.ReceiptFields(cd)
-	receipt.OP = &xtypes.OPReceipt{
+	receipt.OP = &chaintypes.OPReceipt{
 		L1GasPrice: rf.L1GasPrice, L1GasUsed: rf.L1GasUsed, L1Fee: rf.L1Fee,
 		L1BaseFeeScalar: rf.L1BaseFeeScalar, L1BlobBaseFee: rf.L1BlobBaseFee, L1BlobBaseFeeScalar: rf.L1BlobBaseFeeScalar,
 		OperatorFeeScalar: rf.OperatorFeeScalar, OperatorFeeConstant: rf.OperatorFeeConstant,
@@ -285,18 +285,18 @@ func (p *BlockProcessor) applyOPTransaction(tx *types.Transaction, msg *core.Mes
 // (from the depositor account to the L1Block predeploy), then the block's
 // other deposits, then the sequenced transactions; no deposit after a
 // sequenced transaction.
-func verifyOPBody(txs xtypes.Txs) error {
+func verifyOPBody(txs chaintypes.Txs) error {
 	if len(txs) == 0 {
 		return errors.New("no L1-info deposit: an OP block starts with one")
 	}
-	first, ok := txs[0].(*xtypes.Deposit)
+	first, ok := txs[0].(*chaintypes.Deposit)
 	if !ok || first.From() != op.L1InfoDepositor || first.To() == nil || *first.To() != op.L1BlockAddr {
 		return fmt.Errorf("transaction 0 (%s) is not the L1-info deposit", txs[0].Hash())
 	}
 	sequenced := false
 	for i, tx := range txs {
 		switch {
-		case !xtypes.IsDeposit(tx):
+		case !chaintypes.IsDeposit(tx):
 			sequenced = true
 		case sequenced:
 			return fmt.Errorf("deposit %d (%s) after a sequenced transaction: deposits come first", i, tx.Hash())

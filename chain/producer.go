@@ -10,7 +10,7 @@ import (
 
 	"github.com/tipnode/tipnode/chain/op"
 	"github.com/tipnode/tipnode/store"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // The block producer's seam: what a local producer (pending's Sequencer)
@@ -82,7 +82,7 @@ func (e *Executor) PrepareHeader(tmpl, parent *types.Header, c ProducerConfig) e
 // OpeningTxs returns the transactions the block with header h opens with
 // before any other (OP: the L1-info deposit), given its parent's header and
 // post-state. None on an L1 chain.
-func (e *Executor) OpeningTxs(h, parent *types.Header, parentState Backend, c ProducerConfig) (xtypes.Txs, error) {
+func (e *Executor) OpeningTxs(h, parent *types.Header, parentState Backend, c ProducerConfig) (chaintypes.Txs, error) {
 	if e.op == nil {
 		return nil, nil
 	}
@@ -105,12 +105,12 @@ func (e *Executor) OpeningTxs(h, parent *types.Header, parentState Backend, c Pr
 		return nil, err
 	}
 	to := op.L1BlockAddr
-	dep := xtypes.NewDeposit(xtypes.DepositFields{
+	dep := chaintypes.NewDeposit(chaintypes.DepositFields{
 		SourceHash: op.L1InfoDepositSourceHash(origin.Hash, origin.SequenceNumber),
 		From:       op.L1InfoDepositor, To: &to, Gas: op.SystemTxGas,
 		IsSystemTx: op.SystemTxAllowed(e.op.cfg, h.Time), Data: data,
 	})
-	return xtypes.Txs{dep}, nil
+	return chaintypes.Txs{dep}, nil
 }
 
 // AcceptsSequencedTxs reports whether the block with header h on parent
@@ -125,8 +125,8 @@ func (e *Executor) AcceptsSequencedTxs(h, parent *types.Header) bool {
 // IsOpeningTx reports whether tx is one OpeningTxs makes (OP: the L1-info
 // deposit), which a producer rebuilds rather than replays when it re-times
 // a block.
-func (e *Executor) IsOpeningTx(tx xtypes.Tx) bool {
-	d, ok := tx.(*xtypes.Deposit)
+func (e *Executor) IsOpeningTx(tx chaintypes.Tx) bool {
+	d, ok := tx.(*chaintypes.Deposit)
 	return ok && e.op != nil && d.From() == op.L1InfoDepositor && d.To() != nil && *d.To() == op.L1BlockAddr
 }
 

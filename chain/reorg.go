@@ -1,7 +1,7 @@
 package chain
 
 import (
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 
 	"fmt"
 
@@ -25,7 +25,7 @@ import (
 // move down to it. A block that fails verification returns an error
 // wrapping ErrInvalidBlock and nothing is written (the old chain stays).
 // ancestor may be the head (then it is an atomic multi-block import).
-func (w *Writer) Reorg(ancestor uint64, blocks []*xtypes.Block, opts ImportOptions) error {
+func (w *Writer) Reorg(ancestor uint64, blocks []*chaintypes.Block, opts ImportOptions) error {
 	return w.do(func() error {
 		h := w.head.Load()
 		if len(blocks) == 0 {
@@ -220,7 +220,7 @@ func removedLogs(view store.View, removed []*types.Header) ([]*types.Log, error)
 // without the sender-recovering full receipt derivation: enough for log
 // queries (rpc/eth) and the removed logs of a reorg. The logs are the
 // receipts' own values.
-func BlockLogs(h *types.Header, txs xtypes.Txs, receipts xtypes.Receipts) []*types.Log {
+func BlockLogs(h *types.Header, txs chaintypes.Txs, receipts chaintypes.Receipts) []*types.Log {
 	var out []*types.Log
 	hash, num := h.Hash(), h.Number.Uint64()
 	idx := uint(0)

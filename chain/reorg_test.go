@@ -17,7 +17,7 @@ import (
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/store"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // loggerInit deploys a contract that emits LOG1 with calldata[0:32] as the
@@ -85,7 +85,7 @@ func runReorgOneStep(t *testing.T, config *params.ChainConfig, engine consensus.
 	chainA := append(append([]*types.Block{g.Block}, prefix...), branchA...)
 	chainC := append(append([]*types.Block{g.Block}, prefix...), branchC...)
 	for _, b := range chainA[1:] {
-		if err := w.ImportBlock(xtypes.FromEthBlock(b)); err != nil {
+		if err := w.ImportBlock(chaintypes.FromEthBlock(b)); err != nil {
 			t.Fatalf("import A block %d: %v", b.NumberU64(), err)
 		}
 	}
@@ -104,7 +104,7 @@ func runReorgOneStep(t *testing.T, config *params.ChainConfig, engine consensus.
 	})()
 	bad := types.CopyHeader(branchC[3].Header())
 	bad.ReceiptHash = common.Hash{1}
-	tampered := append(xtypes.FromEthBlocks(branchC[:3]), xtypes.FromEthBlock(types.NewBlockWithHeader(bad).WithBody(*branchC[3].Body())))
+	tampered := append(chaintypes.FromEthBlocks(branchC[:3]), chaintypes.FromEthBlock(types.NewBlockWithHeader(bad).WithBody(*branchC[3].Body())))
 	if err := w.Reorg(ancestor, tampered, chain.ImportOptions{}); !errors.Is(err, chain.ErrInvalidBlock) {
 		t.Fatalf("tampered branch: %v, want ErrInvalidBlock", err)
 	}
@@ -150,7 +150,7 @@ func runReorgOneStep(t *testing.T, config *params.ChainConfig, engine consensus.
 		}()
 	}
 	waitReads(50)
-	if err := w.Reorg(ancestor, xtypes.FromEthBlocks(branchC), chain.ImportOptions{Tags: []store.Tag{store.TagSafe}}); err != nil {
+	if err := w.Reorg(ancestor, chaintypes.FromEthBlocks(branchC), chain.ImportOptions{Tags: []store.Tag{store.TagSafe}}); err != nil {
 		t.Fatal(err)
 	}
 	waitReads(50)
@@ -273,7 +273,7 @@ func TestWriterSetTagsAndUnwindLogs(t *testing.T) {
 	})
 	_, _, w := gg.initStore(t)
 	for _, b := range blocks {
-		if err := w.ImportBlock(xtypes.FromEthBlock(b)); err != nil {
+		if err := w.ImportBlock(chaintypes.FromEthBlock(b)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/ethereum/go-ethereum/rlp"
 
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // Bulk import decodes blocks and recovers their transactions' senders
@@ -28,7 +28,7 @@ const (
 
 // decoded is one block of the file, or the error that ended decoding.
 type decoded struct {
-	block *xtypes.Block
+	block *chaintypes.Block
 	err   error
 }
 
@@ -58,7 +58,7 @@ func (w *Writer) decodeAhead(stream *rlp.Stream) (<-chan decoded, func()) {
 		defer close(jobs)
 		config := w.exec.Config()
 		for {
-			b := new(xtypes.Block)
+			b := new(chaintypes.Block)
 			err := stream.Decode(b)
 			if err == nil {
 				queueSenders(config, b, jobs, quit)
@@ -100,7 +100,7 @@ func (j senderJob) recover() {
 
 // queueSenders hands b's signed transactions to the workers in chunks
 // (deposits have no signature). It gives up when quit closes.
-func queueSenders(config *params.ChainConfig, b *xtypes.Block, jobs chan<- senderJob, quit <-chan struct{}) {
+func queueSenders(config *params.ChainConfig, b *chaintypes.Block, jobs chan<- senderJob, quit <-chan struct{}) {
 	txs := b.Transactions()
 	if len(txs) == 0 {
 		return

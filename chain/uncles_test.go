@@ -13,7 +13,7 @@ import (
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/store"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // Before the merge the importer verifies a block's uncles as go-ethereum
@@ -85,7 +85,7 @@ func TestUnclesVerified(t *testing.T) {
 			}
 			db, _, w := gg.initStore(t)
 			for _, b := range blocks {
-				err := w.ImportBlock(xtypes.FromEthBlock(b))
+				err := w.ImportBlock(chaintypes.FromEthBlock(b))
 				if int(b.NumberU64()) != tc.bad {
 					if err != nil {
 						t.Fatalf("block %d: %v", b.NumberU64(), err)

@@ -1,7 +1,7 @@
 package chain
 
 import (
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 
 	"fmt"
 	"io"
@@ -491,7 +491,7 @@ func (w *Writer) publishEvent(keep uint64, ev *HeadEvent, rebase Rebase) error {
 // each in one atomic batch followed by its own Head. A block that fails
 // verification returns an error wrapping ErrInvalidBlock; nothing of it is
 // written and the blocks before it stay.
-func (w *Writer) Import(blocks []*xtypes.Block, opts ImportOptions) error {
+func (w *Writer) Import(blocks []*chaintypes.Block, opts ImportOptions) error {
 	return w.do(func() error {
 		for i, b := range blocks {
 			h := w.head.Load()
@@ -515,8 +515,8 @@ func (w *Writer) Import(blocks []*xtypes.Block, opts ImportOptions) error {
 }
 
 // ImportBlock imports one block, moving tags (besides latest) to it.
-func (w *Writer) ImportBlock(b *xtypes.Block, tags ...store.Tag) error {
-	return w.Import([]*xtypes.Block{b}, ImportOptions{Tags: tags})
+func (w *Writer) ImportBlock(b *chaintypes.Block, tags ...store.Tag) error {
+	return w.Import([]*chaintypes.Block{b}, ImportOptions{Tags: tags})
 }
 
 // Seal writes a block built and executed locally (the sequencer's) on top
@@ -593,9 +593,9 @@ func (w *Writer) ImportRLP(r io.Reader, interval time.Duration, progress func(Im
 		start   = time.Now()
 		last    = start
 		stream  = rlp.NewStream(r, 0)
-		pending *xtypes.Block
+		pending *chaintypes.Block
 	)
-	flush := func(b *xtypes.Block, final bool) error {
+	flush := func(b *chaintypes.Block, final bool) error {
 		var tags []store.Tag
 		if final {
 			tags = []store.Tag{store.TagSafe, store.TagFinalized}
@@ -658,7 +658,7 @@ func (w *Writer) ImportRLP(r io.Reader, interval time.Duration, progress func(Im
 // The file's last block wins, as in go-ethereum since the merge; a parent
 // that is not canonical is refused (ErrInvalidBlock: tipnode keeps no
 // side chains).
-func (w *Writer) importFileBlock(b *xtypes.Block, tags []store.Tag) error {
+func (w *Writer) importFileBlock(b *chaintypes.Block, tags []store.Tag) error {
 	h, view, err := w.OpenHead()
 	if err != nil {
 		return err
@@ -675,7 +675,7 @@ func (w *Writer) importFileBlock(b *xtypes.Block, tags []store.Tag) error {
 	}
 	view.Close()
 	if side {
-		return w.Reorg(n-1, []*xtypes.Block{b}, ImportOptions{Tags: tags})
+		return w.Reorg(n-1, []*chaintypes.Block{b}, ImportOptions{Tags: tags})
 	}
 	return w.ImportBlock(b, tags...)
 }
@@ -690,7 +690,7 @@ func (w *Writer) canonicalHash(h *Head, view store.View, n uint64) (common.Hash,
 }
 
 // isCanonical reports whether b is the canonical block at its height.
-func (w *Writer) isCanonical(b *xtypes.Block) (bool, error) {
+func (w *Writer) isCanonical(b *chaintypes.Block) (bool, error) {
 	h, view, err := w.OpenHead()
 	if err != nil {
 		return false, err

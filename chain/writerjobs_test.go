@@ -14,7 +14,7 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/store"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // procsStore records GOMAXPROCS while the writer runs a journal write or
@@ -96,7 +96,7 @@ func TestWriterSequencerJobs(t *testing.T) {
 			t.Fatal(err)
 		}
 		head = w.Head()
-		block := xtypes.NewBlockWithHeader(&types.Header{ParentHash: head.Hash(), Number: new(big.Int).SetUint64(head.Number() + 1),
+		block := chaintypes.NewBlockWithHeader(&types.Header{ParentHash: head.Hash(), Number: new(big.Int).SetUint64(head.Number() + 1),
 			Difficulty: new(big.Int), GasLimit: head.Header().GasLimit, Time: head.Header().Time + 1})
 		ps.yields = nil
 		yield := func() { ps.yields = append(ps.yields, fmt.Sprintf("head %d", w.Head().Number())) }

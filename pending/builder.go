@@ -15,7 +15,7 @@ import (
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/store"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // Builder builds pending blocks, one at a time, for a driver: Open starts a
@@ -42,8 +42,8 @@ type Builder struct {
 	parent   *types.Header // the open block's parent (canonical or pending)
 	state    *chain.StateDB
 	proc     *chain.BlockProcessor
-	txs      xtypes.Txs
-	receipts xtypes.Receipts
+	txs      chaintypes.Txs
+	receipts chaintypes.Receipts
 	bloom    types.Bloom
 	snap     *Snapshot // the last cut
 	// dirty: Override changed the state since the last cut.
@@ -72,7 +72,7 @@ func (b *Builder) AllowImpersonation() { b.impersonation = true }
 // chain.Executor.OpeningTxs); the returned index-0 snapshot holds their
 // state and those transactions only. A failing opening transaction fails
 // Open (the caller keeps view).
-func (b *Builder) Open(head *chain.Head, view store.View, tmpl *types.Header, now time.Time, opening ...xtypes.Tx) (*Snapshot, error) {
+func (b *Builder) Open(head *chain.Head, view store.View, tmpl *types.Header, now time.Time, opening ...chaintypes.Tx) (*Snapshot, error) {
 	parent := head.Header()
 	if tmpl.ParentHash != head.Hash() || tmpl.Number.Uint64() != parent.Number.Uint64()+1 {
 		return nil, fmt.Errorf("%w: header %d (parent %s) does not extend head %d %s", ErrHeader,
@@ -89,7 +89,7 @@ func (b *Builder) Open(head *chain.Head, view store.View, tmpl *types.Header, no
 // context resolves the pending ancestors' sealed headers, then the
 // canonical chain. opening are the block's opening transactions, as for
 // Open.
-func (b *Builder) OpenOn(head *chain.Head, view store.View, parent *Snapshot, tmpl *types.Header, now time.Time, opening ...xtypes.Tx) (*Snapshot, error) {
+func (b *Builder) OpenOn(head *chain.Head, view store.View, parent *Snapshot, tmpl *types.Header, now time.Time, opening ...chaintypes.Tx) (*Snapshot, error) {
 	if !parent.Final() || tmpl.ParentHash != parent.hash || tmpl.Number.Uint64() != parent.Number()+1 {
 		return nil, fmt.Errorf("%w: header %d (parent %s) does not extend pending block %d %s", ErrHeader,
 			tmpl.Number, tmpl.ParentHash.Hex(), parent.Number(), parent.hash.Hex())
@@ -99,7 +99,7 @@ func (b *Builder) OpenOn(head *chain.Head, view store.View, parent *Snapshot, tm
 }
 
 func (b *Builder) open(head *chain.Head, view store.View, parentSnap *Snapshot, anchor *types.Header, anchorHash common.Hash,
-	parent *types.Header, headers chain.HeaderSource, tmpl *types.Header, now time.Time, opening xtypes.Txs) (*Snapshot, error) {
+	parent *types.Header, headers chain.HeaderSource, tmpl *types.Header, now time.Time, opening chaintypes.Txs) (*Snapshot, error) {
 	reader, err := view.StateAt(anchor.Number.Uint64())
 	if err != nil {
 		return nil, fmt.Errorf("open block %d: %w", tmpl.Number, err)
@@ -231,9 +231,9 @@ func (b *Builder) Nonce(addr common.Address) (uint64, error) {
 // that cannot be included returns an error wrapping chain.ErrTxInvalid and
 // changes nothing (the driver may go on with others); an error wrapping
 // chain.ErrStateRead means the block can no longer be trusted.
-func (b *Builder) Add(tx xtypes.Tx) (*xtypes.Receipt, error) {
+func (b *Builder) Add(tx chaintypes.Tx) (*chaintypes.Receipt, error) {
 	var (
-		r   *xtypes.Receipt
+		r   *chaintypes.Receipt
 		err error
 	)
 	if t, ok := tx.(*types.Transaction); ok && b.impersonation && isImpersonated(t) {
@@ -256,7 +256,7 @@ func (b *Builder) Add(tx xtypes.Tx) (*xtypes.Receipt, error) {
 // impersonated sender: the message comes from go-ethereum's
 // TransactionToMessage with DevSigner, and runs like any transaction
 // (nonce, fees, funds and gas checked).
-func (b *Builder) addImpersonated(tx *types.Transaction) (*xtypes.Receipt, error) {
+func (b *Builder) addImpersonated(tx *types.Transaction) (*chaintypes.Receipt, error) {
 	if tx.Type() == types.BlobTxType {
 		return nil, fmt.Errorf("%w: tx %s: blob transactions cannot be impersonated", chain.ErrTxInvalid, tx.Hash())
 	}
@@ -300,7 +300,7 @@ func (b *Builder) Override(o store.PendingOverride) error {
 // Apply executes txs in order. It stops at the first transaction that
 // fails (returning its error, the ones before it stay applied) and returns
 // the snapshot of what was applied (nil if nothing was).
-func (b *Builder) Apply(txs xtypes.Txs, now time.Time) (*Snapshot, error) {
+func (b *Builder) Apply(txs chaintypes.Txs, now time.Time) (*Snapshot, error) {
 	var err error
 	for _, tx := range txs {
 		if _, err = b.Add(tx); err != nil {
@@ -382,8 +382,8 @@ func (b *Builder) pendingHeader() *types.Header {
 // and the receipts with the final block hash.
 type Sealed struct {
 	Write    *store.BlockWrite
-	Block    *xtypes.Block
-	Receipts xtypes.Receipts
+	Block    *chaintypes.Block
+	Receipts chaintypes.Receipts
 }
 
 // Seal finishes the open block (withdrawals: none; EIP-7002/7251 requests;
@@ -411,7 +411,7 @@ func (b *Builder) Seal() (*Sealed, error) {
 		header.RequestsHash = &rh
 	}
 	receipts := b.proc.Receipts()
-	block := xtypes.NewBlockWithRoots(header, &xtypes.Body{Transactions: b.txs, Withdrawals: withdrawals}, receipts, b.roots(receipts))
+	block := chaintypes.NewBlockWithRoots(header, &chaintypes.Body{Transactions: b.txs, Withdrawals: withdrawals}, receipts, b.roots(receipts))
 	// What the chain's rules derive from the block's final state: its
 	// state root (the block's trie update on its parent's trie), an OP
 	// block's withdrawals root from Isthmus.
@@ -457,19 +457,19 @@ func (b *Builder) trieUpdate(h *types.Header, diff *store.StateDiff) (*store.Tri
 // receipts, its processor's), from what its snapshots derived so far: a
 // seal costs the transactions added since the last root asked, not the
 // whole block (DeriveSha when the lists do not extend the tries').
-func (b *Builder) roots(receipts xtypes.Receipts) xtypes.Roots {
+func (b *Builder) roots(receipts chaintypes.Receipts) chaintypes.Roots {
 	var br *blockRoots
 	if b.snap != nil {
 		br = b.snap.block
 	}
 	n := len(b.txs)
-	return xtypes.Roots{Tx: br.txRoot(b.txs[:n:n]), Receipts: br.receiptsRoot(receipts)}
+	return chaintypes.Roots{Tx: br.txRoot(b.txs[:n:n]), Receipts: br.receiptsRoot(receipts)}
 }
 
 // finalReceipts copies the pending receipts (which published snapshots
 // still share) and stamps the sealed block's hash into them and their logs.
-func finalReceipts(receipts xtypes.Receipts, block *xtypes.Block) xtypes.Receipts {
-	out := make(xtypes.Receipts, len(receipts))
+func finalReceipts(receipts chaintypes.Receipts, block *chaintypes.Block) chaintypes.Receipts {
+	out := make(chaintypes.Receipts, len(receipts))
 	hash := block.Hash()
 	for i, r := range receipts {
 		cp := *r

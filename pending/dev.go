@@ -62,7 +62,7 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/op"
 	"github.com/tipnode/tipnode/store"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // devSnapshot is what Revert goes back to.
@@ -71,7 +71,7 @@ type devSnapshot struct {
 	number uint64
 	hash   common.Hash
 	header *types.Header
-	txs    xtypes.Txs
+	txs    chaintypes.Txs
 	ovs    []store.PendingOverride
 	offset time.Duration
 }
@@ -111,7 +111,7 @@ func (s *Sequencer) now() time.Time { return s.clock.Now().Add(s.offset) }
 // write: its header (fresh: with the first write of the block, replacing
 // any older journal), the new transactions from block index firstTx, and
 // the last len(ovs) overrides of s.ovs.
-func (s *Sequencer) journal(firstTx int, txs xtypes.Txs, ovs []store.PendingOverride) error {
+func (s *Sequencer) journal(firstTx int, txs chaintypes.Txs, ovs []store.PendingOverride) error {
 	if !s.journaled && firstTx > 0 {
 		// The block's first journal write: its opening transactions (index
 		// 0: deposits) are part of it.
@@ -162,11 +162,11 @@ func (s *Sequencer) publishDev() error {
 // it; its receipt is returned. A transaction that cannot be included
 // (nonce, funds, gas) is refused with an error wrapping ErrDev and
 // changes nothing.
-func (s *Sequencer) SendImpersonated(tx *types.Transaction) (*xtypes.Receipt, error) {
+func (s *Sequencer) SendImpersonated(tx *types.Transaction) (*chaintypes.Receipt, error) {
 	if _, ok := ImpersonatedSender(tx); !ok {
 		return nil, fmt.Errorf("%w: transaction %s has no impersonation marker", ErrDev, tx.Hash())
 	}
-	var r *xtypes.Receipt
+	var r *chaintypes.Receipt
 	err := s.dev(func() (error, bool) {
 		var err error
 		if r, err = s.b.Add(tx); err != nil {
@@ -266,7 +266,7 @@ func (s *Sequencer) retime(t time.Time) (error, bool) {
 // head) holding txs and overrides ovs replayed in order, journals it
 // afresh and publishes it. If a transaction no longer executes, the open
 // block stays as it was and the error (wrapping ErrDev) says which.
-func (s *Sequencer) rebuild(tmpl *types.Header, txs xtypes.Txs, ovs []store.PendingOverride) (error, bool) {
+func (s *Sequencer) rebuild(tmpl *types.Header, txs chaintypes.Txs, ovs []store.PendingOverride) (error, bool) {
 	head, view, err := s.w.OpenHead()
 	if err != nil {
 		return err, true
@@ -328,7 +328,7 @@ func (s *Sequencer) rebuild(tmpl *types.Header, txs xtypes.Txs, ovs []store.Pend
 // replay applies txs and the overrides ovs (each after the block's first
 // At transactions) to b's open block, in order; txs follow the block's
 // opening transactions.
-func replay(b *Builder, txs xtypes.Txs, ovs []store.PendingOverride) error {
+func replay(b *Builder, txs chaintypes.Txs, ovs []store.PendingOverride) error {
 	i := 0
 	add := func(upto int) error {
 		for ; b.Len() < upto && i < len(txs); i++ {
@@ -515,7 +515,7 @@ const MaxDepositData = 128 << 10
 // the block it goes into. A deposit is refused (ErrDev) on an L1 chain,
 // with more than MaxDepositData bytes of data, or when the deposits
 // already waiting for the block leave no room for its gas.
-func (s *Sequencer) SendDeposit(f xtypes.DepositFields) (*xtypes.Deposit, uint64, error) {
+func (s *Sequencer) SendDeposit(f chaintypes.DepositFields) (*chaintypes.Deposit, uint64, error) {
 	if s.b.exec.OP() == nil {
 		return nil, 0, fmt.Errorf("%w: deposits exist only on OP Stack chains", ErrDev)
 	}
@@ -529,7 +529,7 @@ func (s *Sequencer) SendDeposit(f xtypes.DepositFields) (*xtypes.Deposit, uint64
 		return nil, 0, fmt.Errorf("%w: value %v out of range", ErrDev, f.Value)
 	}
 	var (
-		dep    *xtypes.Deposit
+		dep    *chaintypes.Deposit
 		number uint64
 	)
 	err := s.dev(func() (error, bool) {
@@ -538,7 +538,7 @@ func (s *Sequencer) SendDeposit(f xtypes.DepositFields) (*xtypes.Deposit, uint64
 			binary.BigEndian.AppendUint64(nil, uint64(s.clock.Now().UnixNano())))
 		f.SourceHash = op.UserDepositSourceHash(l1, s.depositSeq)
 		f.IsSystemTx = false
-		dep = xtypes.NewDeposit(f)
+		dep = chaintypes.NewDeposit(f)
 		if s.b.Len() == leadingDeposits(s.b.txs) {
 			// No sequenced transaction yet: the deposit joins this block's.
 			if _, err := s.b.Add(dep); err != nil {

@@ -99,7 +99,7 @@
 //     subscribers are told. Snapshots are thus published only after the
 //     head that holds their anchor.
 //   - Seal: BlockProcessor.Finish (no withdrawals, EIP-7002/7251 requests),
-//     header totals, xtypes.NewBlockWithRoots (the transactions and
+//     header totals, chaintypes.NewBlockWithRoots (the transactions and
 //     receipts roots from the block's incremental tries, below), then ONE
 //     store write (block, receipts, the state diff, tags
 //     latest/safe/finalized: the sequencer's blocks are final). The rebase re-executes nothing. Empty blocks are sealed

@@ -16,7 +16,7 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/chain/devnet"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // builderEnv is a dev chain with a started writer, a manager and a builder
@@ -77,7 +77,7 @@ func (e *builderEnv) transfer() *Snapshot {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	snap, err := e.b.Apply(xtypes.Txs{tx}, e.now)
+	snap, err := e.b.Apply(chaintypes.Txs{tx}, e.now)
 	if err != nil || snap == nil {
 		e.t.Fatalf("apply: %v", err)
 	}
@@ -86,7 +86,7 @@ func (e *builderEnv) transfer() *Snapshot {
 	return snap
 }
 
-func (e *builderEnv) seal() *xtypes.Block {
+func (e *builderEnv) seal() *chaintypes.Block {
 	e.t.Helper()
 	s, err := e.b.Seal()
 	if err != nil {
@@ -259,7 +259,7 @@ func TestPoolValidatesAcrossSeal(t *testing.T) {
 	signer := types.LatestSigner(e.g.Config)
 	deposit, _ := types.SignNewTx(e.acc.Key, signer, &types.DynamicFeeTx{ChainID: e.g.Config.ChainID, GasTipCap: big.NewInt(params.GWei),
 		GasFeeCap: big.NewInt(10 * params.GWei), Gas: 21_000, To: &funded, Value: big.NewInt(params.Ether)})
-	snap, err := e.b.Apply(xtypes.Txs{deposit}, e.now)
+	snap, err := e.b.Apply(chaintypes.Txs{deposit}, e.now)
 	if err != nil {
 		t.Fatal(err)
 	}

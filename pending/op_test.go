@@ -15,7 +15,7 @@ import (
 	"github.com/tipnode/tipnode/chain/op"
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/pendingtest"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // opHarness is a dev sequencer on the OP dev genesis with operator fees
@@ -36,13 +36,13 @@ func opHarness(t *testing.T) (*pendingtest.Harness, chain.ProducerConfig) {
 }
 
 // l1Info parses the L1-info deposit that opens snapshot s's block.
-func l1Info(t *testing.T, s *pending.Snapshot) (*xtypes.Deposit, *op.L1Info) {
+func l1Info(t *testing.T, s *pending.Snapshot) (*chaintypes.Deposit, *op.L1Info) {
 	t.Helper()
 	txs := s.Transactions()
 	if len(txs) == 0 {
 		t.Fatalf("block %d has no transaction", s.Header().Number)
 	}
-	d, ok := txs[0].(*xtypes.Deposit)
+	d, ok := txs[0].(*chaintypes.Deposit)
 	if !ok || d.From() != op.L1InfoDepositor || *d.To() != op.L1BlockAddr {
 		t.Fatalf("block %d opens with %T, not the L1-info deposit", s.Header().Number, txs[0])
 	}
@@ -71,7 +71,7 @@ func TestOPSequencer(t *testing.T) {
 		head := h.Writer.Head().Number()
 		for n := imported + 1; n <= head; n++ {
 			b := chaintest.CanonicalBlock(t, h.DB, n)
-			if err := w2.Import([]*xtypes.Block{b}, chain.ImportOptions{}); err != nil {
+			if err := w2.Import([]*chaintypes.Block{b}, chain.ImportOptions{}); err != nil {
 				t.Fatalf("block %d does not import: %v", n, err)
 			}
 		}
@@ -93,7 +93,7 @@ func TestOPSequencer(t *testing.T) {
 
 	// A deposit while the block holds deposits only: index 1, at once.
 	minted := common.Address{0xd0}
-	dep, num, err := h.Seq.SendDeposit(xtypes.DepositFields{From: minted, To: &minted, Mint: big.NewInt(params.Ether), Gas: 100_000})
+	dep, num, err := h.Seq.SendDeposit(chaintypes.DepositFields{From: minted, To: &minted, Mint: big.NewInt(params.Ether), Gas: 100_000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestOPSequencer(t *testing.T) {
 	}
 	// Now a deposit waits for the next block, which it opens after the
 	// L1-info deposit.
-	dep2, num2, err := h.Seq.SendDeposit(xtypes.DepositFields{From: minted, To: &op.L2ToL1MessagePasser, Value: big.NewInt(5), Gas: 200_000})
+	dep2, num2, err := h.Seq.SendDeposit(chaintypes.DepositFields{From: minted, To: &op.L2ToL1MessagePasser, Value: big.NewInt(5), Gas: 200_000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestOPSequencer(t *testing.T) {
 	importAll()
 
 	// A crash keeps a pre-confirmed deposit and transaction.
-	dep3, _, err := h.Seq.SendDeposit(xtypes.DepositFields{From: minted, To: &minted, Mint: big.NewInt(42), Gas: 100_000})
+	dep3, _, err := h.Seq.SendDeposit(chaintypes.DepositFields{From: minted, To: &minted, Mint: big.NewInt(42), Gas: 100_000})
 	if err != nil {
 		t.Fatal(err)
 	}

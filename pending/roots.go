@@ -10,7 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/rlp"
 	"github.com/ethereum/go-ethereum/trie"
 
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // roots memoizes a snapshot's transactions and receipts roots: derived on
@@ -28,23 +28,23 @@ type roots struct {
 // successive prefixes of the block's. Deriving a snapshot's root then
 // costs what it adds since the root last derived, not the whole block.
 type blockRoots struct {
-	txs      listRoot[xtypes.Tx, xtypes.Txs]
-	receipts listRoot[*xtypes.Receipt, xtypes.Receipts]
+	txs      listRoot[chaintypes.Tx, chaintypes.Txs]
+	receipts listRoot[*chaintypes.Receipt, chaintypes.Receipts]
 }
 
 // txRoot is the root of txs, a list of b's block (a nil b derives afresh).
-func (b *blockRoots) txRoot(txs xtypes.Txs) common.Hash {
+func (b *blockRoots) txRoot(txs chaintypes.Txs) common.Hash {
 	if b == nil {
-		return (*listRoot[xtypes.Tx, xtypes.Txs])(nil).root(txs)
+		return (*listRoot[chaintypes.Tx, chaintypes.Txs])(nil).root(txs)
 	}
 	return b.txs.root(txs)
 }
 
 // receiptsRoot is the root of receipts, a list of b's block (a nil b
 // derives afresh).
-func (b *blockRoots) receiptsRoot(receipts xtypes.Receipts) common.Hash {
+func (b *blockRoots) receiptsRoot(receipts chaintypes.Receipts) common.Hash {
 	if b == nil {
-		return (*listRoot[*xtypes.Receipt, xtypes.Receipts])(nil).root(receipts)
+		return (*listRoot[*chaintypes.Receipt, chaintypes.Receipts])(nil).root(receipts)
 	}
 	return b.receipts.root(receipts)
 }

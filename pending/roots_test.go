@@ -15,7 +15,7 @@ import (
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/ethereum/go-ethereum/trie"
 
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // rootsFixture makes n transactions with their receipts, the mix of the
@@ -23,7 +23,7 @@ import (
 // calldata, one Transfer log with three topics), odd ones ether transfers;
 // with deposits, every seventh is an OP deposit with a deposit receipt (its
 // nonce and version set, nil, or the nonce alone: Regolith before Canyon).
-func rootsFixture(tb testing.TB, n int, deposits bool, seed uint64) (xtypes.Txs, xtypes.Receipts) {
+func rootsFixture(tb testing.TB, n int, deposits bool, seed uint64) (chaintypes.Txs, chaintypes.Receipts) {
 	tb.Helper()
 	key, err := crypto.ToECDSA(crypto.Keccak256([]byte("roots fixture")))
 	if err != nil {
@@ -32,28 +32,28 @@ func rootsFixture(tb testing.TB, n int, deposits bool, seed uint64) (xtypes.Txs,
 	r := rand.New(rand.NewPCG(seed, 7))
 	signer := types.LatestSignerForChainID(big.NewInt(901))
 	transfer := crypto.Keccak256Hash([]byte("Transfer(address,address,uint256)"))
-	txs := make(xtypes.Txs, n)
-	receipts := make(xtypes.Receipts, n)
+	txs := make(chaintypes.Txs, n)
+	receipts := make(chaintypes.Receipts, n)
 	var cum uint64
 	for i := 0; i < n; i++ {
 		to := common.Address{0xbe, byte(i), byte(r.Uint32())}
-		rc := &xtypes.Receipt{}
+		rc := &chaintypes.Receipt{}
 		rc.Status = types.ReceiptStatusSuccessful
 		if deposits && i%7 == 0 {
-			txs[i] = xtypes.NewDeposit(xtypes.DepositFields{
+			txs[i] = chaintypes.NewDeposit(chaintypes.DepositFields{
 				SourceHash: common.Hash{byte(i), byte(seed)}, From: common.Address{0xde, byte(i)}, To: &to,
 				Mint: big.NewInt(int64(r.IntN(1000))), Value: big.NewInt(int64(i)), Gas: 100_000, Data: make([]byte, r.IntN(40)),
 			})
-			rc.Type = xtypes.DepositTxType
+			rc.Type = chaintypes.DepositTxType
 			cum += 50_000
 			nonce, version := uint64(i), uint64(1)
 			switch r.IntN(3) {
 			case 0:
-				rc.OP = &xtypes.OPReceipt{DepositNonce: &nonce, DepositReceiptVersion: &version}
+				rc.OP = &chaintypes.OPReceipt{DepositNonce: &nonce, DepositReceiptVersion: &version}
 			case 1:
-				rc.OP = &xtypes.OPReceipt{DepositNonce: &nonce}
+				rc.OP = &chaintypes.OPReceipt{DepositNonce: &nonce}
 			default:
-				rc.OP = &xtypes.OPReceipt{}
+				rc.OP = &chaintypes.OPReceipt{}
 			}
 		} else {
 			var data []byte
@@ -140,7 +140,7 @@ func BenchmarkSnapshotRoots(b *testing.B) {
 
 // nextTestSnapshot is what Builder.cut makes of the first n items of a
 // block's lists after prev (nil: what Builder.open makes).
-func nextTestSnapshot(prev *Snapshot, txs xtypes.Txs, receipts xtypes.Receipts, n int) *Snapshot {
+func nextTestSnapshot(prev *Snapshot, txs chaintypes.Txs, receipts chaintypes.Receipts, n int) *Snapshot {
 	block := new(blockRoots)
 	if prev != nil {
 		block = prev.block
@@ -236,8 +236,8 @@ func TestSnapshotRootsForeignPrefix(t *testing.T) {
 	checkRoots(t, s, "first")
 	for _, c := range []struct {
 		name     string
-		txs      xtypes.Txs
-		receipts xtypes.Receipts
+		txs      chaintypes.Txs
+		receipts chaintypes.Receipts
 	}{
 		{"one item replaced", spliced(txs, otherTxs, 200, 3), spliced(receipts, otherReceipts, 200, 3)},
 		{"last held item replaced", spliced(txs, otherTxs, 200, 139), spliced(receipts, otherReceipts, 200, 139)},

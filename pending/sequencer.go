@@ -18,7 +18,7 @@ import (
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/store"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // Config configures the sequencer. Start from DefaultConfig.
@@ -185,7 +185,7 @@ type Sequencer struct {
 	// chain's rules derive (an OP block's L1-info deposit); queued are the
 	// user deposits for the next block (dev.go, SendDeposit).
 	derived     int
-	queued      xtypes.Txs
+	queued      chaintypes.Txs
 	queuedGas   uint64
 	depositSeq  uint64
 	producerCfg chain.ProducerConfig
@@ -478,7 +478,7 @@ func (s *Sequencer) nextHeader(parent *types.Header, now time.Time) (*types.Head
 // derivedTxs are the opening transactions the chain's rules derive for the
 // block tmpl on parent, a canonical block whose state view holds (an OP
 // block's L1-info deposit).
-func (s *Sequencer) derivedTxs(view store.View, parent, tmpl *types.Header) (xtypes.Txs, error) {
+func (s *Sequencer) derivedTxs(view store.View, parent, tmpl *types.Header) (chaintypes.Txs, error) {
 	reader, err := view.StateAt(parent.Number.Uint64())
 	if err != nil {
 		return nil, err
@@ -487,7 +487,7 @@ func (s *Sequencer) derivedTxs(view store.View, parent, tmpl *types.Header) (xty
 }
 
 // countDerived counts the transactions of txs the chain's rules derive.
-func (s *Sequencer) countDerived(txs xtypes.Txs) int {
+func (s *Sequencer) countDerived(txs chaintypes.Txs) int {
 	n := 0
 	for _, tx := range txs {
 		if s.b.exec.IsOpeningTx(tx) {
@@ -498,9 +498,9 @@ func (s *Sequencer) countDerived(txs xtypes.Txs) int {
 }
 
 // leadingDeposits is the number of deposits txs starts with.
-func leadingDeposits(txs xtypes.Txs) int {
+func leadingDeposits(txs chaintypes.Txs) int {
 	for i, tx := range txs {
-		if !xtypes.IsDeposit(tx) {
+		if !chaintypes.IsDeposit(tx) {
 			return i
 		}
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/store"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // Snapshot is one immutable pre-confirmed state: the anchor (the canonical
@@ -33,8 +33,8 @@ type Snapshot struct {
 	header     *types.Header
 	index      uint64
 	layers     *layer // newest first; shared with older snapshots
-	txs        xtypes.Txs
-	receipts   xtypes.Receipts
+	txs        chaintypes.Txs
+	receipts   chaintypes.Receipts
 	newFrom    int       // txs[newFrom:] were pre-confirmed by this snapshot
 	created    time.Time // when it was published (sequencer clock)
 	roots      *roots    // derived on first use; copies with the same txs and receipts share it
@@ -83,18 +83,18 @@ func (s *Snapshot) Header() *types.Header { return s.header }
 func (s *Snapshot) Index() uint64 { return s.index }
 
 // Transactions are the pre-confirmed transactions in block order.
-func (s *Snapshot) Transactions() xtypes.Txs { return s.txs }
+func (s *Snapshot) Transactions() chaintypes.Txs { return s.txs }
 
 // Receipts are their receipts (BlockHash zero until sealed). Callers must
 // not modify them.
-func (s *Snapshot) Receipts() xtypes.Receipts { return s.receipts }
+func (s *Snapshot) Receipts() chaintypes.Receipts { return s.receipts }
 
 // NewTransactions are the transactions this snapshot pre-confirmed (the
 // ones the previous snapshot of the same block did not have).
-func (s *Snapshot) NewTransactions() xtypes.Txs { return s.txs[s.newFrom:] }
+func (s *Snapshot) NewTransactions() chaintypes.Txs { return s.txs[s.newFrom:] }
 
 // NewReceipts are the receipts of NewTransactions.
-func (s *Snapshot) NewReceipts() xtypes.Receipts { return s.receipts[s.newFrom:] }
+func (s *Snapshot) NewReceipts() chaintypes.Receipts { return s.receipts[s.newFrom:] }
 
 // Logs returns every log of the pre-confirmed transactions in block order.
 func (s *Snapshot) Logs() []*types.Log {
@@ -259,7 +259,7 @@ func (p pendingHeaders) HeaderByNumber(number uint64) (*types.Header, error) {
 }
 
 // Transaction finds a pre-confirmed transaction by hash.
-func (s *Snapshot) Transaction(hash common.Hash) (tx xtypes.Tx, receipt *xtypes.Receipt, index int, ok bool) {
+func (s *Snapshot) Transaction(hash common.Hash) (tx chaintypes.Tx, receipt *chaintypes.Receipt, index int, ok bool) {
 	for l := s.layers; l != nil; l = l.parent {
 		if i, found := l.txs[hash]; found && i < len(s.txs) {
 			return s.txs[i], s.receipts[i], i, true

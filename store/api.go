@@ -5,7 +5,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/holiman/uint256"
 
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // Account is the flat-state record of one account at one height. There is no
@@ -46,8 +46,8 @@ func NewStateDiff() *StateDiff {
 // BlockWrite is everything one block adds to the store, written in one atomic
 // batch by Writer.WriteBlock.
 type BlockWrite struct {
-	Block    *xtypes.Block
-	Receipts xtypes.Receipts // consensus (and OP) fields only; derived fields are recomputed on read
+	Block    *chaintypes.Block
+	Receipts chaintypes.Receipts // consensus (and OP) fields only; derived fields are recomputed on read
 	Diff     *StateDiff
 	// Tags to move to this block in the same batch ("latest" always moves;
 	// list "safe" / "finalized" here to move them too).
@@ -111,10 +111,10 @@ type ChainReader interface {
 	CanonicalHash(number uint64) (common.Hash, error)
 	NumberByHash(hash common.Hash) (uint64, error)
 	Header(number uint64, hash common.Hash) (*types.Header, error)
-	Body(number uint64, hash common.Hash) (*xtypes.Body, error)
+	Body(number uint64, hash common.Hash) (*chaintypes.Body, error)
 	// Receipts returns the stored fields of the block's receipts (see
-	// xtypes.StoredReceipt); Receipts.DeriveFields completes them.
-	Receipts(number uint64, hash common.Hash) (xtypes.Receipts, error)
+	// chaintypes.StoredReceipt); Receipts.DeriveFields completes them.
+	Receipts(number uint64, hash common.Hash) (chaintypes.Receipts, error)
 	TxLookup(txHash common.Hash) (TxLookup, error)
 	Tag(tag Tag) (uint64, error)
 	// GenesisSpec returns the spec bytes stored by WriteGenesis.
@@ -171,7 +171,7 @@ type Writer interface {
 	// AppendPending durably journals the open pending block's header (when
 	// first is 0) and its pre-confirmed transactions first, first+1, ...
 	// WriteBlock drops the journal in the block's own batch.
-	AppendPending(header *types.Header, first int, txs xtypes.Txs) error
+	AppendPending(header *types.Header, first int, txs chaintypes.Txs) error
 	// AppendPendingEntries is AppendPending with the dev chain's state
 	// overrides (see DB.AppendPendingEntries).
 	AppendPendingEntries(a PendingAppend) error

@@ -14,7 +14,7 @@ import (
 	"github.com/holiman/uint256"
 	"github.com/rs/zerolog"
 
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // fakeUpstream is a ForkSource over maps, counting what it is asked.
@@ -89,7 +89,7 @@ func newForkStore(tb testing.TB, dir string, noCache bool) (*DB, *testChain) {
 		tb.Fatal(err)
 	}
 	must(tb, si.Close())
-	return db, &testChain{tb: tb, db: db, blocks: []*xtypes.Block{xtypes.NewBlockWithHeader(hs[len(hs)-1])}}
+	return db, &testChain{tb: tb, db: db, blocks: []*chaintypes.Block{chaintypes.NewBlockWithHeader(hs[len(hs)-1])}}
 }
 
 func reopenFork(tb testing.TB, dir string, noCache bool) *DB {
@@ -325,7 +325,7 @@ func BenchmarkWarmAccountRead(b *testing.B) {
 		withView(b, db, func(v View) {
 			h, _ := v.CanonicalHash(0)
 			hdr, _ := v.Header(0, h)
-			c.blocks = []*xtypes.Block{xtypes.NewBlockWithHeader(hdr)}
+			c.blocks = []*chaintypes.Block{chaintypes.NewBlockWithHeader(hdr)}
 		})
 		c.add(NewStateDiff())
 		read(b, db, 1)

@@ -1,7 +1,7 @@
 package store
 
 import (
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 
 	"errors"
 	"fmt"
@@ -39,14 +39,14 @@ func openTest(tb testing.TB) *DB {
 type testChain struct {
 	tb     testing.TB
 	db     *DB
-	blocks []*xtypes.Block
+	blocks []*chaintypes.Block
 	nonce  uint64
 }
 
 func newTestChain(tb testing.TB, db *DB, genesisDiff *StateDiff) *testChain {
 	tb.Helper()
 	c := &testChain{tb: tb, db: db}
-	g := xtypes.NewBlockWithHeader(&types.Header{Number: big.NewInt(0), Difficulty: big.NewInt(1), GasLimit: 30_000_000})
+	g := chaintypes.NewBlockWithHeader(&types.Header{Number: big.NewInt(0), Difficulty: big.NewInt(1), GasLimit: 30_000_000})
 	if err := db.WriteGenesis(&BlockWrite{Block: g, Diff: genesisDiff}, []byte(`{"config":{}}`), []byte(`{}`)); err != nil {
 		tb.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func newTestChain(tb testing.TB, db *DB, genesisDiff *StateDiff) *testChain {
 
 // makeBlock returns the next block with ntx transactions and its receipts,
 // without writing it. salt changes the block hash.
-func (c *testChain) makeBlock(ntx int, salt byte) (*xtypes.Block, xtypes.Receipts) {
+func (c *testChain) makeBlock(ntx int, salt byte) (*chaintypes.Block, chaintypes.Receipts) {
 	parent := c.blocks[len(c.blocks)-1].Header()
 	h := &types.Header{
 		ParentHash: parent.Hash(),
@@ -67,30 +67,30 @@ func (c *testChain) makeBlock(ntx int, salt byte) (*xtypes.Block, xtypes.Receipt
 		Extra:      []byte{salt},
 	}
 	var txs []*types.Transaction
-	var rcpts xtypes.Receipts
+	var rcpts chaintypes.Receipts
 	for i := 0; i < ntx; i++ {
 		c.nonce++
 		to := common.Address{0xee}
 		txs = append(txs, types.NewTx(&types.LegacyTx{Nonce: c.nonce, To: &to, Gas: 21000, GasPrice: big.NewInt(1), Value: big.NewInt(int64(i))}))
-		rcpts = append(rcpts, &xtypes.Receipt{Receipt: types.Receipt{
+		rcpts = append(rcpts, &chaintypes.Receipt{Receipt: types.Receipt{
 			Status: types.ReceiptStatusSuccessful, CumulativeGasUsed: uint64(21000 * (i + 1)),
 			Logs: []*types.Log{{Address: to, Topics: []common.Hash{{byte(i)}}, Data: []byte{salt}}},
 		}})
 	}
 	withdrawals := types.Withdrawals{{Index: h.Number.Uint64(), Validator: 1, Address: common.Address{0x77}, Amount: 5}}
-	b := xtypes.NewBlockWithHeader(h).WithBody(xtypes.Body{Transactions: xtypes.FromEth(txs), Withdrawals: withdrawals})
+	b := chaintypes.NewBlockWithHeader(h).WithBody(chaintypes.Body{Transactions: chaintypes.FromEth(txs), Withdrawals: withdrawals})
 	return b, rcpts
 }
 
 // add writes the next block with diff and returns it.
-func (c *testChain) add(diff *StateDiff, tags ...Tag) *xtypes.Block {
+func (c *testChain) add(diff *StateDiff, tags ...Tag) *chaintypes.Block {
 	c.tb.Helper()
 	b, rcpts := c.makeBlock(int(c.head().NumberU64()%3), 0)
 	c.write(b, rcpts, diff, tags...)
 	return b
 }
 
-func (c *testChain) write(b *xtypes.Block, rcpts xtypes.Receipts, diff *StateDiff, tags ...Tag) {
+func (c *testChain) write(b *chaintypes.Block, rcpts chaintypes.Receipts, diff *StateDiff, tags ...Tag) {
 	c.tb.Helper()
 	if err := c.db.WriteBlock(&BlockWrite{Block: b, Receipts: rcpts, Diff: diff, Tags: tags}); err != nil {
 		c.tb.Fatal(err)
@@ -98,7 +98,7 @@ func (c *testChain) write(b *xtypes.Block, rcpts xtypes.Receipts, diff *StateDif
 	c.blocks = append(c.blocks, b)
 }
 
-func (c *testChain) head() *xtypes.Block { return c.blocks[len(c.blocks)-1] }
+func (c *testChain) head() *chaintypes.Block { return c.blocks[len(c.blocks)-1] }
 
 func addr(i int) common.Address { return common.BigToAddress(big.NewInt(int64(0x1000 + i))) }
 func slot(i int) common.Hash    { return common.BigToHash(big.NewInt(int64(i))) }

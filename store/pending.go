@@ -1,7 +1,7 @@
 package store
 
 import (
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 
 	"bytes"
 	"errors"
@@ -20,7 +20,7 @@ import (
 // rebuilds the same pending block (same receipts).
 type PendingJournal struct {
 	Header *types.Header
-	Txs    xtypes.Txs
+	Txs    chaintypes.Txs
 	// Overrides are the dev-chain state changes (tipnode dev's
 	// anvil_setBalance & co.) in the order they were applied; each one
 	// applies after the first At transactions. Empty on other nodes.
@@ -62,7 +62,7 @@ type PendingAppend struct {
 	// FirstTx is the block index of Txs[0]: the number of transactions
 	// already journaled for this block.
 	FirstTx int
-	Txs     xtypes.Txs
+	Txs     chaintypes.Txs
 	// FirstOverride is the sequence number of Overrides[0]: the number of
 	// overrides already journaled for this block.
 	FirstOverride int
@@ -74,7 +74,7 @@ type PendingAppend struct {
 // number already recorded for that block). The write is fsynced whatever
 // Config.SyncWrites says: a pre-confirmation is published only after it
 // returns. A journal of another block number is replaced.
-func (db *DB) AppendPending(header *types.Header, first int, txs xtypes.Txs) error {
+func (db *DB) AppendPending(header *types.Header, first int, txs chaintypes.Txs) error {
 	return db.AppendPendingEntries(PendingAppend{Header: header, Fresh: first == 0, FirstTx: first, Txs: txs})
 }
 
@@ -189,7 +189,7 @@ func (db *DB) ReadPending() (*PendingJournal, error) {
 		if !bytes.Equal(it.Key(), want) {
 			return nil, errors.Join(fmt.Errorf("%w: pending transaction %d missing", ErrCorrupt, len(j.Txs)), it.Close())
 		}
-		tx, err := xtypes.DecodeTx(it.Value())
+		tx, err := chaintypes.DecodeTx(it.Value())
 		if err != nil {
 			return nil, errors.Join(fmt.Errorf("%w: pending transaction %d: %v", ErrCorrupt, len(j.Txs), err), it.Close())
 		}

@@ -1,7 +1,7 @@
 package store
 
 import (
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 
 	"bytes"
 	"errors"
@@ -31,7 +31,7 @@ func TestPendingJournal(t *testing.T) {
 	if err := db.AppendPending(hdr, 1, txs[1:]); err != nil {
 		t.Fatal(err)
 	}
-	check := func(what string, want *types.Header, wantTxs xtypes.Txs) {
+	check := func(what string, want *types.Header, wantTxs chaintypes.Txs) {
 		t.Helper()
 		j, err := db.ReadPending()
 		if err != nil {

@@ -1,7 +1,7 @@
 package store
 
 import (
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 
 	"errors"
 	"math/rand/v2"
@@ -23,12 +23,12 @@ func reorgBranch(c *testChain, ancestor uint64, n int, r *rand.Rand) []*BlockWri
 		num := ancestor + 1 + uint64(i)
 		h := &types.Header{ParentHash: parent.Hash(), Number: bigInt(int64(num)), Difficulty: bigInt(1),
 			GasLimit: 30_000_000, Time: parent.Time + 12, Extra: []byte{1}}
-		var txs xtypes.Txs
-		var rcpts xtypes.Receipts
+		var txs chaintypes.Txs
+		var rcpts chaintypes.Receipts
 		if i == 0 && int(num) < len(c.blocks) {
 			txs = c.blocks[num].Transactions()
 			for range txs {
-				rcpts = append(rcpts, &xtypes.Receipt{Receipt: types.Receipt{Status: types.ReceiptStatusSuccessful}})
+				rcpts = append(rcpts, &chaintypes.Receipt{Receipt: types.Receipt{Status: types.ReceiptStatusSuccessful}})
 			}
 		}
 		d := randomDiff(r, num)
@@ -39,7 +39,7 @@ func reorgBranch(c *testChain, ancestor uint64, n int, r *rand.Rand) []*BlockWri
 			d.Wiped[addr(5)] = struct{}{}
 			delete(d.Storage, addr(5))
 		}
-		b := xtypes.NewBlockWithHeader(h).WithBody(xtypes.Body{Transactions: txs})
+		b := chaintypes.NewBlockWithHeader(h).WithBody(chaintypes.Body{Transactions: txs})
 		out = append(out, &BlockWrite{Block: b, Receipts: rcpts, Diff: d})
 		parent = h
 	}
@@ -129,7 +129,7 @@ func TestReorgRefusesAndWritesNothing(t *testing.T) {
 		"other ancestor": {3, wrongParent, ErrNotContiguous},
 		"gap":            {3, gap, ErrNotContiguous},
 		"no blocks":      {3, nil, ErrInvalidWrite},
-		"above latest":   {7, []*BlockWrite{{Block: xtypes.NewBlockWithHeader(&types.Header{Number: bigInt(8)})}}, ErrNotFound},
+		"above latest":   {7, []*BlockWrite{{Block: chaintypes.NewBlockWithHeader(&types.Header{Number: bigInt(8)})}}, ErrNotFound},
 		"bad receipts":   {3, []*BlockWrite{{Block: c.blocks[4], Diff: NewStateDiff()}}, ErrInvalidWrite},
 	} {
 		if err := db.Reorg(tc.ancestor, tc.blocks); !errors.Is(err, tc.want) {

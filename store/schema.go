@@ -19,8 +19,8 @@ import (
 // prefix and ^number in the suffix, so bloom filters answer those seeks.
 const (
 	prefixHeader     byte = 'h' // 'h' + num BE8 + hash(32)          -> RLP(types.Header)
-	prefixBody       byte = 'b' // 'b' + num BE8 + hash(32)          -> RLP(xtypes.Body) (transactions, uncles, withdrawals; go-ethereum's types.Body layout, deposits as 0x7e-typed elements)
-	prefixReceipts   byte = 'r' // 'r' + num BE8 + hash(32)          -> xtypes.EncodeStored: RLP list of go-ethereum ReceiptForStorage, OP receipts with a 4th element (xtypes.StoredReceipt)
+	prefixBody       byte = 'b' // 'b' + num BE8 + hash(32)          -> RLP(chaintypes.Body) (transactions, uncles, withdrawals; go-ethereum's types.Body layout, deposits as 0x7e-typed elements)
+	prefixReceipts   byte = 'r' // 'r' + num BE8 + hash(32)          -> chaintypes.EncodeStored: RLP list of go-ethereum ReceiptForStorage, OP receipts with a 4th element (chaintypes.StoredReceipt)
 	prefixCanonical  byte = 'c' // 'c' + num BE8                     -> canonical block hash(32)
 	prefixHashToNum  byte = 'n' // 'n' + hash(32)                    -> num BE8 (canonical blocks only)
 	prefixTxLookup   byte = 'x' // 'x' + txhash(32)                  -> blockhash(32) + num BE8 + index BE8

@@ -15,8 +15,8 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/rlp"
 
+	"github.com/tipnode/tipnode/store/chaintypes"
 	"github.com/tipnode/tipnode/store/extsort"
-	"github.com/tipnode/tipnode/store/xtypes"
 )
 
 // StateImport writes a store anchored at a block N from a stream of
@@ -57,8 +57,8 @@ type AnchorWrite struct {
 	Headers []*types.Header
 	// Body and Receipts of the anchor block; nil Body means not known:
 	// history then starts at the block after the anchor.
-	Body     *xtypes.Body
-	Receipts xtypes.Receipts
+	Body     *chaintypes.Body
+	Receipts chaintypes.Receipts
 	// Spec and Config are the genesis spec and the chain config, as
 	// WriteGenesis stores them. Spec is nil when the spec was streamed in
 	// through StateImport.SpecWriter.
@@ -183,7 +183,7 @@ func (si *StateImport) stageAnchor(a *AnchorWrite) error {
 		if err != nil {
 			return err
 		}
-		rcpts, err := xtypes.EncodeStored(a.Receipts)
+		rcpts, err := chaintypes.EncodeStored(a.Receipts)
 		if err != nil {
 			return err
 		}

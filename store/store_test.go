@@ -1,7 +1,7 @@
 package store
 
 import (
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 
 	"bytes"
 	"errors"
@@ -319,8 +319,8 @@ func TestUnwind(t *testing.T) {
 	c := newTestChain(t, db, diffOf(map[common.Address]*Account{addr(0): acct(0, 5)}, nil))
 	r := rand.New(rand.NewPCG(1, 2))
 	type written struct {
-		block *xtypes.Block
-		rcpts xtypes.Receipts
+		block *chaintypes.Block
+		rcpts chaintypes.Receipts
 		diff  *StateDiff
 	}
 	var ws []written
@@ -435,8 +435,8 @@ func TestWriteBlockAtomicity(t *testing.T) {
 	c := newTestChain(t, db, nil)
 	c.add(diffOf(map[common.Address]*Account{addr(1): acct(1, 1)}, nil))
 	good, rcpts := c.makeBlock(2, 0)
-	skip := xtypes.NewBlockWithHeader(&types.Header{ParentHash: good.Hash(), Number: bigInt(3), Difficulty: bigInt(1)})
-	wrongParent := xtypes.NewBlockWithHeader(&types.Header{ParentHash: common.Hash{9}, Number: bigInt(2), Difficulty: bigInt(1)})
+	skip := chaintypes.NewBlockWithHeader(&types.Header{ParentHash: good.Hash(), Number: bigInt(3), Difficulty: bigInt(1)})
+	wrongParent := chaintypes.NewBlockWithHeader(&types.Header{ParentHash: common.Hash{9}, Number: bigInt(2), Difficulty: bigInt(1)})
 	bigDiff := diffOf(map[common.Address]*Account{addr(2): acct(5, 5)},
 		map[common.Address]map[common.Hash]common.Hash{addr(2): {slot(1): val(1)}}, addr(1))
 	tests := []struct {
@@ -471,7 +471,7 @@ func TestWriteBlockAtomicity(t *testing.T) {
 
 func TestWriteGenesis(t *testing.T) {
 	db := openTest(t)
-	if err := db.WriteBlock(&BlockWrite{Block: xtypes.NewBlockWithHeader(&types.Header{Number: bigInt(1)})}); !errors.Is(err, ErrNoGenesis) {
+	if err := db.WriteBlock(&BlockWrite{Block: chaintypes.NewBlockWithHeader(&types.Header{Number: bigInt(1)})}); !errors.Is(err, ErrNoGenesis) {
 		t.Fatalf("WriteBlock without genesis: %v", err)
 	}
 	withView(t, db, func(v View) {
@@ -489,7 +489,7 @@ func TestWriteGenesis(t *testing.T) {
 	if err := db.WriteGenesis(&BlockWrite{Block: g}, []byte("other spec"), nil); err != nil {
 		t.Fatalf("same genesis again: %v", err)
 	}
-	other := xtypes.NewBlockWithHeader(&types.Header{Number: bigInt(0), Difficulty: bigInt(2)})
+	other := chaintypes.NewBlockWithHeader(&types.Header{Number: bigInt(0), Difficulty: bigInt(2)})
 	err := db.WriteGenesis(&BlockWrite{Block: other}, nil, nil)
 	if !errors.Is(err, ErrGenesisMismatch) || !strings.Contains(err.Error(), g.Hash().Hex()) || !strings.Contains(err.Error(), other.Hash().Hex()) {
 		t.Fatalf("different genesis: %v", err)
@@ -527,7 +527,7 @@ func TestWriteGenesis(t *testing.T) {
 }
 
 // makeBlockOnly returns a child block of the head without writing it.
-func (c *testChain) makeBlockOnly() *xtypes.Block {
+func (c *testChain) makeBlockOnly() *chaintypes.Block {
 	b, _ := c.makeBlock(0, 1)
 	return b
 }
@@ -851,7 +851,7 @@ func TestGenesisSpecChunks(t *testing.T) {
 		for i := range spec {
 			spec[i] = byte(i * 7)
 		}
-		g := xtypes.NewBlockWithHeader(&types.Header{Number: bigInt(0), Difficulty: bigInt(1)})
+		g := chaintypes.NewBlockWithHeader(&types.Header{Number: bigInt(0), Difficulty: bigInt(1)})
 		if err := db.WriteGenesis(&BlockWrite{Block: g, Diff: NewStateDiff()}, spec, []byte(`{}`)); err != nil {
 			t.Fatal(err)
 		}
@@ -885,7 +885,7 @@ func TestWriteGenesisLargeSettled(t *testing.T) {
 			slots[common.BigToHash(bigInt(int64(i)))] = common.BigToHash(bigInt(int64(i + 1)))
 		}
 		diff.Storage[addr] = slots
-		g := xtypes.NewBlockWithHeader(&types.Header{Number: bigInt(0), Difficulty: bigInt(1)})
+		g := chaintypes.NewBlockWithHeader(&types.Header{Number: bigInt(0), Difficulty: bigInt(1)})
 		if err := db.WriteGenesis(&BlockWrite{Block: g, Diff: diff}, []byte(`{}`), []byte(`{}`)); err != nil {
 			t.Fatal(err)
 		}

@@ -18,7 +18,7 @@ import (
 	"github.com/holiman/uint256"
 	"github.com/rs/zerolog"
 
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // trieBenchState imports a state of `accounts` funded accounts and one
@@ -50,7 +50,7 @@ func trieBenchState(b *testing.B, accounts, slots int) (*DB, common.Address) {
 		must(b, si.Account(benchAddr(i), &Account{Nonce: uint64(i % 7), Balance: uint256.NewInt(uint64(i) + 1), CodeHash: types.EmptyCodeHash}))
 	}
 	g := &types.Header{Number: big.NewInt(0), Difficulty: big.NewInt(0), GasLimit: 30_000_000}
-	if _, err := si.Commit(context.Background(), &AnchorWrite{Genesis: g, Headers: []*types.Header{g}, Body: &xtypes.Body{}, Spec: []byte(`{"config":{}}`), Config: []byte(`{}`)}); err != nil {
+	if _, err := si.Commit(context.Background(), &AnchorWrite{Genesis: g, Headers: []*types.Header{g}, Body: &chaintypes.Body{}, Spec: []byte(`{"config":{}}`), Config: []byte(`{}`)}); err != nil {
 		b.Fatal(err)
 	}
 	flush(b, db)

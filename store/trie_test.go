@@ -13,7 +13,7 @@ import (
 	"github.com/holiman/uint256"
 	"github.com/rs/zerolog"
 
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // oracleRoot is the state root of accounts with slots, computed with
@@ -317,7 +317,7 @@ func openTestDBWith(tb testing.TB, cfg Config) *DB {
 
 func writeGenesis(tb testing.TB, db *DB, d *StateDiff) {
 	tb.Helper()
-	g := xtypes.NewBlockWithHeader(&types.Header{Number: big.NewInt(0), Difficulty: big.NewInt(1), GasLimit: 30_000_000})
+	g := chaintypes.NewBlockWithHeader(&types.Header{Number: big.NewInt(0), Difficulty: big.NewInt(1), GasLimit: 30_000_000})
 	if err := db.WriteGenesis(&BlockWrite{Block: g, Diff: d}, []byte(`{"config":{}}`), []byte(`{}`)); err != nil {
 		tb.Fatal(err)
 	}
@@ -334,7 +334,7 @@ func canonicalHash(tb testing.TB, db *DB, n uint64) common.Hash {
 
 func diffBlockWrite(n uint64, parent common.Hash, d *StateDiff) *BlockWrite {
 	h := &types.Header{ParentHash: parent, Number: new(big.Int).SetUint64(n), Difficulty: big.NewInt(1), GasLimit: 30_000_000, Time: n}
-	return &BlockWrite{Block: xtypes.NewBlockWithHeader(h), Diff: d}
+	return &BlockWrite{Block: chaintypes.NewBlockWithHeader(h), Diff: d}
 }
 
 func writeDiffBlock(tb testing.TB, db *DB, n uint64, d *StateDiff) {

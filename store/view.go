@@ -1,7 +1,7 @@
 package store
 
 import (
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 
 	"errors"
 	"fmt"
@@ -315,7 +315,7 @@ func (v *view) Header(number uint64, hash common.Hash) (*types.Header, error) {
 	return h, nil
 }
 
-func (v *view) Body(number uint64, hash common.Hash) (*xtypes.Body, error) {
+func (v *view) Body(number uint64, hash common.Hash) (*chaintypes.Body, error) {
 	if number < v.db.Anchor().History {
 		return nil, fmt.Errorf("body of block %d: %w", number, ErrPrunedHistory)
 	}
@@ -323,14 +323,14 @@ func (v *view) Body(number uint64, hash common.Hash) (*xtypes.Body, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := new(xtypes.Body)
+	b := new(chaintypes.Body)
 	if err := rlp.DecodeBytes(val, b); err != nil {
 		return nil, fmt.Errorf("%w: body %s at %d: %w", ErrCorrupt, hash, number, err)
 	}
 	return b, nil
 }
 
-func (v *view) Receipts(number uint64, hash common.Hash) (xtypes.Receipts, error) {
+func (v *view) Receipts(number uint64, hash common.Hash) (chaintypes.Receipts, error) {
 	if number < v.db.Anchor().History {
 		return nil, fmt.Errorf("receipts of block %d: %w", number, ErrPrunedHistory)
 	}
@@ -338,7 +338,7 @@ func (v *view) Receipts(number uint64, hash common.Hash) (xtypes.Receipts, error
 	if err != nil {
 		return nil, err
 	}
-	rs, err := xtypes.DecodeStored(val)
+	rs, err := chaintypes.DecodeStored(val)
 	if err != nil {
 		return nil, fmt.Errorf("%w: receipts %s at %d: %w", ErrCorrupt, hash, number, err)
 	}

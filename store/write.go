@@ -1,7 +1,7 @@
 package store
 
 import (
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 
 	"bytes"
 	"context"
@@ -382,7 +382,7 @@ func stageBlockData(b *pebble.Batch, w *BlockWrite) error {
 	if err != nil {
 		return fmt.Errorf("encode body: %w", err)
 	}
-	rcpts, err := xtypes.EncodeStored(w.Receipts)
+	rcpts, err := chaintypes.EncodeStored(w.Receipts)
 	if err != nil {
 		return fmt.Errorf("encode receipts: %w", err)
 	}
@@ -656,7 +656,7 @@ func (db *DB) stageUnwindBlock(b *pebble.Batch, n uint64) error {
 		return berr
 	}
 	if found {
-		body := new(xtypes.Body)
+		body := new(chaintypes.Body)
 		if derr := rlp.DecodeBytes(bodyBytes, body); derr != nil {
 			return fmt.Errorf("%w: body: %w", ErrCorrupt, derr)
 		}

@@ -5,7 +5,7 @@
 package chaintest
 
 import (
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 
 	"encoding/json"
 	"errors"
@@ -72,7 +72,7 @@ func Genesis(t testing.TB) *chain.Genesis {
 
 // Blocks decodes every block of chain.rlp, in order. Only the end of the
 // file ends the stream: any other decoding error fails the test.
-func Blocks(t testing.TB) []*xtypes.Block {
+func Blocks(t testing.TB) []*chaintypes.Block {
 	t.Helper()
 	f, err := os.Open(filepath.Join(Dir(t), "chain", "chain.rlp"))
 	if err != nil {
@@ -80,9 +80,9 @@ func Blocks(t testing.TB) []*xtypes.Block {
 	}
 	defer f.Close()
 	s := rlp.NewStream(f, 0)
-	var blocks []*xtypes.Block
+	var blocks []*chaintypes.Block
 	for {
-		b := new(xtypes.Block)
+		b := new(chaintypes.Block)
 		if err := s.Decode(b); errors.Is(err, io.EOF) {
 			break
 		} else if err != nil {
@@ -206,7 +206,7 @@ func StartWriter(t testing.TB, db *store.DB, g *chain.Genesis) *chain.Writer {
 }
 
 // CanonicalBlock reads canonical block n (header and body) of db.
-func CanonicalBlock(t testing.TB, db *store.DB, n uint64) *xtypes.Block {
+func CanonicalBlock(t testing.TB, db *store.DB, n uint64) *chaintypes.Block {
 	t.Helper()
 	view, err := db.View()
 	if err != nil {
@@ -221,14 +221,14 @@ func CanonicalBlock(t testing.TB, db *store.DB, n uint64) *xtypes.Block {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return xtypes.NewBlockWithHeader(h).WithBody(*body)
+	return chaintypes.NewBlockWithHeader(h).WithBody(*body)
 }
 
 // ReexecuteOnConformance verifies and executes block (a block built on the
 // conformance head, block 54) on a fresh copy of the imported conformance
 // chain with the importer's rules (header rules, body roots, gas, receipts
 // root, bloom, requests hash), failing the test if they reject it.
-func ReexecuteOnConformance(t testing.TB, g *chain.Genesis, block *xtypes.Block) *chain.ExecutedBlock {
+func ReexecuteOnConformance(t testing.TB, g *chain.Genesis, block *chaintypes.Block) *chain.ExecutedBlock {
 	t.Helper()
 	db, _ := ImportedStore(t)
 	view, err := db.View()

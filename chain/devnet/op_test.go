@@ -13,7 +13,7 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/chain/op"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 func opDevSpec(t *testing.T) []byte {
@@ -91,7 +91,7 @@ func TestL1BlockSetters(t *testing.T) {
 			state := chain.NewStateDB(reader)
 			proc := exec.NewBlockProcessor(h, parent, common.Hash{}, state, chain.ViewHeaders{Head: head, View: view}, vm.Config{})
 			to := op.L1BlockAddr
-			r, err := proc.ApplyTx(xtypes.NewDeposit(xtypes.DepositFields{From: from, To: &to, Gas: op.SystemTxGas, Data: data}))
+			r, err := proc.ApplyTx(chaintypes.NewDeposit(chaintypes.DepositFields{From: from, To: &to, Gas: op.SystemTxGas, Data: data}))
 			if err != nil {
 				t.Fatalf("%d from %s: %v", v, from, err)
 			}

@@ -12,7 +12,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/trie"
 
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // AnchorHeaders is how many headers below the anchor block an anchored
@@ -27,8 +27,8 @@ type Anchor struct {
 	ChainID  *big.Int
 	Genesis  *types.Header
 	Headers  []*types.Header // ascending, linked, ending at N
-	Body     *xtypes.Body
-	Receipts xtypes.Receipts
+	Body     *chaintypes.Body
+	Receipts chaintypes.Receipts
 	// NoHistory says why Body is nil (empty when it is not).
 	NoHistory string
 }
@@ -96,7 +96,7 @@ func FetchAnchor(ctx context.Context, url string, n uint64, timeout time.Duratio
 // fetchAnchorBlock fetches block n's body and receipts and checks them
 // against its header. A failure is not fatal (the anchor block's history
 // is then not kept): why is returned.
-func fetchAnchorBlock(ctx context.Context, up *upstream, top *types.Header) (*xtypes.Body, xtypes.Receipts, string) {
+func fetchAnchorBlock(ctx context.Context, up *upstream, top *types.Header) (*chaintypes.Body, chaintypes.Receipts, string) {
 	n := top.Number.Uint64()
 	blocks, err := up.blocks(ctx, n, n)
 	if err != nil {
@@ -110,7 +110,7 @@ func fetchAnchorBlock(ctx context.Context, up *upstream, top *types.Header) (*xt
 	if err := up.call(ctx, &raw, "eth_getBlockReceipts", hexutil.EncodeUint64(n)); err != nil {
 		return nil, nil, fmt.Sprintf("receipts of block %d: %v", n, err)
 	}
-	var rs xtypes.Receipts
+	var rs chaintypes.Receipts
 	if err := json.Unmarshal(raw, &rs); err != nil {
 		return nil, nil, fmt.Sprintf("receipts of block %d: %v", n, err)
 	}

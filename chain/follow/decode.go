@@ -17,7 +17,7 @@ import (
 	"github.com/ethereum/go-ethereum/rlp"
 	gojson "github.com/goccy/go-json"
 
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // isNull reports whether a JSON result is absent or null.
@@ -63,7 +63,7 @@ func decodeHeader(raw json.RawMessage) (*types.Header, error) {
 // transaction from its own object by go-ethereum. Transactions are not checked against
 // their announced hashes here: the importer checks them all at once
 // against the header's transactions root.
-func decodeBlock(raw json.RawMessage) (*types.Header, *xtypes.Body, []common.Hash, error) {
+func decodeBlock(raw json.RawMessage) (*types.Header, *chaintypes.Body, []common.Hash, error) {
 	if isNull(raw) {
 		return nil, nil, nil, ErrUnknownBlock
 	}
@@ -81,7 +81,7 @@ func decodeBlock(raw json.RawMessage) (*types.Header, *xtypes.Body, []common.Has
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	bad := func(what string, err error) (*types.Header, *xtypes.Body, []common.Hash, error) {
+	bad := func(what string, err error) (*types.Header, *chaintypes.Body, []common.Hash, error) {
 		return nil, nil, nil, fmt.Errorf("%w: block %d %s: %v", ErrBadResponse, h.Number, what, err)
 	}
 	var rawTxs []json.RawMessage
@@ -91,12 +91,12 @@ func decodeBlock(raw json.RawMessage) (*types.Header, *xtypes.Body, []common.Has
 		}
 		return bad("transactions", err)
 	}
-	body := &xtypes.Body{Transactions: make(xtypes.Txs, len(rawTxs))}
+	body := &chaintypes.Body{Transactions: make(chaintypes.Txs, len(rawTxs))}
 	for i, rawTx := range rawTxs {
 		if r := bytes.TrimSpace(rawTx); len(r) == 0 || r[0] != '{' {
 			return bad(fmt.Sprintf("transaction %d", i), fmt.Errorf("not an object (transaction hashes instead of full transactions?)"))
 		}
-		tx, err := xtypes.UnmarshalTxJSON(rawTx)
+		tx, err := chaintypes.UnmarshalTxJSON(rawTx)
 		if err != nil {
 			return bad(fmt.Sprintf("transaction %d", i), err)
 		}
@@ -121,7 +121,7 @@ func decodeBlock(raw json.RawMessage) (*types.Header, *xtypes.Body, []common.Has
 
 // assembleBlock joins a decoded header, body and uncle headers, checking
 // that the uncles are the announced ones.
-func assembleBlock(h *types.Header, body *xtypes.Body, uncleHashes []common.Hash, uncles []*types.Header) (*xtypes.Block, error) {
+func assembleBlock(h *types.Header, body *chaintypes.Body, uncleHashes []common.Hash, uncles []*types.Header) (*chaintypes.Block, error) {
 	if len(uncles) != len(uncleHashes) {
 		return nil, fmt.Errorf("%w: block %d: %d uncles for %d uncle hashes", ErrBadResponse, h.Number, len(uncles), len(uncleHashes))
 	}
@@ -131,12 +131,12 @@ func assembleBlock(h *types.Header, body *xtypes.Body, uncleHashes []common.Hash
 		}
 	}
 	body.Uncles = uncles
-	return xtypes.NewBlockWithHeader(h).WithBody(*body), nil
+	return chaintypes.NewBlockWithHeader(h).WithBody(*body), nil
 }
 
 // decodeRawBlock decodes a raw block (debug_getRawBlock: the RLP of the
 // block, as 0x-hex). null is ErrUnknownBlock.
-func decodeRawBlock(raw json.RawMessage) (*xtypes.Block, error) {
+func decodeRawBlock(raw json.RawMessage) (*chaintypes.Block, error) {
 	if isNull(raw) {
 		return nil, ErrUnknownBlock
 	}
@@ -147,7 +147,7 @@ func decodeRawBlock(raw json.RawMessage) (*xtypes.Block, error) {
 	if len(enc) == 0 {
 		return nil, ErrUnknownBlock
 	}
-	b := new(xtypes.Block)
+	b := new(chaintypes.Block)
 	if err := rlp.DecodeBytes(enc, b); err != nil {
 		return nil, fmt.Errorf("%w: raw block: %v", ErrBadResponse, err)
 	}

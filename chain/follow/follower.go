@@ -18,7 +18,7 @@ import (
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/store"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // Status is the follower's sync progress (eth_syncing).
@@ -459,9 +459,9 @@ func (f *Follower) catchUpTo(up *upstream, head *chain.Head, target *types.Heade
 }
 
 // importBlock writes one block through the writer.
-func (f *Follower) importBlock(b *xtypes.Block) error {
+func (f *Follower) importBlock(b *chaintypes.Block) error {
 	start := f.clock.Now()
-	if err := f.w.Import([]*xtypes.Block{b}, chain.ImportOptions{}); err != nil {
+	if err := f.w.Import([]*chaintypes.Block{b}, chain.ImportOptions{}); err != nil {
 		return f.writeError(err, b.Hash())
 	}
 	f.lastInvalid, f.progressed = common.Hash{}, true
@@ -544,7 +544,7 @@ func (f *Follower) reorg(up *upstream, target *types.Header) error {
 	end := min(tn, h.Number()+uint64(f.cfg.FetchBatch))
 	chunks, cancel := f.fetchRange(up, a+1, end)
 	defer cancel()
-	var blocks []*xtypes.Block
+	var blocks []*chaintypes.Block
 	parent := ancestor.Hash()
 	for c := range chunks {
 		if c.err != nil {
@@ -667,7 +667,7 @@ func (f *Follower) followTags(up *upstream) error {
 
 // chunk is one fetched batch of blocks.
 type chunk struct {
-	blocks []*xtypes.Block
+	blocks []*chaintypes.Block
 	err    error
 }
 
@@ -730,7 +730,7 @@ func (f *Follower) fetchRange(up *upstream, from, to uint64) (<-chan chunk, cont
 // go-ethereum caches it in the transaction, so execution does not pay the
 // signature recovery. An invalid signature is left for the importer to
 // refuse.
-func (f *Follower) recoverSenders(blocks []*xtypes.Block) {
+func (f *Follower) recoverSenders(blocks []*chaintypes.Block) {
 	for _, b := range blocks {
 		signer := types.MakeSigner(f.config, b.Number(), b.Time())
 		for _, tx := range b.Transactions() {
@@ -767,7 +767,7 @@ func (f *Follower) endCatchUp() {
 
 // progress counts an imported block and logs a progress line every
 // ProgressInterval while catching up.
-func (f *Follower) progress(b *xtypes.Block) {
+func (f *Follower) progress(b *chaintypes.Block) {
 	if !f.sync.Load().Syncing {
 		return
 	}

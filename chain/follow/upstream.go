@@ -15,7 +15,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	gethrpc "github.com/ethereum/go-ethereum/rpc"
 
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // wsMessageLimit bounds one websocket message from the upstream (a batch of
@@ -230,7 +230,7 @@ func (u *upstream) tags(ctx context.Context) (safe, finalized *types.Header, err
 // transactions (and a second batch for uncle headers, if any). When the
 // raw method answers a JSON-RPC error and JSON then works, the upstream
 // does not serve raw blocks: JSON from then on.
-func (u *upstream) blocks(ctx context.Context, from, to uint64) ([]*xtypes.Block, error) {
+func (u *upstream) blocks(ctx context.Context, from, to uint64) ([]*chaintypes.Block, error) {
 	if u.noRaw.Load() {
 		return u.jsonBlocks(ctx, from, to)
 	}
@@ -248,7 +248,7 @@ func (u *upstream) blocks(ctx context.Context, from, to uint64) ([]*xtypes.Block
 
 // rawBlocks fetches debug_getRawBlock for from..to. refused reports that
 // an element was answered with a JSON-RPC error (err says which).
-func (u *upstream) rawBlocks(ctx context.Context, from, to uint64) (blocks []*xtypes.Block, refused bool, err error) {
+func (u *upstream) rawBlocks(ctx context.Context, from, to uint64) (blocks []*chaintypes.Block, refused bool, err error) {
 	elems := make([]gethrpc.BatchElem, 0, to-from+1)
 	for n := from; n <= to; n++ {
 		elems = append(elems, gethrpc.BatchElem{Method: "debug_getRawBlock", Args: []any{hexutil.Uint64(n)}, Result: new(json.RawMessage)})
@@ -256,7 +256,7 @@ func (u *upstream) rawBlocks(ctx context.Context, from, to uint64) (blocks []*xt
 	if err := u.batch(ctx, elems); err != nil {
 		return nil, false, err
 	}
-	blocks = make([]*xtypes.Block, len(elems))
+	blocks = make([]*chaintypes.Block, len(elems))
 	for i, e := range elems {
 		n := from + uint64(i)
 		if e.Error != nil {
@@ -276,7 +276,7 @@ func (u *upstream) rawBlocks(ctx context.Context, from, to uint64) (blocks []*xt
 	return blocks, false, nil
 }
 
-func (u *upstream) jsonBlocks(ctx context.Context, from, to uint64) ([]*xtypes.Block, error) {
+func (u *upstream) jsonBlocks(ctx context.Context, from, to uint64) ([]*chaintypes.Block, error) {
 	elems := make([]gethrpc.BatchElem, 0, to-from+1)
 	for n := from; n <= to; n++ {
 		elems = append(elems, gethrpc.BatchElem{Method: "eth_getBlockByNumber", Args: []any{hexutil.Uint64(n), true}, Result: new(json.RawMessage)})
@@ -286,7 +286,7 @@ func (u *upstream) jsonBlocks(ctx context.Context, from, to uint64) ([]*xtypes.B
 	}
 	type part struct {
 		h      *types.Header
-		body   *xtypes.Body
+		body   *chaintypes.Body
 		uncles []common.Hash
 	}
 	parts := make([]part, len(elems))
@@ -314,7 +314,7 @@ func (u *upstream) jsonBlocks(ctx context.Context, from, to uint64) ([]*xtypes.B
 			return nil, err
 		}
 	}
-	out := make([]*xtypes.Block, len(parts))
+	out := make([]*chaintypes.Block, len(parts))
 	next := 0
 	for i, p := range parts {
 		uncles := make([]*types.Header, len(p.uncles))

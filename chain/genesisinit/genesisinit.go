@@ -18,7 +18,7 @@ import (
 	"github.com/tipnode/tipnode/chain/op"
 	"github.com/tipnode/tipnode/chain/statedump"
 	"github.com/tipnode/tipnode/store"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // Config configures Init.
@@ -139,7 +139,7 @@ func Init(ctx context.Context, db *store.DB, r io.Reader, cfg Config) (*chain.Ge
 	stats.Store, err = si.Commit(ctx, &store.AnchorWrite{
 		Genesis: h,
 		Headers: []*types.Header{h},
-		Body:    xtypes.FromEthBlock(g.Block).Body(),
+		Body:    chaintypes.FromEthBlock(g.Block).Body(),
 		Config:  config,
 	})
 	if err != nil {

@@ -11,7 +11,7 @@
 //	'C' chain config (JSON)            once, first
 //	'G' genesis spec, next 64 KiB      as many as needed
 //	'H' header (RLP)                   block 0's, then ascending up to the anchor block N (N-256..N)
-//	'B' body of N (RLP), 'R' its receipts (xtypes.EncodeStored)   when the source holds them
+//	'B' body of N (RLP), 'R' its receipts (chaintypes.EncodeStored)   when the source holds them
 //	'A' account: address, nonce BE8, balance (32), code hash (32)
 //	'S' slot: address, slot (32), value (32)      after its account
 //	'K' code: hash (32), code                      once per hash

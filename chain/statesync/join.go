@@ -21,7 +21,7 @@ import (
 
 	"github.com/tipnode/tipnode/chain/statedump"
 	"github.com/tipnode/tipnode/store"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // JoinStats describe a joined store.
@@ -178,12 +178,12 @@ func Join(ctx context.Context, r io.Reader, db *store.DB, tmpDir string) (JoinSt
 			}
 			headers = append(headers, h)
 		case frameBody:
-			anchor.Body = new(xtypes.Body)
+			anchor.Body = new(chaintypes.Body)
 			if err := rlp.DecodeBytes(p, anchor.Body); err != nil {
 				return stats, bad("frame %d: body: %v", item, err)
 			}
 		case frameReceipts:
-			rs, err := xtypes.DecodeStored(p)
+			rs, err := chaintypes.DecodeStored(p)
 			if err != nil {
 				return stats, bad("frame %d: receipts: %v", item, err)
 			}

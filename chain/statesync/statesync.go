@@ -15,7 +15,7 @@ import (
 	"github.com/ethereum/go-ethereum/rlp"
 
 	"github.com/tipnode/tipnode/store"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // Magic starts every stream.
@@ -144,7 +144,7 @@ func Write(ctx context.Context, w io.Writer, view store.View, n uint64, bufSize 
 		receipts, rerr := view.Receipts(n, top.Hash())
 		if rerr == nil {
 			b, err1 := rlp.EncodeToBytes(body)
-			r, err2 := xtypes.EncodeStored(receipts)
+			r, err2 := chaintypes.EncodeStored(receipts)
 			if err := errors.Join(err1, err2); err != nil {
 				return err
 			}

@@ -131,8 +131,8 @@ func TestLayerViolations(t *testing.T) {
 		{"pending/stream", "pending", false},
 		{"chain/remotestate", "chain/follow", false},
 		{"migrations", "store", false},
-		{"store", "store/xtypes", false},
-		{"rpc", "store/xtypes", true},       // the transport imports none of ours
+		{"store", "store/chaintypes", false},
+		{"rpc", "store/chaintypes", true},   // the transport imports none of ours
 		{"store", "chain/op", true},         // store imports only store/...
 		{"chain", "pending", true},          // upwards
 		{"chain/follow", "rpc/eth", true},   // upwards

@@ -24,7 +24,7 @@ import (
 	"github.com/tipnode/tipnode/chain/devnet"
 	"github.com/tipnode/tipnode/chain/op"
 	"github.com/tipnode/tipnode/pending/stream/streamtest"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // jsonDiff lists the top-level fields in which two JSON objects differ,
@@ -373,7 +373,7 @@ func TestOPReplicasE2E(t *testing.T) {
 				L1Fee *hexutil.Big   `json:"l1Fee"`
 			}
 			json.Unmarshal(want, &fees)
-			if fees.Type != xtypes.DepositTxType && (fees.L1Fee == nil || fees.L1Fee.ToInt().Sign() <= 0) {
+			if fees.Type != chaintypes.DepositTxType && (fees.L1Fee == nil || fees.L1Fee.ToInt().Sign() <= 0) {
 				t.Fatalf("%s: %s pays no L1 fee on the sequencer: %s", what, h.Hex(), want)
 			}
 			for _, r := range replicas {
@@ -538,7 +538,7 @@ func TestOPReplicasE2E(t *testing.T) {
 		L1Fee        *hexutil.Big    `json:"l1Fee"`
 	}
 	json.Unmarshal(depReceipts[dep], &dr)
-	if dr.Type != xtypes.DepositTxType || dr.Status != 1 || dr.DepositNonce == nil || dr.L1Fee != nil {
+	if dr.Type != chaintypes.DepositTxType || dr.Status != 1 || dr.DepositNonce == nil || dr.L1Fee != nil {
 		t.Fatalf("deposit receipt %s", depReceipts[dep])
 	}
 	for _, r := range replicas {

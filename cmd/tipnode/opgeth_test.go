@@ -31,7 +31,7 @@ import (
 	"github.com/holiman/uint256"
 
 	"github.com/tipnode/tipnode/chain/op"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // The differential oracle against op-geth (issue 19): `make op-geth-diff`
@@ -369,7 +369,7 @@ func (d *opDriver) l1Info(n uint64, t, prevTime uint64) []byte {
 	if err != nil {
 		d.t.Fatal(err)
 	}
-	dep := xtypes.NewDeposit(xtypes.DepositFields{
+	dep := chaintypes.NewDeposit(chaintypes.DepositFields{
 		SourceHash: op.L1InfoDepositSourceHash(info.BlockHash, info.SequenceNumber),
 		From:       op.L1InfoDepositor, To: &op.L1BlockAddr, Gas: 1_000_000, Data: data,
 	})
@@ -385,10 +385,10 @@ func (d *opDriver) l1Info(n uint64, t, prevTime uint64) []byte {
 // mint), a contract creation and a call that logs.
 func (d *opDriver) userDeposits(n uint64) [][]byte {
 	l1 := crypto.Keccak256Hash([]byte("l1"), new(big.Int).SetUint64(n/3).Bytes())
-	mk := func(f xtypes.DepositFields) []byte {
+	mk := func(f chaintypes.DepositFields) []byte {
 		f.SourceHash = op.UserDepositSourceHash(l1, d.logIdx)
 		d.logIdx++
-		raw, err := xtypes.NewDeposit(f).MarshalBinary()
+		raw, err := chaintypes.NewDeposit(f).MarshalBinary()
 		if err != nil {
 			d.t.Fatal(err)
 		}
@@ -398,13 +398,13 @@ func (d *opDriver) userDeposits(n uint64) [][]byte {
 	recipient := common.HexToAddress("0x00000000000000000000000000000000000de9")
 	arg := common.BigToHash(new(big.Int).SetUint64(n)).Bytes()
 	return [][]byte{
-		mk(xtypes.DepositFields{From: common.HexToAddress("0x00000000000000000000000000000000000d01"), To: &recipient,
+		mk(chaintypes.DepositFields{From: common.HexToAddress("0x00000000000000000000000000000000000d01"), To: &recipient,
 			Mint: eth(10), Value: eth(1), Gas: 100_000}),
-		mk(xtypes.DepositFields{From: common.HexToAddress("0x00000000000000000000000000000000000d02"), To: &recipient,
+		mk(chaintypes.DepositFields{From: common.HexToAddress("0x00000000000000000000000000000000000d02"), To: &recipient,
 			Mint: big.NewInt(1000), Value: eth(1_000_000), Gas: 90_000}),
-		mk(xtypes.DepositFields{From: common.HexToAddress("0x00000000000000000000000000000000000d03"),
+		mk(chaintypes.DepositFields{From: common.HexToAddress("0x00000000000000000000000000000000000d03"),
 			Mint: eth(1), Value: big.NewInt(5), Gas: 300_000, Data: initCode(logCode())}),
-		mk(xtypes.DepositFields{From: common.HexToAddress("0x00000000000000000000000000000000000d04"), To: &logContract,
+		mk(chaintypes.DepositFields{From: common.HexToAddress("0x00000000000000000000000000000000000d04"), To: &logContract,
 			Gas: 80_000, Data: arg}),
 	}
 }

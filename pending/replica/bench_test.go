@@ -12,7 +12,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/tipnode/tipnode/pending/pendingtest"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // BenchmarkReceivedToReadable measures a replica's "message received ->
@@ -86,7 +86,7 @@ func BenchmarkReceivedToReadableOP(b *testing.B) {
 				b.Fatal(err)
 			}
 			r.d.Sync()
-			var txs []xtypes.Tx
+			var txs []chaintypes.Tx
 			left := mgas * 1_000_000
 			for left > 0 {
 				g := min(left, 10_000_000)

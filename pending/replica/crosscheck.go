@@ -8,7 +8,7 @@ import (
 
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/stream"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // crossCheck compares what a message's metadata claims (rollup-boost and
@@ -68,7 +68,7 @@ func (d *Driver) crossCheck(e *entry, snap *pending.Snapshot, m *stream.Metadata
 // compareReceipt returns the first field (metric label) where the
 // metadata's receipt differs from ours, and the values; fields the
 // metadata left out are not compared.
-func compareReceipt(mr *stream.MetaReceipt, r *xtypes.Receipt) (field, detail string) {
+func compareReceipt(mr *stream.MetaReceipt, r *chaintypes.Receipt) (field, detail string) {
 	differ := func(f string, want, got any) (string, string) {
 		return f, fmt.Sprintf("metadata %v, replica %v", want, got)
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/stream"
 	"github.com/tipnode/tipnode/store"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // Writer is what the driver needs of the node's store writer
@@ -73,7 +73,7 @@ type entry struct {
 	id           engine.PayloadID
 	base         *stream.Base
 	index        uint64
-	txs          xtypes.Txs
+	txs          chaintypes.Txs
 	cuts         []int    // len(txs) after each message, index 0 first: a rebuild cuts where the stream did
 	sums         []totals // each message's announced totals, index 0 first: a replayed message is compared with them
 	gasUsed      uint64
@@ -423,10 +423,10 @@ func (d *Driver) releaseHeld() {
 	}
 }
 
-func decodeTxs(raw []hexutil.Bytes) (xtypes.Txs, error) {
-	txs := make(xtypes.Txs, len(raw))
+func decodeTxs(raw []hexutil.Bytes) (chaintypes.Txs, error) {
+	txs := make(chaintypes.Txs, len(raw))
 	for i, b := range raw {
-		tx, err := xtypes.DecodeTx(b)
+		tx, err := chaintypes.DecodeTx(b)
 		if err != nil {
 			return nil, fmt.Errorf("%w: transaction %d: %v", ErrExecution, i, err)
 		}
@@ -526,7 +526,7 @@ func (d *Driver) openBlock(p *stream.Payload, received time.Time) {
 
 // sameTx reports whether raw (EIP-2718 bytes) is tx (whose hash is the
 // keccak of those bytes for every type).
-func sameTx(tx xtypes.Tx, raw []byte) bool { return tx.Hash() == crypto.Keccak256Hash(raw) }
+func sameTx(tx chaintypes.Tx, raw []byte) bool { return tx.Hash() == crypto.Keccak256Hash(raw) }
 
 // refusal names why a message's block cannot be replicated ("" when it
 // can): a Lagoon post-execution transaction (diff.post_exec_tx, type 0x7D)
@@ -694,7 +694,7 @@ func (d *Driver) appendTo(p *stream.Payload, received time.Time) {
 // the cumulative totals against e's and publishes the snapshot; on any
 // disagreement the block is dropped and nothing is published. Once
 // published, the message's metadata (if any) is cross-checked.
-func (d *Driver) execute(e *entry, txs xtypes.Txs, received, t0 time.Time, meta *stream.Metadata) {
+func (d *Driver) execute(e *entry, txs chaintypes.Txs, received, t0 time.Time, meta *stream.Metadata) {
 	snap, err := d.apply(e, txs)
 	d.metrics.executed(time.Since(t0))
 	if err != nil {
@@ -731,7 +731,7 @@ func (d *Driver) execute(e *entry, txs xtypes.Txs, received, t0 time.Time, meta 
 
 // apply adds txs to the builder's open block and verifies the totals
 // against the stream's (e.gasUsed, e.receiptsRoot).
-func (d *Driver) apply(e *entry, txs xtypes.Txs) (*pending.Snapshot, error) {
+func (d *Driver) apply(e *entry, txs chaintypes.Txs) (*pending.Snapshot, error) {
 	for _, tx := range txs {
 		if _, err := d.b.Add(tx); err != nil {
 			return nil, fmt.Errorf("%w: %s: %v", ErrExecution, tx.Hash().Hex(), err)

@@ -23,7 +23,7 @@ import (
 	"github.com/tipnode/tipnode/pending/pendingtest"
 	"github.com/tipnode/tipnode/pending/stream"
 	"github.com/tipnode/tipnode/store"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // opChainID is the test OP chain's id.
@@ -112,7 +112,7 @@ func (s *opSeq) msg(snap *pending.Snapshot) sent {
 }
 
 // l1Info is the L1-info deposit of the block at number n.
-func (s *opSeq) l1Info(n uint64) *xtypes.Deposit {
+func (s *opSeq) l1Info(n uint64) *chaintypes.Deposit {
 	s.t.Helper()
 	l1hash := crypto.Keccak256Hash([]byte("l1"), new(big.Int).SetUint64(s.l1).Bytes())
 	info := &op.L1Info{
@@ -125,14 +125,14 @@ func (s *opSeq) l1Info(n uint64) *xtypes.Deposit {
 		s.t.Fatal(err)
 	}
 	to := op.L1BlockAddr
-	return xtypes.NewDeposit(xtypes.DepositFields{
+	return chaintypes.NewDeposit(chaintypes.DepositFields{
 		SourceHash: op.L1InfoDepositSourceHash(l1hash, n), From: op.L1InfoDepositor, To: &to, Gas: 1_000_000, Data: data,
 	})
 }
 
 // userDeposit mints to and sends value to `to` (an L1→L2 deposit).
-func (s *opSeq) userDeposit(logIndex uint64, from, to common.Address, mint, value int64) *xtypes.Deposit {
-	return xtypes.NewDeposit(xtypes.DepositFields{
+func (s *opSeq) userDeposit(logIndex uint64, from, to common.Address, mint, value int64) *chaintypes.Deposit {
+	return chaintypes.NewDeposit(chaintypes.DepositFields{
 		SourceHash: op.UserDepositSourceHash(common.Hash{0x11}, logIndex), From: from, To: &to,
 		Mint: big.NewInt(mint), Value: big.NewInt(value), Gas: 100_000,
 	})
@@ -151,7 +151,7 @@ func (s *opSeq) tx(i int, to *common.Address, value int64, gas uint64, data []by
 // open starts the block after the head (or after the open block, sealed
 // first when seal is set) and returns its index 0: the L1-info deposit
 // and deposits.
-func (s *opSeq) open(deposits ...*xtypes.Deposit) sent {
+func (s *opSeq) open(deposits ...*chaintypes.Deposit) sent {
 	s.t.Helper()
 	head, view, err := s.w.OpenHead()
 	if err != nil {
@@ -179,7 +179,7 @@ func (s *opSeq) open(deposits ...*xtypes.Deposit) sent {
 		view.Close()
 		s.t.Fatal(err)
 	}
-	for _, d := range append([]*xtypes.Deposit{s.l1Info(n)}, deposits...) {
+	for _, d := range append([]*chaintypes.Deposit{s.l1Info(n)}, deposits...) {
 		if _, err := s.b.Add(d); err != nil {
 			s.t.Fatal(err)
 		}
@@ -188,7 +188,7 @@ func (s *opSeq) open(deposits ...*xtypes.Deposit) sent {
 }
 
 // add executes txs as the next message.
-func (s *opSeq) add(txs ...xtypes.Tx) sent {
+func (s *opSeq) add(txs ...chaintypes.Tx) sent {
 	s.t.Helper()
 	for _, tx := range txs {
 		if _, err := s.b.Add(tx); err != nil {
@@ -199,7 +199,7 @@ func (s *opSeq) add(txs ...xtypes.Tx) sent {
 }
 
 // seal writes the open block to the sequencer's store.
-func (s *opSeq) seal() *xtypes.Block {
+func (s *opSeq) seal() *chaintypes.Block {
 	s.t.Helper()
 	sealed, err := s.b.Seal()
 	if err != nil {
@@ -266,11 +266,11 @@ func checkOP(t *testing.T, s *opSeq, r *repSide, want sent, extra ...common.Addr
 	}
 }
 
-func mustJSON(t *testing.T, r *xtypes.Receipt) string {
+func mustJSON(t *testing.T, r *chaintypes.Receipt) string {
 	t.Helper()
 	b, err := json.Marshal(struct {
 		R  *types.Receipt
-		OP *xtypes.OPReceipt
+		OP *chaintypes.OPReceipt
 	}{&r.Receipt, r.OP})
 	if err != nil {
 		t.Fatal(err)
@@ -300,7 +300,7 @@ func TestOPReplica(t *testing.T) {
 	for i, m := range msgs {
 		r.feed(m)
 		checkOP(t, s, r, m, recv, contract, common.Address{0xaa})
-		if i == 0 && (len(m.p.Diff.Transactions) != 2 || m.p.Diff.Transactions[0][0] != xtypes.DepositTxType) {
+		if i == 0 && (len(m.p.Diff.Transactions) != 2 || m.p.Diff.Transactions[0][0] != chaintypes.DepositTxType) {
 			t.Fatalf("index 0 carries %d transactions", len(m.p.Diff.Transactions))
 		}
 	}

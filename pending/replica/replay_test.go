@@ -15,7 +15,7 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/stream"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // The replay harness: a chain with real state roots (go-ethereum-built,
@@ -169,7 +169,7 @@ func runReplay(t *testing.T, cfg replayConfig) *replayReport {
 		readable = map[common.Hash]time.Duration{}
 		late     int
 	)
-	seen := func(txs xtypes.Txs, now time.Time, canonical bool) {
+	seen := func(txs chaintypes.Txs, now time.Time, canonical bool) {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, tx := range txs {
@@ -263,7 +263,7 @@ func runReplay(t *testing.T, cfg replayConfig) *replayReport {
 			now := time.Now()
 			mu.Lock()
 			for _, raw := range m.Diff.Transactions {
-				tx, err := xtypes.DecodeTx(raw)
+				tx, err := chaintypes.DecodeTx(raw)
 				if err != nil {
 					t.Fatal(err)
 				}

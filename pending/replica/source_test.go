@@ -24,7 +24,7 @@ import (
 
 	"github.com/tipnode/tipnode/chain/devnet"
 	"github.com/tipnode/tipnode/pending/stream"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // The source chain: a chain built by go-ethereum (core.GenerateChain, real
@@ -143,7 +143,7 @@ func (s *source) stateAt(t testing.TB, n uint64) *state.StateDB {
 }
 
 // block returns source block n (1-based) as tipnode imports it.
-func (s *source) block(n uint64) *xtypes.Block { return xtypes.FromEthBlock(s.blocks[n-1]) }
+func (s *source) block(n uint64) *chaintypes.Block { return chaintypes.FromEthBlock(s.blocks[n-1]) }
 
 // payloadID is the stream's payload id of block n, build b (a rebuilt
 // payload gets another).

@@ -11,7 +11,7 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/gorilla/websocket"
 
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // The messages of the streams tipnode follows, written from their
@@ -33,7 +33,7 @@ import (
 func conformanceDeposit(t *testing.T) string {
 	t.Helper()
 	to := common.HexToAddress("0x4200000000000000000000000000000000000015")
-	d := xtypes.NewDeposit(xtypes.DepositFields{SourceHash: common.HexToHash("0x5a"), From: common.HexToAddress("0xdeaddeaddeaddeaddeaddeaddeaddeaddead0001"),
+	d := chaintypes.NewDeposit(chaintypes.DepositFields{SourceHash: common.HexToHash("0x5a"), From: common.HexToAddress("0xdeaddeaddeaddeaddeaddeaddeaddeaddead0001"),
 		To: &to, Gas: 1_000_000, Data: common.FromHex("0x098999be00000558000c5fc5")})
 	raw, err := d.MarshalBinary()
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/gorilla/websocket"
 
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 const (
@@ -351,10 +351,10 @@ func jsonUint(raw json.RawMessage) (uint64, error) {
 // Txs decodes the message's new transactions (EIP-2718 binary encodings:
 // a typed transaction or a legacy RLP list). Every failure wraps
 // ErrBadTransaction and names the transaction's position.
-func (p *Payload) Txs() (xtypes.Txs, error) {
-	txs := make(xtypes.Txs, len(p.Diff.Transactions))
+func (p *Payload) Txs() (chaintypes.Txs, error) {
+	txs := make(chaintypes.Txs, len(p.Diff.Transactions))
 	for i, raw := range p.Diff.Transactions {
-		tx, err := xtypes.DecodeTx(raw)
+		tx, err := chaintypes.DecodeTx(raw)
 		if err != nil {
 			return nil, fmt.Errorf("%w: transaction %d of message %d (block %d): %v", ErrBadTransaction, i, p.Index, p.Metadata.BlockNumber, err)
 		}

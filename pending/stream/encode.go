@@ -85,7 +85,7 @@ func BaseOf(h *types.Header) *Base {
 //
 // Encode is chain-agnostic: on an OP chain the snapshot holds what the
 // sequencer put there, which is what the stream carries: index 0 the
-// L1-info deposit and the block's user deposits (xtypes.Deposit, EIP-2718
+// L1-info deposit and the block's user deposits (chaintypes.Deposit, EIP-2718
 // type 0x7e), Base the header's Holocene/Jovian extraData, and
 // Diff.BlobGasUsed the header's blobGasUsed, the block's DA footprint from
 // Jovian.

@@ -15,12 +15,12 @@ import (
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/pendingtest"
 	"github.com/tipnode/tipnode/pending/stream"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // sealedReceipts reads the stored receipts of canonical block b with their
 // transaction types (what DeriveSha encodes).
-func sealedReceipts(t *testing.T, n *pendingtest.Harness, b *xtypes.Block) xtypes.Receipts {
+func sealedReceipts(t *testing.T, n *pendingtest.Harness, b *chaintypes.Block) chaintypes.Receipts {
 	t.Helper()
 	view, err := n.DB.View()
 	if err != nil {
@@ -31,7 +31,7 @@ func sealedReceipts(t *testing.T, n *pendingtest.Harness, b *xtypes.Block) xtype
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := make(xtypes.Receipts, len(stored))
+	out := make(chaintypes.Receipts, len(stored))
 	for i, r := range stored {
 		rr := *r
 		rr.Type = b.Transactions()[i].Type()

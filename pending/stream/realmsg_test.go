@@ -13,7 +13,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/tipnode/tipnode/chain/op"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // Real messages, published by others (testdata/README.md names their
@@ -64,9 +64,9 @@ func TestRealIndex10(t *testing.T) {
 			if len(txs) != 11 {
 				t.Fatalf("%d transactions", len(txs))
 			}
-			byHash := map[common.Hash]xtypes.Tx{}
+			byHash := map[common.Hash]chaintypes.Tx{}
 			for _, tx := range txs {
-				if xtypes.IsDeposit(tx) {
+				if chaintypes.IsDeposit(tx) {
 					t.Fatalf("a deposit at index 10: %s", tx.Hash())
 				}
 				byHash[tx.Hash()] = tx
@@ -147,11 +147,11 @@ func TestRealIndex0(t *testing.T) {
 	if len(msg.Diff.Transactions) != 1 {
 		t.Fatalf("%d transactions", len(msg.Diff.Transactions))
 	}
-	tx, err := xtypes.DecodeTx(msg.Diff.Transactions[0])
+	tx, err := chaintypes.DecodeTx(msg.Diff.Transactions[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, ok := tx.(*xtypes.Deposit)
+	d, ok := tx.(*chaintypes.Deposit)
 	if !ok || d.From() != op.L1InfoDepositor || d.To() == nil || *d.To() != op.L1BlockAddr || d.Gas() != 1_000_000 {
 		t.Fatalf("not the L1-info deposit: %T %+v", tx, tx)
 	}
@@ -173,7 +173,7 @@ func TestRealIndex0(t *testing.T) {
 	if !ok || len(receipts) != 1 {
 		t.Fatalf("receipts %v", receipts)
 	}
-	if r.Type != xtypes.DepositTxType || r.Status != nil || r.CumulativeGasUsed != nil || len(r.Logs) != 1 ||
+	if r.Type != chaintypes.DepositTxType || r.Status != nil || r.CumulativeGasUsed != nil || len(r.Logs) != 1 ||
 		r.Logs[0].Address != common.HexToAddress("0x4200000000000000000000000000000000000010") || len(r.Logs[0].Topics) != 2 || len(r.Logs[0].Data) != 0 {
 		t.Fatalf("deposit receipt %+v", r)
 	}

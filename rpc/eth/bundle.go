@@ -46,7 +46,7 @@ import (
 
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/rpc"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // maxBundleTxs bounds the transactions of one eth_callBundle.
@@ -181,7 +181,7 @@ func (a *API) ethCallBundle(ctx context.Context, p rpc.Params) (any, error) {
 		}
 		before := state.GetBalance(header.Coinbase).ToBig()
 		var (
-			receipt  *xtypes.Receipt
+			receipt  *chaintypes.Receipt
 			result   *core.ExecutionResult
 			applyErr error
 		)

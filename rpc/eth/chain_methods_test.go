@@ -18,7 +18,7 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/rpc"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // callRPC posts one request built from method and params.
@@ -259,7 +259,7 @@ func TestSendRawTransactionChecks(t *testing.T) {
 	wantCode(t, callRPC(t, url, "eth_sendRawTransaction", "0x02zz"), rpc.CodeInvalidParams)
 	wantCode(t, callRPC(t, url, "eth_sendRawTransaction", "0x0201"), rpc.CodeInvalidParams)
 	wantCode(t, callRPC(t, url, "eth_sendRawTransaction", "0x"), rpc.CodeInvalidParams)
-	dep, _ := xtypes.NewDeposit(xtypes.DepositFields{From: to, Gas: 21000, Mint: big.NewInt(1)}).MarshalBinary()
+	dep, _ := chaintypes.NewDeposit(chaintypes.DepositFields{From: to, Gas: 21000, Mint: big.NewInt(1)}).MarshalBinary()
 	if r := callRPC(t, url, "eth_sendRawTransaction", hexutil.Encode(dep)); r.Error == nil || r.Error.Code != rpc.CodeInvalidParams || !strings.Contains(r.Error.Message, "deposit") {
 		t.Fatalf("a deposit sent: %+v, want invalid params naming deposits", r.Error)
 	}
@@ -356,7 +356,7 @@ func TestUnclesAndMissingBlocks(t *testing.T) {
 // headFeedNode serves the conformance genesis with the first n blocks of
 // the chain imported through the node's writer, and returns the API, the
 // writer and all blocks.
-func headFeedNode(t *testing.T, n int) (*API, *chain.Writer, []*xtypes.Block) {
+func headFeedNode(t *testing.T, n int) (*API, *chain.Writer, []*chaintypes.Block) {
 	t.Helper()
 	db, g, w := chaintest.GenesisStore(t)
 	w.Stop() // the node runs its own writer

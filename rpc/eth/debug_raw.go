@@ -16,7 +16,7 @@ import (
 	"github.com/ethereum/go-ethereum/rlp"
 
 	"github.com/tipnode/tipnode/rpc"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // registerRaw installs the debug_getRaw* methods.
@@ -87,7 +87,7 @@ func (a *API) rawReceipts(ctx context.Context, sel BlockSelector, p rpc.Params) 
 // rawTransaction: debug_getRawTransaction(hash): a canonical,
 // pre-confirmed or pooled transaction's binary encoding.
 func (a *API) rawTransaction(t *foundTx) (any, error) {
-	var tx xtypes.Tx
+	var tx chaintypes.Tx
 	if t.Pooled != nil {
 		tx = t.Pooled
 	}

@@ -55,7 +55,7 @@ import (
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/store"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // registerTrace installs the debug_trace* methods, each an execution under
@@ -240,14 +240,14 @@ type traceBlockEnv struct {
 	header  *types.Header
 	parent  *types.Header
 	hash    common.Hash
-	txs     xtypes.Txs
+	txs     chaintypes.Txs
 	state   chain.Backend
 	headers chain.HeaderSource
 }
 
 // canonicalTraceEnv prepares block b (read from r) for re-execution on its
 // parent's state, which must be the canonical block below it.
-func (a *API) canonicalTraceEnv(r *pending.Read, b *xtypes.Block) (*traceBlockEnv, error) {
+func (a *API) canonicalTraceEnv(r *pending.Read, b *chaintypes.Block) (*traceBlockEnv, error) {
 	n := b.NumberU64()
 	if n == 0 {
 		return nil, errTraceGenesis
@@ -318,7 +318,7 @@ func (a *API) startBlock(ctx context.Context, env *traceBlockEnv) *blockRun {
 
 // apply executes the block's next transaction tx, traced by t when t is
 // not nil.
-func (b *blockRun) apply(ctx context.Context, tx xtypes.Tx, t *txTracer, timeout time.Duration) error {
+func (b *blockRun) apply(ctx context.Context, tx chaintypes.Tx, t *txTracer, timeout time.Duration) error {
 	if t != nil {
 		if t.meter != nil {
 			t.meter.cancel = b.proc.EVM().Cancel

@@ -46,7 +46,7 @@ import (
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/store"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // MaxMineBlocks bounds the blocks one anvil_mine / hardhat_mine seals.
@@ -56,7 +56,7 @@ const MaxMineBlocks = 10_000
 // Config.Dev).
 type DevChain interface {
 	Override(o store.PendingOverride) error
-	SendImpersonated(tx *types.Transaction) (*xtypes.Receipt, error)
+	SendImpersonated(tx *types.Transaction) (*chaintypes.Receipt, error)
 	Mine(ctx context.Context, n, interval uint64) (uint64, error)
 	MineAt(ctx context.Context, ts uint64) error
 	IncreaseTime(d time.Duration) (time.Duration, error)
@@ -67,7 +67,7 @@ type DevChain interface {
 	Automine() bool
 	SetIntervalMining(d time.Duration) error
 	Reset() error
-	SendDeposit(f xtypes.DepositFields) (*xtypes.Deposit, uint64, error)
+	SendDeposit(f chaintypes.DepositFields) (*chaintypes.Deposit, uint64, error)
 }
 
 // impersonation is the set of impersonated accounts (in memory: a restart
@@ -569,7 +569,7 @@ func (a *API) devSendDeposit(_ context.Context, p rpc.Params) (any, error) {
 	if args.From == nil {
 		return nil, p.ArgError(0, "deposit", "from is required")
 	}
-	f := xtypes.DepositFields{From: *args.From, To: args.To, Gas: DefaultDepositGas}
+	f := chaintypes.DepositFields{From: *args.From, To: args.To, Gas: DefaultDepositGas}
 	if args.Mint != nil {
 		f.Mint = args.Mint.ToInt()
 	}

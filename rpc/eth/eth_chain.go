@@ -20,7 +20,7 @@ import (
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/store"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // registerChain installs the chain data methods.
@@ -112,7 +112,7 @@ func (a *API) ethBlockNumber(ctx context.Context, p rpc.Params) (any, error) {
 // pending block, Snap is set and Block is assembled from the snapshot.
 type chainBlock struct {
 	res   *ReadContext
-	Block *xtypes.Block
+	Block *chaintypes.Block
 	Snap  *pending.Snapshot
 }
 
@@ -141,28 +141,28 @@ func (a *API) loadBlock(ctx context.Context, sel BlockSelector) (*chainBlock, er
 		res.Close()
 		return nil, err
 	}
-	return &chainBlock{res: res, Block: xtypes.NewBlockWithHeader(h).WithBody(*body)}, nil
+	return &chainBlock{res: res, Block: chaintypes.NewBlockWithHeader(h).WithBody(*body)}, nil
 }
 
 // pendingBlock assembles the pending block of snap.
-func pendingBlock(snap *pending.Snapshot) *xtypes.Block {
+func pendingBlock(snap *pending.Snapshot) *chaintypes.Block {
 	// The snapshot header carries running totals; its transactions and
 	// receipts roots are derived on demand, once per snapshot.
 	h := types.CopyHeader(snap.Header())
 	h.TxHash, h.ReceiptHash = snap.TxRoot(), snap.ReceiptsRoot()
-	body := xtypes.Body{Transactions: snap.Transactions()}
+	body := chaintypes.Body{Transactions: snap.Transactions()}
 	if h.WithdrawalsHash != nil {
 		// The sequencer's blocks carry no withdrawals: shown as [] like a
 		// sealed block of the fork.
 		body.Withdrawals = types.Withdrawals{}
 	}
-	return xtypes.NewBlockWithHeader(h).WithBody(body)
+	return chaintypes.NewBlockWithHeader(h).WithBody(body)
 }
 
 // receipts returns the derived receipts of the loaded block.
-func (a *API) receipts(c *chainBlock) (xtypes.Receipts, error) {
+func (a *API) receipts(c *chainBlock) (chaintypes.Receipts, error) {
 	if c.Snap != nil {
-		return xtypes.Receipts(c.Snap.Receipts()), nil
+		return chaintypes.Receipts(c.Snap.Receipts()), nil
 	}
 	stored, err := c.res.View.Receipts(c.Block.NumberU64(), c.Block.Hash())
 	if err != nil {
@@ -174,8 +174,8 @@ func (a *API) receipts(c *chainBlock) (xtypes.Receipts, error) {
 // depositReceipts are the receipts of the loaded block when it holds a
 // deposit (their nonces and versions show in its transaction objects, as
 // op-geth shows them), else nil: no receipt is read for an L1 block.
-func (a *API) depositReceipts(c *chainBlock) (xtypes.Receipts, error) {
-	if !slices.ContainsFunc(c.Block.Transactions(), xtypes.IsDeposit) {
+func (a *API) depositReceipts(c *chainBlock) (chaintypes.Receipts, error) {
+	if !slices.ContainsFunc(c.Block.Transactions(), chaintypes.IsDeposit) {
 		return nil, nil
 	}
 	if c.Snap != nil {
@@ -189,7 +189,7 @@ func (a *API) depositReceipts(c *chainBlock) (xtypes.Receipts, error) {
 }
 
 func (a *API) marshalChainBlock(c *chainBlock, fullTx bool) (map[string]any, error) {
-	var rs xtypes.Receipts
+	var rs chaintypes.Receipts
 	if fullTx {
 		var err error
 		if rs, err = a.depositReceipts(c); err != nil {
@@ -293,7 +293,7 @@ func (a *API) txCount(ctx context.Context, sel BlockSelector, _ rpc.Params) (any
 // nil when not pooled then).
 type foundTx struct {
 	Hash   common.Hash
-	Block  *xtypes.Block
+	Block  *chaintypes.Block
 	Index  uint64
 	View   store.View
 	Snap   *pending.Snapshot
@@ -347,7 +347,7 @@ func (a *API) transactionByHash(t *foundTx) (any, error) {
 	if b := t.Block; b != nil {
 		tx := b.Transactions()[t.Index]
 		out := newRPCTransaction(tx, blockLocation(b, t.Index), b.BaseFee(), a.genesis.Config)
-		if xtypes.IsDeposit(tx) { // its nonce and receipt version are in its receipt
+		if chaintypes.IsDeposit(tx) { // its nonce and receipt version are in its receipt
 			rs, err := t.View.Receipts(b.NumberU64(), b.Hash())
 			if err != nil {
 				return nil, fmt.Errorf("receipts of block %d: %w", b.NumberU64(), err)
@@ -376,7 +376,7 @@ func (a *API) transactionByHash(t *foundTx) (any, error) {
 
 // lookupTx finds a canonical transaction: its block and index, or a nil
 // block when unknown.
-func (a *API) lookupTx(view store.View, h common.Hash) (*xtypes.Block, uint64, error) {
+func (a *API) lookupTx(view store.View, h common.Hash) (*chaintypes.Block, uint64, error) {
 	loc, err := view.TxLookup(h)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, 0, nil
@@ -392,7 +392,7 @@ func (a *API) lookupTx(view store.View, h common.Hash) (*xtypes.Block, uint64, e
 	if err != nil {
 		return nil, 0, fmt.Errorf("body of transaction %s: %w", h.Hex(), err)
 	}
-	b := xtypes.NewBlockWithHeader(header).WithBody(*body)
+	b := chaintypes.NewBlockWithHeader(header).WithBody(*body)
 	if loc.Index >= uint64(len(b.Transactions())) {
 		return nil, 0, fmt.Errorf("transaction %s: index %d out of range in block %d", h.Hex(), loc.Index, loc.BlockNumber)
 	}
@@ -416,7 +416,7 @@ func (a *API) txByIndex(ctx context.Context, sel BlockSelector, p rpc.Params) (a
 			loc = blockLocation(c.Block, uint64(idx))
 		}
 		out := newRPCTransaction(txs[idx], loc, c.Block.BaseFee(), a.genesis.Config)
-		if xtypes.IsDeposit(txs[idx]) { // its nonce and receipt version are in its receipt
+		if chaintypes.IsDeposit(txs[idx]) { // its nonce and receipt version are in its receipt
 			rs, err := a.depositReceipts(c)
 			if err != nil {
 				return nil, err
@@ -489,6 +489,6 @@ func (a *API) uncleByIndex(ctx context.Context, sel BlockSelector, p rpc.Params)
 		if uint64(idx) >= uint64(len(uncles)) {
 			return nil, nil
 		}
-		return marshalBlock(xtypes.NewBlockWithHeader(uncles[idx]), false, false, a.genesis.Config, nil), nil
+		return marshalBlock(chaintypes.NewBlockWithHeader(uncles[idx]), false, false, a.genesis.Config, nil), nil
 	})
 }

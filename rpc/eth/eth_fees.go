@@ -29,7 +29,7 @@ import (
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/store"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // registerFees installs the fee methods.
@@ -386,7 +386,7 @@ func (a *API) blockRewards(view store.View, h *types.Header, percentiles []float
 // rewardsOf computes one reward row of eth_feeHistory for the block of
 // header h with transactions txs, cumGas(i) being transaction i's
 // cumulative gas used.
-func rewardsOf(h *types.Header, txs xtypes.Txs, cumGas func(int) uint64, percentiles []float64) []*hexutil.Big {
+func rewardsOf(h *types.Header, txs chaintypes.Txs, cumGas func(int) uint64, percentiles []float64) []*hexutil.Big {
 	row := make([]*hexutil.Big, len(percentiles))
 	if len(txs) == 0 {
 		for i := range row {

@@ -14,7 +14,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/tipnode/tipnode/rpc"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // registerSend installs eth_sendRawTransaction.
@@ -61,7 +61,7 @@ func decodeRawTx(p rpc.Params) (*types.Transaction, error) {
 		return nil, rpc.ErrLimit("transaction too large: %d bytes (limit %d)", len(raw), limit)
 	}
 	tx := new(types.Transaction)
-	if len(raw) > 0 && raw[0] == xtypes.DepositTxType {
+	if len(raw) > 0 && raw[0] == chaintypes.DepositTxType {
 		return nil, p.ArgError(0, "transaction", "deposit transactions (type 0x7e) are derived from L1 by the rollup and cannot be sent")
 	}
 	if err := tx.UnmarshalBinary(raw); err != nil {

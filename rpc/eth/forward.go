@@ -21,7 +21,7 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/rpc"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // ForwardConfig configures transaction forwarding. Data only: zero fields
@@ -198,7 +198,7 @@ func (f *Forwarder) tracked() int {
 	return len(f.byHash)
 }
 
-func (f *Forwarder) forget(txs xtypes.Txs) {
+func (f *Forwarder) forget(txs chaintypes.Txs) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, tx := range txs {

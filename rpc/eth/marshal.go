@@ -15,7 +15,7 @@ import (
 
 	"github.com/tipnode/tipnode/chain/op"
 	"github.com/tipnode/tipnode/pending"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // marshalHeader encodes a header: the base fields always, fork fields only
@@ -71,7 +71,7 @@ func marshalHeader(h *types.Header) map[string]any {
 // when fullTx. inclTx false omits "transactions" (uncle blocks). rs are the
 // block's receipts when it holds deposits (their nonce and receipt version,
 // as op-geth shows them in full transaction objects), else nil.
-func marshalBlock(b *xtypes.Block, inclTx, fullTx bool, config *params.ChainConfig, rs xtypes.Receipts) map[string]any {
+func marshalBlock(b *chaintypes.Block, inclTx, fullTx bool, config *params.ChainConfig, rs chaintypes.Receipts) map[string]any {
 	m := marshalHeader(b.Header())
 	m["size"] = hexutil.Uint64(b.Size())
 	if inclTx {
@@ -101,7 +101,7 @@ func marshalBlock(b *xtypes.Block, inclTx, fullTx bool, config *params.ChainConf
 // marshalPendingBlock encodes the pending block like go-ethereum: hash,
 // nonce and miner are null because the block is not sealed. rs are its
 // receipts (deposit nonces and versions, as in marshalBlock), or nil.
-func marshalPendingBlock(b *xtypes.Block, fullTx bool, config *params.ChainConfig, rs xtypes.Receipts) map[string]any {
+func marshalPendingBlock(b *chaintypes.Block, fullTx bool, config *params.ChainConfig, rs chaintypes.Receipts) map[string]any {
 	m := marshalHeader(b.Header())
 	m["size"] = hexutil.Uint64(b.Size())
 	txs := b.Transactions()
@@ -142,7 +142,7 @@ func pendingLocation(h *types.Header, index uint64) *txLocation {
 	return &txLocation{Hash: &common.Hash{}, Number: h.Number.Uint64(), Time: h.Time, Index: index}
 }
 
-func blockLocation(b *xtypes.Block, index uint64) *txLocation {
+func blockLocation(b *chaintypes.Block, index uint64) *txLocation {
 	h := b.Hash()
 	return &txLocation{Hash: &h, Number: b.NumberU64(), Time: b.Time(), Index: index}
 }
@@ -185,10 +185,10 @@ type rpcTransaction struct {
 // newRPCTransaction builds the JSON form of tx. loc is nil for a
 // transaction outside any block; baseFee is the including block's base fee
 // (gasPrice of a dynamic-fee transaction in a block is its effective price).
-func newRPCTransaction(t xtypes.Tx, loc *txLocation, baseFee *big.Int, config *params.ChainConfig) *rpcTransaction {
+func newRPCTransaction(t chaintypes.Tx, loc *txLocation, baseFee *big.Int, config *params.ChainConfig) *rpcTransaction {
 	tx, ok := t.(*types.Transaction)
 	if !ok {
-		return newRPCDeposit(t.(*xtypes.Deposit), loc)
+		return newRPCDeposit(t.(*chaintypes.Deposit), loc)
 	}
 	var signer types.Signer
 	if loc != nil {
@@ -255,7 +255,7 @@ func newRPCTransaction(t xtypes.Tx, loc *txLocation, baseFee *big.Int, config *p
 // newRPCDeposit is the JSON form of a deposit as OP Stack nodes serve it:
 // its deposit fields, gasPrice and signature values zero. (The nonce and
 // depositReceiptVersion come from its receipt: see withDepositReceipt.)
-func newRPCDeposit(d *xtypes.Deposit, loc *txLocation) *rpcTransaction {
+func newRPCDeposit(d *chaintypes.Deposit, loc *txLocation) *rpcTransaction {
 	zero := (*hexutil.Big)(new(big.Int))
 	src := d.SourceHash()
 	out := &rpcTransaction{
@@ -266,7 +266,7 @@ func newRPCDeposit(d *xtypes.Deposit, loc *txLocation) *rpcTransaction {
 		Input:      hexutil.Bytes(d.Data()),
 		To:         d.To(),
 		Value:      (*hexutil.Big)(d.Value()),
-		Type:       hexutil.Uint64(xtypes.DepositTxType),
+		Type:       hexutil.Uint64(chaintypes.DepositTxType),
 		V:          zero,
 		R:          zero,
 		S:          zero,
@@ -291,7 +291,7 @@ func newRPCDeposit(d *xtypes.Deposit, loc *txLocation) *rpcTransaction {
 
 // withReceiptAt is withDepositReceipt with receipt i of rs (t unchanged
 // when rs lacks it).
-func (t *rpcTransaction) withReceiptAt(rs xtypes.Receipts, i int) *rpcTransaction {
+func (t *rpcTransaction) withReceiptAt(rs chaintypes.Receipts, i int) *rpcTransaction {
 	if i < len(rs) {
 		return t.withDepositReceipt(rs[i])
 	}
@@ -300,7 +300,7 @@ func (t *rpcTransaction) withReceiptAt(rs xtypes.Receipts, i int) *rpcTransactio
 
 // withDepositReceipt sets a deposit's nonce and receipt version from its
 // receipt (nothing for other transactions or receipts without them).
-func (t *rpcTransaction) withDepositReceipt(r *xtypes.Receipt) *rpcTransaction {
+func (t *rpcTransaction) withDepositReceipt(r *chaintypes.Receipt) *rpcTransaction {
 	if t.SourceHash == nil || r == nil || r.OP == nil || r.OP.DepositNonce == nil {
 		return t
 	}
@@ -314,8 +314,8 @@ func (t *rpcTransaction) withDepositReceipt(r *xtypes.Receipt) *rpcTransaction {
 
 // txFrom is the sender of a block's transaction: a deposit's from, else
 // txSender.
-func txFrom(signer types.Signer, tx xtypes.Tx) common.Address {
-	if d, ok := tx.(*xtypes.Deposit); ok {
+func txFrom(signer types.Signer, tx chaintypes.Tx) common.Address {
+	if d, ok := tx.(*chaintypes.Deposit); ok {
 		return d.From()
 	}
 	return txSender(signer, tx.(*types.Transaction))
@@ -343,7 +343,7 @@ func effectivePrice(tx *types.Transaction, baseFee *big.Int) *big.Int {
 
 // marshalReceipt encodes a receipt whose derived fields are set (see
 // deriveReceipts). tx is its transaction, signer recovers the sender.
-func marshalReceipt(r *xtypes.Receipt, tx xtypes.Tx, signer types.Signer) map[string]any {
+func marshalReceipt(r *chaintypes.Receipt, tx chaintypes.Tx, signer types.Signer) map[string]any {
 	from := txFrom(signer, tx)
 	var number uint64
 	if r.BlockNumber != nil {
@@ -388,7 +388,7 @@ func marshalReceipt(r *xtypes.Receipt, tx xtypes.Tx, signer types.Signer) map[st
 
 // marshalOPReceipt adds an OP Stack receipt's fields as op-geth and op-reth
 // serve them (l1FeeScalar as a decimal string).
-func marshalOPReceipt(m map[string]any, o *xtypes.OPReceipt, blobGasUsed uint64) {
+func marshalOPReceipt(m map[string]any, o *chaintypes.OPReceipt, blobGasUsed uint64) {
 	big := func(k string, v *big.Int) {
 		if v != nil {
 			m[k] = (*hexutil.Big)(v)
@@ -421,7 +421,7 @@ func marshalOPReceipt(m map[string]any, o *xtypes.OPReceipt, blobGasUsed uint64)
 // deriveReceipts turns stored receipts into full receipts of block b (tx
 // hash, gas used, effective and blob gas prices, contract address, log
 // positions, bloom).
-func deriveReceipts(config *params.ChainConfig, b *xtypes.Block, rs xtypes.Receipts) (xtypes.Receipts, error) {
+func deriveReceipts(config *params.ChainConfig, b *chaintypes.Block, rs chaintypes.Receipts) (chaintypes.Receipts, error) {
 	h := b.Header()
 	var blobGasPrice *big.Int
 	if h.ExcessBlobGas != nil {

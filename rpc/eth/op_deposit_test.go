@@ -16,7 +16,7 @@ import (
 	"github.com/tipnode/tipnode/chain/op"
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/pendingtest"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // opDepositNode is the OP dev chain (every fork through Jovian at genesis)
@@ -66,11 +66,11 @@ func TestOPDepositObjects(t *testing.T) {
 	minted := common.Address{0xd0}
 	// Two deposits from one account (nonces 0 and 1) and a user
 	// transaction (a non-zero DA footprint), over two blocks.
-	if _, _, err := h.Seq.SendDeposit(xtypes.DepositFields{From: minted, To: &minted, Mint: big.NewInt(params.Ether), Gas: 100_000}); err != nil {
+	if _, _, err := h.Seq.SendDeposit(chaintypes.DepositFields{From: minted, To: &minted, Mint: big.NewInt(params.Ether), Gas: 100_000}); err != nil {
 		t.Fatal(err)
 	}
 	h.Seal()
-	if _, _, err := h.Seq.SendDeposit(xtypes.DepositFields{From: minted, To: &minted, Mint: big.NewInt(1), Gas: 100_000}); err != nil {
+	if _, _, err := h.Seq.SendDeposit(chaintypes.DepositFields{From: minted, To: &minted, Mint: big.NewInt(1), Gas: 100_000}); err != nil {
 		t.Fatal(err)
 	}
 	h.Send(0, &common.Address{0xbe}, big.NewInt(1), 21_000, make([]byte, 0))
@@ -86,7 +86,7 @@ func TestOPDepositObjects(t *testing.T) {
 		wantResult(t, callRPC(t, url, "eth_getBlockByNumber", tag, true), &block)
 		deposits := 0
 		for i, tx := range block.Transactions {
-			if tx.Type != xtypes.DepositTxType {
+			if tx.Type != chaintypes.DepositTxType {
 				continue
 			}
 			deposits++
@@ -151,7 +151,7 @@ func TestOPDepositObjects(t *testing.T) {
 			DepositReceiptVersion *hexutil.Uint64 `json:"depositReceiptVersion"`
 		}
 		wantResult(t, callRPC(t, url, "eth_getTransactionReceipt", hash), &r)
-		if r.Type != xtypes.DepositTxType {
+		if r.Type != chaintypes.DepositTxType {
 			var dec types.Receipt
 			if err := dec.UnmarshalBinary(raws[i]); err != nil || dec.CumulativeGasUsed != uint64(r.CumulativeGasUsed) {
 				t.Fatalf("receipt %d: %v %+v", i, err, dec)
@@ -170,7 +170,7 @@ func TestOPDepositObjects(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := append([]byte{xtypes.DepositTxType}, body...)
+		want := append([]byte{chaintypes.DepositTxType}, body...)
 		if !bytes.Equal(raws[i], want) {
 			t.Errorf("receipt %d (deposit nonce %d): raw %x, want %x", i, *r.DepositNonce, []byte(raws[i]), want)
 		}

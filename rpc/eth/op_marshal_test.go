@@ -13,7 +13,7 @@ import (
 	"github.com/ethereum/go-ethereum/trie"
 
 	"github.com/tipnode/tipnode/chain/op"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // TestOPMarshal pins two answers to op-geth's (found by the differential
@@ -24,7 +24,7 @@ import (
 // store does not keep.
 func TestOPMarshal(t *testing.T) {
 	for _, mint := range []*big.Int{nil, new(big.Int), big.NewInt(7)} {
-		d := xtypes.NewDeposit(xtypes.DepositFields{From: common.Address{1}, To: &common.Address{2}, Mint: mint, Gas: 21_000})
+		d := chaintypes.NewDeposit(chaintypes.DepositFields{From: common.Address{1}, To: &common.Address{2}, Mint: mint, Gas: 21_000})
 		raw, _ := json.Marshal(newRPCTransaction(d, nil, nil, params.MergedTestChainConfig))
 		var got struct {
 			Mint *hexutil.Big `json:"mint"`
@@ -55,10 +55,10 @@ func TestOPMarshal(t *testing.T) {
 		{"before jovian", nil, nil},
 	} {
 		// As stored: no BlobGasUsed.
-		rs := xtypes.Receipts{{Receipt: types.Receipt{Type: tx.Type(), Status: 1, CumulativeGasUsed: 21_000},
-			OP: &xtypes.OPReceipt{L1Fee: big.NewInt(1), DAFootprintGasScalar: tc.scalar}}}
+		rs := chaintypes.Receipts{{Receipt: types.Receipt{Type: tx.Type(), Status: 1, CumulativeGasUsed: 21_000},
+			OP: &chaintypes.OPReceipt{L1Fee: big.NewInt(1), DAFootprintGasScalar: tc.scalar}}}
 		h := &types.Header{Number: big.NewInt(1), BaseFee: big.NewInt(1), Difficulty: new(big.Int)}
-		b := xtypes.FromEthBlock(types.NewBlock(h, &types.Body{Transactions: types.Transactions{tx}}, nil, trie.NewStackTrie(nil)))
+		b := chaintypes.FromEthBlock(types.NewBlock(h, &types.Body{Transactions: types.Transactions{tx}}, nil, trie.NewStackTrie(nil)))
 		derived, err := deriveReceipts(params.MergedTestChainConfig, b, rs)
 		if err != nil {
 			t.Fatal(err)

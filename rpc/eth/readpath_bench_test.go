@@ -32,7 +32,7 @@ import (
 	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/rpc/rpctest"
 	"github.com/tipnode/tipnode/store"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // The read-path benchmarks run the hot requests of the go-ethereum
@@ -305,7 +305,7 @@ func pastChainAPI(b *testing.B) (*API, *http.Client, string, abi.ABI) {
 			d.Accounts[pastHotHolder(i)] = &store.Account{Nonce: n, Balance: uint256.NewInt(1e18 - n*1e12), CodeHash: types.EmptyCodeHash}
 			d.Storage[readToken][balanceSlot(pastHotHolder(i))] = common.BigToHash(big.NewInt(int64(1e9 - n)))
 		}
-		blk := xtypes.NewBlockWithHeader(h).WithBody(xtypes.Body{Withdrawals: types.Withdrawals{}})
+		blk := chaintypes.NewBlockWithHeader(h).WithBody(chaintypes.Body{Withdrawals: types.Withdrawals{}})
 		if err := db.WriteBlock(&store.BlockWrite{Block: blk, Diff: d}); err != nil {
 			b.Fatal(err)
 		}

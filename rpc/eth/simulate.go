@@ -18,7 +18,7 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/store"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // eth_simulateV1: a chain of simulated blocks on top of any block (or the
@@ -378,7 +378,7 @@ func (sim *simulator) processBlock(ctx context.Context, pb plannedBlock) (*simBl
 
 	var (
 		calls   = pb.in.Calls
-		txs     = make(xtypes.Txs, len(calls))
+		txs     = make(chaintypes.Txs, len(calls))
 		results = make([]simCallResult, len(calls))
 		senders = make([]common.Address, len(calls))
 	)
@@ -397,7 +397,7 @@ func (sim *simulator) processBlock(ctx context.Context, pb plannedBlock) (*simBl
 		tracer.startTx(tx.Hash(), uint(i))
 
 		var (
-			receipt  *xtypes.Receipt
+			receipt  *chaintypes.Receipt
 			result   *core.ExecutionResult
 			applyErr error
 		)
@@ -458,7 +458,7 @@ func (sim *simulator) processBlock(ctx context.Context, pb plannedBlock) (*simBl
 		blobGas := proc.BlobGasUsed()
 		header.BlobGasUsed = &blobGas
 	}
-	body := &xtypes.Body{Transactions: txs}
+	body := &chaintypes.Body{Transactions: txs}
 	if sim.config.IsShanghai(header.Number, header.Time) {
 		body.Withdrawals = types.Withdrawals{}
 		if ov.Withdrawals != nil {
@@ -486,7 +486,7 @@ func (sim *simulator) processBlock(ctx context.Context, pb plannedBlock) (*simBl
 		header.RequestsHash = &h
 	}
 	header.Root = common.Hash{} // simulation commits nothing to a trie
-	block := xtypes.NewBlock(header, body, proc.Receipts(), sim.hasher)
+	block := chaintypes.NewBlock(header, body, proc.Receipts(), sim.hasher)
 	hash := block.Hash()
 	for i := range results {
 		for _, l := range results[i].Logs {

@@ -10,7 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/params"
 
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // JSON encoding of eth_simulateV1's result without reflection.
@@ -34,7 +34,7 @@ type simResult []*simBlockResult
 // senders (calls are unsigned: full transaction objects take the sender
 // from the call).
 type simBlockResult struct {
-	block   *xtypes.Block
+	block   *chaintypes.Block
 	header  *types.Header
 	hash    common.Hash
 	calls   []simCallResult

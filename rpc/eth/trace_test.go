@@ -17,7 +17,7 @@ import (
 
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/rpc"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // counterInit deploys counterRuntime: each call increments slot 0 and logs
@@ -226,8 +226,8 @@ func TestTraceOutputLimit(t *testing.T) {
 	cfg := DefaultAPIConfig()
 	cfg.TraceMaxOutput = 512
 	_, url := startNodeCfg(t, cfg, db, g, nil)
-	var create xtypes.Tx
-	var busiest *xtypes.Block
+	var create chaintypes.Tx
+	var busiest *chaintypes.Block
 	for _, b := range chaintest.Blocks(t) {
 		for _, tx := range b.Transactions() {
 			if tx.To() == nil && create == nil {
@@ -289,7 +289,7 @@ func TestOutputMeter(t *testing.T) {
 func TestTraceJavaScriptAndLimits(t *testing.T) {
 	db, g := chaintest.ImportedStore(t)
 	blocks := chaintest.Blocks(t)
-	var tx xtypes.Tx
+	var tx chaintypes.Tx
 	for _, b := range blocks {
 		if len(b.Transactions()) > 0 {
 			tx = b.Transactions()[0]
@@ -343,7 +343,7 @@ func TestTraceJavaScriptAndLimits(t *testing.T) {
 func TestTraceJavaScriptOff(t *testing.T) {
 	db, g := chaintest.ImportedStore(t)
 	_, url := startNode(t, db, g, nil)
-	var tx xtypes.Tx
+	var tx chaintypes.Tx
 	for _, b := range chaintest.Blocks(t) {
 		if len(b.Transactions()) > 0 {
 			tx = b.Transactions()[0]

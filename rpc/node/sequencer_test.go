@@ -26,7 +26,7 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/pending/pendingtest"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/store"
@@ -580,7 +580,7 @@ func TestPoolLifetimeEvictsStuckTransactions(t *testing.T) {
 	}
 	// The advance also fired the node's sequencer timers: its loop may have
 	// pre-confirmed the fresh transaction already.
-	preconfirmed := slices.ContainsFunc(e.Mgr.Current().Transactions(), func(tx xtypes.Tx) bool { return tx.Hash() == fresh.Hash() })
+	preconfirmed := slices.ContainsFunc(e.Mgr.Current().Transactions(), func(tx chaintypes.Tx) bool { return tx.Hash() == fresh.Hash() })
 	want := 1 // the fresh transaction, pooled
 	if preconfirmed {
 		want = 0

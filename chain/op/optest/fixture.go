@@ -15,7 +15,7 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // EnvDir names the environment variable that overrides the location of the
@@ -131,7 +131,7 @@ type Attributes struct {
 	PrevRandao            common.Hash
 	SuggestedFeeRecipient common.Address
 	ParentBeaconBlockRoot *common.Hash
-	Transactions          []xtypes.Tx
+	Transactions          []chaintypes.Tx
 	RawTransactions       [][]byte
 	GasLimit              uint64
 	EIP1559Params         []byte            // 8 bytes (Holocene) or nil when absent
@@ -280,7 +280,7 @@ func parseAttributes(raw json.RawMessage) (Attributes, error) {
 		out.EIP1559Params = *a.EIP1559Params
 	}
 	for i, enc := range a.Transactions {
-		tx, err := xtypes.DecodeTx(enc)
+		tx, err := chaintypes.DecodeTx(enc)
 		if err != nil {
 			return Attributes{}, fmt.Errorf("%w: executing_payload transaction %d: %w", ErrFixture, i, err)
 		}

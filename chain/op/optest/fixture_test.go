@@ -8,7 +8,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 func TestLoadAll(t *testing.T) {
@@ -19,7 +19,7 @@ func TestLoadAll(t *testing.T) {
 		if got := len(f.Attributes.Transactions); got != txs[n] {
 			t.Errorf("block %d: %d transactions, README says %d", n, got, txs[n])
 		}
-		if f.Attributes.Transactions[0].Type() != xtypes.DepositTxType {
+		if f.Attributes.Transactions[0].Type() != chaintypes.DepositTxType {
 			t.Errorf("block %d: first transaction is type %d, want the L1-info deposit", n, f.Attributes.Transactions[0].Type())
 		}
 		if f.Rollup.L2ChainID != 11155420 || f.Rollup.HoloceneTime == nil || f.Attributes.Timestamp < *f.Rollup.HoloceneTime || f.Rollup.IsthmusTime == nil || f.Attributes.Timestamp >= *f.Rollup.IsthmusTime {

@@ -19,7 +19,7 @@ import (
 	"github.com/holiman/uint256"
 
 	"github.com/tipnode/tipnode/store"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // flatAccount is one account of a complete synthetic state.
@@ -321,7 +321,7 @@ func TestStateRealL1Block(t *testing.T) {
 		if code, err := s.Code(acc.CodeHash); err != nil || len(code) == 0 {
 			t.Fatalf("block %d: L1Block code: %d bytes, %v", n, len(code), err)
 		}
-		dep, ok := f.Attributes.Transactions[0].(*xtypes.Deposit)
+		dep, ok := f.Attributes.Transactions[0].(*chaintypes.Deposit)
 		if !ok {
 			t.Fatalf("block %d: first transaction is %T", n, f.Attributes.Transactions[0])
 		}

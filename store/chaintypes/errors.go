@@ -1,4 +1,4 @@
-package xtypes
+package chaintypes
 
 import "errors"
 

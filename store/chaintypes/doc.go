@@ -1,8 +1,12 @@
-// Package xtypes holds the block, transaction and receipt types tipnode
+// Package chaintypes holds the block, transaction and receipt types tipnode
 // stores, executes and serves: go-ethereum's own types, extended so that a
 // block can carry OP Stack deposit transactions (type 0x7e), which
 // go-ethereum's types.Transaction cannot hold (its TxData cannot be
 // implemented outside its package).
+//
+// They are the chain vocabulary of every layer (store, chain, pending, rpc);
+// the package sits under store because store, which imports no other
+// tipnode package, encodes them, and every other layer imports store.
 //
 // Model:
 //   - Tx is an interface. *types.Transaction satisfies it as is, so an L1
@@ -32,4 +36,4 @@
 //
 // This package imports only go-ethereum and the standard library, so the
 // store (which imports no other tipnode package) can hold these types.
-package xtypes
+package chaintypes

@@ -1,4 +1,4 @@
-package xtypes_test
+package chaintypes_test
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ import (
 	"github.com/ethereum/go-ethereum/rlp"
 	"github.com/ethereum/go-ethereum/trie"
 
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // A published L1-info deposit (Base Sepolia, in base/node-reth's
@@ -30,11 +30,11 @@ const (
 
 func TestRealDeposit(t *testing.T) {
 	enc := hexutil.MustDecode(realDeposit)
-	tx, err := xtypes.DecodeTx(enc)
+	tx, err := chaintypes.DecodeTx(enc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, ok := tx.(*xtypes.Deposit)
+	d, ok := tx.(*chaintypes.Deposit)
 	if !ok {
 		t.Fatalf("decoded %T, want a deposit", tx)
 	}
@@ -52,32 +52,32 @@ func TestRealDeposit(t *testing.T) {
 		t.Fatalf("re-encoding differs: %x, %v", again, err)
 	}
 	// Rebuilt from its fields, the deposit is the same.
-	if re := xtypes.NewDeposit(d.Fields()); re.Hash() != d.Hash() {
+	if re := chaintypes.NewDeposit(d.Fields()); re.Hash() != d.Hash() {
 		t.Fatalf("NewDeposit(Fields()) hash %s", re.Hash().Hex())
 	}
 }
 
 func TestDepositFields(t *testing.T) {
 	to := common.Address{0x42}
-	cases := []xtypes.DepositFields{
+	cases := []chaintypes.DepositFields{
 		{SourceHash: common.Hash{1}, From: common.Address{2}, To: &to, Mint: big.NewInt(1e18), Value: big.NewInt(5), Gas: 100_000, Data: []byte{1, 2, 3}},
 		{SourceHash: common.Hash{3}, From: common.Address{4}, Gas: 21_000, IsSystemTx: true},                    // create, no mint, nil value
 		{SourceHash: common.Hash{5}, From: common.Address{6}, To: &to, Mint: new(big.Int), Value: new(big.Int)}, // zero mint = none
 	}
 	for i, f := range cases {
-		d := xtypes.NewDeposit(f)
+		d := chaintypes.NewDeposit(f)
 		enc, err := d.MarshalBinary()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if enc[0] != xtypes.DepositTxType || d.Hash() != crypto.Keccak256Hash(enc) || d.Size() != uint64(len(enc)) {
+		if enc[0] != chaintypes.DepositTxType || d.Hash() != crypto.Keccak256Hash(enc) || d.Size() != uint64(len(enc)) {
 			t.Fatalf("case %d: encoding %x, hash %s", i, enc, d.Hash())
 		}
-		back, err := xtypes.DecodeTx(enc)
+		back, err := chaintypes.DecodeTx(enc)
 		if err != nil {
 			t.Fatalf("case %d: %v", i, err)
 		}
-		g := back.(*xtypes.Deposit).Fields()
+		g := back.(*chaintypes.Deposit).Fields()
 		if g.SourceHash != f.SourceHash || g.From != f.From || (g.To == nil) != (f.To == nil) || g.Gas != f.Gas || g.IsSystemTx != f.IsSystemTx || !bytes.Equal(g.Data, f.Data) {
 			t.Fatalf("case %d: round trip %+v, want %+v", i, g, f)
 		}
@@ -88,12 +88,12 @@ func TestDepositFields(t *testing.T) {
 			t.Fatalf("case %d: decoded hash differs", i)
 		}
 		// In a body (a string element of the list) and back.
-		body := &xtypes.Body{Transactions: xtypes.Txs{d}}
+		body := &chaintypes.Body{Transactions: chaintypes.Txs{d}}
 		benc, err := rlp.EncodeToBytes(body)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var b2 xtypes.Body
+		var b2 chaintypes.Body
 		if err := rlp.DecodeBytes(benc, &b2); err != nil || len(b2.Transactions) != 1 || b2.Transactions[0].Hash() != d.Hash() {
 			t.Fatalf("case %d: body round trip: %v", i, err)
 		}
@@ -109,11 +109,11 @@ func TestDecodeTxRefusesGarbage(t *testing.T) {
 		"unknown type":     {0x55, 0xc0},
 		"truncated legacy": {0xf8, 0x10, 0x01},
 	} {
-		if _, err := xtypes.DecodeTx(b); err == nil {
+		if _, err := chaintypes.DecodeTx(b); err == nil {
 			t.Errorf("%s: decoded", name)
 		}
 	}
-	if _, err := xtypes.DecodeTx([]byte{0x7e, 0xc0}); !errors.Is(err, xtypes.ErrDepositDecode) {
+	if _, err := chaintypes.DecodeTx([]byte{0x7e, 0xc0}); !errors.Is(err, chaintypes.ErrDepositDecode) {
 		t.Errorf("empty deposit list: %v, want ErrDepositDecode", err)
 	}
 }
@@ -163,7 +163,7 @@ func TestL1BlocksUnchanged(t *testing.T) {
 		if err := rlp.DecodeBytes(enc, &eb); err != nil {
 			t.Fatal(err)
 		}
-		var xb xtypes.Block
+		var xb chaintypes.Block
 		if err := rlp.DecodeBytes(enc, &xb); err != nil {
 			t.Fatalf("block %d: %v", i, err)
 		}
@@ -185,25 +185,25 @@ func TestL1BlocksUnchanged(t *testing.T) {
 		if back, ok := xb.Eth(); !ok || back.Hash() != eb.Hash() {
 			t.Fatalf("block %d: Eth() differs", i)
 		}
-		if fb := xtypes.FromEthBlock(&eb); fb.Hash() != eb.Hash() || len(fb.Transactions()) != len(eb.Transactions()) {
+		if fb := chaintypes.FromEthBlock(&eb); fb.Hash() != eb.Hash() || len(fb.Transactions()) != len(eb.Transactions()) {
 			t.Fatalf("block %d: FromEthBlock differs", i)
 		}
-		rebuilt := xtypes.NewBlock(eb.Header(), xb.Body(), nil, nil)
+		rebuilt := chaintypes.NewBlock(eb.Header(), xb.Body(), nil, nil)
 		if rebuilt.TxHash() != eb.TxHash() || rebuilt.Header().UncleHash != eb.UncleHash() {
 			t.Fatalf("block %d: NewBlock roots differ", i)
 		}
 	}
 }
 
-func sampleReceipts() xtypes.Receipts {
+func sampleReceipts() chaintypes.Receipts {
 	nonce, version := uint64(7), uint64(1)
 	scalar := uint64(1368)
 	log := &types.Log{Address: common.Address{9}, Topics: []common.Hash{{1}}, Data: []byte{2}}
-	rs := xtypes.Receipts{
+	rs := chaintypes.Receipts{
 		{Receipt: types.Receipt{Type: types.LegacyTxType, PostState: common.Hash{5}.Bytes(), CumulativeGasUsed: 21000}},
 		{Receipt: types.Receipt{Type: types.DynamicFeeTxType, Status: 1, CumulativeGasUsed: 50000, Logs: []*types.Log{log}}},
-		{Receipt: types.Receipt{Type: xtypes.DepositTxType, Status: 1, CumulativeGasUsed: 90000}, OP: &xtypes.OPReceipt{DepositNonce: &nonce, DepositReceiptVersion: &version}},
-		{Receipt: types.Receipt{Type: types.DynamicFeeTxType, Status: 0, CumulativeGasUsed: 120000}, OP: &xtypes.OPReceipt{
+		{Receipt: types.Receipt{Type: chaintypes.DepositTxType, Status: 1, CumulativeGasUsed: 90000}, OP: &chaintypes.OPReceipt{DepositNonce: &nonce, DepositReceiptVersion: &version}},
+		{Receipt: types.Receipt{Type: types.DynamicFeeTxType, Status: 0, CumulativeGasUsed: 120000}, OP: &chaintypes.OPReceipt{
 			L1GasPrice: big.NewInt(1055991687), L1GasUsed: big.NewInt(4471), L1Fee: big.NewInt(24681034813),
 			L1BaseFeeScalar: &scalar, L1BlobBaseFee: big.NewInt(1), L1BlobBaseFeeScalar: &scalar}},
 	}
@@ -219,7 +219,7 @@ func sampleReceipts() xtypes.Receipts {
 func TestStoredReceiptsCompatible(t *testing.T) {
 	rs := sampleReceipts()
 	l1 := rs[:2]
-	ours, err := xtypes.EncodeStored(l1)
+	ours, err := chaintypes.EncodeStored(l1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,11 +227,11 @@ func TestStoredReceiptsCompatible(t *testing.T) {
 	if !bytes.Equal(ours, theirs) {
 		t.Fatalf("L1 storage encoding differs from go-ethereum's:\n%x\n%x", ours, theirs)
 	}
-	all, err := xtypes.EncodeStored(rs)
+	all, err := chaintypes.EncodeStored(rs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := xtypes.DecodeStored(all)
+	back, err := chaintypes.DecodeStored(all)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func TestStoredReceiptsCompatible(t *testing.T) {
 	if op := back[3].OP; op.L1Fee.Int64() != 24681034813 || *op.L1BaseFeeScalar != 1368 || op.DepositNonce != nil || op.OperatorFeeScalar != nil {
 		t.Fatalf("fee OP fields %+v", op)
 	}
-	if _, err := xtypes.DecodeStored([]byte{0xc1, 0x05}); err == nil {
+	if _, err := chaintypes.DecodeStored([]byte{0xc1, 0x05}); err == nil {
 		t.Fatal("garbage decoded")
 	}
 }
@@ -265,7 +265,7 @@ func TestDepositReceiptEncoding(t *testing.T) {
 	}
 	// Pre-Canyon: the nonce is not hashed; pre-Regolith: there is none.
 	nonce := uint64(7)
-	rs[2].OP = &xtypes.OPReceipt{DepositNonce: &nonce}
+	rs[2].OP = &chaintypes.OPReceipt{DepositNonce: &nonce}
 	buf.Reset()
 	rs.EncodeIndex(2, &buf)
 	want = append([]byte{0x7e}, mustRLP(t, []any{[]byte{1}, uint64(90000), rs[2].Bloom, []*types.Log{}})...)
@@ -281,7 +281,7 @@ func TestDepositReceiptEncoding(t *testing.T) {
 	}
 	// Non-deposit receipts (OP fields or not) hash as go-ethereum's.
 	eth := types.Receipts{&rs[0].Receipt, &rs[1].Receipt, &rs[3].Receipt}
-	ours := xtypes.Receipts{rs[0], rs[1], rs[3]}
+	ours := chaintypes.Receipts{rs[0], rs[1], rs[3]}
 	if types.DeriveSha(ours, trie.NewStackTrie(nil)) != types.DeriveSha(eth, trie.NewStackTrie(nil)) {
 		t.Fatal("receipts root of non-deposit receipts differs from go-ethereum's")
 	}
@@ -296,16 +296,16 @@ func TestDeriveFieldsDeposit(t *testing.T) {
 	signer := types.LatestSigner(params.MergedTestChainConfig)
 	tx := types.MustSignNewTx(key, signer, &types.DynamicFeeTx{ChainID: params.MergedTestChainConfig.ChainID, Gas: 21000, GasFeeCap: big.NewInt(10), GasTipCap: big.NewInt(1), To: &common.Address{1}})
 	nonce := uint64(3)
-	dep := xtypes.NewDeposit(xtypes.DepositFields{From: common.Address{0xaa}, Gas: 100000, Mint: big.NewInt(1)})
-	rs := xtypes.Receipts{
-		{Receipt: types.Receipt{Status: 1, CumulativeGasUsed: 40000, Logs: []*types.Log{{Address: common.Address{1}}}}, OP: &xtypes.OPReceipt{DepositNonce: &nonce}},
+	dep := chaintypes.NewDeposit(chaintypes.DepositFields{From: common.Address{0xaa}, Gas: 100000, Mint: big.NewInt(1)})
+	rs := chaintypes.Receipts{
+		{Receipt: types.Receipt{Status: 1, CumulativeGasUsed: 40000, Logs: []*types.Log{{Address: common.Address{1}}}}, OP: &chaintypes.OPReceipt{DepositNonce: &nonce}},
 		{Receipt: types.Receipt{Status: 1, CumulativeGasUsed: 61000}},
 	}
-	if err := rs.DeriveFields(params.MergedTestChainConfig, common.Hash{9}, 5, 100, big.NewInt(2), nil, xtypes.Txs{dep, tx}); err != nil {
+	if err := rs.DeriveFields(params.MergedTestChainConfig, common.Hash{9}, 5, 100, big.NewInt(2), nil, chaintypes.Txs{dep, tx}); err != nil {
 		t.Fatal(err)
 	}
 	r0, r1 := rs[0], rs[1]
-	if r0.Type != xtypes.DepositTxType || r0.TxHash != dep.Hash() || r0.GasUsed != 40000 || r0.EffectiveGasPrice.Sign() != 0 ||
+	if r0.Type != chaintypes.DepositTxType || r0.TxHash != dep.Hash() || r0.GasUsed != 40000 || r0.EffectiveGasPrice.Sign() != 0 ||
 		r0.ContractAddress != crypto.CreateAddress(common.Address{0xaa}, 3) || r0.Logs[0].Index != 0 || r0.Logs[0].TxHash != dep.Hash() || r0.BlockNumber.Uint64() != 5 {
 		t.Fatalf("deposit receipt %+v", r0.Receipt)
 	}
@@ -315,19 +315,19 @@ func TestDeriveFieldsDeposit(t *testing.T) {
 }
 
 func TestUnmarshalTxJSON(t *testing.T) {
-	d := xtypes.NewDeposit(xtypes.DepositFields{SourceHash: common.Hash{1}, From: common.Address{2}, Mint: big.NewInt(7), Value: big.NewInt(3), Gas: 50000, Data: []byte{0xab}})
+	d := chaintypes.NewDeposit(chaintypes.DepositFields{SourceHash: common.Hash{1}, From: common.Address{2}, Mint: big.NewInt(7), Value: big.NewInt(3), Gas: 50000, Data: []byte{0xab}})
 	good := `{"type":"0x7e","hash":"` + d.Hash().Hex() + `","sourceHash":"` + common.Hash{1}.Hex() + `","from":"` + common.Address{2}.Hex() +
 		`","to":null,"mint":"0x7","value":"0x3","gas":"0xc350","input":"0xab","nonce":"0x5","gasPrice":"0x0","v":"0x0","r":"0x0","s":"0x0"}`
-	tx, err := xtypes.UnmarshalTxJSON([]byte(good))
+	tx, err := chaintypes.UnmarshalTxJSON([]byte(good))
 	if err != nil || tx.Hash() != d.Hash() {
 		t.Fatalf("decoded %v, %v", tx, err)
 	}
 	bad := bytes.Replace([]byte(good), []byte(`"mint":"0x7"`), []byte(`"mint":"0x8"`), 1)
-	if _, err := xtypes.UnmarshalTxJSON(bad); !errors.Is(err, xtypes.ErrDepositDecode) {
+	if _, err := chaintypes.UnmarshalTxJSON(bad); !errors.Is(err, chaintypes.ErrDepositDecode) {
 		t.Fatalf("wrong announced hash: %v", err)
 	}
 	missing := bytes.Replace([]byte(good), []byte(`"sourceHash"`), []byte(`"other"`), 1)
-	if _, err := xtypes.UnmarshalTxJSON(missing); !errors.Is(err, xtypes.ErrDepositDecode) {
+	if _, err := chaintypes.UnmarshalTxJSON(missing); !errors.Is(err, chaintypes.ErrDepositDecode) {
 		t.Fatalf("missing sourceHash: %v", err)
 	}
 }
@@ -339,11 +339,11 @@ func FuzzDecodeTx(f *testing.F) {
 	f.Add([]byte{0x7e, 0xc0})
 	f.Add([]byte{0x02, 0xc0})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		tx, err := xtypes.DecodeTx(b)
+		tx, err := chaintypes.DecodeTx(b)
 		if err != nil {
 			return
 		}
-		if d, ok := tx.(*xtypes.Deposit); ok {
+		if d, ok := tx.(*chaintypes.Deposit); ok {
 			enc, err := d.MarshalBinary()
 			if err != nil {
 				t.Fatal(err)
@@ -351,11 +351,11 @@ func FuzzDecodeTx(f *testing.F) {
 			if d.Hash() != crypto.Keccak256Hash(b) {
 				t.Fatal("hash is not over the input")
 			}
-			if back, err := xtypes.DecodeTx(enc); err != nil || back.Hash() != xtypes.NewDeposit(d.Fields()).Hash() {
+			if back, err := chaintypes.DecodeTx(enc); err != nil || back.Hash() != chaintypes.NewDeposit(d.Fields()).Hash() {
 				t.Fatalf("re-encoding does not decode: %v", err)
 			}
 		}
-		var body xtypes.Body
+		var body chaintypes.Body
 		_ = rlp.DecodeBytes(b, &body)
 	})
 }
@@ -365,27 +365,27 @@ func FuzzDecodeTx(f *testing.F) {
 // an L1 receipt decodes without any.
 func TestReceiptJSON(t *testing.T) {
 	common := `"status":"0x1","cumulativeGasUsed":"0x5208","logs":[],"logsBloom":"0x` + strings.Repeat("00", 256) + `","transactionHash":"0x` + strings.Repeat("11", 32) + `","gasUsed":"0x5208","effectiveGasPrice":"0x0","transactionIndex":"0x0","contractAddress":null`
-	var dep xtypes.Receipt
+	var dep chaintypes.Receipt
 	if err := json.Unmarshal([]byte(`{"type":"0x7e",`+common+`,"depositNonce":"0x7","depositReceiptVersion":"0x1"}`), &dep); err != nil {
 		t.Fatal(err)
 	}
-	if dep.OP == nil || *dep.OP.DepositNonce != 7 || *dep.OP.DepositReceiptVersion != 1 || dep.Type != xtypes.DepositTxType {
+	if dep.OP == nil || *dep.OP.DepositNonce != 7 || *dep.OP.DepositReceiptVersion != 1 || dep.Type != chaintypes.DepositTxType {
 		t.Fatalf("deposit receipt %+v / %+v", dep.Receipt, dep.OP)
 	}
 	var buf bytes.Buffer
-	xtypes.Receipts{&dep}.EncodeIndex(0, &buf)
+	chaintypes.Receipts{&dep}.EncodeIndex(0, &buf)
 	want := append([]byte{0x7e}, mustRLP(t, []any{[]byte{1}, uint64(21000), types.Bloom{}, []*types.Log{}, uint64(7), uint64(1)})...)
 	if !bytes.Equal(buf.Bytes(), want) {
 		t.Fatalf("decoded deposit receipt encodes as %x", buf.Bytes())
 	}
-	var fee xtypes.Receipt
+	var fee chaintypes.Receipt
 	if err := json.Unmarshal([]byte(`{"type":"0x2",`+common+`,"l1GasPrice":"0x3e8","l1GasUsed":"0x640","l1Fee":"0x1234","l1FeeScalar":"0.684"}`), &fee); err != nil {
 		t.Fatal(err)
 	}
 	if fee.OP == nil || fee.OP.L1Fee.Int64() != 0x1234 || fee.OP.L1FeeScalar.Int64() != 684000 || fee.OP.DepositNonce != nil {
 		t.Fatalf("fee receipt OP %+v", fee.OP)
 	}
-	var l1 xtypes.Receipt
+	var l1 chaintypes.Receipt
 	if err := json.Unmarshal([]byte(`{"type":"0x2",`+common+`}`), &l1); err != nil || l1.OP != nil {
 		t.Fatalf("an L1 receipt decodes with OP fields %+v (%v)", l1.OP, err)
 	}
@@ -402,30 +402,30 @@ func TestNewBlockWithRoots(t *testing.T) {
 	signer := types.LatestSignerForChainID(big.NewInt(1))
 	to := common.Address{1}
 	var (
-		txs      xtypes.Txs
-		receipts xtypes.Receipts
+		txs      chaintypes.Txs
+		receipts chaintypes.Receipts
 	)
 	for i := 0; i < 3; i++ {
 		tx := types.MustSignNewTx(key, signer, &types.DynamicFeeTx{ChainID: big.NewInt(1), Nonce: uint64(i), Gas: 21000, GasFeeCap: big.NewInt(1), To: &to})
 		txs = append(txs, tx)
-		r := &xtypes.Receipt{Receipt: types.Receipt{Type: tx.Type(), Status: 1, CumulativeGasUsed: 21000 * uint64(i+1),
+		r := &chaintypes.Receipt{Receipt: types.Receipt{Type: tx.Type(), Status: 1, CumulativeGasUsed: 21000 * uint64(i+1),
 			Logs: []*types.Log{{Address: to, Topics: []common.Hash{{byte(i)}}}}}}
 		r.Bloom = types.CreateBloom(&r.Receipt)
 		receipts = append(receipts, r)
 	}
 	header := &types.Header{Number: big.NewInt(5), Difficulty: new(big.Int), GasLimit: 30_000_000, BaseFee: big.NewInt(1)}
-	body := &xtypes.Body{Transactions: txs, Withdrawals: []*types.Withdrawal{}}
-	want := xtypes.NewBlock(header, body, receipts, nil)
-	roots := xtypes.Roots{Tx: types.DeriveSha(txs, trie.NewStackTrie(nil)), Receipts: types.DeriveSha(receipts, trie.NewStackTrie(nil))}
-	got := xtypes.NewBlockWithRoots(header, body, receipts, roots)
+	body := &chaintypes.Body{Transactions: txs, Withdrawals: []*types.Withdrawal{}}
+	want := chaintypes.NewBlock(header, body, receipts, nil)
+	roots := chaintypes.Roots{Tx: types.DeriveSha(txs, trie.NewStackTrie(nil)), Receipts: types.DeriveSha(receipts, trie.NewStackTrie(nil))}
+	got := chaintypes.NewBlockWithRoots(header, body, receipts, roots)
 	if got.Hash() != want.Hash() || got.Header().Bloom != want.Header().Bloom || len(got.Transactions()) != 3 {
 		t.Fatalf("block %s, NewBlock's %s", got.Hash(), want.Hash())
 	}
-	bogus := xtypes.Roots{Tx: common.Hash{1}, Receipts: common.Hash{2}}
-	if h := xtypes.NewBlockWithRoots(header, body, receipts, bogus).Header(); h.TxHash != bogus.Tx || h.ReceiptHash != bogus.Receipts {
+	bogus := chaintypes.Roots{Tx: common.Hash{1}, Receipts: common.Hash{2}}
+	if h := chaintypes.NewBlockWithRoots(header, body, receipts, bogus).Header(); h.TxHash != bogus.Tx || h.ReceiptHash != bogus.Receipts {
 		t.Fatalf("given roots not taken: %s %s", h.TxHash, h.ReceiptHash)
 	}
-	if h := xtypes.NewBlockWithRoots(header, nil, nil, bogus).Header(); h.TxHash != types.EmptyTxsHash || h.ReceiptHash != types.EmptyReceiptsHash {
+	if h := chaintypes.NewBlockWithRoots(header, nil, nil, bogus).Header(); h.TxHash != types.EmptyTxsHash || h.ReceiptHash != types.EmptyReceiptsHash {
 		t.Fatalf("empty block roots %s %s", h.TxHash, h.ReceiptHash)
 	}
 }
