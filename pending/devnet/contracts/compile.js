@@ -1,4 +1,5 @@
-// Compiles L1Block.sol and L2ToL1MessagePasser.sol with solc-js and writes
+// Compiles the dev chain's OP predeploys (L1Block, L2ToL1MessagePasser,
+// GasPriceOracle, WETH9) with solc-js and writes
 // their runtime bytecode (hex, one line) to <Name>.bin-runtime and their ABI
 // to <Name>.abi.json. The outputs are checked in; run this only when a source
 // changes:
@@ -12,7 +13,7 @@ const fs = require("fs");
 const path = require("path");
 const solc = require("solc");
 
-const names = ["L1Block", "L2ToL1MessagePasser"];
+const names = ["L1Block", "L2ToL1MessagePasser", "GasPriceOracle", "WETH9"];
 const input = {
   language: "Solidity",
   sources: {},
