@@ -37,6 +37,14 @@ var (
 	weth9CodeHex string
 	//go:embed contracts/WETH9.abi.json
 	weth9ABIJSON string
+	//go:embed contracts/L2CrossDomainMessenger.bin-runtime
+	messengerCodeHex string
+	//go:embed contracts/L2CrossDomainMessenger.abi.json
+	messengerABIJSON string
+	//go:embed contracts/L2StandardBridge.bin-runtime
+	bridgeCodeHex string
+	//go:embed contracts/L2StandardBridge.abi.json
+	bridgeABIJSON string
 
 	// L1BlockCode is the runtime code of tipnode's L1Block predeploy: the
 	// spec's storage layout (op.L1BaseFeeSlot ...) and its four setters
@@ -55,6 +63,12 @@ var (
 	GasPriceOracleCode = common.FromHex(strings.TrimSpace(gasPriceOracleCodeHex))
 	// WETH9Code is the runtime code of tipnode's WETH9 (wrapped ether).
 	WETH9Code = common.FromHex(strings.TrimSpace(weth9CodeHex))
+	// MessengerCode is the runtime code of tipnode's
+	// L2CrossDomainMessenger (sendMessage: the L2 -> L1 half) and
+	// BridgeCode that of its L2StandardBridge (ether withdrawals through
+	// the messenger).
+	MessengerCode = common.FromHex(strings.TrimSpace(messengerCodeHex))
+	BridgeCode    = common.FromHex(strings.TrimSpace(bridgeCodeHex))
 	// VaultCode is the fee vaults' code: STOP (they accept ether; the dev
 	// chain has no L1 to withdraw to).
 	VaultCode = []byte{0x00}
@@ -67,6 +81,11 @@ func MessagePasserABI() (abi.ABI, error)  { return abi.JSON(strings.NewReader(me
 func GasPriceOracleABI() (abi.ABI, error) { return abi.JSON(strings.NewReader(gasPriceOracleABIJSON)) }
 func WETH9ABI() (abi.ABI, error)          { return abi.JSON(strings.NewReader(weth9ABIJSON)) }
 
+// MessengerABI and BridgeABI encode calls to the L2CrossDomainMessenger and
+// the L2StandardBridge.
+func MessengerABI() (abi.ABI, error) { return abi.JSON(strings.NewReader(messengerABIJSON)) }
+func BridgeABI() (abi.ABI, error)    { return abi.JSON(strings.NewReader(bridgeABIJSON)) }
+
 // The OP predeploys the dev chain adds to those chain/op names.
 var (
 	// GasPriceOracleAddr is the GasPriceOracle predeploy, which wallets and
@@ -75,6 +94,10 @@ var (
 	GasPriceOracleAddr = common.HexToAddress("0x420000000000000000000000000000000000000F")
 	// WETH9Addr is the wrapped ether predeploy.
 	WETH9Addr = common.HexToAddress("0x4200000000000000000000000000000000000006")
+	// MessengerAddr is the L2CrossDomainMessenger, BridgeAddr the
+	// L2StandardBridge.
+	MessengerAddr = common.HexToAddress("0x4200000000000000000000000000000000000007")
+	BridgeAddr    = common.HexToAddress("0x4200000000000000000000000000000000000010")
 )
 
 // GasPriceOracleFlags is the GasPriceOracle's storage slot 0 for a chain
@@ -102,8 +125,9 @@ const (
 // OPPredeploys is the genesis alloc of the OP predeploys: those the
 // execution rules need (the L1Block predeploy, the L2ToL1MessagePasser, and
 // the four fee vaults: sequencer, base fee, L1 fee, operator fee) and those
-// wallets and SDKs call (the GasPriceOracle, its fork flags all set: every
-// fork through Jovian active; WETH9).
+// wallets, SDKs and bridges call (the GasPriceOracle, its fork flags all
+// set: every fork through Jovian active; WETH9; the L2CrossDomainMessenger
+// and L2StandardBridge, whose ether withdrawals reach the message passer).
 func OPPredeploys() types.GenesisAlloc {
 	return opPredeploys(GasPriceOracleFlags(true, true, true, true))
 }
@@ -118,6 +142,8 @@ func opPredeploys(gpoFlags common.Hash) types.GenesisAlloc {
 		op.L2ToL1MessagePasser: {Nonce: 1, Code: MessagePasserCode, Balance: common.Big0},
 		GasPriceOracleAddr:     gpo,
 		WETH9Addr:              {Nonce: 1, Code: WETH9Code, Balance: common.Big0},
+		MessengerAddr:          {Nonce: 1, Code: MessengerCode, Balance: common.Big0},
+		BridgeAddr:             {Nonce: 1, Code: BridgeCode, Balance: common.Big0},
 	}
 	for _, v := range []common.Address{op.SequencerFeeVault, op.BaseFeeVault, op.L1FeeVault, op.OperatorFeeVault} {
 		alloc[v] = types.Account{Nonce: 1, Code: VaultCode, Balance: common.Big0}

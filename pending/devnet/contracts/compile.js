@@ -1,5 +1,5 @@
 // Compiles the dev chain's OP predeploys (L1Block, L2ToL1MessagePasser,
-// GasPriceOracle, WETH9) with solc-js and writes
+// GasPriceOracle, WETH9, L2CrossDomainMessenger, L2StandardBridge) with solc-js and writes
 // their runtime bytecode (hex, one line) to <Name>.bin-runtime and their ABI
 // to <Name>.abi.json. The outputs are checked in; run this only when a source
 // changes:
@@ -13,7 +13,7 @@ const fs = require("fs");
 const path = require("path");
 const solc = require("solc");
 
-const names = ["L1Block", "L2ToL1MessagePasser", "GasPriceOracle", "WETH9"];
+const names = ["L1Block", "L2ToL1MessagePasser", "GasPriceOracle", "WETH9", "L2CrossDomainMessenger", "L2StandardBridge"];
 const input = {
   language: "Solidity",
   sources: {},

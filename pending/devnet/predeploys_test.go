@@ -10,6 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/core/vm"
+	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/rlp"
 	"github.com/holiman/uint256"
 
@@ -451,4 +452,141 @@ func TestWETH9(t *testing.T) {
 			t.Errorf("got %v, want %v", c.got, c.want)
 		}
 	}
+}
+
+// TestBridgeWithdrawal: an ether withdrawal through the L2StandardBridge
+// (bridgeETHTo, withdraw with the legacy ether token, a plain transfer)
+// goes through the L2CrossDomainMessenger to the L2ToL1MessagePasser: the
+// bridge's WithdrawalInitiated and ETHBridgeInitiated, the messenger's
+// SentMessage and SentMessageExtension1, and the passer's MessagePassed
+// from the messenger to the L1 messenger, carrying the value and the
+// relayMessage(finalizeBridgeETH) calldata, with the withdrawal recorded
+// in sentMessages. A token withdrawal reverts.
+func TestBridgeWithdrawal(t *testing.T) {
+	b := openGPOBlock(t, "jovian", op.DefaultSyntheticL1())
+	bridge, err := BridgeABI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	messenger, err := MessengerABI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	passer, err := MessagePasserABI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := b.proc.State()
+	nonce := uint64(0)
+	send := func(value int64, data []byte) *types.Receipt {
+		t.Helper()
+		to := BridgeAddr
+		tx, err := types.SignTx(types.NewTx(&types.DynamicFeeTx{ChainID: big.NewInt(901), Nonce: nonce, GasTipCap: big.NewInt(1), GasFeeCap: big.NewInt(50_000_000_000),
+			Gas: 500_000, To: &to, Value: big.NewInt(value), Data: data}), b.signer, b.accs[0].Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nonce++
+		rc, err := b.proc.ApplyTransaction(tx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &rc.Receipt
+	}
+	pack := func(a abi.ABI, method string, args ...any) []byte {
+		t.Helper()
+		d, err := a.Pack(method, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	from, to := b.accs[0].Address, common.HexToAddress("0x1234")
+	otherMessenger, otherBridge := common.HexToAddress("0xc0de"), common.HexToAddress("0xb41d")
+	legacyETH := common.HexToAddress("0xDeadDeAddeAddEAddeadDEaDDEAdDeaDDeAD0000")
+	cases := []struct {
+		value    int64
+		data     []byte
+		to       common.Address
+		minGas   uint32
+		extra    []byte
+		contains string
+	}{
+		{1000, pack(bridge, "bridgeETHTo", to, uint32(150_000), []byte("hi")), to, 150_000, []byte("hi"), "bridgeETHTo"},
+		{2000, pack(bridge, "withdraw", legacyETH, big.NewInt(2000), uint32(90_000), []byte{}), from, 90_000, []byte{}, "withdraw"},
+		{3000, nil, from, 200_000, []byte{}, "receive"},
+	}
+	passed := big.NewInt(0)
+	for i, c := range cases {
+		rc := send(c.value, c.data)
+		if rc.Status != types.ReceiptStatusSuccessful {
+			t.Fatalf("%s reverted", c.contains)
+		}
+		passed.Add(passed, big.NewInt(c.value))
+		var names []string
+		var mp map[string]any
+		for _, l := range rc.Logs {
+			for _, src := range []struct {
+				addr common.Address
+				a    abi.ABI
+			}{{BridgeAddr, bridge}, {MessengerAddr, messenger}, {op.L2ToL1MessagePasser, passer}} {
+				if l.Address != src.addr {
+					continue
+				}
+				ev, err := src.a.EventByID(l.Topics[0])
+				if err != nil {
+					t.Fatalf("%s: unknown log of %s", c.contains, l.Address)
+				}
+				names = append(names, ev.Name)
+				if ev.Name == "MessagePassed" {
+					mp = map[string]any{}
+					if err := src.a.UnpackIntoMap(mp, ev.Name, l.Data); err != nil {
+						t.Fatal(err)
+					}
+					mp["sender"] = common.BytesToAddress(l.Topics[2][:])
+					mp["target"] = common.BytesToAddress(l.Topics[3][:])
+					mp["nonce"] = l.Topics[1].Big()
+				}
+			}
+		}
+		if want := []string{"WithdrawalInitiated", "ETHBridgeInitiated", "MessagePassed", "SentMessage", "SentMessageExtension1"}; len(names) != len(want) || names[0] != want[0] || names[1] != want[1] || names[2] != want[2] || names[3] != want[3] || names[4] != want[4] {
+			t.Fatalf("%s: events %v, want %v", c.contains, names, want)
+		}
+		finalize := pack(abiOf(t, "finalizeBridgeETH(address,address,uint256,bytes)", "address", "address", "uint256", "bytes"), "f", from, c.to, big.NewInt(c.value), c.extra)
+		msgNonce := new(big.Int).Or(new(big.Int).Lsh(big.NewInt(1), 240), big.NewInt(int64(i)))
+		relay := pack(abiOf(t, "relayMessage(uint256,address,address,uint256,uint256,bytes)", "uint256", "address", "address", "uint256", "uint256", "bytes"), "f",
+			msgNonce, BridgeAddr, otherBridge, big.NewInt(c.value), big.NewInt(int64(c.minGas)), finalize)
+		baseGas := 200_000 + 16*uint64(len(finalize)) + uint64(c.minGas)*64/63 + 40_000 + 40_000 + 5_000
+		if mp["sender"] != MessengerAddr || mp["target"] != otherMessenger || mp["value"].(*big.Int).Int64() != c.value ||
+			mp["gasLimit"].(*big.Int).Uint64() != baseGas || !bytes.Equal(mp["data"].([]byte), relay) {
+			t.Fatalf("%s: MessagePassed %v; want data %x, gas limit %d", c.contains, mp, relay, baseGas)
+		}
+		out, err := b.call(op.L2ToL1MessagePasser, passer, "sentMessages", mp["withdrawalHash"])
+		if err != nil || out[0] != true {
+			t.Fatalf("%s: withdrawal not recorded (%v, %v)", c.contains, out, err)
+		}
+	}
+	if got := state.GetBalance(op.L2ToL1MessagePasser).ToBig(); got.Cmp(passed) != 0 {
+		t.Errorf("message passer holds %v, want %v", got, passed)
+	}
+	if rc := send(5, pack(bridge, "withdraw", common.HexToAddress("0x70c3e2"), big.NewInt(5), uint32(1), []byte{})); rc.Status != types.ReceiptStatusFailed {
+		t.Errorf("a token withdrawal succeeded")
+	}
+}
+
+// abiOf is a one-function ABI named "f" with the given input types, whose
+// selector is that of signature.
+func abiOf(t *testing.T, signature string, types ...string) abi.ABI {
+	t.Helper()
+	var args abi.Arguments
+	for _, ty := range types {
+		typ, err := abi.NewType(ty, "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, abi.Argument{Type: typ})
+	}
+	m := abi.NewMethod("f", "f", abi.Function, "nonpayable", false, false, args, nil)
+	m.ID = crypto.Keccak256([]byte(signature))[:4]
+	return abi.ABI{Methods: map[string]abi.Method{"f": m}}
 }
