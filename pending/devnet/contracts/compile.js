@@ -4,8 +4,11 @@
 // to <Name>.abi.json. The outputs are checked in; run this only when a source
 // changes:
 //
-//   npm install solc@0.8.30   (anywhere; set NODE_PATH to its node_modules)
+//   npm ci                    (solc-js 0.8.30, pinned in package-lock.json)
 //   node compile.js
+//
+// TestContractsCompile (pending/devnet) does the same in a temporary
+// directory and fails when a checked-in output differs.
 //
 // Settings: solc 0.8.30, optimizer on (200 runs), EVM version prague, no
 // metadata hash appended (the bytecode depends only on the source).
