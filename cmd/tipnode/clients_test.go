@@ -99,7 +99,7 @@ func TestClientLibraries(t *testing.T) {
 		}
 	}
 	// Each library must have reported every feature it has.
-	for lib, want := range map[string]int{"viem": 10, "ethers": 10, "web3": 10, "viem-op": 5, "ethers-op": 1} {
+	for lib, want := range map[string]int{"viem": 10, "ethers": 10, "web3": 10, "viem-op": 6, "ethers-op": 1} {
 		n := 0
 		for _, r := range append(results, opResults...) {
 			if r.Lib == lib {

@@ -2,11 +2,11 @@
 // chainConfig (formatters, predeploy addresses), publicActionsL2 and
 // walletActionsL2. Run by run.mjs as library "op".
 
-import { createPublicClient, createWalletClient, defineChain, http, parseEther, parseEventLogs, erc20Abi } from 'viem';
+import { createPublicClient, createWalletClient, defineChain, http, parseAbi, parseEther, parseEventLogs, erc20Abi } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { chainConfig, publicActionsL2, walletActionsL2, getWithdrawals } from 'viem/op-stack';
 import { ethers } from 'ethers';
-import { keys, addresses, check, rpc, sealed, show } from './common.mjs';
+import { keys, addresses, check, poll, rpc, sealed, show } from './common.mjs';
 
 const lib = 'viem-op';
 
@@ -42,6 +42,10 @@ export async function run({ url, rec }) {
   const account = privateKeyToAccount(keys[6]);
   const wallet = createWalletClient({ chain, transport: http(url), account, pollingInterval: 100 }).extend(walletActionsL2());
   const receiptOf = (hash) => client.waitForTransactionReceipt({ hash, pollingInterval: 50 });
+  // viem's OP actions read the predeploys at latest: wait for the first
+  // sealed block, whose L1-info deposit set the L1Block (at genesis it
+  // holds nothing yet, as on any OP chain's genesis).
+  await poll('block 1', async () => ((await client.getBlockNumber()) >= 1n ? true : null), 100, 15_000);
 
   await rec.feature(lib, 'GasPriceOracle and L1Block getters: the Jovian fork flags, the L1 fee parameters of the L1Block', async () => {
     const read = (address, abi, functionName, args = []) => client.readContract({ address, abi, functionName, args });
@@ -122,6 +126,25 @@ export async function run({ url, rec }) {
     check(await client.readContract({ address: PASSER, abi, functionName: 'sentMessages', args: [w.withdrawalHash], blockTag: 'pending' }) === true, 'sentMessages false');
     check((w.nonce >> 240n) === 1n, `nonce ${w.nonce} not version 1`);
     return `withdrawal ${w.withdrawalHash.slice(0, 10)}…, nonce ${w.nonce & ((1n << 240n) - 1n)}`;
+  });
+
+  await rec.feature(lib, 'L2StandardBridge.bridgeETHTo: WithdrawalInitiated, and the messenger\'s withdrawal in the message passer', async () => {
+    const bridgeAbi = parseAbi([
+      'function bridgeETHTo(address _to, uint32 _minGasLimit, bytes _extraData) payable',
+      'event WithdrawalInitiated(address indexed l1Token, address indexed l2Token, address indexed from, address to, uint256 amount, bytes extraData)',
+      'event ETHBridgeInitiated(address indexed from, address indexed to, uint256 amount, bytes extraData)',
+    ]);
+    const bridge = chainConfig.contracts.l2StandardBridge.address;
+    const messenger = chainConfig.contracts.l2CrossDomainMessenger.address;
+    const hash = await wallet.writeContract({ address: bridge, abi: bridgeAbi, functionName: 'bridgeETHTo', args: [addresses[7], 100_000, '0x'], value: 777n });
+    const r = await receiptOf(hash);
+    check(r.status === 'success', 'bridgeETHTo reverted');
+    const logs = parseEventLogs({ abi: bridgeAbi, logs: r.logs });
+    const wi = logs.find((l) => l.eventName === 'WithdrawalInitiated');
+    check(wi && wi.args.from === account.address && wi.args.to === addresses[7] && wi.args.amount === 777n, `bridge logs ${show(logs)}`);
+    const [w] = getWithdrawals(r);
+    check(w && w.sender.toLowerCase() === messenger.toLowerCase() && w.value === 777n, `withdrawal ${show(w)}`);
+    return `withdrawal ${w.withdrawalHash.slice(0, 10)}… from the messenger`;
   });
 
   await rec.feature(lib, 'WETH9 predeploy: deposit, balanceOf, withdraw', async () => {
