@@ -251,18 +251,29 @@ contract GasPriceOracle {
         pure
         returns (uint256 ip_, uint256 ref, uint256 seq, bool found)
     {
-        unchecked {
-            for (;;) {
-                uint256 s = _read24(data, ip);
-                uint256 h = _hash(s);
-                ref = htab[h];
-                htab[h] = ip;
-                bool matched = ip - ref < 8192 && _read24(data, ref) == s;
-                seq = ip;
-                if (ip >= ipLimit) return (ip, ref, seq, false);
-                ip++;
-                if (matched) return (ip, ref, seq, true);
+        // In assembly (the hot loop: one pass per input byte): s the 3
+        // bytes at ip, little-endian; h their 13-bit hash; the table entry
+        // swapped for ip (h < 8192: no bounds check needed).
+        assembly {
+            let base := add(data, 32)
+            let tab := add(htab, 32)
+            for {} 1 {} {
+                let w := mload(add(base, ip))
+                let s := or(or(byte(0, w), shl(8, byte(1, w))), shl(16, byte(2, w)))
+                let slot := add(tab, shl(5, and(shr(19, and(mul(s, 2654435769), 0xffffffff)), 0x1fff)))
+                ref := mload(slot)
+                mstore(slot, ip)
+                let r := mload(add(base, ref))
+                let matched := and(lt(sub(ip, ref), 8192), eq(or(or(byte(0, r), shl(8, byte(1, r))), shl(16, byte(2, r))), s))
+                seq := ip
+                if iszero(lt(ip, ipLimit)) { break }
+                ip := add(ip, 1)
+                if matched {
+                    found := 1
+                    break
+                }
             }
+            ip_ := ip
         }
     }
 
