@@ -6,8 +6,9 @@
 //
 // OPGenesis (op.go) is the OP Stack variant (tipnode dev --op): op-geth's
 // genesis format with every OP fork through Karst at 0, and the OP
-// predeploys the fee rules need: tipnode's own L1Block and
-// L2ToL1MessagePasser contracts (contracts/*.sol, compiled once by
+// predeploys the fee rules need and those wallets and SDKs call: tipnode's
+// own L1Block, L2ToL1MessagePasser, GasPriceOracle and WETH9 contracts
+// (contracts/*.sol, written from the OP specification, compiled once by
 // contracts/compile.js and checked in) and the four fee vaults.
 package devnet
 

@@ -50,10 +50,13 @@ func TestOPGenesis(t *testing.T) {
 	if h.WithdrawalsHash == nil || *h.WithdrawalsHash != types.EmptyRootHash {
 		t.Fatalf("withdrawals root %v, want the empty message passer's", h.WithdrawalsHash)
 	}
-	for _, a := range []common.Address{op.L1BlockAddr, op.L2ToL1MessagePasser, op.SequencerFeeVault, op.BaseFeeVault, op.L1FeeVault, op.OperatorFeeVault, params.BeaconRootsAddress} {
+	for _, a := range []common.Address{op.L1BlockAddr, op.L2ToL1MessagePasser, GasPriceOracleAddr, WETH9Addr, MessengerAddr, BridgeAddr, op.SequencerFeeVault, op.BaseFeeVault, op.L1FeeVault, op.OperatorFeeVault, params.BeaconRootsAddress} {
 		if acc, ok := g.Core.Alloc[a]; !ok || len(acc.Code) == 0 {
 			t.Errorf("predeploy %s missing", a.Hex())
 		}
+	}
+	if got := g.Core.Alloc[GasPriceOracleAddr].Storage[common.Hash{}]; got != common.HexToHash("0x01010101") {
+		t.Errorf("GasPriceOracle flags %s, want every fork through Jovian set", got)
 	}
 }
 

@@ -84,46 +84,57 @@ func TestClientLibraries(t *testing.T) {
 	bin := buildTipnode(t)
 	url, stop := startDevProcess(t, bin)
 	replicaURL, stopReplica := startReplicaProcess(t, bin, url)
+	results, elapsed := runClientScripts(t, nodeBin, work, url, "viem,ethers,web3", "TIPNODE_REPLICA_URL="+replicaURL)
+	stopReplica()
+	stop()
+	// viem's OP Stack support (and ethers' L1-fee estimate) against an OP
+	// dev chain with an operator fee, so that every fee part is non-zero.
+	opURL, stopOP := startDevProcess(t, bin, "--op", "--op.operatorfee.scalar", "7", "--op.operatorfee.constant", "1000")
+	opResults, opElapsed := runClientScripts(t, nodeBin, work, opURL, "op")
+	stopOP()
+	t.Logf("client-compatibility suite (%s; OP Stack %s):\n%s", elapsed.Round(time.Second), opElapsed.Round(time.Second), resultTable(append(results, opResults...)))
+	for _, r := range append(results, opResults...) {
+		if !r.OK {
+			t.Errorf("%s: %s: %s", r.Lib, r.Feature, r.Detail)
+		}
+	}
+	// Each library must have reported every feature it has.
+	for lib, want := range map[string]int{"viem": 10, "ethers": 10, "web3": 10, "viem-op": 6, "ethers-op": 1} {
+		n := 0
+		for _, r := range append(results, opResults...) {
+			if r.Lib == lib {
+				n++
+			}
+		}
+		if n < want {
+			t.Errorf("%s reported %d features, want at least %d", lib, n, want)
+		}
+	}
+}
+
+// runClientScripts runs `node run.mjs url libs` in work with env added and
+// returns the results it printed and how long it took.
+func runClientScripts(t *testing.T, nodeBin, work, url, libs string, env ...string) ([]clientResult, time.Duration) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, nodeBin, "run.mjs", url)
+	cmd := exec.CommandContext(ctx, nodeBin, "run.mjs", url, libs)
 	cmd.Dir = work
-	cmd.Env = append(os.Environ(), "TIPNODE_REPLICA_URL="+replicaURL)
+	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	t0 := time.Now()
-	runErr := cmd.Run()
-	elapsed := time.Since(t0)
-	stopReplica()
-	stop()
-	if runErr != nil {
-		t.Fatalf("node run.mjs: %v\nstderr:\n%s\nstdout:\n%s", runErr, tail(stderr.String(), 4000), tail(stdout.String(), 2000))
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("node run.mjs %s: %v\nstderr:\n%s\nstdout:\n%s", libs, err, tail(stderr.String(), 4000), tail(stdout.String(), 2000))
 	}
 	var out struct {
 		Results []clientResult `json:"results"`
 	}
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &out); err != nil || len(out.Results) == 0 {
-		t.Fatalf("no results from run.mjs (%v):\n%s\nstderr:\n%s", err, tail(stdout.String(), 2000), tail(stderr.String(), 2000))
+		t.Fatalf("no results from run.mjs %s (%v):\n%s\nstderr:\n%s", libs, err, tail(stdout.String(), 2000), tail(stderr.String(), 2000))
 	}
-	t.Logf("client-compatibility suite (%s):\n%s", elapsed.Round(time.Second), resultTable(out.Results))
-	for _, r := range out.Results {
-		if !r.OK {
-			t.Errorf("%s: %s: %s", r.Lib, r.Feature, r.Detail)
-		}
-	}
-	// Each library must have reported every feature it has.
-	for _, lib := range []string{"viem", "ethers", "web3"} {
-		n := 0
-		for _, r := range out.Results {
-			if r.Lib == lib {
-				n++
-			}
-		}
-		if n < 10 {
-			t.Errorf("%s reported %d features, want at least 10", lib, n)
-		}
-	}
+	return out.Results, time.Since(t0)
 }
 
 // installClientLibraries runs `npm ci` for testdata/clients into a cache
@@ -201,13 +212,13 @@ func buildTipnode(t *testing.T) string {
 var bannerURL = regexp.MustCompile(`JSON-RPC: (http://\S+)`)
 var bannerDir = regexp.MustCompile(`data directory (\S+)`)
 
-// startDevProcess starts `tipnode dev` on a free port and returns its URL
+// startDevProcess starts `tipnode dev` (with args added) on a free port and returns its URL
 // (read from the banner, printed once the port is bound) and a stop
 // function that interrupts it and checks it exits cleanly and removes its
 // temporary data directory.
-func startDevProcess(t *testing.T, bin string) (string, func()) {
+func startDevProcess(t *testing.T, bin string, args ...string) (string, func()) {
 	t.Helper()
-	cmd := exec.Command(bin, "dev", "--http.addr", "127.0.0.1:0", "--log.format", "json")
+	cmd := exec.Command(bin, append([]string{"dev", "--http.addr", "127.0.0.1:0", "--log.format", "json"}, args...)...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

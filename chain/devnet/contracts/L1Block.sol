@@ -15,6 +15,9 @@ pragma solidity 0.8.30;
 ///         Only the depositor account may call the setters.
 contract L1Block {
     address public constant DEPOSITOR_ACCOUNT = 0xDeaDDEaDDeAdDeAdDEAdDEaddeAddEAdDEAd0001;
+    /// @notice The real L1Block version whose storage layout and getters
+    ///         this contract has (1.7.0, Jovian).
+    string public constant version = "1.7.0";
 
     uint64 public number;
     uint64 public timestamp;
@@ -32,6 +35,24 @@ contract L1Block {
     uint16 public daFootprintGasScalar;
 
     error NotDepositor();
+
+    /// @notice The chain pays gas in ether: no custom gas token (the answers
+    ///         of the real L1Block's gas paying token getters on such a chain).
+    function isCustomGasToken() external pure returns (bool) {
+        return false;
+    }
+
+    function gasPayingToken() external pure returns (address addr_, uint8 decimals_) {
+        return (0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE, 18);
+    }
+
+    function gasPayingTokenName() external pure returns (string memory) {
+        return "Ether";
+    }
+
+    function gasPayingTokenSymbol() external pure returns (string memory) {
+        return "ETH";
+    }
 
     function _onlyDepositor() internal view {
         if (msg.sender != DEPOSITOR_ACCOUNT) revert NotDepositor();

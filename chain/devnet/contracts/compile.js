@@ -1,10 +1,14 @@
-// Compiles L1Block.sol and L2ToL1MessagePasser.sol with solc-js and writes
+// Compiles the dev chain's OP predeploys (L1Block, L2ToL1MessagePasser,
+// GasPriceOracle, WETH9, L2CrossDomainMessenger, L2StandardBridge) with solc-js and writes
 // their runtime bytecode (hex, one line) to <Name>.bin-runtime and their ABI
 // to <Name>.abi.json. The outputs are checked in; run this only when a source
 // changes:
 //
-//   npm install solc@0.8.30   (anywhere; set NODE_PATH to its node_modules)
+//   npm ci                    (solc-js 0.8.30, pinned in package-lock.json)
 //   node compile.js
+//
+// TestContractsCompile (pending/devnet) does the same in a temporary
+// directory and fails when a checked-in output differs.
 //
 // Settings: solc 0.8.30, optimizer on (200 runs), EVM version prague, no
 // metadata hash appended (the bytecode depends only on the source).
@@ -12,7 +16,7 @@ const fs = require("fs");
 const path = require("path");
 const solc = require("solc");
 
-const names = ["L1Block", "L2ToL1MessagePasser"];
+const names = ["L1Block", "L2ToL1MessagePasser", "GasPriceOracle", "WETH9", "L2CrossDomainMessenger", "L2StandardBridge"];
 const input = {
   language: "Solidity",
   sources: {},
