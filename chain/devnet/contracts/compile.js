@@ -7,7 +7,7 @@
 //   npm ci                    (solc-js 0.8.30, pinned in package-lock.json)
 //   node compile.js
 //
-// TestContractsCompile (pending/devnet) does the same in a temporary
+// TestContractsCompile (chain/devnet) does the same in a temporary
 // directory and fails when a checked-in output differs.
 //
 // Settings: solc 0.8.30, optimizer on (200 runs), EVM version prague, no
