@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ethereum/go-ethereum/beacon/engine"
@@ -55,6 +56,9 @@ type Driver struct {
 	startOnce sync.Once
 	stopOnce  sync.Once
 	unsub     func()
+	// alive is the clock time (UnixNano) the stream's connection last
+	// proved alive without a message (Alive; 0: never).
+	alive atomic.Int64
 
 	// Owned by the loop.
 	b     *pending.Builder
@@ -65,6 +69,10 @@ type Driver struct {
 	stale bool      // no message for MaxAge: pending answers the canonical head
 	held  []event   // the newest block beyond the window, from its index 0 (a replica catching up)
 }
+
+// The stream client tells the driver when the connection proves alive
+// without a message (Alive).
+var _ stream.Liveness = (*Driver)(nil)
 
 // maxHeld bounds the messages held for a block beyond the window.
 const maxHeld = 1024
@@ -179,6 +187,14 @@ func (d *Driver) Down(err error) {
 	d.send(event{down: err})
 }
 
+// Alive tells the driver that the stream's connection is alive although
+// no message came (stream.Liveness: the server answered the client's
+// ping). A sequencer with nothing to pre-confirm sends nothing until its
+// next block's index 0, which may be seconds away (tipnode dev --block.time
+// 10s, interval mining), and what it pre-confirmed stays true: such a
+// stream is not stale (checkAge). Safe to call from any goroutine.
+func (d *Driver) Alive(time.Time) { d.alive.Store(d.clock.Now().UnixNano()) }
+
 // Sync waits until every message handed over before the call is handled
 // (tests).
 func (d *Driver) Sync() {
@@ -252,10 +268,21 @@ func (d *Driver) onDown(err error) {
 	d.down = true
 }
 
-// checkAge falls back to the canonical head when no message came for
-// MaxAge.
+// checkAge falls back to the canonical head when for MaxAge no message
+// came and the connection did not prove alive (Alive): a stream that
+// stopped, not one with nothing to say. A connection that answers pings
+// with a silent sequencer keeps the window served: its blocks leave it
+// as the canonical chain reaches them, so pending is never older than
+// latest.
 func (d *Driver) checkAge() {
-	if d.stale || d.last.IsZero() || d.clock.Now().Sub(d.last) <= d.cfg.MaxAge {
+	if d.stale || d.last.IsZero() {
+		return
+	}
+	latest := d.last
+	if a := d.alive.Load(); a > latest.UnixNano() {
+		latest = time.Unix(0, a)
+	}
+	if d.clock.Now().Sub(latest) <= d.cfg.MaxAge {
 		return
 	}
 	d.stale = true

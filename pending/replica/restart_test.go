@@ -162,3 +162,45 @@ func TestReplicaSequencerRestart(t *testing.T) {
 		})
 	}
 }
+
+// TestReplicaSilentSequencer: a sequencer with nothing to pre-confirm
+// sends nothing until its next block's index 0 (seconds away with a long
+// block time, an hour with interval mining), and its pre-confirmations
+// stay true. While the stream's connection proves alive (Alive: the server
+// answers the client's pings) the replica keeps serving the pending block
+// however long the silence; once neither a message nor a pong came for
+// MaxAge (2 s) the stream is stale: pending answers the canonical head,
+// and the next message serves the block again.
+func TestReplicaSilentSequencer(t *testing.T) {
+	src := newSource(t, sourceOpts{Blocks: 2, TxsPer: 6, Keys: 2})
+	f := newFollower(t, src)
+	m := f.sub(1, 2)
+	f.feed("1", m...)
+	f.at(1, 6)
+	for range 10 { // 15 s of silence, the connection alive
+		f.r.clock.Advance(1500 * time.Millisecond)
+		f.r.d.Alive(time.Time{})
+		f.r.d.Sync()
+		f.at(1, 6)
+	}
+	if gauge(t, f.r.metrics.fallback) != 0 {
+		t.Fatal("fallback while the connection is alive")
+	}
+	f.r.clock.Advance(2500 * time.Millisecond) // no pong either: stale
+	f.r.d.Sync()
+	rd, err := f.r.mgr.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := rd.Snapshot != nil
+	rd.Close()
+	if served || gauge(t, f.r.metrics.fallback) != 1 {
+		t.Fatalf("silent without pongs for 2.5 s: pending block still served (%v), fallback %v", served, gauge(t, f.r.metrics.fallback))
+	}
+	f.r.d.Payload(m[len(m)-1], time.Now()) // the last message again (a reconnect replays the block)
+	f.r.d.Sync()
+	f.at(1, 6)
+	if gauge(t, f.r.metrics.fallback) != 0 {
+		t.Fatal("fallback not cleared by the next message")
+	}
+}
