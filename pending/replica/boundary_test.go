@@ -246,9 +246,15 @@ func TestReplicaAcrossBlockBoundaries(t *testing.T) {
 			run: func(f *follower) {
 				m1 := f.sub(1, 4)
 				f.feed("1", m1[:3]...)
-				other := f.sub(1, 2)  // same id, index 1 holds other transactions
-				f.feed("1", other[1]) // index 1 differs: the block is frozen where it was
+				// Same id, index 1 holds other transactions (the first two
+				// swapped): the block is frozen where it was.
+				b := f.src.blocks[1]
+				txs, rs := swapped(f.src, 2)
+				f.feed("1", f.src.message(f.t, b.Header(), payloadID(2, 0), 1, txs[:3], rs[:3]))
 				f.at(1, 6)
+				if got := counter(f.t, f.r.metrics.frozens, "lower_index"); got != 1 {
+					f.t.Fatalf("frozen{lower_index} = %v, want 1", got)
+				}
 				f.feed("1", m1[3:]...) // ignored
 				f.at(1, 6)
 				f.feed("2", f.sub(2, 4)...) // waits for canonical 1
