@@ -8,7 +8,7 @@ PKGS    := ./...
 DATADIR ?=
 ARGS    ?=
 
-.PHONY: build test bench run vet lint fuzz fuzz-list clean crash soak bench-geth bench-geth-quick bench-geth-10m op-geth-diff pgo replay help
+.PHONY: build test bench run vet lint fuzz fuzz-list clean crash soak bench-geth bench-geth-quick bench-geth-10m op-geth-diff pgo replay bench-follow200 help
 
 build: ## build bin/tipnode (profile-guided by cmd/tipnode/default.pgo)
 	$(GO) build -o $(BIN) ./cmd/tipnode
@@ -44,6 +44,15 @@ crash: ## the process crash test: 60 rounds of kill -9 under a transaction strea
 # pending regressions, emitted -> readable p50/p99 and the replica's counters.
 replay: ## the replay harness in full (make test runs it short)
 	TIPNODE_REPLAY=full $(GO) test -count=1 -run TestReplayHarness -v -timeout 20m ./pending/replica/
+
+# The 200 ms block benchmark (not in make test): a go-ethereum upstream in
+# its own process makes a block of about 15 Mgas every 200 ms for FOLLOW200;
+# a follower over websockets (fsync on, state roots verified) follows it.
+# Reports upstream has the block -> readable at latest (p50/p99/max), the
+# blocks-behind distribution and CPU per block of both processes.
+FOLLOW200 ?= 10m
+bench-follow200: ## follow a 200 ms, 15 Mgas block upstream for FOLLOW200 (default 10m)
+	TIPNODE_FOLLOW200=$(FOLLOW200) $(GO) test -count=1 -run '^$$' -bench '^BenchmarkFollow200ms$$' -benchtime 1x -timeout 2h -v ./chain/follow/
 
 # The soak test (not in make test): a sequencer and two replicas under
 # load, one killed with SIGKILL in turn every SOAK_KILL; nothing lost, the

@@ -186,12 +186,22 @@ func TestReplicaAcrossBlockBoundaries(t *testing.T) {
 		{
 			name: "a new index 0 for the same height (rebuilt payload)",
 			run: func(f *follower) {
-				m1 := f.sub(1, 4)
-				f.feed("1", m1[:3]...)
-				rebuilt := f.sub(1, 2) // another build of the same block
-				for _, p := range rebuilt {
-					p.PayloadID = payloadID(2, 7)
+				// A first build of block 1 under another context (a
+				// later timestamp), abandoned for the block that seals.
+				first := f.sub(1, 4)[:3]
+				for i, p := range first {
+					cp := *p
+					cp.PayloadID = payloadID(2, 7)
+					if i == 0 {
+						b := *cp.Base
+						b.Timestamp++
+						cp.Base = &b
+					}
+					first[i] = &cp
 				}
+				f.feed("1 (first build)", first...)
+				f.at(1, 6)
+				rebuilt := f.sub(1, 4)
 				f.r.d.Payload(rebuilt[0], time.Now()) // revokes what the first build pre-confirmed: not a boundary
 				f.r.d.Sync()
 				f.lastNum, f.lastTxs = f.pending()
@@ -201,6 +211,22 @@ func TestReplicaAcrossBlockBoundaries(t *testing.T) {
 				f.canon(1)
 				f.canon(2)
 			}, resets: map[string]float64{"restart": 1},
+		},
+		{
+			name: "a new index 0 for the same height re-announcing the block (a recut: nothing revoked)",
+			run: func(f *follower) {
+				m1 := f.sub(1, 4)
+				f.feed("1", m1[:3]...)
+				recut := f.sub(1, 2) // the same block in 2 slices, under another payload id
+				for _, p := range recut {
+					p.PayloadID = payloadID(2, 7)
+				}
+				f.feed("1'", recut...)
+				f.at(1, 12)
+				f.feed("2", f.sub(2, 3)...)
+				f.canon(1)
+				f.canon(2)
+			},
 		},
 		{
 			name: "payload id reused: the same messages again (a relay replaying the block) are duplicates",
@@ -220,9 +246,15 @@ func TestReplicaAcrossBlockBoundaries(t *testing.T) {
 			run: func(f *follower) {
 				m1 := f.sub(1, 4)
 				f.feed("1", m1[:3]...)
-				other := f.sub(1, 2)  // same id, index 1 holds other transactions
-				f.feed("1", other[1]) // index 1 differs: the block is frozen where it was
+				// Same id, index 1 holds other transactions (the first two
+				// swapped): the block is frozen where it was.
+				b := f.src.blocks[1]
+				txs, rs := swapped(f.src, 2)
+				f.feed("1", f.src.message(f.t, b.Header(), payloadID(2, 0), 1, txs[:3], rs[:3]))
 				f.at(1, 6)
+				if got := counter(f.t, f.r.metrics.frozens, "lower_index"); got != 1 {
+					f.t.Fatalf("frozen{lower_index} = %v, want 1", got)
+				}
 				f.feed("1", m1[3:]...) // ignored
 				f.at(1, 6)
 				f.feed("2", f.sub(2, 4)...) // waits for canonical 1

@@ -28,7 +28,8 @@
 //     (transactions, gas used, receipts root; on index 0 the base):
 //     identical is a duplicate (a relay replaying the block after a
 //     reconnect), ignored; different is a rebuilt payload that reused the
-//     id: index 0 restarts the block, a later index freezes it. A gap, a
+//     id: index 0 restarts the block, a later index freezes it, unless it
+//     is a recut (below). A gap, a
 //     payload id changing mid-block or a malformed index 0 freeze the open
 //     block: what it pre-confirmed so far (a prefix of the sequencer's
 //     block) stays served, it takes no more messages, and the next block
@@ -41,6 +42,22 @@
 //     most 1024 messages) and replayed once the head comes within the
 //     window (a replica catching up serves it as soon as its parent is
 //     canonical).
+//   - Recut (verdict resume): a message of the open block at an index it
+//     had (index 0 also under another payload id) that re-announces what
+//     the block holds, cut elsewhere: on index 0 the same base, and
+//     transactions that continue the block's from where that index began
+//     (a prefix of them; on a later index possibly all and new ones). A
+//     sequencer that restarted re-emits its journaled block so (tipnode's
+//     puts all the block's leading deposits in index 0, the rest in index
+//     1), and a relay passes it on. Nothing pre-confirmed is revoked, so
+//     `pending` does not go back: the block keeps serving all it holds
+//     while the stream re-covers it, each covering message's gas used and
+//     receipts root checked against the block's receipts where it ends
+//     (a disagreement drops the block: mismatch), and what goes beyond is
+//     executed as usual. A covering message holding another transaction
+//     where the block held a pre-confirmed one revokes it: the block is
+//     rebuilt as the stream now has it (resets_total revoked, logged
+//     once), and pending goes back there.
 //   - Execution: only a message's new transactions run (Builder.Add); the
 //     cumulative gas used and the receipts root over all the block's
 //     receipts so far must equal the message's, else the block is
@@ -120,8 +137,13 @@
 //     between is never wrong, only possibly the canonical head.
 //   - Liveness: Down (from the client) keeps the window (what it
 //     pre-confirmed stays true) and the stream resumes where it resumes
-//     (the sequence rules above); no message for Config.MaxAge (default
-//     2 s, on the injectable clock), connected or not, withdraws the
+//     (the sequence rules above). The client calls Alive whenever the
+//     server answered its ping (stream.Liveness, every 500 ms): a
+//     sequencer with nothing to pre-confirm is silent until its next
+//     block's index 0 (seconds with long block times, an hour with
+//     interval mining), and its stream is not stale for that. No message
+//     and no answered ping for Config.MaxAge (default 2 s, on the
+//     injectable clock) withdraws the
 //     snapshot (pending.Manager.Withdraw): `pending` answers the canonical
 //     head and tipnode_replica_fallback is 1 until the next message, when
 //     the window, if any, is served again at once.

@@ -1,10 +1,14 @@
 package replica
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"math/big"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ethereum/go-ethereum/beacon/engine"
@@ -12,6 +16,7 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/trie"
 	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/chain"
@@ -51,6 +56,9 @@ type Driver struct {
 	startOnce sync.Once
 	stopOnce  sync.Once
 	unsub     func()
+	// alive is the clock time (UnixNano) the stream's connection last
+	// proved alive without a message (Alive; 0: never).
+	alive atomic.Int64
 
 	// Owned by the loop.
 	b     *pending.Builder
@@ -61,6 +69,10 @@ type Driver struct {
 	stale bool      // no message for MaxAge: pending answers the canonical head
 	held  []event   // the newest block beyond the window, from its index 0 (a replica catching up)
 }
+
+// The stream client tells the driver when the connection proves alive
+// without a message (Alive).
+var _ stream.Liveness = (*Driver)(nil)
 
 // maxHeld bounds the messages held for a block beyond the window.
 const maxHeld = 1024
@@ -175,6 +187,14 @@ func (d *Driver) Down(err error) {
 	d.send(event{down: err})
 }
 
+// Alive tells the driver that the stream's connection is alive although
+// no message came (stream.Liveness: the server answered the client's
+// ping). A sequencer with nothing to pre-confirm sends nothing until its
+// next block's index 0, which may be seconds away (tipnode dev --block.time
+// 10s, interval mining), and what it pre-confirmed stays true: such a
+// stream is not stale (checkAge). Safe to call from any goroutine.
+func (d *Driver) Alive(time.Time) { d.alive.Store(d.clock.Now().UnixNano()) }
+
 // Sync waits until every message handed over before the call is handled
 // (tests).
 func (d *Driver) Sync() {
@@ -248,10 +268,21 @@ func (d *Driver) onDown(err error) {
 	d.down = true
 }
 
-// checkAge falls back to the canonical head when no message came for
-// MaxAge.
+// checkAge falls back to the canonical head when for MaxAge no message
+// came and the connection did not prove alive (Alive): a stream that
+// stopped, not one with nothing to say. A connection that answers pings
+// with a silent sequencer keeps the window served: its blocks leave it
+// as the canonical chain reaches them, so pending is never older than
+// latest.
 func (d *Driver) checkAge() {
-	if d.stale || d.last.IsZero() || d.clock.Now().Sub(d.last) <= d.cfg.MaxAge {
+	if d.stale || d.last.IsZero() {
+		return
+	}
+	latest := d.last
+	if a := d.alive.Load(); a > latest.UnixNano() {
+		latest = time.Unix(0, a)
+	}
+	if d.clock.Now().Sub(latest) <= d.cfg.MaxAge {
 		return
 	}
 	d.stale = true
@@ -295,6 +326,9 @@ func (d *Driver) onPayload(p *stream.Payload, received time.Time) {
 	if v == vReplay {
 		v = d.replayed(p)
 	}
+	if (v == vRestart || v == vLowerIndex) && d.recut(p) {
+		v = vResume
+	}
 	d.metrics.message(v)
 	switch v {
 	case vDuplicate, vFrozen:
@@ -309,7 +343,7 @@ func (d *Driver) onPayload(p *stream.Payload, received time.Time) {
 	case vGap, vLowerIndex, vMalformed:
 		d.freeze(v.String(), p)
 		return
-	case vNextBlock, vRestart, vAppend:
+	case vNextBlock, vRestart, vAppend, vResume:
 		if len(d.held) > 0 && d.held[0].p.Metadata.BlockNumber <= p.Metadata.BlockNumber {
 			d.held = nil // the stream moved on
 		}
@@ -330,6 +364,8 @@ func (d *Driver) onPayload(p *stream.Payload, received time.Time) {
 		d.openBlock(p, received)
 	case vAppend:
 		d.appendTo(p, received)
+	case vResume:
+		d.resume(p, received)
 	}
 }
 
@@ -678,6 +714,10 @@ func (d *Driver) appendTo(p *stream.Payload, received time.Time) {
 		d.dropTop("execution")
 		return
 	}
+	if e.covering() {
+		d.cover(e, p, txs, received)
+		return
+	}
 	e.index, e.txs = p.Index, append(e.txs, txs...)
 	e.cuts = append(e.cuts, len(e.txs))
 	e.sums = append(e.sums, totals{len(txs), uint64(p.Diff.GasUsed), p.Diff.ReceiptsRoot})
@@ -738,7 +778,7 @@ func (d *Driver) apply(e *entry, txs chaintypes.Txs) (*pending.Snapshot, error) 
 		}
 	}
 	var snap *pending.Snapshot
-	if e.index == 0 {
+	if len(e.cuts) == 1 {
 		// Index 0 carries the block's first transactions (an OP block's
 		// deposits): its snapshot stays index 0, as on the sequencer.
 		snap = d.b.CutOpen(d.clock.Now())
@@ -1082,4 +1122,250 @@ func (d *Driver) truncate(i int, cause string, err error) {
 	d.mgr.Withdraw()
 	d.metrics.reset(cause)
 	d.metrics.window(len(d.win))
+}
+
+// start is where the transactions of e's message index k begin in e.txs.
+func (e *entry) start(k uint64) int {
+	if k == 0 {
+		return 0
+	}
+	return e.cuts[k-1]
+}
+
+// covering reports whether the stream, resumed over e's transactions by a
+// recut, has not re-announced all of them yet: e.cuts then holds the new
+// sequence's cuts up to e.index, followed by the first sequence's beyond
+// (so that a rebuild still cuts every transaction where a message did).
+func (e *entry) covering() bool { return e.cuts[e.index] < len(e.txs) }
+
+// sameBase reports whether two index-0 bases announce the same block
+// context.
+func sameBase(a, b *stream.Base) bool {
+	fee := func(x *hexutil.Big) *big.Int {
+		if x == nil {
+			return nil
+		}
+		return x.ToInt()
+	}
+	fa, fb := fee(a.BaseFeePerGas), fee(b.BaseFeePerGas)
+	return a.ParentHash == b.ParentHash && a.ParentBeaconBlockRoot == b.ParentBeaconBlockRoot && a.FeeRecipient == b.FeeRecipient &&
+		a.PrevRandao == b.PrevRandao && a.BlockNumber == b.BlockNumber && a.GasLimit == b.GasLimit && a.Timestamp == b.Timestamp &&
+		bytes.Equal(a.ExtraData, b.ExtraData) && (fa == nil) == (fb == nil) && (fa == nil || fa.Cmp(fb) == 0)
+}
+
+// recut reports whether p, a message of the open block at an index the
+// block had already (on index 0 possibly under another payload id), that
+// is not what the block's message of that index said, re-announces what
+// the block holds cut elsewhere: on index 0 the same base; its
+// transactions those the block holds from where that index began, in
+// order (a prefix of them; on an index > 0 possibly all of them and new
+// ones beyond). A sequencer that restarted re-emits its journaled block so
+// (tipnode's puts the block's leading deposits, the L1-info deposit and
+// the user deposits, all in index 0 and the rest in index 1, where the
+// first run had published them in several messages), and a relay that
+// reconnected to it passes that on. Nothing it pre-confirmed is revoked:
+// pending must not go back (resume).
+func (d *Driver) recut(p *stream.Payload) bool {
+	e := d.top()
+	if e == nil || e.closed || !e.receiving() || e.snap == nil || e.number != p.Metadata.BlockNumber || p.Index > e.index {
+		return false
+	}
+	if p.Index == 0 && (p.Base == nil || !sameBase(e.base, p.Base)) {
+		return false
+	}
+	held := e.txs[e.start(p.Index):]
+	if p.Index == 0 && len(p.Diff.Transactions) > len(held) {
+		// All of it and more at index 0: rebuilt from it (a restart),
+		// which serves more than before.
+		return false
+	}
+	for i, raw := range p.Diff.Transactions[:min(len(held), len(p.Diff.Transactions))] {
+		if !sameTx(held[i], raw) {
+			return false
+		}
+	}
+	return true
+}
+
+// resume follows a recut (see recut) from p's index on: the block's
+// messages before that index stand, the ones from it on are replaced by p
+// and those that follow it. What the block holds is neither re-executed
+// nor published again: `pending` keeps serving all of it while the stream
+// re-covers it (covering), each covering message's totals checked against
+// the block's receipts where the message ends; transactions beyond it are
+// executed as usual. A covering message holding another transaction than
+// the block at the same position revokes what was pre-confirmed (revoke).
+func (d *Driver) resume(p *stream.Payload, received time.Time) {
+	e := d.top()
+	txs, err := decodeTxs(p.Diff.Transactions)
+	if err != nil {
+		d.log.Warn().Err(err).Uint64("block", e.number).Uint64("index", p.Index).Msg("dropping the pending block")
+		d.dropTop("execution")
+		return
+	}
+	d.log.Debug().Uint64("block", e.number).Uint64("index", p.Index).Uint64("last", e.index).Int("txs", len(e.txs)).
+		Msg("the stream re-announces the pending block cut elsewhere (a restarted sequencer): it keeps serving what it has")
+	if p.Index == 0 {
+		e.base = p.Base
+	}
+	d.cover(e, p, txs, received)
+}
+
+// cover takes p, message p.Index of the stream re-covering e (txs its
+// decoded transactions), from where that index begins in e.txs.
+func (d *Driver) cover(e *entry, p *stream.Payload, txs xtypes.Txs, received time.Time) {
+	k, pos := p.Index, e.start(p.Index)
+	held := e.txs[pos:]
+	for i := range min(len(held), len(txs)) {
+		if txs[i].Hash() != held[i].Hash() {
+			d.revoke(e, p, txs, pos)
+			return
+		}
+	}
+	e.id = p.PayloadID
+	sum := totals{len(txs), uint64(p.Diff.GasUsed), p.Diff.ReceiptsRoot}
+	if len(txs) <= len(held) {
+		end := pos + len(txs)
+		if err := d.coveredTotals(e, end, p); err != nil {
+			d.log.Error().Err(err).Uint64("block", e.number).Uint64("index", k).Msg("dropping the pending block")
+			d.dropTop("mismatch")
+			return
+		}
+		cuts := append(slices.Clone(e.cuts[:k]), end)
+		sums := append(slices.Clone(e.sums[:k]), sum)
+		for i, c := range e.cuts {
+			if c > end { // the first sequence's cuts beyond (ascending: i >= k)
+				cuts, sums = append(cuts, c), append(sums, e.sums[i])
+			}
+		}
+		e.cuts, e.sums, e.index = cuts, sums, k
+		if !e.covering() {
+			d.log.Debug().Uint64("block", e.number).Uint64("index", k).Msg("the resumed stream re-announced every transaction of the pending block")
+		}
+		return
+	}
+	rest := txs[len(held):]
+	e.txs = append(e.txs, rest...)
+	e.cuts = append(e.cuts[:k:k], len(e.txs))
+	e.sums = append(e.sums[:k:k], sum)
+	e.index = k
+	e.gasUsed, e.receiptsRoot = uint64(p.Diff.GasUsed), p.Diff.ReceiptsRoot
+	e.blobGasUsed = (*uint64)(p.Diff.BlobGasUsed)
+	if e.snap == nil {
+		return // recorded; executed when its parent is known
+	}
+	d.execute(e, rest, received, time.Now(), &p.Metadata)
+}
+
+// coveredTotals checks the totals of p, a covering message ending at
+// position end of e's transactions, against e's receipts (nothing to check
+// when e is not built: a rebuild checks e's totals).
+func (d *Driver) coveredTotals(e *entry, end int, p *stream.Payload) error {
+	if e.snap == nil || len(e.snap.Receipts()) < end {
+		return nil
+	}
+	rs := e.snap.Receipts()[:end]
+	gas, root := uint64(0), e.snap.ReceiptsRoot()
+	if end > 0 {
+		gas = rs[end-1].CumulativeGasUsed
+	}
+	if end < len(e.snap.Receipts()) {
+		root = types.DeriveSha(rs, trie.NewStackTrie(nil))
+	}
+	if gas != uint64(p.Diff.GasUsed) {
+		d.metrics.mismatch("gas_used")
+		return fmt.Errorf("%w: block %d index %d (resumed): gas used %d, the sequencer's %d", ErrMismatch, e.number, p.Index, gas, uint64(p.Diff.GasUsed))
+	}
+	if root != p.Diff.ReceiptsRoot {
+		d.metrics.mismatch("receipts_root")
+		return fmt.Errorf("%w: block %d index %d (resumed): receipts root %s, the sequencer's %s", ErrMismatch, e.number, p.Index, root.Hex(), p.Diff.ReceiptsRoot.Hex())
+	}
+	return nil
+}
+
+// revoke handles a covering message p that holds another transaction than
+// e at the same position (pos: where p's transactions begin): the
+// sequencer's block is no longer what it pre-confirmed. e becomes what the
+// stream now says (its messages before p's index, then p) and is rebuilt
+// on its parent, every cut published from index 0: pending goes back
+// there, counted (resets_total revoked) and logged once.
+func (d *Driver) revoke(e *entry, p *stream.Payload, txs xtypes.Txs, pos int) {
+	k := p.Index
+	e.txs = append(e.txs[:pos:pos], txs...)
+	e.cuts = append(e.cuts[:k:k], len(e.txs))
+	e.sums = append(e.sums[:k:k], totals{len(txs), uint64(p.Diff.GasUsed), p.Diff.ReceiptsRoot})
+	e.index, e.id = k, p.PayloadID
+	e.gasUsed, e.receiptsRoot = uint64(p.Diff.GasUsed), p.Diff.ReceiptsRoot
+	e.blobGasUsed = (*uint64)(p.Diff.BlobGasUsed)
+	d.metrics.reset("revoked")
+	d.log.Warn().Uint64("block", e.number).Uint64("index", k).Int("position", pos).
+		Msg("the sequencer's block no longer holds a transaction it pre-confirmed: the pending block is rebuilt as the stream now has it")
+	d.reopenTop()
+}
+
+// reopenTop re-executes the window's open block from its first
+// transaction on its parent (the pending block below it, or the canonical
+// head), cut where its messages were, verified, every cut published in
+// order; it waits unbuilt (pending answers what is below it) when its
+// parent is not known.
+func (d *Driver) reopenTop() {
+	e := d.top()
+	d.b.Close()
+	e.snap = nil
+	h, view, err := d.w.OpenHead()
+	if err != nil {
+		d.log.Error().Err(err).Msg("open head")
+		d.dropTop("execution")
+		return
+	}
+	var (
+		parent *pending.Snapshot
+		parHdr *types.Header
+	)
+	var below *entry
+	if n := len(d.win); n > 1 {
+		below = d.win[n-2]
+	}
+	switch {
+	case below != nil && below.receiving() && below.snap != nil && below.snap.Final():
+		parent, parHdr = below.snap, below.snap.Header()
+	case below == nil && h.Number() == e.number-1 && h.Hash() == e.base.ParentHash:
+		parHdr = h.Header()
+	default:
+		view.Close()
+		d.mgr.Withdraw()
+		return
+	}
+	tmpl, err := headerFrom(d.exec, parHdr, e.base)
+	var snap *pending.Snapshot
+	if err == nil {
+		if parent != nil {
+			snap, err = d.b.OpenOn(h, view, parent, tmpl, d.clock.Now())
+		} else {
+			snap, err = d.b.Open(h, view, tmpl, d.clock.Now())
+		}
+	}
+	if err != nil {
+		view.Close()
+		d.log.Error().Err(err).Uint64("block", e.number).Msg("reopening a pending block failed")
+		d.dropTop(d.headerCause(err))
+		return
+	}
+	e.snap = snap
+	cuts, err := d.replay(e)
+	if err != nil {
+		d.log.Error().Err(err).Uint64("block", e.number).Msg("dropping the pending block")
+		if errors.Is(err, ErrMismatch) {
+			d.dropTop("mismatch")
+		} else {
+			d.dropTop("execution")
+		}
+		return
+	}
+	e.snap = cuts[len(cuts)-1]
+	if d.serving() {
+		for _, s := range cuts {
+			d.mgr.Publish(s)
+		}
+	}
 }

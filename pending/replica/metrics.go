@@ -34,11 +34,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		messages: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "tipnode", Subsystem: "replica", Name: "messages_total",
-			Help: "Pre-confirmation messages received, by what the sequence validator made of them (append, next_block, restart, duplicate, gap, lower_index, not_started, beyond_window, canonical, closed, malformed, frozen).",
+			Help: "Pre-confirmation messages received, by what the sequence validator made of them (append, next_block, restart, duplicate, gap, lower_index, not_started, beyond_window, canonical, closed, malformed, frozen, resume: the open block re-announced cut elsewhere, as a restarted sequencer re-emits it).",
 		}, []string{"verdict"}),
 		resets: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "tipnode", Subsystem: "replica", Name: "resets_total",
-			Help: "Pending blocks dropped, by cause (restart, mismatch, execution, parent_hash, reorg, canonical_differs, canonical_mismatch, disconnected).",
+			Help: "Pending blocks dropped, by cause (restart, revoked, mismatch, execution, parent_hash, reorg, canonical_differs, canonical_mismatch, adopted_parent, disconnected).",
 		}, []string{"cause"}),
 		mismatches: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "tipnode", Subsystem: "replica", Name: "mismatches_total",

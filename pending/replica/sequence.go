@@ -23,10 +23,11 @@ const (
 	vMalformed                   // index 0 without base, block numbers that disagree, payload id changed mid-block: freeze the block
 	vReplay                      // index <= k of the open block, same payload id: compared with what it said then (a relay replaying the block, or a rebuilt payload reusing its id)
 	vFrozen                      // a message of a block that stopped receiving (frozen after a loss, or refused): ignored
+	vResume                      // index <= k of the open block re-announcing what it holds, cut elsewhere (a restarted sequencer re-emitting its journaled block): followed without going back (driver.go, recut)
 )
 
 var verdictNames = [...]string{"append", "next_block", "restart", "duplicate", "gap", "lower_index",
-	"not_started", "beyond_window", "canonical", "closed", "malformed", "replay", "frozen"}
+	"not_started", "beyond_window", "canonical", "closed", "malformed", "replay", "frozen", "resume"}
 
 func (v verdict) String() string { return verdictNames[v] }
 

@@ -23,6 +23,15 @@ type Sink interface {
 	Down(err error)
 }
 
+// Liveness is what a Sink may implement besides: Alive is called, on the
+// client's goroutine, when the connection proved alive without a message
+// (the server answered a ping, every PingInterval): a sequencer with
+// nothing to pre-confirm is silent between its blocks' first messages, and
+// its stream is not stale for that.
+type Liveness interface {
+	Alive(at time.Time)
+}
+
 // ClientConfig configures a Client. Data only; DefaultClientConfig holds
 // the defaults, Validate checks it.
 type ClientConfig struct {
@@ -333,6 +342,9 @@ func (c *Client) serve(conn *websocket.Conn) (healthy bool, messages int, err er
 		case now := <-ticker.C(): // the tick's time: a manual clock may have moved on
 			if pingOutstanding && lastPong.Load() >= pingSent.UnixNano() {
 				pingOutstanding, healthy = false, true
+				if l, ok := c.sink.(Liveness); ok {
+					l.Alive(time.Unix(0, lastPong.Load()))
+				}
 			}
 			if pingOutstanding && now.Sub(pingSent) >= c.cfg.PongTimeout {
 				return healthy, messages, fmt.Errorf("%w: no pong for %s", ErrPongTimeout, now.Sub(pingSent))

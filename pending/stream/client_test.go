@@ -52,14 +52,23 @@ func (c *recClock) nextSleep(t *testing.T, ping time.Duration) time.Duration {
 type testSink struct {
 	payloads chan *Payload
 	downs    chan error
+	alives   chan time.Time
 }
 
 func newTestSink() *testSink {
-	return &testSink{payloads: make(chan *Payload, 4096), downs: make(chan error, 256)}
+	return &testSink{payloads: make(chan *Payload, 4096), downs: make(chan error, 256), alives: make(chan time.Time, 256)}
 }
 
 func (s *testSink) Payload(p *Payload, _ time.Time) { s.payloads <- p }
 func (s *testSink) Down(err error)                  { s.downs <- err }
+
+// Alive (Liveness) drops what the test does not read.
+func (s *testSink) Alive(at time.Time) {
+	select {
+	case s.alives <- at:
+	default:
+	}
+}
 
 // recv waits for a value; the deadline only turns a hang into a failure.
 func recv[T any](t *testing.T, ch <-chan T, what string) T {
@@ -216,7 +225,8 @@ func TestClientPongTimeout(t *testing.T) {
 }
 
 // TestClientIdle: a server that answers pings but sends no message is
-// dropped after IdleTimeout.
+// dropped after IdleTimeout; until then every answered ping tells the
+// sink the connection is alive (Liveness).
 func TestClientIdle(t *testing.T) {
 	srv := streamtest.NewServer(t)
 	clock := newRecClock()
@@ -235,6 +245,9 @@ func TestClientIdle(t *testing.T) {
 	}
 	if err := recv(t, sink.downs, "Down"); !errors.Is(err, ErrIdle) {
 		t.Fatalf("Down(%v), want ErrIdle", err)
+	}
+	if n := len(sink.alives); n < 2 {
+		t.Fatalf("Alive called %d times for 3 answered pings, want at least 2", n)
 	}
 }
 
