@@ -1213,7 +1213,7 @@ func (d *Driver) resume(p *stream.Payload, received time.Time) {
 
 // cover takes p, message p.Index of the stream re-covering e (txs its
 // decoded transactions), from where that index begins in e.txs.
-func (d *Driver) cover(e *entry, p *stream.Payload, txs xtypes.Txs, received time.Time) {
+func (d *Driver) cover(e *entry, p *stream.Payload, txs chaintypes.Txs, received time.Time) {
 	k, pos := p.Index, e.start(p.Index)
 	held := e.txs[pos:]
 	for i := range min(len(held), len(txs)) {
@@ -1289,7 +1289,7 @@ func (d *Driver) coveredTotals(e *entry, end int, p *stream.Payload) error {
 // stream now says (its messages before p's index, then p) and is rebuilt
 // on its parent, every cut published from index 0: pending goes back
 // there, counted (resets_total revoked) and logged once.
-func (d *Driver) revoke(e *entry, p *stream.Payload, txs xtypes.Txs, pos int) {
+func (d *Driver) revoke(e *entry, p *stream.Payload, txs chaintypes.Txs, pos int) {
 	k := p.Index
 	e.txs = append(e.txs[:pos:pos], txs...)
 	e.cuts = append(e.cuts[:k:k], len(e.txs))
