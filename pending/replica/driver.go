@@ -83,8 +83,8 @@ type entry struct {
 	// diff.block_hash (zero: not announced, as OP subblocks and
 	// --stream.roots=off send them).
 	stateRoot, blockHash common.Hash
-	snap         *pending.Snapshot
-	closed       bool // the next block opened: final
+	snap                 *pending.Snapshot
+	closed               bool // the next block opened: final
 	// frozen: a message of the block was lost (a gap, a lower index that
 	// differs, another payload id mid-block) or the stream went down: its
 	// snapshot so far (a prefix of what the sequencer pre-confirmed) stays
