@@ -37,7 +37,14 @@ type Builder struct {
 	anchor uint64     // the anchor's number (the open block's state trie is read there)
 	// under are the state trie updates of the open block's pending
 	// parents (their final snapshots' tries), above the anchor's trie.
-	under    []*store.TrieUpdate
+	under []*store.TrieUpdate
+	// live is the open block's state trie as of its last cut (nil: the
+	// store keeps no trie, or trieErr).
+	live    *liveTrie
+	trieErr error // why the open block lost its live trie (nil: it did not)
+	// tail is the state the seal wrote after the last cut (the layer
+	// Finish adds).
+	tail     *store.StateDiff
 	base     *types.Header // the driver's header template
 	parent   *types.Header // the open block's parent (canonical or pending)
 	state    *chain.StateDB
@@ -119,7 +126,8 @@ func (b *Builder) open(head *chain.Head, view store.View, parentSnap *Snapshot, 
 	if parentSnap != nil {
 		b.under = parentSnap.tries
 	}
-	b.txs, b.receipts, b.bloom, b.dirty = nil, nil, types.Bloom{}, false
+	b.txs, b.receipts, b.bloom, b.dirty, b.tail = nil, nil, types.Bloom{}, false, nil
+	b.live, b.trieErr = nil, nil
 	var txIdx map[common.Hash]int
 	for i, tx := range opening {
 		if _, err := b.Add(tx); err != nil {
@@ -132,6 +140,10 @@ func (b *Builder) open(head *chain.Head, view store.View, parentSnap *Snapshot, 
 		txIdx[tx.Hash()] = i
 	}
 	n := len(b.txs)
+	diff, header := state.TakeDiff(), b.pendingHeader()
+	if b.live, b.trieErr = b.openTrie(view, b.anchor, b.under); b.trieErr == nil {
+		b.advanceTrie(diff, header)
+	}
 	b.snap = &Snapshot{
 		roots:      new(roots),
 		block:      new(blockRoots), // this block's snapshots extend these lists
@@ -139,8 +151,9 @@ func (b *Builder) open(head *chain.Head, view store.View, parentSnap *Snapshot, 
 		anchor:     anchor,
 		anchorHash: anchorHash,
 		parent:     parentSnap,
-		header:     b.pendingHeader(),
-		layers:     pushLayer(nil, state.TakeDiff(), txIdx), // pre-execution system calls, opening transactions
+		header:     header,
+		trie:       b.live,
+		layers:     pushLayer(nil, diff, txIdx), // pre-execution system calls, opening transactions
 		txs:        b.txs[:n:n],
 		receipts:   b.receipts[:n:n],
 		created:    now,
@@ -183,12 +196,14 @@ func (b *Builder) Finish(now time.Time) (*Snapshot, *Sealed, error) {
 	s := *b.snap
 	s.header = sealed.Block.Header()
 	s.hash = sealed.Block.Hash()
-	s.layers = pushLayer(b.snap.layers, b.state.TakeDiff(), nil)
+	s.layers = pushLayer(b.snap.layers, b.tail, nil)
 	s.txs, s.receipts, s.newFrom = b.txs[:n:n], b.receipts[:n:n], n
 	s.roots = new(roots)
 	s.created = now
-	if sealed.Write.Trie != nil {
-		s.tries = append(slices.Clip(b.under), sealed.Write.Trie)
+	s.trie, s.tries = nil, nil
+	if upd := sealed.Write.Trie; upd != nil {
+		s.tries = append(slices.Clip(b.under), upd)
+		s.trie = &liveTrie{at: b.anchor, under: b.under, cuts: []*store.TrieUpdate{upd}, last: upd}
 	}
 	b.snap = &s
 	return b.snap, sealed, nil
@@ -347,6 +362,8 @@ func (b *Builder) cut(now time.Time, index uint64) *Snapshot {
 		txIdx[b.txs[i].Hash()] = i
 	}
 	n := len(b.txs)
+	diff, header := b.state.TakeDiff(), b.pendingHeader()
+	b.advanceTrie(diff, header)
 	b.snap = &Snapshot{
 		roots:      new(roots),
 		block:      b.snap.block, // txs and receipts extend the previous cut's
@@ -354,9 +371,10 @@ func (b *Builder) cut(now time.Time, index uint64) *Snapshot {
 		anchor:     b.snap.anchor,
 		anchorHash: b.snap.anchorHash,
 		parent:     b.snap.parent,
-		header:     b.pendingHeader(),
+		header:     header,
+		trie:       b.live,
 		index:      index,
-		layers:     pushLayer(b.snap.layers, b.state.TakeDiff(), txIdx),
+		layers:     pushLayer(b.snap.layers, diff, txIdx),
 		txs:        b.txs[:n:n],
 		receipts:   b.receipts[:n:n],
 		newFrom:    first,
@@ -417,9 +435,19 @@ func (b *Builder) Seal() (*Sealed, error) {
 	// block's withdrawals root from Isthmus.
 	final := block.Header()
 	diff := b.state.BlockDiff()
-	upd, err := b.trieUpdate(final, diff)
+	// The state written since the last cut: the live trie's last update
+	// (and the layer Finish adds).
+	b.tail = b.state.TakeDiff()
+	upd, live, err := b.sealTrie(b.tail, final)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("seal block %d: %w", final.Number, err)
+	}
+	if !live {
+		// No live trie: the whole diff on the parent's trie (nil when the
+		// store keeps none).
+		if upd, err = b.trieUpdate(final, diff); err != nil {
+			return nil, err
+		}
 	}
 	if err := b.exec.SealHeader(final, b.state, upd); err != nil {
 		return nil, err

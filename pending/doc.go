@@ -169,11 +169,27 @@
 //     snapshot's lists (TestSnapshotRootsIncremental). Rebased copies share
 //     their original's memo and trie; a new block (Open, OpenOn: also every
 //     rebuild, rebase after a seal, unwind) starts a new trie.
-//   - State roots: Seal computes the block's state trie update (its diff on
-//     the anchor's trie with the pending parents' updates above, the final
-//     snapshots' tries) and puts its root in the header, with an OP
-//     block's withdrawals root from the same update; the write carries it.
-//     A fork keeps no trie: its sealed blocks carry the zero root.
+//   - State roots (livetrie.go): every pending block keeps one live state
+//     trie. Open and each cut apply the cut's own diff (the layer it
+//     pushes) on the trie of the cut before it (the anchor's trie with the
+//     pending parents' updates and the block's earlier cuts' updates
+//     above), so a cut costs what it changed (BenchmarkTrieCut), and put
+//     the root in the snapshot's header (with an OP block's withdrawals
+//     root from Isthmus): every snapshot has its state root and BlockHash,
+//     and eth_getProof at pending proves against it (Snapshot.StateTrie).
+//     The cuts' updates are kept like the layers (squashed into the one
+//     below while it is at most twice the size), never modified once a
+//     snapshot holds them. Seal applies the tail (what was written since
+//     the last cut, post-block system calls included) and squashes the
+//     cuts' updates into the block's update (store.SquashTrieUpdates: the
+//     same root and node versions as the whole diff's update,
+//     TestLiveTrieRoots, TestTrieSquashMatchesBlockUpdate). The trie work
+//     of a cut runs on the driver's goroutine before the snapshot is
+//     published: it delays the cut's publication by its cost, never a
+//     reader. A builder whose trie update fails keeps no live trie for
+//     the rest of the block (zero roots; Seal computes the whole diff's
+//     update as before). A fork keeps no trie: its snapshots and sealed
+//     blocks carry the zero root.
 //   - The parent beacon root of dev blocks is derived
 //     (keccak256("tipnode beacon root" ‖ parent hash)); there is no beacon
 //     chain.

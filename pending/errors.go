@@ -75,6 +75,10 @@ var (
 	// was asked (a timestamp not after the latest block, an impersonated
 	// transaction that cannot be executed...); the message says why.
 	ErrDev = errors.New("dev chain")
+	// ErrNoStateTrie: the pending snapshot has no state trie (the store
+	// keeps none, a fork; or its builder could not update it: see
+	// Snapshot.StateTrie).
+	ErrNoStateTrie = errors.New("pending block has no state trie")
 	// ErrStopped: the sequencer is not running.
 	ErrStopped = errors.New("sequencer stopped")
 )

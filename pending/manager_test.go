@@ -16,6 +16,7 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/chain/devnet"
+	"github.com/tipnode/tipnode/store"
 	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
@@ -23,6 +24,7 @@ import (
 // driven by hand (no sequencer).
 type builderEnv struct {
 	t       *testing.T
+	db      *store.DB
 	g       *chain.Genesis
 	w       *chain.Writer
 	mgr     *Manager
@@ -43,9 +45,9 @@ func newBuilderEnv(t *testing.T) *builderEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, g, w := chaintest.InitStore(t, spec)
+	db, g, w := chaintest.InitStore(t, spec)
 	metrics := NewMetrics(prometheus.NewRegistry(), nil)
-	e := &builderEnv{t: t, g: g, w: w, metrics: metrics, acc: accs[0], now: time.Unix(1_700_000_010, 0),
+	e := &builderEnv{t: t, db: db, g: g, w: w, metrics: metrics, acc: accs[0], now: time.Unix(1_700_000_010, 0),
 		mgr: NewManager(w, g.Config, HeaderParams{}, nil, metrics), b: NewBuilder(chain.NewExecutor(g.Config))}
 	t.Cleanup(e.b.Close)
 	return e

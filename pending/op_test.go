@@ -128,9 +128,19 @@ func TestOPSequencer(t *testing.T) {
 	// The withdrawal the deposit made (value sent to the message passer)
 	// changes the withdrawals root: the sealed header's is the passer's
 	// storage root as the store holds it.
+	last := h.Mgr.Current()
 	h.Seal()
 	importAll()
 	sealed := chaintest.CanonicalBlock(t, h.DB, next.Header().Number.Uint64())
+	// The pending block's last snapshot had the sealed block's state and
+	// withdrawals roots and hash already (the live trie; nothing was added
+	// after it and an OP seal runs no post-block system call).
+	if last.Number() != sealed.NumberU64() || len(last.Transactions()) != len(sealed.Transactions()) ||
+		last.Header().Root != sealed.Root() || last.Header().WithdrawalsHash == nil || *last.Header().WithdrawalsHash != *sealed.Header().WithdrawalsHash ||
+		last.BlockHash() != sealed.Hash() {
+		t.Fatalf("last pre-confirmation of block %d: root %s withdrawals %v hash %s; sealed %s %v %s", last.Number(),
+			last.Header().Root, last.Header().WithdrawalsHash, last.BlockHash(), sealed.Root(), sealed.Header().WithdrawalsHash, sealed.Hash())
+	}
 	view, err := h.DB.View()
 	if err != nil {
 		t.Fatal(err)

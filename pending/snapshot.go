@@ -46,6 +46,10 @@ type Snapshot struct {
 	// its pending parents, oldest first (nil: not final, or the store
 	// keeps no trie): a block opened on it reads its trie through them.
 	tries []*store.TrieUpdate
+	// trie is the pending block's state trie as of this snapshot (nil:
+	// the store keeps no trie, or the builder lost it): its header's Root
+	// is trie.Root().
+	trie *liveTrie
 }
 
 // TxRoot is the root of the snapshot's transactions (the pending block's
@@ -73,9 +77,11 @@ func (s *Snapshot) Anchor() *types.Header { return s.anchor }
 
 // Header is the pending block's header: Number = anchor+1, its timestamp,
 // base fee, fee recipient, prev-randao, gas limit, and GasUsed / Bloom /
-// BlobGasUsed as of this snapshot. Root is zero and RequestsHash a
-// placeholder until sealed. Its hash is not final (the block is not sealed).
-// Callers must not modify it.
+// BlobGasUsed as of this snapshot; Root the state root as of this snapshot
+// (zero when the store keeps no trie: StateRoot), and on an OP chain from
+// Isthmus the withdrawals root as of it. RequestsHash is a placeholder,
+// TxHash and ReceiptHash are not set (TxRoot, ReceiptsRoot, BlockHash)
+// until sealed. Callers must not modify it.
 func (s *Snapshot) Header() *types.Header { return s.header }
 
 // Index is the pre-confirmation index within the pending block (0 = no

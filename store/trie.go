@@ -75,7 +75,11 @@ type TrieUpdate struct {
 	// Parent is the height the update applies on.
 	Parent uint64
 
-	nodes        map[string][]byte
+	nodes map[string][]byte
+	// origins are the nodes' values under the update (nil: absent), by
+	// the same entities as nodes: SquashTrieUpdates drops a version that
+	// leaves its node as the first update found it.
+	origins      map[string][]byte
 	storageRoots map[common.Address]common.Hash
 	// under are the updates this one was computed on top of (a reorg's
 	// earlier new blocks, a pending parent): the store checks them.
@@ -333,7 +337,8 @@ func applyDiff(nr *nodeReader, diff *StateDiff, watch []common.Address) (*TrieUp
 	for a := range diff.Wiped {
 		touched[a] = struct{}{}
 	}
-	u := &TrieUpdate{nodes: make(map[string][]byte), storageRoots: make(map[common.Address]common.Hash, len(touched)+len(watch))}
+	u := &TrieUpdate{nodes: make(map[string][]byte), origins: make(map[string][]byte),
+		storageRoots: make(map[common.Address]common.Hash, len(touched)+len(watch))}
 	for _, addr := range sortedKeys(touched, compareAddr) {
 		old, err := accounts.GetAccount(addr)
 		if err != nil {
@@ -374,15 +379,11 @@ func applyDiff(nr *nodeReader, diff *StateDiff, watch []common.Address) (*TrieUp
 			}
 			root, set = st.Commit(false)
 		}
-		if set != nil {
-			for path, n := range set.Nodes {
-				u.nodes[string(appendTrieEntity(nil, owner, []byte(path)))] = n.Blob
-			}
-		}
+		u.addSet(owner, set)
 		if fresh && oldRoot != types.EmptyRootHash {
 			// The old storage trie's nodes are gone: deletion versions
 			// for those the new trie does not replace.
-			if err := deleteTrieNodes(nr, parentRoot, owner, oldRoot, u.nodes); err != nil {
+			if err := deleteTrieNodes(nr, parentRoot, owner, oldRoot, u); err != nil {
 				return nil, fmt.Errorf("storage trie of %s: %w", addr, err)
 			}
 		}
@@ -426,18 +427,28 @@ func applyDiff(nr *nodeReader, diff *StateDiff, watch []common.Address) (*TrieUp
 		}
 	}
 	root, set := accounts.Commit(false)
-	if set != nil {
-		for path, n := range set.Nodes {
-			u.nodes[string(appendTrieEntity(nil, common.Hash{}, []byte(path)))] = n.Blob
-		}
-	}
+	u.addSet(common.Hash{}, set)
 	u.Root = root
 	return u, nil
 }
 
-// deleteTrieNodes adds a deletion to nodes for every stored node of the
-// trie of owner with root (read through nr) that nodes does not write.
-func deleteTrieNodes(nr *nodeReader, stateRoot, owner, root common.Hash, nodes map[string][]byte) error {
+// addSet adds the nodes of owner's trie that set commits (nil: none), with
+// their origins.
+func (u *TrieUpdate) addSet(owner common.Hash, set *trienode.NodeSet) {
+	if set == nil {
+		return
+	}
+	for path, n := range set.Nodes {
+		key := string(appendTrieEntity(nil, owner, []byte(path)))
+		u.nodes[key] = n.Blob
+		u.origins[key] = set.Origins[path]
+	}
+}
+
+// deleteTrieNodes adds to u a deletion of every stored node of the trie of
+// owner with root (read through nr) that u does not write, and makes each
+// its node's origin.
+func deleteTrieNodes(nr *nodeReader, stateRoot, owner, root common.Hash, u *TrieUpdate) error {
 	tr, err := trie.New(trie.StorageTrieID(stateRoot, owner, root), nr)
 	if err != nil {
 		return err
@@ -451,9 +462,12 @@ func deleteTrieNodes(nr *nodeReader, stateRoot, owner, root common.Hash, nodes m
 			continue // embedded in its parent, or a value
 		}
 		key := string(appendTrieEntity(nil, owner, it.Path()))
-		if _, ok := nodes[key]; !ok {
-			nodes[key] = nil
+		if _, ok := u.nodes[key]; !ok {
+			u.nodes[key] = nil
 		}
+		// The new trie was built on the empty one: its nodes' origins are
+		// the old trie's.
+		u.origins[key] = it.NodeBlob()
 	}
 	return it.Error()
 }

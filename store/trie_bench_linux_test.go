@@ -162,3 +162,115 @@ func BenchmarkTrieRoot(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTrieCut: the state root of one pre-confirmation (the issue's
+// target: 500 changed keys every 200 ms on a 1M-slot state, <= 15 ms):
+// each iteration is one cut's update, its own diff applied on the trie of
+// the cuts before it (StateTrie.On(layers...).Update), then pushed onto
+// the layers as the pending builder's live trie does (squashed into the
+// one below while that one is at most twice its size). Every 10 cuts (a
+// 2 s block of 200 ms pre-confirmations) the block is sealed: its layers
+// squashed (timed apart: seal-squash-ms; side by side, the update of the
+// block's whole diff the seal computed before: seal-wholediff-ms) and
+// written with the block.
+func BenchmarkTrieCut(b *testing.B) {
+	const accounts, slots, keys, perBlock = 100_000, 1_000_000, 500, 10
+	db, contract := trieBenchState(b, accounts, slots)
+	r := rand.New(rand.NewPCG(3, 4))
+	var walls, cpus, squashes, scratches []time.Duration
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	latest, _ := db.Latest()
+	parent := canonicalHash(b, db, latest)
+	next := slots
+	var (
+		layers []*TrieUpdate
+		cuts   []*StateDiff
+		v      View
+		base   *StateTrie
+	)
+	open := func() {
+		var err error
+		if v, err = db.View(); err != nil {
+			b.Fatal(err)
+		}
+		if base, err = v.StateTrie(latest); err != nil {
+			b.Fatal(err)
+		}
+		layers, cuts = nil, nil
+	}
+	open()
+	for b.Loop() {
+		d := NewStateDiff()
+		d.Storage[contract] = map[common.Hash]common.Hash{}
+		for range keys / 10 {
+			i := r.IntN(accounts)
+			d.Accounts[benchAddr(i)] = &Account{Nonce: uint64(r.IntN(100)), Balance: uint256.NewInt(r.Uint64()), CodeHash: types.EmptyCodeHash}
+		}
+		for k := 0; k < keys-keys/10; k++ {
+			s := r.IntN(slots)
+			if k%10 == 0 {
+				s = next
+				next++
+			}
+			d.Storage[contract][benchSlot(s)] = common.BigToHash(new(big.Int).SetUint64(r.Uint64()))
+		}
+		start, cpu0 := time.Now(), threadCPU()
+		u, err := base.On(layers...).Update(d)
+		if err != nil {
+			b.Fatal(err)
+		}
+		layers = append(layers, u)
+		for n := len(layers); n >= 2 && layers[n-2].Nodes() <= 2*layers[n-1].Nodes(); n = len(layers) {
+			m, err := SquashTrieUpdates(layers[n-2:]...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			layers = append(layers[:n-2:n-2], m)
+		}
+		walls = append(walls, time.Since(start))
+		cpus = append(cpus, threadCPU()-cpu0)
+		cuts = append(cuts, d)
+		if len(cuts) < perBlock {
+			continue
+		}
+		start = time.Now()
+		upd, err := SquashTrieUpdates(layers...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		squashes = append(squashes, time.Since(start))
+		// Side by side: the block's update from its whole diff (the seal's
+		// work without pending roots).
+		start = time.Now()
+		whole, err := base.Update(composeDiffs(cuts))
+		if err != nil || whole.Root != upd.Root {
+			b.Fatalf("whole-diff root %s (%v), squashed %s", whole.Root, err, upd.Root)
+		}
+		scratches = append(scratches, time.Since(start))
+		v.Close()
+		latest++
+		w := diffBlockWrite(latest, parent, composeDiffs(cuts))
+		w.Trie = upd
+		if err := db.WriteBlock(w); err != nil {
+			b.Fatal(err)
+		}
+		parent = w.Block.Hash()
+		open()
+	}
+	v.Close()
+	pct := func(ds []time.Duration, p float64) float64 {
+		if len(ds) == 0 {
+			return 0
+		}
+		s := slices.Clone(ds)
+		slices.Sort(s)
+		return float64(s[int(float64(len(s)-1)*p)].Microseconds()) / 1000
+	}
+	b.ReportMetric(pct(cpus, 0.5), "cut-cpu-ms-p50")
+	b.ReportMetric(pct(cpus, 0.99), "cut-cpu-ms-p99")
+	b.ReportMetric(pct(walls, 0.5), "cut-ms-p50")
+	b.ReportMetric(pct(walls, 0.99), "cut-ms-p99")
+	b.ReportMetric(pct(squashes, 0.5), "seal-squash-ms-p50")
+	b.ReportMetric(pct(scratches, 0.5), "seal-wholediff-ms-p50")
+}

@@ -114,6 +114,7 @@ type NodeFlags struct {
 	SnapshotServe bool
 	StreamQueue   int
 	StreamMaxSubs int
+	StreamRoots   string
 }
 
 func (f *NodeFlags) register(fs *flag.FlagSet, dev bool) {
@@ -138,6 +139,7 @@ func (f *NodeFlags) register(fs *flag.FlagSet, dev bool) {
 	fs.BoolVar(&f.Stream, "stream", dev, "serve the pre-confirmation stream on ws://HTTP.ADDR/preconfirmations (with --sequencer, or on a replica)")
 	fs.IntVar(&f.StreamQueue, "stream.queue", sc.SendQueue, "stream: messages that may wait for one subscriber; a slower one is dropped (close 1008)")
 	fs.IntVar(&f.StreamMaxSubs, "stream.maxsubscribers", sc.MaxSubscribers, "stream: most subscribers at once (HTTP 503 beyond)")
+	fs.StringVar(&f.StreamRoots, "stream.roots", sc.Roots, "stream: each pre-confirmation carries its state root and block hash (on), or zeros (off, as OP subblocks)")
 	fs.DurationVar(&f.PreconfInterval, "preconf.interval", seq.PreconfInterval, "sequencer: pre-confirmation interval")
 	fs.IntVar(&f.PreconfSteps, "preconf.steps", seq.Steps, "sequencer: execution steps per pre-confirmation interval (pooled transactions executed every interval/steps, published at the interval; 1: only at the interval, tip order over the whole interval)")
 	fs.DurationVar(&f.BlockTime, "block.time", seq.BlockTime, "sequencer: block time (a multiple of --preconf.interval)")
@@ -319,7 +321,7 @@ func (f *NodeFlags) nodeConfig() (node.Config, error) {
 	}
 	if f.Stream {
 		sc := stream.DefaultPublisherConfig()
-		sc.SendQueue, sc.MaxSubscribers = f.StreamQueue, f.StreamMaxSubs
+		sc.SendQueue, sc.MaxSubscribers, sc.Roots = f.StreamQueue, f.StreamMaxSubs, f.StreamRoots
 		if err := sc.Validate(); err != nil {
 			return cfg, fmt.Errorf("--stream: %w", err)
 		}

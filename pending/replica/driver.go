@@ -91,8 +91,12 @@ type entry struct {
 	gasUsed      uint64
 	receiptsRoot common.Hash
 	blobGasUsed  *uint64 // the last message's diff.blob_gas_used (nil: absent)
-	snap         *pending.Snapshot
-	closed       bool // the next block opened: final
+	// stateRoot and blockHash are the last message's diff.state_root and
+	// diff.block_hash (zero: not announced, as OP subblocks and
+	// --stream.roots=off send them).
+	stateRoot, blockHash common.Hash
+	snap                 *pending.Snapshot
+	closed               bool // the next block opened: final
 	// frozen: a message of the block was lost (a gap, a lower index that
 	// differs, another payload id mid-block) or the stream went down: its
 	// snapshot so far (a prefix of what the sequencer pre-confirmed) stays
@@ -484,7 +488,8 @@ func (d *Driver) openBlock(p *stream.Payload, received time.Time) {
 		return
 	}
 	e := &entry{number: n, id: p.PayloadID, base: p.Base, txs: txs, cuts: []int{len(txs)}, gasUsed: uint64(p.Diff.GasUsed), receiptsRoot: p.Diff.ReceiptsRoot,
-		sums: []totals{{len(txs), uint64(p.Diff.GasUsed), p.Diff.ReceiptsRoot}}, blobGasUsed: (*uint64)(p.Diff.BlobGasUsed)}
+		sums: []totals{{len(txs), uint64(p.Diff.GasUsed), p.Diff.ReceiptsRoot}}, blobGasUsed: (*uint64)(p.Diff.BlobGasUsed),
+		stateRoot: p.Diff.StateRoot, blockHash: p.Diff.BlockHash}
 	d.metrics.streamLag(received.Sub(time.Unix(int64(p.Base.Timestamp), 0)))
 	parent := d.top()
 	if parent != nil && parent.number != n-1 {
@@ -723,6 +728,7 @@ func (d *Driver) appendTo(p *stream.Payload, received time.Time) {
 	e.sums = append(e.sums, totals{len(txs), uint64(p.Diff.GasUsed), p.Diff.ReceiptsRoot})
 	e.gasUsed, e.receiptsRoot = uint64(p.Diff.GasUsed), p.Diff.ReceiptsRoot
 	e.blobGasUsed = (*uint64)(p.Diff.BlobGasUsed)
+	e.stateRoot, e.blockHash = p.Diff.StateRoot, p.Diff.BlockHash
 	d.metrics.streamLag(received.Sub(time.Unix(int64(e.base.Timestamp), 0)))
 	if e.snap == nil {
 		return // recorded; executed when its parent is known
@@ -801,6 +807,19 @@ func (d *Driver) apply(e *entry, txs chaintypes.Txs) (*pending.Snapshot, error) 
 	if got := snap.Header().BlobGasUsed; e.blobGasUsed != nil && got != nil && *got != *e.blobGasUsed {
 		d.metrics.mismatch("blob_gas_used")
 		return nil, fmt.Errorf("%w: block %d index %d: blob gas used (DA footprint) %d, the sequencer's %d", ErrMismatch, e.number, e.index, *got, *e.blobGasUsed)
+	}
+	// An announced state root and block hash (a tipnode sequencer's
+	// stream) are checked against the replica's own when it computes them
+	// (a store with a state trie).
+	if root, ok := snap.StateRoot(); ok && e.stateRoot != (common.Hash{}) {
+		if root != e.stateRoot {
+			d.metrics.mismatch("state_root")
+			return nil, fmt.Errorf("%w: block %d index %d: state root %s, the sequencer's %s", ErrMismatch, e.number, e.index, root.Hex(), e.stateRoot.Hex())
+		}
+		if got := snap.BlockHash(); e.blockHash != (common.Hash{}) && got != e.blockHash {
+			d.metrics.mismatch("block_hash")
+			return nil, fmt.Errorf("%w: block %d index %d: block hash %s, the sequencer's %s", ErrMismatch, e.number, e.index, got.Hex(), e.blockHash.Hex())
+		}
 	}
 	return snap, nil
 }

@@ -70,6 +70,11 @@ func toPayload(s *pending.Snapshot) *stream.Payload {
 	p.Diff.ReceiptsRoot = types.DeriveSha(s.Receipts(), trie.NewStackTrie(nil))
 	p.Diff.LogsBloom = h.Bloom
 	p.Diff.Withdrawals = []*types.Withdrawal{}
+	// What tipnode's stream announces (stream.Encode): the replica checks
+	// them against its own.
+	if root, ok := s.StateRoot(); ok {
+		p.Diff.StateRoot, p.Diff.BlockHash = root, s.BlockHash()
+	}
 	return p
 }
 

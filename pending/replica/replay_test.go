@@ -306,7 +306,7 @@ func runReplay(t *testing.T, cfg replayConfig) *replayReport {
 			rep.Resets[c] = v
 		}
 	}
-	for _, f := range []string{"gas_used", "receipts_root", "blob_gas_used", "parent_hash", "base_fee", "extra_data",
+	for _, f := range []string{"gas_used", "receipts_root", "blob_gas_used", "state_root", "block_hash", "parent_hash", "base_fee", "extra_data",
 		"canonical_transactions", "canonical_receipts_root", "canonical_gas_used", "canonical_state_root", "canonical_logs_bloom",
 		"canonical_withdrawals_root", "canonical_blob_gas_used", "canonical_requests_hash", "canonical_header", "canonical_unknown"} {
 		if v := counter(t, m.mismatches, f); v != 0 {

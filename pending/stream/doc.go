@@ -14,7 +14,9 @@
 // transactions without sidecar) and the block's cumulative gas used, blob
 // gas used, logs bloom and receipts root (DeriveSha over all the block's
 // receipts so far; Snapshot.ReceiptsRoot derives it from the previous
-// snapshot's, at the cost of the new receipts), zero state root and block hash, no withdrawals. The
+// snapshot's, at the cost of the new receipts), the snapshot's state root
+// and block hash (zero without a state trie, or with PublisherConfig.Roots
+// off), no withdrawals. The
 // payload id is derived from Base alone (PayloadIDOf documents the
 // formula), so a replica re-publishing a block it validated produces the
 // sequencer's ids.

@@ -80,8 +80,12 @@ func BaseOf(h *types.Header) *Base {
 // bloom, and the receipts root derived over ALL the block's receipts so
 // far (Snapshot.ReceiptsRoot: the sealed block's receipts root once the
 // block holds exactly these transactions).
-// StateRoot and BlockHash are zero, Withdrawals empty; WithdrawalsRoot is
-// the header's (the empty list's root without one).
+// StateRoot is the snapshot's state root and BlockHash the hash of the
+// block sealed as of it (Snapshot.StateRoot, Snapshot.BlockHash; zero when
+// the node keeps no state trie, and when the publisher's Roots is off);
+// Withdrawals empty; WithdrawalsRoot is the header's (the empty list's root
+// without one; on an OP chain from Isthmus the message passer's storage
+// root as of the snapshot when it has a state root).
 //
 // Encode is chain-agnostic: on an OP chain the snapshot holds what the
 // sequencer put there, which is what the stream carries: index 0 the
@@ -103,6 +107,9 @@ func Encode(s *pending.Snapshot) (*Payload, error) {
 			WithdrawalsRoot: types.EmptyWithdrawalsHash,
 		},
 		Metadata: Metadata{BlockNumber: h.Number.Uint64()},
+	}
+	if root, ok := s.StateRoot(); ok {
+		p.Diff.StateRoot, p.Diff.BlockHash = root, s.BlockHash()
 	}
 	if s.Index() == 0 {
 		p.Base = base

@@ -131,12 +131,18 @@ func TestEncodeMatchesSealedBlock(t *testing.T) {
 			if uint64(m.Diff.GasUsed) != gas || m.Diff.LogsBloom != types.MergeBloom(prefix.Eth()) {
 				t.Fatalf("block %d index %d: gas %d bloom differs (want gas %d)", num, i, m.Diff.GasUsed, gas)
 			}
-			if m.Diff.StateRoot != (common.Hash{}) || m.Diff.BlockHash != (common.Hash{}) || m.Diff.Withdrawals == nil ||
+			if m.Diff.StateRoot == (common.Hash{}) || m.Diff.BlockHash == (common.Hash{}) || m.Diff.Withdrawals == nil ||
 				len(m.Diff.Withdrawals) != 0 || m.Diff.WithdrawalsRoot != types.EmptyWithdrawalsHash {
 				t.Fatalf("block %d index %d: fixed fields %+v", num, i, m.Diff)
 			}
 		}
 		last := msgs[len(msgs)-1].Diff
+		// The last message's state root and block hash are the sealed
+		// block's (nothing was added after it; the post-block system calls
+		// changed nothing).
+		if last.StateRoot != h.Root || last.BlockHash != block.Hash() {
+			t.Fatalf("block %d: last message's state root %s and hash %s, sealed %s %s", num, last.StateRoot, last.BlockHash, h.Root, block.Hash())
+		}
 		if last.ReceiptsRoot != h.ReceiptHash || uint64(last.GasUsed) != h.GasUsed || last.LogsBloom != h.Bloom ||
 			last.BlobGasUsed == nil || uint64(*last.BlobGasUsed) != *h.BlobGasUsed {
 			t.Fatalf("block %d: last message totals %+v, sealed header %+v", num, last, h)
@@ -181,7 +187,8 @@ func TestEncodeJSONShape(t *testing.T) {
 	h := snaps[0].Header()
 	tx, _ := snaps[1].Transactions()[0].MarshalBinary()
 	id := stream.PayloadIDOf(stream.BaseOf(h))
-	zero := common.Hash{}.Hex()
+	root0, _ := snaps[0].StateRoot()
+	root1, _ := snaps[1].StateRoot()
 	cases := []struct {
 		name string
 		snap *pending.Snapshot
@@ -192,13 +199,13 @@ func TestEncodeJSONShape(t *testing.T) {
 			`","fee_recipient":"0x0000000000000000000000000000000000000000","prev_randao":"` + h.MixDigest.Hex() +
 			`","block_number":"0x1","gas_limit":"` + hexutil.EncodeUint64(h.GasLimit) + `","timestamp":"` + hexutil.EncodeUint64(h.Time) +
 			`","extra_data":"` + hexutil.Encode([]byte("tipnode")) + `","base_fee_per_gas":"` + hexutil.EncodeBig(h.BaseFee) + `"},` +
-			`"diff":{"state_root":"` + zero + `","receipts_root":"` + types.EmptyReceiptsHash.Hex() + `","logs_bloom":"` + hexutil.Encode(make([]byte, 256)) +
-			`","gas_used":"0x0","block_hash":"` + zero + `","transactions":[],"withdrawals":[],"withdrawals_root":"` + types.EmptyWithdrawalsHash.Hex() +
+			`"diff":{"state_root":"` + root0.Hex() + `","receipts_root":"` + types.EmptyReceiptsHash.Hex() + `","logs_bloom":"` + hexutil.Encode(make([]byte, 256)) +
+			`","gas_used":"0x0","block_hash":"` + snaps[0].BlockHash().Hex() + `","transactions":[],"withdrawals":[],"withdrawals_root":"` + types.EmptyWithdrawalsHash.Hex() +
 			`","blob_gas_used":"0x0"},"metadata":{"block_number":1}}`},
 		{"index 1", snaps[1], `{"payload_id":"` + hexutil.Encode(id[:]) + `","index":1,` +
-			`"diff":{"state_root":"` + zero + `","receipts_root":"` + types.DeriveSha(snaps[1].Receipts(), trie.NewStackTrie(nil)).Hex() +
+			`"diff":{"state_root":"` + root1.Hex() + `","receipts_root":"` + types.DeriveSha(snaps[1].Receipts(), trie.NewStackTrie(nil)).Hex() +
 			`","logs_bloom":"` + hexutil.Encode(make([]byte, 256)) +
-			`","gas_used":"0x5208","block_hash":"` + zero + `","transactions":["` + hexutil.Encode(tx) + `"],"withdrawals":[],"withdrawals_root":"` +
+			`","gas_used":"0x5208","block_hash":"` + snaps[1].BlockHash().Hex() + `","transactions":["` + hexutil.Encode(tx) + `"],"withdrawals":[],"withdrawals_root":"` +
 			types.EmptyWithdrawalsHash.Hex() + `","blob_gas_used":"0x0"},"metadata":{"block_number":1}}`},
 	}
 	for _, c := range cases {

@@ -49,7 +49,10 @@ type Base struct {
 // Diff is what one message adds to its block: the new transactions
 // (EIP-2718 encoded, blob transactions without their sidecar) and the
 // block's cumulative gas used, receipts root, logs bloom and blob gas used
-// after them. StateRoot and BlockHash are zero (the block is not sealed);
+// after them. StateRoot and BlockHash are the block's as of the message
+// when the sender computes them (tipnode with a state trie: the state
+// root after these transactions, the hash of the block sealed with exactly
+// them), zero otherwise (OP subblocks, tipnode with --stream.roots=off);
 // Withdrawals is always empty.
 type Diff struct {
 	StateRoot       common.Hash         `json:"state_root"`

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/beacon/engine"
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/gorilla/websocket"
 	"github.com/rs/zerolog"
 
@@ -48,11 +49,24 @@ type PublisherConfig struct {
 	// (the encoder fell that far behind) they are dropped and the stream
 	// resumes at the next block (index 0). Default 1024.
 	MaxBacklog int
+	// Roots is whether each message carries the pre-confirmation's state
+	// root and block hash (Snapshot.StateRoot, Snapshot.BlockHash): "on"
+	// (the default) or "off" (zero, as OP subblocks send them), for an
+	// operator who measures that the per-cut trie update costs too much
+	// (--stream.roots). A node whose store keeps no trie (a forked dev
+	// chain) sends zero either way.
+	Roots string
 }
+
+// Values of PublisherConfig.Roots.
+const (
+	RootsOn  = "on"
+	RootsOff = "off"
+)
 
 // DefaultPublisherConfig returns the documented defaults.
 func DefaultPublisherConfig() PublisherConfig {
-	return PublisherConfig{SendQueue: 64, MaxSubscribers: 1000, WriteTimeout: 5 * time.Second, PingInterval: 5 * time.Second, MaxBacklog: 1024}
+	return PublisherConfig{SendQueue: 64, MaxSubscribers: 1000, WriteTimeout: 5 * time.Second, PingInterval: 5 * time.Second, MaxBacklog: 1024, Roots: RootsOn}
 }
 
 // WithDefaults fills zero fields with the defaults.
@@ -73,6 +87,9 @@ func (c PublisherConfig) WithDefaults() PublisherConfig {
 	if c.MaxBacklog == 0 {
 		c.MaxBacklog = d.MaxBacklog
 	}
+	if c.Roots == "" {
+		c.Roots = d.Roots
+	}
 	return c
 }
 
@@ -87,6 +104,8 @@ func (c PublisherConfig) Validate() error {
 		return fmt.Errorf("%w: negative write timeout or ping interval", ErrConfig)
 	case c.MaxBacklog < 0:
 		return fmt.Errorf("%w: max backlog %d < 0", ErrConfig, c.MaxBacklog)
+	case c.Roots != RootsOn && c.Roots != RootsOff:
+		return fmt.Errorf("%w: roots %q (want %q or %q)", ErrConfig, c.Roots, RootsOn, RootsOff)
 	}
 	return nil
 }
@@ -243,6 +262,9 @@ func (p *Publisher) skip(why string) {
 func (p *Publisher) publish(s *pending.Snapshot) {
 	t0 := time.Now()
 	pl, err := Encode(s)
+	if err == nil && p.cfg.Roots == RootsOff {
+		pl.Diff.StateRoot, pl.Diff.BlockHash = common.Hash{}, common.Hash{}
+	}
 	var data []byte
 	if err == nil {
 		data, err = json.Marshal(pl)

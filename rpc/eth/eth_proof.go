@@ -11,6 +11,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 
+	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/store"
 )
@@ -110,10 +111,14 @@ func (a *API) getProof(ctx context.Context, p rpc.Params) (any, error) {
 		return nil, err
 	}
 	defer blk.Close()
+	var tr *store.StateTrie
 	if blk.Pending != nil {
-		return nil, invalidCall("eth_getProof at pending is not served: the pending block has no state trie yet; ask at latest")
+		// The pending block's own trie as of the snapshot this read
+		// holds: the proof is against its header's state root.
+		tr, err = blk.Pending.StateTrie(blk.View)
+	} else {
+		tr, err = blk.View.StateTrie(blk.Header.Number.Uint64())
 	}
-	tr, err := blk.View.StateTrie(blk.Header.Number.Uint64())
 	if err != nil {
 		return nil, proofError(err)
 	}
@@ -145,6 +150,8 @@ func proofError(err error) error {
 	switch {
 	case errors.As(err, &we):
 		return invalidCall(fmt.Sprintf("no state proof at block %d: proofs are served for blocks %d to %d (the state trie's window, --trie.window)", we.Height, we.Base, we.Latest))
+	case errors.Is(err, pending.ErrNoStateTrie):
+		return invalidCall("no state proof at pending: the pending block has no state trie (this node keeps none, or its update failed at a pre-confirmation); ask at latest")
 	case errors.Is(err, store.ErrNoTrie):
 		return invalidCall("no state proofs: this node keeps no state trie (--verify.stateroot=off, a forked dev chain, or one being built)")
 	}
