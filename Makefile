@@ -32,10 +32,14 @@ lint: ## staticcheck (pinned, from the Go module proxy) over every package
 bench: ## every Go benchmark
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
-# The long process crash test: 60 rounds of kill -9 under a transaction
-# stream (make test runs 12).
-crash: ## the process crash test: 60 rounds of kill -9 under a transaction stream
-	TIPNODE_CRASH_ITERATIONS=60 $(GO) test -count=1 -run TestCrashKeepsPreconfirmations -v -timeout 30m ./cmd/tipnode/
+# The long crash tests: 60 rounds of kill -9 of `tipnode dev` under a
+# transaction stream (every seal prunes the trie) and up to 60 of `tipnode
+# import`, each followed by `tipnode verify`; then 300 simulated crashes
+# after block writes, unwinds, reorgs and unwinds/reorgs deeper than the
+# trie window, each clone verified (make test runs 12, 12 and 30).
+crash: ## the crash tests: kill -9 of a sealing node and of an import (60 rounds each), 300 simulated store crashes; tipnode verify after each
+	TIPNODE_CRASH_ITERATIONS=60 $(GO) test -count=1 -run 'TestCrashKeepsPreconfirmations|TestCrashDuringImport' -v -timeout 30m ./cmd/tipnode/
+	TIPNODE_CRASH_ITERATIONS=60 $(GO) test -count=1 -run TestTrieCrashConsistent -v -timeout 30m ./store/
 
 # The replay harness in full (make test runs it short): a go-ethereum-built
 # chain with real state roots streamed as OP subblocks (55 blocks of 2 s,

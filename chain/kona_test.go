@@ -15,6 +15,7 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/op"
 	"github.com/tipnode/tipnode/chain/op/optest"
+	"github.com/tipnode/tipnode/store"
 	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
@@ -79,6 +80,14 @@ func (p parentOnly) HeaderByNumber(n uint64) (*types.Header, error) {
 // block's state diff.
 func buildKonaBlock(t *testing.T, f *optest.Fixture, g *chain.Genesis) (*chaintypes.Block, chaintypes.Receipts) {
 	t.Helper()
+	b, rs, _ := buildKonaBlockDiff(t, f, g)
+	return b, rs
+}
+
+// buildKonaBlockDiff is buildKonaBlock, also returning the block's state
+// diff.
+func buildKonaBlockDiff(t *testing.T, f *optest.Fixture, g *chain.Genesis) (*chaintypes.Block, chaintypes.Receipts, *store.StateDiff) {
+	t.Helper()
 	cfg, parent, a := g.OP, f.Parent, f.Attributes
 	ts := a.Timestamp
 	baseFee, err := op.CalcBaseFee(cfg, parent, ts)
@@ -118,13 +127,14 @@ func buildKonaBlock(t *testing.T, f *optest.Fixture, g *chain.Genesis) (*chainty
 		used, excess := op.BlobGasFields(cfg, ts, proc.BlobGasUsed())
 		h.BlobGasUsed, h.ExcessBlobGas = used, excess
 	}
-	root, err := f.PostStateRoot(state.BlockDiff())
+	diff := state.BlockDiff()
+	root, err := f.PostStateRoot(diff)
 	if err != nil {
 		t.Fatalf("block %d: post-state root: %v", f.Number, err)
 	}
 	h.Root = root
 	body := &chaintypes.Body{Transactions: chaintypes.Txs(a.Transactions), Withdrawals: withdrawals}
-	return chaintypes.NewBlock(h, body, proc.Receipts(), nil), proc.Receipts()
+	return chaintypes.NewBlock(h, body, proc.Receipts(), nil), proc.Receipts(), diff
 }
 
 // TestKonaBlocks: seven real OP Sepolia blocks (Holocene), each built from

@@ -13,6 +13,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/rlp"
 
 	"github.com/tipnode/tipnode/store/chaintypes"
@@ -38,6 +39,10 @@ type StateImport struct {
 	done   bool
 	// spec is the genesis spec written through SpecWriter (nil: none).
 	spec *specWriter
+	// trieNodes counts the state trie's nodes given with TrieNode (0:
+	// Commit builds the trie from the ingested flat state).
+	trieNodes int64
+	key       []byte
 }
 
 // StateImportStats counts what an import wrote.
@@ -126,6 +131,24 @@ func (si *StateImport) Code(hash common.Hash, code []byte) error {
 	si.codes[hash] = struct{}{}
 	si.stats.Codes++
 	return si.sorter.Add(codeKey(hash), code)
+}
+
+// TrieNode adds a node of the imported state's trie as go-ethereum's
+// StackTrie hands it to its trie.OnTrieNode while the caller computes the
+// state root in hashed order (owner: zero for the account trie, the
+// account's hashed address for its storage trie). The nodes are sorted and
+// ingested with the state, so the trie is built in the import's one pass;
+// Commit then checks that the account trie's root node is the anchor
+// header's state root (else it builds the trie from the flat state, as
+// without nodes). A caller that gives nodes gives every node of every
+// trie. A store that keeps no trie ignores them.
+func (si *StateImport) TrieNode(owner common.Hash, path, blob []byte) error {
+	if !si.db.keepsTrie() {
+		return nil
+	}
+	si.trieNodes++
+	si.key = appendVersion(appendTrieEntity(si.key[:0], owner, path), si.anchor)
+	return si.sorter.Add(si.key, blob)
 }
 
 // SpecWriter returns a writer of the genesis spec: the bytes written are
@@ -252,6 +275,13 @@ func (si *StateImport) Commit(ctx context.Context, a *AnchorWrite) (StateImportS
 	if err := si.stageAnchor(a); err != nil {
 		return fail(err)
 	}
+	if si.trieNodes > 0 {
+		// The trie's extent, ingested with its nodes (ingest drops both
+		// when the root node is not the header's).
+		if err := si.sorter.Add(keyTrie, be8(si.anchor)); err != nil {
+			return fail(err)
+		}
+	}
 	db := si.db
 	opts := db.opts.Clone()
 	opts.EnsureDefaults()
@@ -321,7 +351,7 @@ func (si *StateImport) Commit(ctx context.Context, a *AnchorWrite) (StateImportS
 			stats.Bytes += fi.Size()
 		}
 	}
-	if err := db.ingest(paths, si.anchor); err != nil {
+	if err := db.ingest(paths, si.anchor, si.trieNodes); err != nil {
 		return fail(err)
 	}
 	return stats, nil
@@ -329,7 +359,9 @@ func (si *StateImport) Commit(ctx context.Context, a *AnchorWrite) (StateImportS
 
 // ingest ingests the import's tables (one atomic version edit) under the
 // write lock and moves the store's anchor and state cache to the new chain.
-func (db *DB) ingest(paths []string, anchor uint64) error {
+// trieNodes is the number of state trie nodes the tables hold (0: the
+// trie is built from the ingested flat state).
+func (db *DB) ingest(paths []string, anchor uint64, trieNodes int64) error {
 	done, err := db.beginWrite()
 	if err != nil {
 		return err
@@ -361,11 +393,41 @@ func (db *DB) ingest(paths []string, anchor uint64) error {
 	if !db.keepsTrie() {
 		return nil
 	}
+	if trieNodes > 0 {
+		// Built in the import's pass: its root node must be the header's
+		// state root.
+		root, err := db.importedTrieRoot(anchor)
+		if err != nil {
+			return err
+		}
+		want, err := db.headerRoot(anchor)
+		if err != nil {
+			return err
+		}
+		if root == want {
+			db.trie.Store(&trieMeta{kept: true, base: anchor})
+			db.log.Info().Uint64("height", anchor).Str("root", root.Hex()).Int64("nodes", trieNodes).
+				Msg("state trie built in the import's pass")
+			return nil
+		}
+		db.log.Warn().Uint64("height", anchor).Str("root", root.Hex()).Str("header", want.Hex()).
+			Msg("the imported state trie's root is not the header's: building it from the flat state")
+	}
 	// The trie of the imported state, in one pass over it (the store holds
 	// the state from here on; an interrupted build leaves no trie, built
 	// again by BuildTrie).
 	_, err = db.buildTrieLocked(nil)
 	return err
+}
+
+// importedTrieRoot returns the hash of the account trie's root node
+// written at anchor (zero: none).
+func (db *DB) importedTrieRoot(anchor uint64) (common.Hash, error) {
+	blob, found, err := getCopy(db.pdb, appendVersion(appendTrieEntity(nil, common.Hash{}, nil), anchor))
+	if err != nil || !found {
+		return common.Hash{}, err
+	}
+	return crypto.Keccak256Hash(blob), nil
 }
 
 // describeKey names the entity of a state or code key for error messages.

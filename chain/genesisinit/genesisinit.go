@@ -222,6 +222,15 @@ type genesisSink struct {
 	written     progressCounter
 }
 
+// TrieNode passes the state trie's nodes on when the store import takes
+// them (statedump.TrieSink: the trie built in the genesis's one pass).
+func (s *genesisSink) TrieNode(owner common.Hash, path, blob []byte) error {
+	if ts, ok := s.Sink.(statedump.TrieSink); ok {
+		return ts.TrieNode(owner, path, blob)
+	}
+	return nil
+}
+
 func (s *genesisSink) Account(addr common.Address, acc *store.Account) error {
 	s.written.count()
 	return s.Sink.Account(addr, acc)

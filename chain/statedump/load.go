@@ -28,6 +28,15 @@ type Sink interface {
 	Code(hash common.Hash, code []byte) error
 }
 
+// TrieSink is a Sink that also takes the state trie's nodes, as the
+// StackTries computing the root commit them (store.StateImport: the trie
+// is built in the same pass that verifies the root). owner is zero for the
+// account trie, the account's hashed address for its storage trie.
+type TrieSink interface {
+	Sink
+	TrieNode(owner common.Hash, path, blob []byte) error
+}
+
 // Config configures Load.
 type Config struct {
 	// TempDir holds the sort's files (required; Load removes what it
@@ -137,7 +146,23 @@ type pendingAccount struct {
 // building the storage and account tries and feeding sink. It returns the
 // state root.
 func emit(ctx context.Context, sorter *extsort.Sorter, sink Sink, progress func(string, int64)) (common.Hash, error) {
-	accounts := trie.NewStackTrie(nil)
+	// A TrieSink gets every node of the tries (the first error stops the
+	// walk at the next record).
+	var nodeErr error
+	onNode := func(owner common.Hash) trie.OnTrieNode {
+		ts, ok := sink.(TrieSink)
+		if !ok {
+			return nil
+		}
+		return func(path []byte, _ common.Hash, blob []byte) {
+			if nodeErr == nil {
+				if err := ts.TrieNode(owner, path, blob); err != nil {
+					nodeErr = fmt.Errorf("%w: trie node: %w", ErrSink, err)
+				}
+			}
+		}
+	}
+	accounts := trie.NewStackTrie(onNode(common.Hash{}))
 	var (
 		cur      *pendingAccount
 		prevKey  []byte
@@ -165,6 +190,9 @@ func emit(ctx context.Context, sorter *extsort.Sorter, sink Sink, progress func(
 	}
 	var valEnc []byte
 	err := sorter.Merge(func(key, val []byte) error {
+		if nodeErr != nil {
+			return nodeErr
+		}
 		if count++; count%4096 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -211,7 +239,7 @@ func emit(ctx context.Context, sorter *extsort.Sorter, sink Sink, progress func(
 				return nil // a zero kept only to catch repeats (Builder.Slot)
 			}
 			if !cur.hasSlots {
-				cur.slots, cur.hasSlots = trie.NewStackTrie(nil), true
+				cur.slots, cur.hasSlots = trie.NewStackTrie(onNode(cur.hash)), true
 			}
 			eb := rlp.NewEncoderBuffer(nil)
 			eb.WriteBytes(common.TrimLeftZeroes(value[:]))
@@ -234,5 +262,6 @@ func emit(ctx context.Context, sorter *extsort.Sorter, sink Sink, progress func(
 	if err != nil {
 		return common.Hash{}, err
 	}
-	return accounts.Hash(), nil
+	root := accounts.Hash()
+	return root, nodeErr
 }

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,6 +23,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/params"
 
+	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/chain/devnet"
 )
 
@@ -50,8 +53,9 @@ func startCrashableDev(t *testing.T, bin, datadir string) *devProcess {
 	t.Helper()
 	addr := freePort(t)
 	p := &devProcess{url: "http://" + addr}
+	// A trie window of 4 blocks: every seal also prunes the trie.
 	p.cmd = exec.Command(bin, "dev", "--datadir", datadir, "--http.addr", addr,
-		"--preconf.interval", "50ms", "--block.time", "300ms", "--log.level", "warn", "--log.format", "json")
+		"--preconf.interval", "50ms", "--block.time", "300ms", "--trie.window", "4", "--log.level", "warn", "--log.format", "json")
 	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.out
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -75,6 +79,17 @@ func startCrashableDev(t *testing.T, bin, datadir string) *devProcess {
 func (p *devProcess) kill() {
 	p.cmd.Process.Kill()
 	p.cmd.Wait()
+}
+
+// verifyStore runs `tipnode verify` on a data directory no process holds:
+// the state root recomputed from the flat state, the state trie walked node
+// by node and the latest header's root must agree.
+func verifyStore(t *testing.T, bin, datadir, when string) {
+	t.Helper()
+	out, err := exec.Command(bin, "verify", "--datadir", datadir, "--log.level", "warn").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "\nOK\n") {
+		t.Fatalf("%s: tipnode verify failed (%v):\n%s", when, err, out)
+	}
 }
 
 func rpcCall(url, method string, result any, params ...any) error {
@@ -123,8 +138,9 @@ type promise struct {
 // (pre-confirmed or sealed) receipts, and restarts it on the same data
 // directory. After every restart each receipt a client was given is there
 // again with the same block number, index, gas and status (a sealed one with
-// the same block hash), and the sender's pending nonce never goes back
-// below what a receipt promised.
+// the same block hash), the sender's pending nonce never goes back
+// below what a receipt promised, and `tipnode verify` passes on the data
+// directory after every kill (every seal prunes: --trie.window 4).
 func TestCrashKeepsPreconfirmations(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skipping the process crash test")
@@ -246,6 +262,9 @@ func TestCrashKeepsPreconfirmations(t *testing.T) {
 		if strings.Contains(p.out.String(), "panic") {
 			t.Fatalf("iteration %d: the node panicked:\n%s", it, p.out.String())
 		}
+		// Trie, state and headers are consistent after the kill, before
+		// any restart repairs anything.
+		verifyStore(t, bin, datadir, fmt.Sprintf("iteration %d (mode %d)", it, mode))
 	}
 	// A last restart checks the promises of the last round.
 	p := startCrashableDev(t, bin, datadir)
@@ -263,4 +282,78 @@ func TestCrashKeepsPreconfirmations(t *testing.T) {
 	}
 	t.Logf("%d kill -9 rounds (%d at random moments, %d right after a receipt, %d right after a seal), %d receipts promised, %d promise checks after restarts, all kept",
 		iterations, modes[0], modes[1], modes[2], len(promised), checked)
+}
+
+// TestCrashDuringImport kills `tipnode import` of the conformance chain
+// (55 blocks, --trie.window 4: every block write prunes) with SIGKILL at
+// random moments and runs `tipnode verify` after every kill: trie, state
+// and headers stay consistent at whatever block the import reached. The
+// import is restarted each time (it skips the blocks already there), the
+// last round (after TIPNODE_CRASH_ITERATIONS kills, 12 in make test) runs
+// to the end, and the store ends at the chain's last block, verified.
+func TestCrashDuringImport(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skipping the process crash test")
+	}
+	bin := buildTipnode(t)
+	conf := chaintest.Dir(t)
+	dir := t.TempDir()
+	if out, err := exec.Command(bin, "init", "--datadir", dir, "--genesis", filepath.Join(conf, "chain", "genesis.json"), "--log.level", "warn").CombinedOutput(); err != nil {
+		t.Fatalf("init: %v\n%s", err, out)
+	}
+	file := filepath.Join(conf, "chain", "chain.rlp")
+	latestRe := regexp.MustCompile(`(?m)^block (\d+) `)
+	rng := rand.New(rand.NewPCG(5, 8))
+	var reached []string
+	killed := 0
+	rounds := crashIterations(t)
+	for it := 0; ; it++ {
+		var out lockedWriter
+		cmd := exec.Command(bin, "import", "--datadir", dir, "--trie.window", "4", "--log.level", "info", file)
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		var finished bool
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("round %d: import failed: %v\n%s", it, err, out.String())
+			}
+			finished = true
+		case <-time.After(time.Duration(100+rng.IntN(1500)) * time.Millisecond):
+			if it >= rounds {
+				// The last round runs to the end.
+				if err := <-done; err != nil {
+					t.Fatalf("round %d: import failed: %v\n%s", it, err, out.String())
+				}
+				finished = true
+				break
+			}
+			cmd.Process.Kill()
+			if err := <-done; err == nil {
+				finished = true // it finished first
+			} else {
+				killed++
+			}
+		}
+		vout, err := exec.Command(bin, "verify", "--datadir", dir, "--log.level", "warn").CombinedOutput()
+		if err != nil || !strings.Contains(string(vout), "\nOK\n") {
+			t.Fatalf("round %d (killed %v): tipnode verify failed (%v):\n%s\nimport output:\n%s", it, !finished, err, vout, out.String())
+		}
+		m := latestRe.FindSubmatch(vout)
+		if m == nil {
+			t.Fatalf("round %d: no block in the verify output:\n%s", it, vout)
+		}
+		reached = append(reached, string(m[1]))
+		if finished {
+			if string(m[1]) != "54" {
+				t.Fatalf("the import finished at block %s, want 54", m[1])
+			}
+			break
+		}
+	}
+	t.Logf("%d kill -9 rounds during the import, latest after each round (verified): %v", killed, reached)
 }
