@@ -212,9 +212,12 @@ func opSuggestTip(view store.View, h *types.Header) (*big.Int, error) {
 	if err != nil {
 		return nil, err
 	}
-	var largest uint64
+	// Stored receipts keep the cumulative gas used: each transaction's is
+	// the difference.
+	var largest, prev uint64
 	for _, r := range receipts {
-		largest = max(largest, r.GasUsed)
+		largest = max(largest, r.CumulativeGasUsed-prev)
+		prev = r.CumulativeGasUsed
 	}
 	if largest > h.GasLimit || h.GasUsed+largest <= h.GasLimit {
 		return tip, nil
