@@ -750,10 +750,11 @@ func TestOPGethDifferential(t *testing.T) {
 	c.collect()
 	for _, node := range []struct{ name, url string }{{"import", "http://" + impAddr}, {"follow", "http://" + folAddr}} {
 		c.compare(node.name, node.url)
+		c.compareHead(node.name, node.url)
 	}
 	c.report()
-	t.Logf("compared %d heights, %d transactions, %d accounts x %d slots against op-geth through import and follow: %d mismatches",
-		head+1, c.txCount, len(c.accounts), c.slotCount(), c.mismatches)
+	t.Logf("compared %d heights, %d transactions, %d accounts x %d slots against op-geth through import and follow: %d answers, %d mismatches",
+		head+1, c.txCount, len(c.accounts), c.slotCount(), c.answers, c.mismatches)
 
 	// Import throughput, three alternating rounds into fresh data
 	// directories (the machine's noise falls on all): the whole OP chain;
