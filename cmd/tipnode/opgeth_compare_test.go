@@ -274,6 +274,15 @@ func (c *opComparer) compareHead(name, url string) {
 		{"eth_feeHistory", []any{hexutil.Uint64(8), hexutil.Uint64(c.head), []float64{10, 50, 90}}},
 	} {
 		ref, got, err := c.get(url, q.method, q.params...)
+		if err != nil && q.method == "eth_config" && strings.Contains(err.Error(), "op-geth: ") && strings.Contains(err.Error(), "crashed") {
+			// op-geth v1.101702.3 panics in eth_config on an OP chain
+			// past Ecotone (ChainConfig.BlobConfig dereferences the nil
+			// blob schedule of an OP chain; op-geth issue 685): no
+			// reference answer. tipnode's is checked against the preset
+			// by TestOPRealChainForkSchedule.
+			c.t.Logf("%s: eth_config: op-geth has no answer (%v); not compared", name, err)
+			continue
+		}
 		if err != nil {
 			c.mismatch(name+" "+q.method+" error", "%s: %s: %v", name, q.method, err)
 			continue

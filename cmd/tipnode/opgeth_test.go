@@ -687,7 +687,9 @@ func TestOPGethDifferential(t *testing.T) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		for _, sub := range []string{"op-geth", "import", "follow"} {
+		// op-geth's export with a block range appends to an existing
+		// file: a kept directory's RLP files go too.
+		for _, sub := range []string{"op-geth", "import", "follow", "op-chain.rlp", "op-fork.rlp", "op-load.rlp"} {
 			os.RemoveAll(filepath.Join(dir, sub))
 		}
 	}
