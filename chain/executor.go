@@ -188,6 +188,7 @@ func (e *Executor) NewBlockProcessorWith(header, parent *types.Header, blockHash
 		rules:   e.config.Rules(header.Number, header.Difficulty.Sign() == 0, header.Time),
 		headers: headers,
 		opts:    opts,
+		opb:     e.newOPBlock(header, parent),
 	}
 	if !opts.NoDAOFork && e.config.DAOForkSupport && e.config.DAOForkBlock != nil && e.config.DAOForkBlock.Cmp(header.Number) == 0 {
 		misc.ApplyDAOHardFork(state)

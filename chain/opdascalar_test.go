@@ -148,3 +148,51 @@ func TestOPJovianActivationBlockDepositsOnly(t *testing.T) {
 		t.Fatalf("a user transaction in the Jovian activation block: %v", err)
 	}
 }
+
+// TestOPKarstActivationBlockDepositsOnly: the Karst activation block (its
+// parent before Karst) holds deposits only, as op-reth refuses a user
+// transaction there (fork activation blocks from Jovian); the next Karst
+// block takes one.
+func TestOPKarstActivationBlockDepositsOnly(t *testing.T) {
+	cfg := strings.Replace(jovianChainConfig, `"jovianTime":0,`, `"jovianTime":0,"karstTime":2,"osakaTime":2,`, 1)
+	g, err := chain.ParseChainConfig([]byte(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _ := crypto.HexToECDSA("b71c71a67e1177ad4e901695e1b4b9ee17ae16c6668d313eac2f96dbcda3f291")
+	sender := crypto.PubkeyToAddress(key.PublicKey)
+	info := &op.L1Info{Version: op.L1InfoJovian, Number: 100, Time: 1, BaseFee: big.NewInt(params.GWei), BlobBaseFee: big.NewInt(1),
+		DAFootprintGasScalar: 400}
+	data, err := info.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l1Block := op.L1BlockAddr
+	to := common.HexToAddress("0x1234")
+	for _, c := range []struct {
+		name               string
+		parentTime, time   uint64
+		wantActivationFail bool
+	}{{"activation block", 0, 2, true}, {"next block", 2, 4, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			zero := uint64(0)
+			parent := &types.Header{Number: big.NewInt(0), Time: c.parentTime, Difficulty: new(big.Int), GasLimit: 30_000_000,
+				BaseFee: big.NewInt(params.GWei), ExcessBlobGas: &zero, BlobGasUsed: &zero}
+			h := &types.Header{ParentHash: parent.Hash(), Number: big.NewInt(1), Time: c.time, Difficulty: new(big.Int), GasLimit: 30_000_000,
+				BaseFee: big.NewInt(params.GWei), ExcessBlobGas: &zero, ParentBeaconRoot: &common.Hash{}}
+			state := chain.NewStateDB(emptyBackend{})
+			state.SetCode(op.L1BlockAddr, []byte{0x00}, tracing.CodeChangeUnspecified)
+			state.SetBalance(sender, uint256.NewInt(params.Ether))
+			proc := g.Executor().NewBlockProcessor(h, parent, common.Hash{}, state, headerList{parent}, vm.Config{})
+			if _, err := proc.ApplyTx(xtypes.NewDeposit(xtypes.DepositFields{SourceHash: common.Hash{2}, From: op.L1InfoDepositor, To: &l1Block, Gas: 1_000_000, Data: data})); err != nil {
+				t.Fatal(err)
+			}
+			tx := types.MustSignNewTx(key, types.LatestSignerForChainID(g.Config.ChainID), &types.DynamicFeeTx{
+				ChainID: g.Config.ChainID, To: &to, Gas: 50_000, GasFeeCap: big.NewInt(2 * params.GWei), GasTipCap: big.NewInt(1)})
+			_, err := proc.ApplyTx(tx)
+			if c.wantActivationFail != (err != nil) || err != nil && (!errors.Is(err, op.ErrActivationBlock) || !strings.Contains(err.Error(), "Karst activation block")) {
+				t.Fatalf("a user transaction: %v", err)
+			}
+		})
+	}
+}

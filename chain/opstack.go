@@ -57,6 +57,18 @@ type opBlock struct {
 	// it ran: l1InfoSeen).
 	l1Info     op.L1InfoVersion
 	l1InfoSeen bool
+	// karstActivation: the block is the first of Karst (its parent is
+	// before Karst), which holds deposits only.
+	karstActivation bool
+}
+
+// newOPBlock is the per-block OP state of a block on parent (none on an L1
+// chain or without a parent).
+func (e *Executor) newOPBlock(h, parent *types.Header) opBlock {
+	if e.op == nil || parent == nil {
+		return opBlock{}
+	}
+	return opBlock{karstActivation: e.op.cfg.IsKarst(h.Time) && !e.op.cfg.IsKarst(parent.Time)}
 }
 
 // feeParams reads the block's L1 fee parameters from the L1Block predeploy
@@ -99,9 +111,20 @@ func (p *BlockProcessor) noteL1Info(d *chaintypes.Deposit) {
 // block, which holds deposits only (op-node builds it with noTxPool; op-geth
 // refuses it otherwise: CalcDAFootprint, "unexpected non-deposit
 // transactions in Jovian activation block").
+//
+// The Karst activation block holds deposits only too (its L1-info deposit,
+// user deposits and Karst's upgrade deposits, karst/derivation.md
+// "Activation Block Rules"): op-reth, the client that runs Karst, refuses
+// user transactions in every fork activation block from Jovian
+// (alloy-op-evm); op-geth v1.101702.3 has no Karst. Both checks apply once
+// the block's L1-info deposit ran (a block being executed, not a call on
+// a pending header).
 func (p *BlockProcessor) errJovianActivation(fp *op.FeeParams) error {
 	if fp.Jovian && p.opb.l1InfoSeen && p.opb.l1Info == op.L1InfoIsthmus {
 		return fmt.Errorf("%w: a sequenced transaction in the Jovian activation block (deposits only)", op.ErrDAFootprint)
+	}
+	if p.opb.karstActivation && p.opb.l1InfoSeen {
+		return fmt.Errorf("%w: a sequenced transaction in the Karst activation block (deposits only)", op.ErrActivationBlock)
 	}
 	return nil
 }

@@ -305,3 +305,21 @@ func (c *Config) ApplyTo(pc *params.ChainConfig) error {
 	}
 	return nil
 }
+
+// ForkIDForks are the OP forks a fork identifier (EIP-2124, eth_config's
+// forkId) counts besides the L1 ones, as op-geth counts them (its chain
+// config holds these fields and its fork id takes every "...Block" and
+// "...Time" field): the Bedrock block and the time of every OP fork the
+// config sets, Regolith through Karst. Delta, which op-geth's config
+// lacks, is not one of them.
+func (c *Config) ForkIDForks() (blocks, times []uint64) {
+	if c.BedrockBlock != nil && c.BedrockBlock.IsUint64() {
+		blocks = append(blocks, c.BedrockBlock.Uint64())
+	}
+	for _, f := range c.forks() {
+		if f.t != nil {
+			times = append(times, *f.t)
+		}
+	}
+	return blocks, times
+}

@@ -20,6 +20,9 @@ var (
 	// activation block), exceeds the gas limit, or a header's blobGasUsed /
 	// excessBlobGas differ from what its fork requires.
 	ErrDAFootprint = errors.New("invalid DA footprint")
+	// ErrActivationBlock: a user (sequenced) transaction in a fork
+	// activation block that holds deposits only (Karst).
+	ErrActivationBlock = errors.New("invalid fork activation block")
 	// ErrPrecompileInput: an OP precompile refused an input longer than its
 	// fork's limit. Like every precompile error it consumes the call's gas.
 	ErrPrecompileInput = errors.New("precompile input too long")

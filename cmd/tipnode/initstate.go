@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -279,6 +281,12 @@ func initFromGenesisFile(ctx context.Context, sf StoreFlags, file string, pre *p
 	if err := checkNotHalfInitialised(sf.DataDir); err != nil {
 		return err
 	}
+	// The chain config is checked before the store is opened (opening
+	// one writes its files): a malformed or contradictory config, or one
+	// that is not the preset's, leaves the data directory as it was.
+	if err := checkGenesisFileConfig(file, pre); err != nil {
+		return err
+	}
 	start := time.Now()
 	limitImportMemory()
 	f, err := os.Open(file)
@@ -348,4 +356,76 @@ func initFromGenesisFile(ctx context.Context, sf StoreFlags, file string, pre *p
 		Str("elapsed", time.Since(start).Round(time.Millisecond).String()).
 		Float64("entries/s", float64(entries)/secs).Msg("initialised")
 	return nil
+}
+
+// checkGenesisFileConfig reads the "config" member of the genesis file
+// (streamed: the alloc before it, if any, is skipped token by token in
+// bounded memory) and validates it as the init will (chain.ParseGenesisConfig:
+// the L1 and OP fork rules), and against the preset when one is given.
+func checkGenesisFileConfig(file string, pre *preset.Preset) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	raw, err := readConfigMember(bufio.NewReaderSize(f, 1<<20))
+	if err != nil {
+		return fmt.Errorf("%s: %w: %v", file, chain.ErrGenesis, err)
+	}
+	spec, err := json.Marshal(map[string]json.RawMessage{"config": raw})
+	if err != nil {
+		return fmt.Errorf("%s: %w: %v", file, chain.ErrGenesis, err)
+	}
+	if _, err := chain.ParseGenesisConfig(spec); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	if pre != nil {
+		if err := pre.CheckConfig(raw); err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+	}
+	return nil
+}
+
+// readConfigMember returns the raw "config" member of the JSON object r
+// holds, skipping the other members' values token by token.
+func readConfigMember(r io.Reader) (json.RawMessage, error) {
+	dec := json.NewDecoder(r)
+	if tok, err := dec.Token(); err != nil {
+		return nil, err
+	} else if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, errors.New("the genesis is not a JSON object")
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		if key, _ := tok.(string); key == "config" {
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				return nil, fmt.Errorf("config: %v", err)
+			}
+			return raw, nil
+		}
+		// Skip the value: count nesting over its tokens.
+		depth := 0
+		for {
+			tok, err := dec.Token()
+			if err != nil {
+				return nil, err
+			}
+			if d, ok := tok.(json.Delim); ok {
+				if d == '{' || d == '[' {
+					depth++
+				} else {
+					depth--
+				}
+			}
+			if depth == 0 {
+				break
+			}
+		}
+	}
+	return nil, errors.New(`missing "config"`)
 }

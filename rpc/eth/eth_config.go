@@ -5,10 +5,20 @@ package eth
 import (
 	"context"
 
+	"encoding/binary"
+	"hash/crc32"
+	"math/big"
+	"reflect"
+	"slices"
+	"strings"
+
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/forkid"
+	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/params"
+
+	"github.com/tipnode/tipnode/chain/op"
 
 	"github.com/tipnode/tipnode/rpc"
 )
@@ -62,10 +72,18 @@ func (a *API) ethConfig(ctx context.Context, p rpc.Params) (any, error) {
 		if genesis.Time() >= t {
 			activation = 0
 		}
-		id := forkid.NewID(c, genesis, ^uint64(0), t).Hash
+		var id [4]byte
+		blobs := c.BlobConfig(c.LatestFork(t))
+		if opc := a.genesis.OP; opc != nil {
+			// op-geth's answer: its fork id counts the OP forks too, and
+			// an OP chain has no blob schedule (null).
+			id, blobs = opForkID(c, opc, genesis, t), nil
+		} else {
+			id = forkid.NewID(c, genesis, ^uint64(0), t).Hash
+		}
 		return &forkConfig{
 			ActivationTime:  activation,
-			BlobSchedule:    c.BlobConfig(c.LatestFork(t)),
+			BlobSchedule:    blobs,
 			ChainID:         (*hexutil.Big)(c.ChainID),
 			ForkID:          id[:],
 			Precompiles:     pre,
@@ -86,6 +104,53 @@ func (a *API) ethConfig(ctx context.Context, p rpc.Params) (any, error) {
 		res.Last = describe(c.Timestamp(last))
 	}
 	return res, nil
+}
+
+// opForkID is the EIP-2124 fork hash of an OP chain at time t with every
+// block fork passed, as op-geth computes it for eth_config: the CRC32 of
+// the genesis hash updated with each fork block (block 0 excepted) and
+// then each fork time after the genesis time and at most t, in order,
+// without repeats; the forks are those of the L1 chain config (every
+// "...Block" and "...Time" field, as go-ethereum gathers them) and the OP
+// forks op-geth's chain config adds (op.Config.ForkIDForks).
+func opForkID(c *params.ChainConfig, opc *op.Config, genesis *types.Block, t uint64) [4]byte {
+	blocks, times := opc.ForkIDForks()
+	v := reflect.ValueOf(c).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Type().Field(i)
+		switch {
+		case strings.HasSuffix(f.Name, "Block") && f.Type == reflect.TypeFor[*big.Int]():
+			if b := v.Field(i).Interface().(*big.Int); b != nil {
+				blocks = append(blocks, b.Uint64())
+			}
+		case strings.HasSuffix(f.Name, "Time") && f.Type == reflect.TypeFor[*uint64]():
+			if ts := v.Field(i).Interface().(*uint64); ts != nil {
+				times = append(times, *ts)
+			}
+		}
+	}
+	slices.Sort(blocks)
+	slices.Sort(times)
+	blocks, times = slices.Compact(blocks), slices.Compact(times)
+	sum := crc32.ChecksumIEEE(genesis.Hash().Bytes())
+	var be [8]byte
+	for _, b := range blocks {
+		if b == 0 {
+			continue
+		}
+		binary.BigEndian.PutUint64(be[:], b)
+		sum = crc32.Update(sum, crc32.IEEETable, be[:])
+	}
+	for _, ts := range times {
+		if ts <= genesis.Time() || ts > t {
+			continue
+		}
+		binary.BigEndian.PutUint64(be[:], ts)
+		sum = crc32.Update(sum, crc32.IEEETable, be[:])
+	}
+	var id [4]byte
+	binary.BigEndian.PutUint32(id[:], sum)
+	return id
 }
 
 // Capabilities of eth_capabilities.

@@ -135,6 +135,14 @@ func (a *API) suggestTip(view store.View, h *types.Header) (*big.Int, error) {
 		return v, nil
 	}
 
+	if a.genesis.OP != nil {
+		tip, err := opSuggestTip(view, h)
+		if err != nil {
+			return nil, err
+		}
+		a.gasPrice.put(hash, tip)
+		return new(big.Int).Set(tip), nil
+	}
 	var samples []*big.Int
 	head := h.Number.Uint64()
 	// An anchored store (or a fork) has no bodies below its history
@@ -181,6 +189,64 @@ func (a *API) suggestTip(view store.View, h *types.Header) (*big.Int, error) {
 		tip.Set(tipOracleMax)
 	}
 	a.gasPrice.put(hash, tip)
+	return tip, nil
+}
+
+// opMinSuggestedTip is op-geth's default minimum tip suggestion on an OP
+// chain (its --gpo.minsuggestedpriorityfee): 0.001 gwei.
+var opMinSuggestedTip = big.NewInt(1_000_000)
+
+// opSuggestTip is the tip op-geth suggests on an OP chain
+// (eth/gasprice, SuggestOptimismPriorityFee), not the L1 percentile
+// oracle: the minimum (0.001 gwei) unless the head block is nearly full
+// (its gas used plus its largest transaction's gas used exceed its gas
+// limit), then the larger of the minimum and 110% of the median effective
+// tip of its transactions (deposits count, with tip 0), at most 500 gwei.
+func opSuggestTip(view store.View, h *types.Header) (*big.Int, error) {
+	tip := new(big.Int).Set(opMinSuggestedTip)
+	n, hash := h.Number.Uint64(), h.Hash()
+	if n < view.Anchor().History {
+		return tip, nil
+	}
+	receipts, err := view.Receipts(n, hash)
+	if err != nil {
+		return nil, err
+	}
+	// Stored receipts keep the cumulative gas used: each transaction's is
+	// the difference.
+	var largest, prev uint64
+	for _, r := range receipts {
+		largest = max(largest, r.CumulativeGasUsed-prev)
+		prev = r.CumulativeGasUsed
+	}
+	if largest > h.GasLimit || h.GasUsed+largest <= h.GasLimit {
+		return tip, nil
+	}
+	body, err := view.Body(n, hash)
+	if err != nil {
+		return nil, err
+	}
+	if len(body.Transactions) == 0 {
+		return tip, nil
+	}
+	tips := make([]*big.Int, 0, len(body.Transactions))
+	for _, tx := range body.Transactions {
+		t := new(big.Int)
+		if st, ok := tx.(*types.Transaction); ok {
+			if et, err := st.EffectiveGasTip(h.BaseFee); err == nil {
+				t = et
+			}
+		}
+		tips = append(tips, t)
+	}
+	slices.SortFunc(tips, func(x, y *big.Int) int { return x.Cmp(y) })
+	median := tips[len(tips)/2]
+	if s := new(big.Int).Add(median, new(big.Int).Quo(median, big.NewInt(10))); s.Cmp(tip) > 0 {
+		tip = s
+	}
+	if tip.Cmp(tipOracleMax) > 0 {
+		tip.Set(tipOracleMax)
+	}
 	return tip, nil
 }
 
