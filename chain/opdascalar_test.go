@@ -184,7 +184,7 @@ func TestOPKarstActivationBlockDepositsOnly(t *testing.T) {
 			state.SetCode(op.L1BlockAddr, []byte{0x00}, tracing.CodeChangeUnspecified)
 			state.SetBalance(sender, uint256.NewInt(params.Ether))
 			proc := g.Executor().NewBlockProcessor(h, parent, common.Hash{}, state, headerList{parent}, vm.Config{})
-			if _, err := proc.ApplyTx(xtypes.NewDeposit(xtypes.DepositFields{SourceHash: common.Hash{2}, From: op.L1InfoDepositor, To: &l1Block, Gas: 1_000_000, Data: data})); err != nil {
+			if _, err := proc.ApplyTx(chaintypes.NewDeposit(chaintypes.DepositFields{SourceHash: common.Hash{2}, From: op.L1InfoDepositor, To: &l1Block, Gas: 1_000_000, Data: data})); err != nil {
 				t.Fatal(err)
 			}
 			tx := types.MustSignNewTx(key, types.LatestSignerForChainID(g.Config.ChainID), &types.DynamicFeeTx{

@@ -23,7 +23,7 @@ import (
 	"github.com/tipnode/tipnode/chain/op/preset"
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/pendingtest"
-	"github.com/tipnode/tipnode/store/xtypes"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // presetNumbers are the numbers of a preset's chain config, read from its
@@ -270,7 +270,7 @@ func runRealChainSchedule(t *testing.T, c optest.Chain) {
 	}
 
 	// Funds for the user transactions: a deposit minting 1 ether, sent on.
-	if _, _, err := h.Seq.SendDeposit(xtypes.DepositFields{From: common.Address{0xd0}, To: &accs[0].Address,
+	if _, _, err := h.Seq.SendDeposit(chaintypes.DepositFields{From: common.Address{0xd0}, To: &accs[0].Address,
 		Mint: big.NewInt(params.Ether), Value: big.NewInt(params.Ether), Gas: 100_000}); err != nil {
 		t.Fatal(err)
 	}
@@ -428,7 +428,7 @@ func runRealChainSchedule(t *testing.T, c optest.Chain) {
 func countDeposits(head headerJSON) int {
 	n := 0
 	for _, tx := range head.Txs {
-		if uint64(tx.Type) == xtypes.DepositTxType {
+		if uint64(tx.Type) == chaintypes.DepositTxType {
 			n++
 		}
 	}
