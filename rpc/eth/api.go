@@ -448,6 +448,17 @@ func (a *API) Resolve(ctx context.Context, sel BlockSelector) (*ReadContext, err
 	return rc, nil
 }
 
+// resolveParam decodes the block selector at position i of p (the
+// "block" parameter) and resolves it (Resolve). The caller must Close the
+// ReadContext.
+func (a *API) resolveParam(ctx context.Context, p rpc.Params, i int) (*ReadContext, error) {
+	sel, err := DecodeSelector(p, i, "block")
+	if err != nil {
+		return nil, err
+	}
+	return a.Resolve(ctx, sel)
+}
+
 func (a *API) resolve(r *pending.Read, sel BlockSelector) (*ReadContext, error) {
 	headers := r.Headers()
 	view := r.View
