@@ -40,12 +40,11 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return errors.New("usage: tipnode export --datadir DIR [--from N] [--to M|latest] FILE.rlp")
 	}
 	log := lc.logger(stderr)
-	db, view, err := openReadView(&sf, log)
+	_, view, closeAll, err := openReadView(&sf, log)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	defer view.Close()
+	defer closeAll()
 	first, err := strconv.ParseUint(from, 10, 64)
 	if err != nil {
 		return fmt.Errorf("--from %q: %v", from, err)

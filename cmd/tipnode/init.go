@@ -114,18 +114,16 @@ func (f *StoreFlags) readOnlyConfig() store.Config {
 }
 
 // openReadView opens the existing store of f read-only (openStore) and a
-// view of it; the caller closes the view, then the store.
-func openReadView(f *StoreFlags, log zerolog.Logger) (*store.DB, store.View, error) {
-	db, err := openStore(f.readOnlyConfig(), log)
-	if err != nil {
-		return nil, nil, err
+// view of it; closeAll closes the view, then the store.
+func openReadView(f *StoreFlags, log zerolog.Logger) (db *store.DB, view store.View, closeAll func(), err error) {
+	if db, err = openStore(f.readOnlyConfig(), log); err != nil {
+		return nil, nil, nil, err
 	}
-	view, err := db.View()
-	if err != nil {
+	if view, err = db.View(); err != nil {
 		db.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return db, view, nil
+	return db, view, func() { view.Close(); db.Close() }, nil
 }
 
 // blockOrLatest is the block a --flag value names: a number, or latest

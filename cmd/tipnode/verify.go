@@ -41,12 +41,11 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return errors.New("usage: tipnode verify --datadir DIR [--block N|latest]")
 	}
 	log := lc.logger(stderr)
-	db, view, err := openReadView(&sf, log)
+	db, view, closeAll, err := openReadView(&sf, log)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	defer view.Close()
+	defer closeAll()
 	n, err := blockOrLatest(view, "block", block)
 	if err != nil {
 		return err
