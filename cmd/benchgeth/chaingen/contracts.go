@@ -13,8 +13,8 @@ import (
 )
 
 // The contracts' runtime bytecode and ABI, compiled once from the .sol
-// sources beside them by chain/devnet/contracts/compile.js
-// cmd/benchgeth/chaingen/contracts (solc 0.8.30, optimizer 200 runs, EVM
+// sources beside them (node chain/devnet/contracts/compile.js
+// cmd/benchgeth/chaingen/contracts: solc 0.8.30, optimizer 200 runs, EVM
 // prague, no metadata) and checked in.
 var (
 	//go:embed contracts/BenchToken.bin-runtime
