@@ -5,7 +5,6 @@ import (
 
 	"fmt"
 	"io"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/ethereum/go-ethereum/rlp"
 	"github.com/rs/zerolog"
 
+	"github.com/tipnode/tipnode/chain/sched"
 	"github.com/tipnode/tipnode/store"
 )
 
@@ -73,13 +73,8 @@ type Writer struct {
 	stopOnce   sync.Once
 	retireOnce sync.Once
 
-	// spare counts the WithSpareP sections running; spareRaised is whether
-	// the first of them raised GOMAXPROCS from 1 to 2 (the last lowers it).
-	spareMu     sync.Mutex
-	spare       int
-	spareRaised bool
-	sectionNice int        // WriterConfig.SectionNice
-	low         lowThreads // the threads of raised sections
+	spare       sched.SpareP // the WithSpareP sections
+	sectionNice int          // WriterConfig.SectionNice
 	// spareWhen, when set, says at a section's start whether it raises
 	// (SetSpareWhen); nil: every section does.
 	spareWhen func() bool
@@ -246,7 +241,7 @@ func (w *Writer) Stop() {
 	w.startOnce.Do(func() { close(w.done) })
 	<-w.done
 	w.retireOnce.Do(func() { w.retire(w.head.Load()) })
-	w.low.close()
+	w.spare.Close()
 }
 
 // retire drops the Head's own reference to its view (closed once the last
@@ -291,132 +286,16 @@ func (w *Writer) loop() {
 // correctness (pending.BenchmarkSwapReaderDelay measures the reader's
 // delay). The two Ps still share one core by the kernel's time slices, so
 // with WriterConfig.SectionNice a raised section runs fn on a thread of
-// its own at that lower priority (lowThreads, kept for the next section): a
+// its own at that lower priority (sched.SpareP, kept for the next section): a
 // reader's thread waking with work preempts it instead of waiting out the
 // slice. The writer runs its jobs in one, except the sequencer's (a
 // pre-confirmation's journal write, a sealed block's write), which take
 // one only when the node needs it (writerJob, SetSpareWhen).
-func (w *Writer) WithSpareP(fn func()) {
-	w.spareMu.Lock()
-	if w.spare == 0 && runtime.GOMAXPROCS(0) == 1 {
-		runtime.GOMAXPROCS(2)
-		w.spareRaised = true
-	}
-	w.spare++
-	low := w.spareRaised && w.sectionNice > 0
-	w.spareMu.Unlock()
-	defer func() {
-		w.spareMu.Lock()
-		if w.spare--; w.spare == 0 && w.spareRaised {
-			runtime.GOMAXPROCS(1)
-			w.spareRaised = false
-		}
-		w.spareMu.Unlock()
-	}()
-	if low {
-		w.low.run(w.sectionNice, fn)
-		return
-	}
-	fn()
-}
+func (w *Writer) WithSpareP(fn func()) { w.spare.Run(w.sectionNice, fn) }
 
 // NeedsSpareP reports whether a section starting now should raise: the
 // condition set by SetSpareWhen, true without one.
 func (w *Writer) NeedsSpareP() bool { return w.spareWhen == nil || w.spareWhen() }
-
-// lowThreads runs the raised sections (WithSpareP with SectionNice) on
-// goroutines each locked for its whole life to an OS thread whose nice
-// value is raised: kept idle between sections and reused, so that a section
-// does not pay for creating a thread and ending it (a clone and an exit at
-// every pre-confirmation, journal write and seal). No other goroutine ever
-// runs on such a thread (locked and never unlocked), so the lowered
-// priority reaches nothing else; the threads end with their goroutines at
-// close (Writer.Stop). There are as many as sections ever ran at once (they
-// nest: a pre-confirmation's section waits for the writer's journal
-// section). The zero value is ready; after close a section gets a thread of
-// its own that ends with it.
-type lowThreads struct {
-	mu     sync.Mutex
-	idle   []*lowThread
-	closed bool
-}
-
-// lowThread is one kept goroutine and its thread.
-type lowThread struct {
-	work chan func()
-	done chan lowResult
-}
-
-// lowResult is how a section's fn ended: its panic value, or whether it
-// called runtime.Goexit (which ends the kept goroutine too).
-type lowResult struct {
-	panicked any
-	exited   bool
-}
-
-// run runs fn on a low-priority thread (nice raised by nice) and waits for
-// it; a panic in fn is raised again here.
-func (l *lowThreads) run(nice int, fn func()) {
-	l.mu.Lock()
-	var t *lowThread
-	if n := len(l.idle); n > 0 {
-		t, l.idle = l.idle[n-1], l.idle[:n-1]
-	}
-	l.mu.Unlock()
-	if t == nil {
-		t = startLowThread(nice)
-	}
-	t.work <- fn
-	r := <-t.done
-	if !r.exited {
-		l.mu.Lock()
-		if l.closed {
-			close(t.work) // the goroutine ends, and its thread with it
-		} else {
-			l.idle = append(l.idle, t)
-		}
-		l.mu.Unlock()
-	}
-	if r.panicked != nil {
-		panic(r.panicked)
-	}
-}
-
-// close ends the idle threads; the ones running a section end after it.
-func (l *lowThreads) close() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.closed = true
-	for _, t := range l.idle {
-		close(t.work)
-	}
-	l.idle = nil
-}
-
-// startLowThread starts a goroutine locked to its OS thread, with the
-// thread's nice value raised by nice, that runs the functions sent to it.
-func startLowThread(nice int) *lowThread {
-	t := &lowThread{work: make(chan func()), done: make(chan lowResult, 1)}
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
-		_ = lowerThreadPriority(nice)
-		for fn := range t.work {
-			t.runOne(fn)
-		}
-	}()
-	return t
-}
-
-// runOne runs fn and reports how it ended on t.done.
-func (t *lowThread) runOne(fn func()) {
-	returned := false
-	defer func() {
-		p := recover()
-		t.done <- lowResult{panicked: p, exited: !returned && p == nil}
-	}()
-	fn()
-	returned = true
-}
 
 // writerJob is a job for the writer goroutine. The sequencer's (a
 // pre-confirmation's journal entries, a sealed block: up to a millisecond
@@ -524,7 +403,7 @@ func (w *Writer) ImportBlock(b *chaintypes.Block, tags ...store.Tag) error {
 // block whose parent is not the head fails with ErrNotOnHead. It takes a
 // spare-P section only when the node needs one (NeedsSpareP). Without
 // one, yield (when not nil: the caller's wait for the network poll, see
-// pending's netYield) is called between the write's parts (staging the
+// chain/sched.NetYield) is called between the write's parts (staging the
 // block's data, staging its state, the commit, the state cache, then the
 // head's publication and rebase: each a fraction of a millisecond for a
 // block of a few hundred transactions), so that requests are served

@@ -126,7 +126,7 @@
 //     poller (store.DB.SyncsInPoller, Linux) and no EVM execution runs
 //     (Writer.NeedsSpareP, set by the node), a pre-confirmation runs on
 //     the loop's goroutine like a step: its execution yields every 100 µs
-//     by waiting for the next network poll (netyield.go), and the
+//     by waiting for the next network poll (chain/sched.NetYield), and the
 //     journal's fsync lets reads run. Otherwise (an execution holding the
 //     P would preempt only every 10 ms) the pre-confirmation's execution
 //     and the seal that may follow it share a spare-P section

@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/chain"
+	"github.com/tipnode/tipnode/chain/sched"
 	"github.com/tipnode/tipnode/store"
 	"github.com/tipnode/tipnode/store/chaintypes"
 )
@@ -163,7 +164,7 @@ type Sequencer struct {
 	// ny yields to the network during execution on one P
 	// (yieldToNetwork); opened at the first use, nyTried after it, closed
 	// by Stop.
-	ny      *netYield
+	ny      *sched.NetYield
 	nyTried bool
 
 	// Owned by the loop goroutine (and the writer's, running openBlock in
@@ -257,7 +258,7 @@ func (s *Sequencer) Stop() error {
 	s.stopOnce.Do(func() { close(s.quit) })
 	s.startOnce.Do(func() { close(s.done) }) // never started
 	<-s.done
-	s.ny.close() // its user, the loop (or a test driving the Sequencer without one), is done
+	s.ny.Close() // its user, the loop (or a test driving the Sequencer without one), is done
 	return s.Err()
 }
 
@@ -772,18 +773,18 @@ func (s *Sequencer) yieldBetween() {
 	runtime.Gosched()
 }
 
-// yieldToNetwork waits for the runtime's next network poll (netYield), so
-// that requests that arrived meanwhile run first; runtime.Gosched where
-// the pipe could not be opened.
+// yieldToNetwork waits for the runtime's next network poll
+// (sched.NetYield), so that requests that arrived meanwhile run first;
+// runtime.Gosched where the pipe could not be opened.
 func (s *Sequencer) yieldToNetwork() {
 	if !s.nyTried {
 		s.nyTried = true
 		var err error
-		if s.ny, err = newNetYield(); err != nil {
+		if s.ny, err = sched.NewNetYield(); err != nil {
 			s.log.Warn().Err(err).Msg("yielding with runtime.Gosched: requests arriving during an execution wait for all of it on one CPU")
 		}
 	}
-	s.ny.yield()
+	s.ny.Yield()
 }
 
 // seal finishes the pending block and writes it through the Writer in one

@@ -24,8 +24,6 @@ import (
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/rs/zerolog"
 
-	"github.com/tipnode/tipnode/chain/devnet"
-	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/rpc/rpctest"
 	"github.com/tipnode/tipnode/store"
 )
@@ -130,31 +128,11 @@ func TestLogLines(t *testing.T) {
 	var logs bytes.Buffer
 	lc := LogConfig{Level: "debug", Format: "json"}
 	log := lc.logger(&logs)
-	cfg := store.DefaultConfig(t.TempDir())
-	cfg.CacheBytes, cfg.MemtableBytes, cfg.SyncWrites = 8<<20, 1<<20, false
-	db, err := openStore(cfg, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	accs, err := devnet.Accounts(devnet.Mnemonic, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Unix(1_700_000_000, 0)
-	g, err := devChain(db, devnet.DefaultChainID, accs, false, now, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var nf NodeFlags
-	fs := newFlagSet()
-	nf.register(fs, true)
-	nf.HTTPAddr, nf.Sequencer = "127.0.0.1:0", true
-	clock := pending.NewManualClock(now.Add(time.Second))
-	n, err := startNode(nf, nil, db, g, clock, log)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := openDev(t, devOptions{dir: t.TempDir(), log: log, accounts: 2, store: func(cfg *store.Config) {
+		cfg.CacheBytes, cfg.MemtableBytes = 8<<20, 1<<20
+	}})
+	defer d.db.Close()
+	n, clock, accs, g := d.n, d.clock, d.accs, d.g
 	url := "http://" + n.Server.Addr().String()
 	tx, err := types.SignNewTx(accs[0].Key, types.LatestSigner(g.Config), &types.DynamicFeeTx{ChainID: g.Config.ChainID, Nonce: 0,
 		GasTipCap: big.NewInt(params.GWei), GasFeeCap: big.NewInt(10 * params.GWei), Gas: 21_000, To: &common.Address{1}, Value: big.NewInt(1)})

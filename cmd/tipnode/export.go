@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/tipnode/tipnode/chain"
-	"github.com/tipnode/tipnode/store"
 )
 
 // runExport writes canonical blocks to a file in the format `geth export`
@@ -41,30 +40,18 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return errors.New("usage: tipnode export --datadir DIR [--from N] [--to M|latest] FILE.rlp")
 	}
 	log := lc.logger(stderr)
-	cfg := sf.config()
-	cfg.ReadOnly, cfg.MustExist = true, true
-	db, err := openStore(cfg, log)
+	_, view, closeAll, err := openReadView(&sf, log)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	view, err := db.View()
-	if err != nil {
-		return err
-	}
-	defer view.Close()
+	defer closeAll()
 	first, err := strconv.ParseUint(from, 10, 64)
 	if err != nil {
 		return fmt.Errorf("--from %q: %v", from, err)
 	}
-	last, err := view.Tag(store.TagLatest)
+	last, err := blockOrLatest(view, "to", to)
 	if err != nil {
 		return err
-	}
-	if to != "latest" {
-		if last, err = strconv.ParseUint(to, 10, 64); err != nil {
-			return fmt.Errorf("--to %q: %v", to, err)
-		}
 	}
 	f, err := os.Create(files[0])
 	if err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
 	"encoding/json"
 	"io"
 	"math/big"
@@ -27,8 +26,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/chain/devnet"
-	"github.com/tipnode/tipnode/pending"
-	"github.com/tipnode/tipnode/store"
 )
 
 // TestDevChainImportsIntoGeth: blocks a tipnode dev chain seals (value
@@ -40,44 +37,9 @@ import (
 // bytes, and `tipnode verify` passes on the store.
 func TestDevChainImportsIntoGeth(t *testing.T) {
 	dir := t.TempDir()
-	log := zerolog.New(io.Discard)
-	cfg := store.DefaultConfig(dir)
-	cfg.SyncWrites = false
-	db, err := openStore(cfg, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	accs, err := devnet.Accounts(devnet.Mnemonic, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Unix(1_700_000_000, 0)
-	g, err := devChain(db, devnet.DefaultChainID, accs, false, now, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var nf NodeFlags
-	nf.register(newFlagSet(), true)
-	nf.HTTPAddr, nf.Sequencer = "127.0.0.1:0", true
-	clock := pending.NewManualClock(now.Add(time.Second))
-	keys := make([]*ecdsa.PrivateKey, len(accs))
-	for i, a := range accs {
-		keys[i] = a.Key
-	}
-	n, err := startNode(nf, keys, db, g, clock, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stopped := false
-	stop := func() {
-		if !stopped {
-			stopped = true
-			if err := n.Stop(); err != nil {
-				t.Errorf("stop: %v", err)
-			}
-			db.Close()
-		}
-	}
+	d := openDev(t, devOptions{dir: dir, log: zerolog.New(io.Discard), accounts: 4, keys: true})
+	n, clock, accs, g := d.n, d.clock, d.accs, d.g
+	stop := func() { d.stop(t) }
 	t.Cleanup(stop)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

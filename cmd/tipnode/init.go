@@ -105,6 +105,42 @@ func errNotInitialised(dir string) error {
 	return fmt.Errorf("the data directory %s is not initialised: run 'tipnode init --datadir %s --genesis FILE' first", dir, dir)
 }
 
+// readOnlyConfig is f's store configuration for a command that only
+// reads an existing store (export, verify, init --chain's check).
+func (f *StoreFlags) readOnlyConfig() store.Config {
+	cfg := f.config()
+	cfg.ReadOnly, cfg.MustExist = true, true
+	return cfg
+}
+
+// openReadView opens the existing store of f read-only (openStore) and a
+// view of it; closeAll closes the view, then the store.
+func openReadView(f *StoreFlags, log zerolog.Logger) (db *store.DB, view store.View, closeAll func(), err error) {
+	if db, err = openStore(f.readOnlyConfig(), log); err != nil {
+		return nil, nil, nil, err
+	}
+	if view, err = db.View(); err != nil {
+		db.Close()
+		return nil, nil, nil, err
+	}
+	return db, view, func() { view.Close(); db.Close() }, nil
+}
+
+// blockOrLatest is the block a --flag value names: a number, or latest
+// (the view's latest tag, read in either case).
+func blockOrLatest(view store.View, flag, value string) (uint64, error) {
+	n, err := view.Tag(store.TagLatest)
+	if err != nil {
+		return 0, err
+	}
+	if value != "latest" {
+		if n, err = strconv.ParseUint(value, 10, 64); err != nil {
+			return 0, fmt.Errorf("--%s %q: %v", flag, value, err)
+		}
+	}
+	return n, nil
+}
+
 // openStore opens (and migrates) the store of a data directory.
 func openStore(cfg store.Config, log zerolog.Logger) (*store.DB, error) {
 	if err := cfg.Validate(); err != nil {

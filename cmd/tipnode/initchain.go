@@ -23,9 +23,7 @@ func lookupPreset(name string, sf StoreFlags) (*preset.Preset, error) {
 	if sf.DataDir == "" {
 		return p, nil
 	}
-	cfg := sf.config()
-	cfg.ReadOnly, cfg.MustExist = true, true
-	db, err := store.Open(cfg, zerolog.Nop())
+	db, err := store.Open(sf.readOnlyConfig(), zerolog.Nop())
 	if errors.Is(err, store.ErrNoStore) {
 		return p, nil
 	}

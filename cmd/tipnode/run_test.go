@@ -23,6 +23,7 @@ import (
 	gethrpc "github.com/ethereum/go-ethereum/rpc"
 	"github.com/rs/zerolog"
 
+	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/chain/devnet"
 	"github.com/tipnode/tipnode/pending"
@@ -38,46 +39,98 @@ func newFlagSet() *flag.FlagSet {
 	return fs
 }
 
+// devOptions says how openDev sets up a dev node.
+type devOptions struct {
+	dir      string
+	log      zerolog.Logger
+	accounts int                 // dev accounts funded at genesis
+	keys     bool                // the node holds their keys (eth_sendTransaction)
+	store    func(*store.Config) // adjusts the store's configuration (nil: none)
+}
+
+// devNode is an in-process `tipnode dev` node with its store, chain, clock
+// and accounts.
+type devNode struct {
+	n       *node.Node
+	db      *store.DB
+	g       *chain.Genesis
+	clock   *pending.ManualClock
+	accs    []devnet.Account
+	stopped bool
+}
+
+// openDev starts an in-process `tipnode dev` node on 127.0.0.1:0 with a
+// fresh store in o.dir (synchronous writes off) and a manual clock. The
+// caller stops it (stop, or n.Stop and db.Close).
+func openDev(t *testing.T, o devOptions) *devNode {
+	t.Helper()
+	cfg := store.DefaultConfig(o.dir)
+	cfg.SyncWrites = false
+	if o.store != nil {
+		o.store(&cfg)
+	}
+	db, err := openStore(cfg, o.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &devNode{db: db}
+	if err := d.start(o); err != nil {
+		db.Close()
+		t.Fatal(err)
+	}
+	return d
+}
+
+// start writes the dev chain into d.db and starts the node on it.
+func (d *devNode) start(o devOptions) error {
+	accs, err := devnet.Accounts(devnet.Mnemonic, o.accounts)
+	if err != nil {
+		return err
+	}
+	now := time.Unix(1_700_000_000, 0)
+	g, err := devChain(d.db, devnet.DefaultChainID, accs, false, now, o.log)
+	if err != nil {
+		return err
+	}
+	var nf NodeFlags
+	nf.register(newFlagSet(), true)
+	nf.HTTPAddr, nf.Sequencer = "127.0.0.1:0", true
+	clock := pending.NewManualClock(now.Add(time.Second))
+	var keys []*ecdsa.PrivateKey
+	if o.keys {
+		keys = make([]*ecdsa.PrivateKey, len(accs))
+		for i, a := range accs {
+			keys[i] = a.Key
+		}
+	}
+	n, err := startNode(nf, keys, d.db, g, clock, o.log)
+	if err != nil {
+		return err
+	}
+	d.n, d.g, d.clock, d.accs = n, g, clock, accs
+	return nil
+}
+
+// stop stops the node and closes its store, once; a failure to stop is
+// an error of t.
+func (d *devNode) stop(t *testing.T) {
+	if d.stopped {
+		return
+	}
+	d.stopped = true
+	if err := d.n.Stop(); err != nil {
+		t.Errorf("stop: %v", err)
+	}
+	d.db.Close()
+}
+
 // startDev starts an in-process `tipnode dev` node on 127.0.0.1:0 with a
 // fresh store in t.TempDir() and a manual clock.
 func startDev(t *testing.T) (*node.Node, *pending.ManualClock, []devnet.Account) {
 	t.Helper()
-	log := zerolog.New(io.Discard)
-	cfg := store.DefaultConfig(t.TempDir())
-	cfg.SyncWrites = false
-	db, err := openStore(cfg, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	accs, err := devnet.Accounts(devnet.Mnemonic, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Unix(1_700_000_000, 0)
-	g, err := devChain(db, devnet.DefaultChainID, accs, false, now, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var nf NodeFlags
-	fs := newFlagSet()
-	nf.register(fs, true)
-	nf.HTTPAddr, nf.Sequencer = "127.0.0.1:0", true
-	clock := pending.NewManualClock(now.Add(time.Second))
-	keys := make([]*ecdsa.PrivateKey, len(accs))
-	for i, a := range accs {
-		keys[i] = a.Key
-	}
-	n, err := startNode(nf, keys, db, g, clock, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := n.Stop(); err != nil {
-			t.Errorf("stop: %v", err)
-		}
-		db.Close()
-	})
-	return n, clock, accs
+	d := openDev(t, devOptions{dir: t.TempDir(), log: zerolog.New(io.Discard), accounts: 10, keys: true})
+	t.Cleanup(func() { d.stop(t) })
+	return d.n, d.clock, d.accs
 }
 
 func tick(t *testing.T, n *node.Node, c *pending.ManualClock, k int) {

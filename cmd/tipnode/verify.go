@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strconv"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -42,26 +41,14 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return errors.New("usage: tipnode verify --datadir DIR [--block N|latest]")
 	}
 	log := lc.logger(stderr)
-	cfg := sf.config()
-	cfg.ReadOnly, cfg.MustExist = true, true
-	db, err := openStore(cfg, log)
+	db, view, closeAll, err := openReadView(&sf, log)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	view, err := db.View()
+	defer closeAll()
+	n, err := blockOrLatest(view, "block", block)
 	if err != nil {
 		return err
-	}
-	defer view.Close()
-	n, err := view.Tag(store.TagLatest)
-	if err != nil {
-		return err
-	}
-	if block != "latest" {
-		if n, err = strconv.ParseUint(block, 10, 64); err != nil {
-			return fmt.Errorf("--block %q: %v", block, err)
-		}
 	}
 	h, err := chain.ViewHeaders{View: view}.HeaderByNumber(n)
 	if err != nil {

@@ -73,6 +73,34 @@ func (f *follower) feed(step string, msgs ...*stream.Payload) {
 	}
 }
 
+// downAfter feeds block 1's msgs, then the stream goes down.
+func (f *follower) downAfter(msgs []*stream.Payload) {
+	f.feed("1", msgs...)
+	f.r.d.Down(nil)
+	f.r.d.Sync()
+	f.watch("down")
+}
+
+// thenBlock2 feeds block 2 in four messages after a complete block 1 and
+// makes both canonical.
+func (f *follower) thenBlock2() {
+	f.t.Helper()
+	f.feed("2", f.sub(2, 4)...)
+	f.canon(1)
+	f.canon(2)
+}
+
+// thenBlock2Frozen feeds block 2 in four messages while block 1 is frozen
+// at txs transactions: block 2 waits for canonical 1, then is built on it.
+func (f *follower) thenBlock2Frozen(txs int) {
+	f.t.Helper()
+	f.feed("2", f.sub(2, 4)...)
+	f.at(1, txs)
+	f.canon(1)
+	f.at(2, 12)
+	f.canon(2)
+}
+
 func (f *follower) canonical(n uint64) {
 	f.t.Helper()
 	if err := f.r.w.ImportBlock(f.src.block(n)); err != nil {
@@ -236,9 +264,7 @@ func TestReplicaAcrossBlockBoundaries(t *testing.T) {
 				f.feed("replay", m1[:3]...)
 				f.feed("1", m1[3:]...)
 				f.at(1, 12)
-				f.feed("2", f.sub(2, 4)...)
-				f.canon(1)
-				f.canon(2)
+				f.thenBlock2()
 			},
 		},
 		{
@@ -257,11 +283,7 @@ func TestReplicaAcrossBlockBoundaries(t *testing.T) {
 				}
 				f.feed("1", m1[3:]...) // ignored
 				f.at(1, 6)
-				f.feed("2", f.sub(2, 4)...) // waits for canonical 1
-				f.at(1, 6)
-				f.canon(1)
-				f.at(2, 12)
-				f.canon(2)
+				f.thenBlock2Frozen(6) // waits for canonical 1
 			},
 			resets: map[string]float64{},
 		},
@@ -269,32 +291,20 @@ func TestReplicaAcrossBlockBoundaries(t *testing.T) {
 			name: "stream restarts mid-block: a reconnect resuming at a later index",
 			run: func(f *follower) {
 				m1 := f.sub(1, 4)
-				f.feed("1", m1[:2]...)
-				f.r.d.Down(nil)
-				f.r.d.Sync()
-				f.watch("down")
+				f.downAfter(m1[:2])
 				f.feed("1", m1[3:]...) // index 2 was lost: frozen at index 1
 				f.at(1, 3)
-				f.feed("2", f.sub(2, 4)...)
-				f.at(1, 3)
-				f.canon(1)
-				f.at(2, 12)
-				f.canon(2)
+				f.thenBlock2Frozen(3)
 			},
 		},
 		{
 			name: "stream restarts mid-block: a reconnect resuming at the next index",
 			run: func(f *follower) {
 				m1 := f.sub(1, 4)
-				f.feed("1", m1[:2]...)
-				f.r.d.Down(nil)
-				f.r.d.Sync()
-				f.watch("down")
+				f.downAfter(m1[:2])
 				f.feed("1", m1[2:]...)
 				f.at(1, 12)
-				f.feed("2", f.sub(2, 4)...)
-				f.canon(1)
-				f.canon(2)
+				f.thenBlock2()
 			},
 		},
 		{

@@ -249,16 +249,16 @@ type API struct {
 	// journals are the StateDB journals calls reuse (newStateDB; a call
 	// that Releases its StateDB gives its journal back).
 	journals *chain.JournalPool
-	// filters are the installed filters (filters.go); now is their clock
+	// filters are the installed filters (eth_filters.go); now is their clock
 	// (nil: time.Now), replaced by tests.
 	filters filters
 	now     func() time.Time
 	// flash is the flashblocks subscriptions' shared encodings
-	// (flashblocks.go).
+	// (eth_flashblocks.go).
 	flash flashCache
-	// modules are rpc_modules' namespaces (net.go).
+	// modules are rpc_modules' namespaces (net_identity.go).
 	modules modules
-	// syncProgress is eth_syncing's source (tipnode.go).
+	// syncProgress is eth_syncing's source (tipnode_genesis.go).
 	syncProgress atomic.Pointer[func() (SyncProgress, bool)]
 }
 
@@ -375,26 +375,26 @@ func (a *API) Register(s *rpc.Server) {
 	for _, register := range []func(*rpc.Server){
 		a.registerAccessList,  // eth_accesslist.go
 		a.registerAccounts,    // eth_accounts.go
-		a.registerBundle,      // bundle.go
+		a.registerBundle,      // eth_callbundle.go
 		a.registerCall,        // eth_call.go
 		a.registerChain,       // eth_chain.go
 		a.registerConfig,      // eth_config.go
 		a.registerEstimate,    // eth_estimate.go
 		a.registerFees,        // eth_fees.go
-		a.registerFilters,     // filters.go
-		a.registerFlashblocks, // flashblocks.go
+		a.registerFilters,     // eth_filters.go
+		a.registerFlashblocks, // eth_flashblocks.go
 		a.registerLogs,        // eth_logs.go
-		a.registerNet,         // net.go
+		a.registerNet,         // net_identity.go
 		a.registerPending,     // eth_pending.go
 		a.registerRaw,         // debug_raw.go
 		a.registerSend,        // eth_send.go
 		a.registerSendSync,    // eth_sendsync.go
 		a.registerState,       // eth_state.go
 		a.registerProof,       // eth_proof.go
-		a.registerSimulate,    // simulate.go
-		a.registerTipnode,     // tipnode.go
+		a.registerSimulate,    // eth_simulate.go
+		a.registerTipnode,     // tipnode_genesis.go
 		a.registerTrace,       // debug_trace.go
-		a.registerTxPool,      // txpool.go
+		a.registerTxPool,      // txpool_content.go
 	} {
 		register(s)
 	}
@@ -446,6 +446,17 @@ func (a *API) Resolve(ctx context.Context, sel BlockSelector) (*ReadContext, err
 		return nil, err
 	}
 	return rc, nil
+}
+
+// resolveParam decodes the block selector at position i of p (the
+// "block" parameter) and resolves it (Resolve). The caller must Close the
+// ReadContext.
+func (a *API) resolveParam(ctx context.Context, p rpc.Params, i int) (*ReadContext, error) {
+	sel, err := DecodeSelector(p, i, "block")
+	if err != nil {
+		return nil, err
+	}
+	return a.Resolve(ctx, sel)
 }
 
 func (a *API) resolve(r *pending.Read, sel BlockSelector) (*ReadContext, error) {

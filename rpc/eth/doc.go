@@ -18,22 +18,25 @@
 //	api.Register(srv)
 //	srv.SetErrorMapper(api.MapError)
 //
-// Method groups, one file each: eth_state.go (balance, code, nonce,
-// storage), eth_call.go and callmsg.go (call defaults and fee semantics
-// shared by eth_call, eth_estimateGas, eth_createAccessList and
-// eth_simulateV1), eth_estimate.go, eth_accesslist.go, simulate*.go
-// (simulate_decode.go decodes eth_simulateV1's payload mostly without
-// encoding/json; simulate_json.go writes its result without reflection and
+// Method groups, one file each, named by namespace: eth_state.go (balance,
+// code, nonce, storage), eth_call.go, harness.go (the call harness shared by
+// eth_call, eth_estimateGas, eth_createAccessList, eth_callBundle,
+// eth_simulateV1 and debug_traceCall: state and block context, the EVM
+// under APIConfig.EVMTimeout) and callmsg.go (call defaults and fee
+// semantics), eth_estimate.go, eth_accesslist.go, eth_simulate*.go
+// (eth_simulate_decode.go decodes eth_simulateV1's payload mostly without
+// encoding/json; eth_simulate_json.go writes its result without reflection and
 // returns it as an rpc.RawResult), eth_chain.go and marshal.go (blocks, transactions, receipts in
 // go-ethereum's JSON shapes), eth_logs.go and heads.go (eth_getLogs,
 // newHeads/logs subscriptions), eth_fees.go, eth_config.go, eth_send.go,
-// eth_pending.go (pre-confirmation subscriptions), flashblocks.go
+// eth_pending.go (pre-confirmation subscriptions), eth_flashblocks.go
 // (Base's newFlashblocks / newFlashblockTransactions), eth_sendsync.go
 // (eth_sendRawTransactionSync: a registry of waiters by hash, registered
 // before the submission, woken by the pre-confirmation and head feeds),
-// filters.go (polled filters fed like subscriptions, expired lazily on the
-// API's clock), txpool.go (txpool_*), bundle.go (eth_callBundle), net.go
-// (net_listening, net_peerCount, web3_sha3, rpc_modules), tipnode.go
+// eth_filters.go (polled filters fed like subscriptions, expired lazily on the
+// API's clock), txpool_content.go (txpool_*), eth_callbundle.go
+// (eth_callBundle), net_identity.go (net_listening, net_peerCount,
+// web3_sha3, rpc_modules), tipnode_genesis.go
 // (tipnode_genesis, eth_syncing's source), debug_raw.go (debug_getRawBlock,
 // debug_getRawHeader, debug_getRawReceipts, debug_getRawTransaction),
 // debug_trace.go and trace_meter.go (debug_traceTransaction,
@@ -127,9 +130,9 @@
 // an unwind), a logs subscription first sends their logs with
 // removed=true (carried by the event: the blocks are gone from the store),
 // then the new branch's. Pre-confirmation subscriptions
-// (eth_pending.go, flashblocks.go) are notified on the pending layer's
+// (eth_pending.go, eth_flashblocks.go) are notified on the pending layer's
 // publisher goroutine; rpc.Subscription.Notify never blocks either.
-// Polled filters (filters.go) are fed the same way into bounded buffers
+// Polled filters (eth_filters.go) are fed the same way into bounded buffers
 // under a per-filter mutex; waiting eth_sendRawTransactionSync calls hold
 // no execution slot (their own limiter, API.SyncWaits) and are woken, not
 // served, by the feed callbacks.

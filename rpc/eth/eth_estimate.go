@@ -11,7 +11,6 @@ import (
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/holiman/uint256"
 
-	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/rpc"
 )
 
@@ -194,55 +193,4 @@ func (a *API) tryGas(ctx context.Context, env *callEnv, msg *core.Message, gas u
 		return true, nil, invalidCall(fmt.Sprintf("failed with %d gas: %v", gas, msgErr))
 	}
 	return res.Failed(), res, nil
-}
-
-// runMessage executes msg once on env's state and then reverts every change,
-// so env can run the next attempt (eth_estimateGas, eth_createAccessList).
-// Like eth_call: with a zero gas price the base fee is lowered to zero, and
-// the fee-cap check is off. msgErr is core.ApplyMessage's refusal of the
-// message (nonce, funds, intrinsic gas…); err a state read failure or an
-// *Error for a timeout or cancellation.
-func (a *API) runMessage(ctx context.Context, env *callEnv, msg *core.Message, cfg vm.Config) (res *core.ExecutionResult, msgErr, err error) {
-	evm := a.callEVM(env, msg, cfg)
-	defer evm.Release()
-	snap := env.state.Snapshot()
-	err = a.runCancellable(ctx, evm, env.state, func() {
-		res, msgErr = core.ApplyMessage(evm, msg, nil)
-		env.state.RevertToSnapshot(snap)
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	return res, msgErr, nil
-}
-
-// runCancellable runs one piece of EVM work on evm (a message, or a
-// simulated block's post-execution) so that ctx ending cancels the EVM.
-// run's own outcome is left to the caller; the error is a state read failure
-// of state, or abortError when ctx ended before or during the run (the
-// outcome is then incomplete and must be dropped). eth_call,
-// eth_estimateGas, eth_createAccessList and eth_simulateV1 run every message
-// through it.
-func (a *API) runCancellable(ctx context.Context, evm *vm.EVM, state *chain.StateDB, run func()) error {
-	if err := ctx.Err(); err != nil {
-		return a.abortError(err)
-	}
-	stop := context.AfterFunc(ctx, evm.Cancel)
-	run()
-	stop()
-	if err := state.Error(); err != nil {
-		return err
-	}
-	if evm.Cancelled() || ctx.Err() != nil {
-		return a.abortError(ctx.Err())
-	}
-	return nil
-}
-
-// abortError is the error of an execution stopped by its context.
-func (a *API) abortError(err error) error {
-	if errors.Is(err, context.DeadlineExceeded) {
-		return &rpc.Error{Code: rpc.CodeTimeout, Message: fmt.Sprintf("execution aborted (timeout = %v)", a.cfg.EVMTimeout)}
-	}
-	return &rpc.Error{Code: rpc.CodeServerError, Message: "execution aborted (request cancelled)"}
 }

@@ -102,11 +102,7 @@ func (a *API) getProof(ctx context.Context, p rpc.Params) (any, error) {
 			return nil, rpc.ErrInvalidParams("%v: %s", err, quoteInput(s))
 		}
 	}
-	sel, err := DecodeSelector(p, 2, "block")
-	if err != nil {
-		return nil, err
-	}
-	blk, err := a.Resolve(ctx, sel)
+	blk, err := a.resolveParam(ctx, p, 2)
 	if err != nil {
 		return nil, err
 	}

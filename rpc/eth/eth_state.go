@@ -151,11 +151,7 @@ func (a *API) getStorageAt(ctx context.Context, p rpc.Params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	sel, err := DecodeSelector(p, 2, "block")
-	if err != nil {
-		return nil, err
-	}
-	blk, err := a.Resolve(ctx, sel)
+	blk, err := a.resolveParam(ctx, p, 2)
 	if err != nil {
 		return nil, err
 	}
@@ -197,11 +193,7 @@ func (a *API) getStorageValues(ctx context.Context, p rpc.Params) (any, error) {
 		}
 		keys[addr] = ks
 	}
-	sel, err := DecodeSelector(p, 1, "block")
-	if err != nil {
-		return nil, err
-	}
-	blk, err := a.Resolve(ctx, sel)
+	blk, err := a.resolveParam(ctx, p, 1)
 	if err != nil {
 		return nil, err
 	}

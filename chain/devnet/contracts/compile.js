@@ -1,11 +1,16 @@
-// Compiles the dev chain's OP predeploys (L1Block, L2ToL1MessagePasser,
-// GasPriceOracle, WETH9, L2CrossDomainMessenger, L2StandardBridge) with solc-js and writes
-// their runtime bytecode (hex, one line) to <Name>.bin-runtime and their ABI
-// to <Name>.abi.json. The outputs are checked in; run this only when a source
+// Compiles every .sol file of a directory with solc-js (each file holds
+// the contract of its name) and writes the contract's runtime bytecode
+// (hex, one line) to <Name>.bin-runtime and its ABI to <Name>.abi.json
+// beside it. The outputs are checked in; run this only when a source
 // changes:
 //
-//   npm ci                    (solc-js 0.8.30, pinned in package-lock.json)
-//   node compile.js
+//   npm ci                    (in this directory: solc-js 0.8.30, pinned in package-lock.json)
+//   node chain/devnet/contracts/compile.js [DIR]
+//
+// DIR defaults to this script's directory (the dev chain's OP predeploys:
+// L1Block, L2ToL1MessagePasser, GasPriceOracle, WETH9, L2CrossDomainMessenger,
+// L2StandardBridge); cmd/benchgeth/chaingen/contracts holds the benchmark's
+// BenchToken and Multicall.
 //
 // TestContractsCompile (chain/devnet) does the same in a temporary
 // directory and fails when a checked-in output differs.
@@ -16,7 +21,16 @@ const fs = require("fs");
 const path = require("path");
 const solc = require("solc");
 
-const names = ["L1Block", "L2ToL1MessagePasser", "GasPriceOracle", "WETH9", "L2CrossDomainMessenger", "L2StandardBridge"];
+const dir = path.resolve(process.argv[2] || __dirname);
+const names = fs
+  .readdirSync(dir)
+  .filter((f) => f.endsWith(".sol"))
+  .map((f) => f.slice(0, -".sol".length))
+  .sort();
+if (names.length === 0) {
+  console.error("no .sol files in " + dir);
+  process.exit(1);
+}
 const input = {
   language: "Solidity",
   sources: {},
@@ -28,7 +42,7 @@ const input = {
   },
 };
 for (const n of names) {
-  input.sources[n + ".sol"] = { content: fs.readFileSync(path.join(__dirname, n + ".sol"), "utf8") };
+  input.sources[n + ".sol"] = { content: fs.readFileSync(path.join(dir, n + ".sol"), "utf8") };
 }
 const out = JSON.parse(solc.compile(JSON.stringify(input)));
 let failed = false;
@@ -40,6 +54,6 @@ if (failed) process.exit(1);
 console.error("solc " + solc.version());
 for (const n of names) {
   const c = out.contracts[n + ".sol"][n];
-  fs.writeFileSync(path.join(__dirname, n + ".bin-runtime"), c.evm.deployedBytecode.object + "\n");
-  fs.writeFileSync(path.join(__dirname, n + ".abi.json"), JSON.stringify(c.abi, null, 1) + "\n");
+  fs.writeFileSync(path.join(dir, n + ".bin-runtime"), c.evm.deployedBytecode.object + "\n");
+  fs.writeFileSync(path.join(dir, n + ".abi.json"), JSON.stringify(c.abi, null, 1) + "\n");
 }

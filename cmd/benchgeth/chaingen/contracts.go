@@ -13,8 +13,9 @@ import (
 )
 
 // The contracts' runtime bytecode and ABI, compiled once from the .sol
-// sources beside them by contracts/compile.js (solc 0.8.30, optimizer 200
-// runs, EVM prague, no metadata) and checked in.
+// sources beside them (node chain/devnet/contracts/compile.js
+// cmd/benchgeth/chaingen/contracts: solc 0.8.30, optimizer 200 runs, EVM
+// prague, no metadata) and checked in.
 var (
 	//go:embed contracts/BenchToken.bin-runtime
 	tokenCodeHex string

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package chain
+package sched
 
 // lowerThreadPriority does nothing outside Linux, where threads have no
 // nice value of their own.

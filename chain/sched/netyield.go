@@ -1,4 +1,4 @@
-package pending
+package sched
 
 import (
 	"os"
@@ -6,26 +6,26 @@ import (
 	"syscall"
 )
 
-// netYield gives the goroutines waiting for the network their turn during
+// NetYield gives the goroutines waiting for the network their turn during
 // long CPU work on a one-P process (GOMAXPROCS 1). runtime.Gosched is no
 // such turn there: it puts the goroutine on the global run queue, and the
 // scheduler takes it from there again before it polls the network, so a
-// request that arrived meanwhile waits for the whole of the work. yield
+// request that arrived meanwhile waits for the whole of the work. Yield
 // instead parks the goroutine until the runtime's next network poll: it
 // makes a pipe of its own readable and waits for that in the poller, which
 // reports it together with whatever requests arrived. One goroutine at a
 // time: the sequencer's loop, or the writer's goroutine running a seal the
 // loop waits for (chain.Writer.Seal's yield).
-type netYield struct {
+type NetYield struct {
 	r, w *os.File
 	rc   syscall.RawConn
 	one  [1]byte
 	buf  [64]byte // drains the pipe, a byte a yield
 }
 
-// newNetYield opens the pipe; an error means yield falls back to
-// runtime.Gosched.
-func newNetYield() (*netYield, error) {
+// NewNetYield opens the pipe; on an error the caller keeps a nil
+// *NetYield, whose Yield is runtime.Gosched.
+func NewNetYield() (*NetYield, error) {
 	r, w, err := os.Pipe() // both ends non-blocking and in the poller
 	if err != nil {
 		return nil, err
@@ -36,13 +36,13 @@ func newNetYield() (*netYield, error) {
 		w.Close()
 		return nil, err
 	}
-	return &netYield{r: r, w: w, rc: rc, one: [1]byte{1}}, nil
+	return &NetYield{r: r, w: w, rc: rc, one: [1]byte{1}}, nil
 }
 
-// yield parks until the next network poll has run, then lets the
+// Yield parks until the next network poll has run, then lets the
 // goroutines that poll readied run first (runtime.Gosched alone when y is
 // nil or its pipe fails).
-func (y *netYield) yield() {
+func (y *NetYield) Yield() {
 	if y != nil {
 		written := false
 		_ = y.rc.Read(func(fd uintptr) bool {
@@ -66,8 +66,8 @@ func (y *netYield) yield() {
 	runtime.Gosched()
 }
 
-// close closes the pipe.
-func (y *netYield) close() {
+// Close closes the pipe (nothing when y is nil).
+func (y *NetYield) Close() {
 	if y != nil {
 		y.r.Close()
 		y.w.Close()

@@ -1,4 +1,4 @@
-package pending
+package sched
 
 import (
 	"net"
@@ -14,11 +14,11 @@ import (
 // yielding goroutine again from the global run queue without polling the
 // network.
 func TestNetYieldPollsNetwork(t *testing.T) {
-	y, err := newNetYield()
+	y, err := NewNetYield()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer y.close()
+	defer y.Close()
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -60,7 +60,7 @@ func TestNetYieldPollsNetwork(t *testing.T) {
 		}
 		yields := 0
 		for !served.Load() && yields < 3 {
-			y.yield()
+			y.Yield()
 			yields++
 		}
 		if !served.Load() {
@@ -79,7 +79,7 @@ func TestNetYieldPollsNetwork(t *testing.T) {
 
 // TestNetYieldNil: without a pipe, yield is runtime.Gosched.
 func TestNetYieldNil(t *testing.T) {
-	var y *netYield
-	y.yield()
-	y.close()
+	var y *NetYield
+	y.Yield()
+	y.Close()
 }

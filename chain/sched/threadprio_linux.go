@@ -1,6 +1,6 @@
 //go:build linux
 
-package chain
+package sched
 
 import "golang.org/x/sys/unix"
 
@@ -14,7 +14,7 @@ func threadNice() (int, error) {
 // lowerThreadPriority raises the calling OS thread's nice value by n (a
 // lower priority for the kernel's scheduler). Raising one's own nice value
 // needs no privilege; lowering it back would, which is why callers run it on
-// a thread locked to one goroutine for good (lowThreads). Best effort: an error leaves the
+// a thread locked to one goroutine for good (lowThreads in SpareP). Best effort: an error leaves the
 // priority as it was.
 func lowerThreadPriority(n int) error {
 	cur, err := threadNice()

@@ -1,6 +1,6 @@
 //go:build linux
 
-package chain
+package sched
 
 import (
 	"os"
@@ -72,8 +72,16 @@ func waitNiceThreads(t *testing.T, base int) []string {
 	return over
 }
 
+// niceSection is SpareP with a fixed nice value, as chain.Writer holds it.
+type niceSection struct {
+	spare SpareP
+	nice  int
+}
+
+func (w *niceSection) WithSpareP(fn func()) { w.spare.Run(w.nice, fn) }
+
 // TestSectionLowPriority: on a one-P process a spare-P section runs on a
-// thread whose nice value is raised by SectionNice, the caller's thread
+// thread whose nice value is raised by nice, the caller's thread
 // keeps its own, the lowered thread is kept for the next section (the same
 // thread runs it) and ends at close, and a panic in the section reaches the
 // caller (the thread kept), a runtime.Goexit ends the section's goroutine
@@ -90,7 +98,7 @@ func TestSectionLowPriority(t *testing.T) {
 	if over := waitNiceThreads(t, base); len(over) > 0 {
 		t.Fatalf("threads above nice %d before the test: %v", base, over)
 	}
-	w := &Writer{sectionNice: 5}
+	w := &niceSection{nice: 5}
 	var in, tid1, tid2 int
 	w.WithSpareP(func() { in, tid1 = mustThreadNice(t), unix.Gettid() })
 	if in != base+5 {
@@ -131,7 +139,7 @@ func TestSectionLowPriority(t *testing.T) {
 	if in != base+5 {
 		t.Errorf("after a Goexit: nice %d in a section, want %d", in, base+5)
 	}
-	w.low.close()
+	w.spare.Close()
 	if over := waitNiceThreads(t, base); len(over) > 0 {
 		t.Errorf("a lowered thread outlived close: %v", over)
 	}
@@ -149,7 +157,7 @@ func TestSectionLowPriority(t *testing.T) {
 		nice  int
 	}{{"off", 1, 0}, {"three Ps", 3, 5}} {
 		runtime.GOMAXPROCS(c.procs)
-		w := &Writer{sectionNice: c.nice}
+		w := &niceSection{nice: c.nice}
 		w.WithSpareP(func() { in = mustThreadNice(t) })
 		if in != base {
 			t.Errorf("%s: nice %d in a section, want %d", c.name, in, base)
@@ -169,11 +177,11 @@ func BenchmarkSection(b *testing.B) {
 	}{{"kept", false}, {"fresh", true}} {
 		b.Run(c.name, func(b *testing.B) {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // the benchmark sets its -cpu count before each run
-			w := &Writer{sectionNice: 5}
+			w := &niceSection{nice: 5}
 			if c.fresh {
-				w.low.close()
+				w.spare.Close()
 			}
-			defer w.low.close()
+			defer w.spare.Close()
 			cpu0 := processCPU(b)
 			for i := 0; i < b.N; i++ {
 				w.WithSpareP(func() {})
