@@ -3,7 +3,10 @@ package chain
 import (
 	"github.com/tipnode/tipnode/store/chaintypes"
 
+	"errors"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
@@ -25,6 +28,14 @@ import (
 // move down to it. A block that fails verification returns an error
 // wrapping ErrInvalidBlock and nothing is written (the old chain stays).
 // ancestor may be the head (then it is an atomic multi-block import).
+//
+// An ancestor below the state trie's base (a reorg deeper than the trie
+// window W) has no trie to verify the branch on: the last new block's
+// state root (and OP withdrawals root) is then computed from scratch over
+// the flat state at ancestor plus the branch's diffs (O(state)), the
+// earlier blocks are checked by execution only (receipts, gas, bloom), and
+// the store drops the trie and rebuilds it from the flat state after the
+// write. A warning says so.
 func (w *Writer) Reorg(ancestor uint64, blocks []*chaintypes.Block, opts ImportOptions) error {
 	return w.do(func() error {
 		h := w.head.Load()
@@ -60,16 +71,35 @@ func (w *Writer) Reorg(ancestor uint64, blocks []*chaintypes.Block, opts ImportO
 		headers := &branchHeaders{canon: canon, ancestor: ancestor, byHash: make(map[common.Hash]*types.Header)}
 		writes := make([]*store.BlockWrite, 0, len(blocks))
 		tr, err := stateTrie(view, ancestor)
-		if err != nil {
+		deep := errors.Is(err, store.ErrTrieWindow)
+		if deep {
+			// Below the trie's base (deeper than the window W): no trie
+			// to verify on. The last block's roots are computed from the
+			// flat state instead, and the store drops the trie and
+			// rebuilds it after the write (store.DB.Reorg).
+			w.log.Warn().Uint64("ancestor", ancestor).Uint64("head", h.Number()).Err(err).
+				Msg("reorg deeper than the state trie window: the new head's state root is computed from the flat state and the trie is rebuilt after the write")
+		} else if err != nil {
 			return fmt.Errorf("reorg: state trie at %d: %w", ancestor, err)
 		}
 		var tries []*store.TrieUpdate
-		for _, b := range blocks {
+		for i, b := range blocks {
 			eb, err := w.exec.ExecuteBlockOn(b, parent, headers, state)
 			if err != nil {
 				return err
 			}
-			if tr != nil {
+			if deep && i == len(blocks)-1 {
+				// Only the last block: each root costs a pass over the
+				// whole state. The earlier blocks' receipts, gas and
+				// bloom are checked by their execution.
+				post := &diffStack{base: base, diffs: append(slices.Clip(state.diffs), eb.Diff)}
+				start := time.Now()
+				if err := w.exec.VerifyStateRootFlat(eb, post); err != nil {
+					return err
+				}
+				w.log.Info().Uint64("block", b.NumberU64()).Str("root", b.Root().Hex()).Dur("elapsed", time.Since(start)).
+					Msg("reorg: the new head's state root, computed from the flat state, matches its header")
+			} else if tr != nil {
 				if err := w.exec.VerifyStateRoot(eb, tr.On(tries...)); err != nil {
 					return err
 				}

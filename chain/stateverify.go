@@ -40,23 +40,56 @@ func (e *Executor) VerifyStateRoot(eb *ExecutedBlock, tr *store.StateTrie) error
 	if err != nil {
 		return fmt.Errorf("%w: state trie of block %d: %v", ErrStateRead, h.Number, err)
 	}
+	err = e.checkRoots(eb, upd.Root, func() (common.Hash, error) {
+		root, _ := upd.StorageRoot(op.L2ToL1MessagePasser)
+		return root, nil
+	})
+	if err != nil {
+		return err
+	}
+	eb.Trie = upd
+	return nil
+}
+
+// VerifyStateRootFlat is VerifyStateRoot without a trie: it computes the
+// roots from scratch over post, eb's post-state as a whole (O(state):
+// every account and slot is hashed, in memory). Writer.Reorg uses it for
+// a branch whose ancestor is below the trie's base (deeper than the
+// window W), where no trie can be read; eb.Trie stays nil (the store
+// rebuilds the trie after the write).
+func (e *Executor) VerifyStateRootFlat(eb *ExecutedBlock, post IterableBackend) error {
+	root, err := StateRoot(post)
+	if err != nil {
+		return fmt.Errorf("%w: state root of block %d from the flat state: %v", ErrStateRead, eb.Block.NumberU64(), err)
+	}
+	return e.checkRoots(eb, root, func() (common.Hash, error) { return storageRoot(post, op.L2ToL1MessagePasser) })
+}
+
+// checkRoots checks the header of eb against its computed state root and,
+// on an OP chain from Isthmus, the message passer's storage root (asked of
+// withdrawals only then): a mismatch is an error wrapping ErrInvalidBlock
+// naming the block and both roots.
+func (e *Executor) checkRoots(eb *ExecutedBlock, root common.Hash, withdrawals func() (common.Hash, error)) error {
+	h := eb.Block.Header()
 	bad := func(what string, got, want common.Hash) error {
 		return fmt.Errorf("%w %d (%s): %s %s, header says %s (the block's state diverges from its header)",
 			ErrInvalidBlock, h.Number, eb.Block.Hash().Hex(), what, got.Hex(), want.Hex())
 	}
-	if upd.Root != h.Root {
-		return bad("state root", upd.Root, h.Root)
+	if root != h.Root {
+		return bad("state root", root, h.Root)
 	}
 	if e.op != nil && e.op.cfg.IsIsthmus(h.Time) {
-		root, _ := upd.StorageRoot(op.L2ToL1MessagePasser)
-		if h.WithdrawalsHash == nil {
-			return bad("withdrawals root (the message passer's storage root)", root, common.Hash{})
+		wroot, err := withdrawals()
+		if err != nil {
+			return fmt.Errorf("%w: message passer storage root of block %d: %v", ErrStateRead, h.Number, err)
 		}
-		if root != *h.WithdrawalsHash {
-			return bad("withdrawals root (the message passer's storage root)", root, *h.WithdrawalsHash)
+		if h.WithdrawalsHash == nil {
+			return bad("withdrawals root (the message passer's storage root)", wroot, common.Hash{})
+		}
+		if wroot != *h.WithdrawalsHash {
+			return bad("withdrawals root (the message passer's storage root)", wroot, *h.WithdrawalsHash)
 		}
 	}
-	eb.Trie = upd
 	return nil
 }
 
