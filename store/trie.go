@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/VictoriaMetrics/fastcache"
@@ -120,15 +121,23 @@ func readTrieMeta(r reader) (trieMeta, error) {
 // nodeCache is the clean trie node cache: blobs by node hash. Keyed by
 // content, an entry is right wherever and whenever the node is asked for
 // (any height, any branch), so nothing ever invalidates it.
+//
+// In front of it, hot keeps the nodes of the upper trie levels (paths of at
+// most hotPathLen nibbles: the account trie's and large storage tries'
+// top levels, read by nearly every update) in Go maps, also by hash: a hit
+// costs a map lookup and returns the shared blob (read-only, as every
+// cached blob), where a fastcache hit hashes the key, locks a bucket and
+// copies the blob out of its chunk.
 type nodeCache struct {
-	c *fastcache.Cache // nil: no cache
+	c   *fastcache.Cache // nil: no cache
+	hot *hotNodes        // nil: no cache
 }
 
 func newNodeCache(bytes int64) nodeCache {
 	if bytes <= 0 {
 		return nodeCache{}
 	}
-	return nodeCache{c: fastcache.New(int(bytes))}
+	return nodeCache{c: fastcache.New(int(bytes)), hot: newHotNodes(bytes / hotCacheShare)}
 }
 
 func (c nodeCache) get(hash common.Hash) []byte {
@@ -145,6 +154,64 @@ func (c nodeCache) get(hash common.Hash) []byte {
 func (c nodeCache) set(hash common.Hash, blob []byte) {
 	if c.c != nil {
 		c.c.Set(hash[:], blob)
+	}
+}
+
+// hotPathLen is the longest path (nibbles) of a node kept in the hot
+// maps: levels 0 to 3, 4,369 nodes of a trie at most (about 2 MiB of
+// branch nodes).
+const hotPathLen = 3
+
+// hotCacheShare: the hot maps hold up to 1/hotCacheShare of the trie
+// cache's bytes (16 MiB of the default 128 MiB), on top of it.
+const hotCacheShare = 8
+
+// hotNodes is a bounded map of node blobs by hash in two generations:
+// puts go to cur; when cur holds half the bound, it becomes old (the
+// previous old is dropped) and a new cur starts. A hit in old is moved to
+// cur, so nodes still read survive rotations and replaced ones (every
+// block rewrites the top levels under new hashes) age out.
+type hotNodes struct {
+	mu       sync.RWMutex
+	cur, old map[common.Hash][]byte
+	curBytes int64
+	genBytes int64
+}
+
+func newHotNodes(bytes int64) *hotNodes {
+	return &hotNodes{cur: make(map[common.Hash][]byte), genBytes: max(bytes/2, 1<<20)}
+}
+
+func (h *hotNodes) get(hash common.Hash) []byte {
+	if h == nil {
+		return nil
+	}
+	h.mu.RLock()
+	blob, ok := h.cur[hash]
+	if !ok {
+		blob = h.old[hash]
+	}
+	h.mu.RUnlock()
+	if !ok && blob != nil {
+		h.put(hash, blob)
+	}
+	return blob
+}
+
+// put keeps blob, which must hash to hash and never be modified.
+func (h *hotNodes) put(hash common.Hash, blob []byte) {
+	if h == nil || blob == nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.cur[hash]; ok {
+		return
+	}
+	h.cur[hash] = blob
+	h.curBytes += int64(len(blob)) + common.HashLength
+	if h.curBytes >= h.genBytes {
+		h.old, h.cur, h.curBytes = h.cur, make(map[common.Hash][]byte, len(h.cur)), 0
 	}
 }
 
@@ -176,7 +243,16 @@ var errTrieNodeMissing = errors.New("no version at this height")
 
 // Node implements database.NodeReader.
 func (n *nodeReader) Node(owner common.Hash, path []byte, hash common.Hash) ([]byte, error) {
+	hot := len(path) <= hotPathLen
+	if hot {
+		if blob := n.cache.hot.get(hash); blob != nil {
+			return blob, nil
+		}
+	}
 	if blob := n.cache.get(hash); blob != nil {
+		if hot {
+			n.cache.hot.put(hash, blob)
+		}
 		return blob, nil
 	}
 	blob, found, err := n.read(owner, path)
@@ -191,6 +267,9 @@ func (n *nodeReader) Node(owner common.Hash, path []byte, hash common.Hash) ([]b
 			ErrCorrupt, path, owner, n.height, got, hash)
 	}
 	n.cache.set(hash, blob)
+	if hot {
+		n.cache.hot.put(hash, blob)
+	}
 	return blob, nil
 }
 
@@ -499,7 +578,7 @@ func (db *DB) cacheTrie(u *TrieUpdate) {
 	}
 	h := crypto.NewKeccakState()
 	var hash common.Hash
-	for _, blob := range u.nodes {
+	for key, blob := range u.nodes {
 		if blob == nil {
 			continue
 		}
@@ -507,6 +586,9 @@ func (db *DB) cacheTrie(u *TrieUpdate) {
 		h.Write(blob)
 		h.Read(hash[:])
 		db.nodes.set(hash, blob)
+		if key[trieLenOff] <= hotPathLen {
+			db.nodes.hot.put(hash, blob)
+		}
 	}
 }
 

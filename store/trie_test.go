@@ -343,3 +343,40 @@ func writeDiffBlock(tb testing.TB, db *DB, n uint64, d *StateDiff) {
 		tb.Fatal(err)
 	}
 }
+
+// TestTrieHotNodes: the hot node maps stay within their bound (two
+// generations), keep a node that is read across rotations and drop one
+// that is not.
+func TestTrieHotNodes(t *testing.T) {
+	h := newHotNodes(0) // generations of 1 MiB
+	blob := func(i int) []byte {
+		b := make([]byte, 1000)
+		b[0], b[1] = byte(i), byte(i>>8)
+		return b
+	}
+	key := func(i int) common.Hash { return crypto.Keccak256Hash(blob(i)) }
+	const read, unread = 0, 1
+	h.put(key(read), blob(read))
+	h.put(key(unread), blob(unread))
+	perGen := int(h.genBytes / (1000 + common.HashLength))
+	for i := 2; i < 2+3*perGen; i++ {
+		h.put(key(i), blob(i))
+		if got := h.get(key(read)); got == nil || got[0] != read {
+			t.Fatalf("after %d puts: read node lost", i)
+		}
+		if n := len(h.cur) + len(h.old); n > 2*perGen+2 {
+			t.Fatalf("after %d puts: %d nodes held, bound %d", i, n, 2*perGen+2)
+		}
+	}
+	if h.get(key(unread)) != nil {
+		t.Fatal("unread node survived two rotations")
+	}
+	if h.get(key(2+3*perGen-1)) == nil {
+		t.Fatal("newest node missing")
+	}
+	var none *hotNodes
+	none.put(key(read), blob(read))
+	if none.get(key(read)) != nil {
+		t.Fatal("nil hot maps returned a node")
+	}
+}
