@@ -11,7 +11,7 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/devnet"
 	"github.com/tipnode/tipnode/chain/op"
-	"github.com/tipnode/tipnode/pending"
+	"github.com/tipnode/tipnode/pending/sequencer"
 	"github.com/tipnode/tipnode/pending/pendingtest"
 )
 
@@ -30,7 +30,7 @@ func TestOPSuggestedTip(t *testing.T) {
 		t.Fatal(err)
 	}
 	pc := chain.DefaultProducerConfig()
-	cfg := pending.DefaultConfig()
+	cfg := sequencer.DefaultConfig()
 	cfg.Dev, cfg.Chain, cfg.Coinbase = true, &pc, op.SequencerFeeVault
 	h := pendingtest.New(t, pendingtest.Options{Accounts: accs, Spec: spec, Config: &cfg})
 	_, url := startAPI(t, DefaultAPIConfig(), h.Genesis, h.Mgr, h.Writer, h.Pool)
