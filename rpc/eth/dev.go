@@ -24,7 +24,7 @@ package eth
 //	tipnode_sendDeposit (OP chains)                [{from, to?, mint?, value?, gas?, data?}]  deposit hash
 //
 // Numbers may be hex quantities, JSON integers or decimal strings (as anvil
-// takes them). The semantics are sequencer.Sequencer's (pending/dev.go):
+// takes them). The semantics are sequencer.Sequencer's (pending/sequencer/dev.go):
 // state changes land in the pending block at once and in latest at its
 // seal; impersonated senders send with eth_sendTransaction, their
 // transaction executed at once into the pending block.
