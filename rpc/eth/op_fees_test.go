@@ -11,8 +11,8 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/devnet"
 	"github.com/tipnode/tipnode/chain/op"
-	"github.com/tipnode/tipnode/pending/sequencer"
 	"github.com/tipnode/tipnode/pending/pendingtest"
+	"github.com/tipnode/tipnode/pending/sequencer"
 )
 
 // TestOPSuggestedTip: on an OP chain eth_maxPriorityFeePerGas and

@@ -22,8 +22,8 @@ import (
 	"github.com/tipnode/tipnode/chain/op/optest"
 	"github.com/tipnode/tipnode/chain/op/preset"
 	"github.com/tipnode/tipnode/pending"
-	"github.com/tipnode/tipnode/pending/sequencer"
 	"github.com/tipnode/tipnode/pending/pendingtest"
+	"github.com/tipnode/tipnode/pending/sequencer"
 	"github.com/tipnode/tipnode/store/chaintypes"
 )
 

@@ -141,7 +141,7 @@ func (p preconfirmingPool) Add(tx *types.Transaction) error {
 	p.seq.Sync()
 	return nil
 }
-func (p preconfirmingPool) Get(h common.Hash) *types.Transaction         { return p.pool.Get(h) }
+func (p preconfirmingPool) Get(h common.Hash) *types.Transaction           { return p.pool.Get(h) }
 func (p preconfirmingPool) Nonces(a common.Address) sequencer.PooledNonces { return p.pool.Nonces(a) }
 
 // TestSendRawTransactionSyncNoRace: a receipt published between the

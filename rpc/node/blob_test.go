@@ -12,8 +12,8 @@ import (
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/holiman/uint256"
 
-	"github.com/tipnode/tipnode/pending/sequencer"
 	"github.com/tipnode/tipnode/pending/pendingtest"
+	"github.com/tipnode/tipnode/pending/sequencer"
 )
 
 // testBlob is a blob with a pattern in every field element (each 32-byte

@@ -15,8 +15,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/chain"
-	"github.com/tipnode/tipnode/pending/sequencer"
 	"github.com/tipnode/tipnode/pending/pendingtest"
+	"github.com/tipnode/tipnode/pending/sequencer"
 	"github.com/tipnode/tipnode/rpc/node"
 	"github.com/tipnode/tipnode/rpc/rpctest"
 	"github.com/tipnode/tipnode/store"

@@ -14,8 +14,8 @@ import (
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/pending"
-	"github.com/tipnode/tipnode/pending/sequencer"
 	"github.com/tipnode/tipnode/pending/pendingtest"
+	"github.com/tipnode/tipnode/pending/sequencer"
 	"github.com/tipnode/tipnode/pending/stream"
 	"github.com/tipnode/tipnode/rpc/eth"
 	"github.com/tipnode/tipnode/rpc/node"

@@ -18,8 +18,8 @@ import (
 	"github.com/tipnode/tipnode/chain/follow"
 	"github.com/tipnode/tipnode/chain/statesync"
 	"github.com/tipnode/tipnode/pending"
-	"github.com/tipnode/tipnode/pending/sequencer"
 	"github.com/tipnode/tipnode/pending/replica"
+	"github.com/tipnode/tipnode/pending/sequencer"
 	"github.com/tipnode/tipnode/pending/stream"
 	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/rpc/eth"
@@ -183,11 +183,11 @@ type Node struct {
 	Pending      *pending.Manager
 	Pool         *sequencer.Pool
 	Sequencer    *sequencer.Sequencer // nil without Config.Sequencer
-	Follower     *follow.Follower   // nil without Config.Follow
-	Stream       *stream.Publisher  // nil without Config.Stream
-	Forwarder    *eth.Forwarder     // nil without Config.TxForward
-	Replica      *replica.Driver    // nil without Config.Preconf
-	StreamClient *stream.Client     // nil without Config.Preconf
+	Follower     *follow.Follower     // nil without Config.Follow
+	Stream       *stream.Publisher    // nil without Config.Stream
+	Forwarder    *eth.Forwarder       // nil without Config.TxForward
+	Replica      *replica.Driver      // nil without Config.Preconf
+	StreamClient *stream.Client       // nil without Config.Preconf
 	API          *eth.API
 	Server       *rpc.Server
 	// Registry holds the node's metrics (nil without Config.Metrics).
