@@ -101,7 +101,7 @@ pgo: ## regenerate cmd/tipnode/default.pgo from the hot-path benchmarks (about 2
 	$(PGO_BENCH) -benchtime 2s -bench '^BenchmarkHTTP(ChainID|GetStorageAtHot|GetStorageAtLatest|GetStorageAtPast|BalanceOfLatest|BalanceOfPending|BalanceOfPast|Multicall50|Heavy|Batch100|Simulate1|Simulate3x3)$$' -cpuprofile $(PGO_DIR)/eth.pprof -o $(PGO_DIR)/eth.test ./rpc/eth/
 	$(PGO_BENCH) -benchtime 4s -bench '^BenchmarkLoopbackWS$$' -cpuprofile $(PGO_DIR)/rpc.pprof -o $(PGO_DIR)/rpc.test ./rpc/
 	$(PGO_BENCH) -benchtime 4s -bench '^BenchmarkImportConformanceChain$$' -cpuprofile $(PGO_DIR)/chain.pprof -o $(PGO_DIR)/chain.test ./chain/
-	$(PGO_BENCH) -benchtime 1s -bench '^BenchmarkPreconfirm100Txs$$' -cpuprofile $(PGO_DIR)/pending.pprof -o $(PGO_DIR)/pending.test ./pending/
+	$(PGO_BENCH) -benchtime 1s -bench '^BenchmarkPreconfirm100Txs$$' -cpuprofile $(PGO_DIR)/pending.pprof -o $(PGO_DIR)/pending.test ./pending/sequencer/
 	$(PGO_BENCH) -benchtime 1s -bench '^BenchmarkReceivedToReadable$$' -cpuprofile $(PGO_DIR)/replica.pprof -o $(PGO_DIR)/replica.test ./pending/replica/
 	$(GO) tool pprof -proto $(PGO_DIR)/*.pprof > $(PGO_DIR)/merged.pprof
 	mv $(PGO_DIR)/merged.pprof cmd/tipnode/default.pgo

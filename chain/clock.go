@@ -50,7 +50,7 @@ func (t sysTimer) Stop()               { t.t.Stop() }
 //
 // Tickers have unbuffered channels: Advance hands every due tick to the
 // receiver before going on, so after Advance the loop has at least started
-// handling them (pending.Sequencer.Sync waits until it has finished).
+// handling them (sequencer.Sequencer.Sync waits until it has finished).
 // Timers have a buffered channel and fire (never blocking Advance) when
 // the clock reaches their deadline. Timers, Next and Changed let a test
 // wait for a loop to arm a timer before advancing.

@@ -228,6 +228,12 @@ func (b *Builder) Header() *types.Header { return b.base }
 // Len is the number of transactions in the open block.
 func (b *Builder) Len() int { return len(b.txs) }
 
+// Transactions are the open block's transactions so far, in order (its
+// opening transactions first), including those executed since the last
+// cut. The slice is the Builder's: callers must not modify it, and a later
+// Add may append to it (clone it to keep it).
+func (b *Builder) Transactions() chaintypes.Txs { return b.txs }
+
 // GasLeft is the gas still available in the open block.
 func (b *Builder) GasLeft() uint64 { return b.proc.GasLeft() }
 

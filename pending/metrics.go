@@ -101,28 +101,32 @@ func NewMetrics(reg prometheus.Registerer, snapshotAge func() float64) *Metrics 
 	return m
 }
 
-func (m *Metrics) observeBuild(d time.Duration) {
+// ObserveBuild records a pre-confirmation that took d (its last step, building, journaling and swapping the snapshot in).
+func (m *Metrics) ObserveBuild(d time.Duration) {
 	if m != nil {
 		m.snapshotBuild.Observe(d.Seconds())
 		m.preconfs.Inc()
 	}
 }
 
-func (m *Metrics) observeReadable(d time.Duration) {
+// ObserveReadable records a transaction pre-confirmed d after its admission to the pool.
+func (m *Metrics) ObserveReadable(d time.Duration) {
 	if m != nil {
 		m.readable.Observe(d.Seconds())
 		m.txsPreconfed.Inc()
 	}
 }
 
-func (m *Metrics) observeSeal(d time.Duration) {
+// ObserveSeal records a block sealed (written and rebased) in d.
+func (m *Metrics) ObserveSeal(d time.Duration) {
 	if m != nil {
 		m.seal.Observe(d.Seconds())
 		m.blocks.Inc()
 	}
 }
 
-func (m *Metrics) dropped() {
+// TxDropped counts a pooled transaction the sequencer dropped because it could not be executed.
+func (m *Metrics) TxDropped() {
 	if m != nil {
 		m.txsDropped.Inc()
 	}
@@ -135,20 +139,23 @@ func (m *Metrics) snapshot(s *Snapshot) {
 	}
 }
 
-func (m *Metrics) poolAdd(size int) {
+// PoolAdded counts a transaction admitted to the pool, which now holds size.
+func (m *Metrics) PoolAdded(size int) {
 	if m != nil {
 		m.poolAdded.Inc()
 		m.poolSize.Set(float64(size))
 	}
 }
 
-func (m *Metrics) poolReject(reason string) {
+// PoolRejected counts a transaction the pool refused, by reason.
+func (m *Metrics) PoolRejected(reason string) {
 	if m != nil {
 		m.poolRejected.WithLabelValues(reason).Inc()
 	}
 }
 
-func (m *Metrics) poolSized(size int) {
+// PoolSized sets the number of transactions the pool holds.
+func (m *Metrics) PoolSized(size int) {
 	if m != nil {
 		m.poolSize.Set(float64(size))
 	}

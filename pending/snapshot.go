@@ -52,6 +52,37 @@ type Snapshot struct {
 	trie *liveTrie
 }
 
+// Head is the canonical head the snapshot was built on (or rebased on).
+func (s *Snapshot) Head() *chain.Head { return s.head }
+
+// WarmRoots derives the snapshot's transactions and receipts roots now
+// (TxRoot, ReceiptsRoot) if it shares its block's incremental tries (a
+// Builder's snapshot); otherwise it does nothing, leaving them to be
+// derived on first use. A driver calls it between cuts so that a later
+// seal derives only what the last cut added.
+func (s *Snapshot) WarmRoots() {
+	if s.block != nil {
+		s.TxRoot()
+		s.ReceiptsRoot()
+	}
+}
+
+// RootTries reports how many transactions and receipts of the snapshot's
+// block its incremental roots' tries hold so far (0, 0 for a snapshot
+// without them): what later roots of the block need not hash again.
+func (s *Snapshot) RootTries() (txs, receipts int) {
+	if s.block == nil {
+		return 0, 0
+	}
+	s.block.txs.mu.Lock()
+	txs = len(s.block.txs.done)
+	s.block.txs.mu.Unlock()
+	s.block.receipts.mu.Lock()
+	receipts = len(s.block.receipts.done)
+	s.block.receipts.mu.Unlock()
+	return txs, receipts
+}
+
 // TxRoot is the root of the snapshot's transactions (the pending block's
 // TxHash as of this snapshot).
 func (s *Snapshot) TxRoot() common.Hash {

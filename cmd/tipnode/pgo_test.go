@@ -45,7 +45,7 @@ func TestPGOProfile(t *testing.T) {
 		"github.com/tipnode/tipnode/rpc/eth.(*API).simulateV1",
 		"github.com/tipnode/tipnode/store.(*stateReader).Storage",
 		"github.com/tipnode/tipnode/chain.(*Writer).loop",
-		"github.com/tipnode/tipnode/pending.(*Sequencer).preconfirm",
+		"github.com/tipnode/tipnode/pending/sequencer.(*Sequencer).preconfirm",
 		"github.com/tipnode/tipnode/pending/replica.(*Driver).apply",
 	}
 	var total int64

@@ -24,6 +24,7 @@ import (
 	"github.com/tipnode/tipnode/chain/remotestate"
 	"github.com/tipnode/tipnode/chain/statesync"
 	"github.com/tipnode/tipnode/pending"
+	"github.com/tipnode/tipnode/pending/sequencer"
 	"github.com/tipnode/tipnode/pending/stream"
 	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/rpc/eth"
@@ -36,7 +37,7 @@ type NodeFlags struct {
 	HTTPAddr  string
 	Sequencer bool
 	// Dev (not a flag: set by `tipnode dev`) serves the dev chain's
-	// anvil_* / hardhat_* / evm_* methods (pending.Config.Dev).
+	// anvil_* / hardhat_* / evm_* methods (sequencer.Config.Dev).
 	Dev             bool
 	PreconfInterval time.Duration
 	PreconfSteps    int
@@ -118,7 +119,7 @@ type NodeFlags struct {
 }
 
 func (f *NodeFlags) register(fs *flag.FlagSet, dev bool) {
-	seq := pending.DefaultConfig()
+	seq := sequencer.DefaultConfig()
 	api := eth.DefaultAPIConfig()
 	fs.StringVar(&f.HTTPAddr, "http.addr", rpc.DefaultAddr, "JSON-RPC listen address (HTTP and websocket)")
 	if !dev {
@@ -189,8 +190,8 @@ func (f *NodeFlags) register(fs *flag.FlagSet, dev bool) {
 	fs.IntVar(&f.Profile.BlockRate, "pprof.blockrate", 0, "with --pprof.addr: sample one blocking event per this many ns blocked for /debug/pprof/block (1 = all, 0 = off)")
 }
 
-func (f *NodeFlags) sequencerConfig() (pending.Config, error) {
-	c := pending.DefaultConfig()
+func (f *NodeFlags) sequencerConfig() (sequencer.Config, error) {
+	c := sequencer.DefaultConfig()
 	c.PreconfInterval, c.Steps, c.BlockTime, c.GasLimit, c.Dev = f.PreconfInterval, f.PreconfSteps, f.BlockTime, f.GasLimit, f.Dev
 	switch {
 	case f.Coinbase == "" && f.opChain:

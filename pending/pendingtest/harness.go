@@ -17,6 +17,7 @@ import (
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/chain/devnet"
 	"github.com/tipnode/tipnode/pending"
+	"github.com/tipnode/tipnode/pending/sequencer"
 	"github.com/tipnode/tipnode/pending/stream"
 	"github.com/tipnode/tipnode/store"
 )
@@ -96,10 +97,10 @@ type Options struct {
 	Accounts []devnet.Account
 	// Spec is the genesis JSON (nil: Spec(Accounts)).
 	Spec []byte
-	// Config is the sequencer's configuration (nil: pending.DefaultConfig()).
-	Config *pending.Config
-	// Pool is the pool's configuration (nil: pending.DefaultPoolConfig()).
-	Pool *pending.PoolConfig
+	// Config is the sequencer's configuration (nil: sequencer.DefaultConfig()).
+	Config *sequencer.Config
+	// Pool is the pool's configuration (nil: sequencer.DefaultPoolConfig()).
+	Pool *sequencer.PoolConfig
 	// Clock drives the sequencer (nil: NewClock()).
 	Clock *pending.ManualClock
 	// OnPublish, if set, is subscribed to the manager's pre-confirmations
@@ -129,10 +130,10 @@ type Harness struct {
 	Spec   []byte
 	Writer *chain.Writer
 	Mgr    *pending.Manager
-	Pool   *pending.Pool
-	Seq    *pending.Sequencer
+	Pool   *sequencer.Pool
+	Seq    *sequencer.Sequencer
 	Clock  *pending.ManualClock
-	Cfg    pending.Config
+	Cfg    sequencer.Config
 	Accs   []devnet.Account
 	Signer types.Signer
 	// Publisher is the stream publisher of Options.Publisher (or nil).
@@ -171,11 +172,11 @@ func New(t testing.TB, opts Options) *Harness {
 func (h *Harness) start(opts Options) {
 	h.T.Helper()
 	if opts.Config == nil {
-		c := pending.DefaultConfig()
+		c := sequencer.DefaultConfig()
 		opts.Config = &c
 	}
 	if opts.Pool == nil {
-		p := pending.DefaultPoolConfig()
+		p := sequencer.DefaultPoolConfig()
 		opts.Pool = &p
 	}
 	if opts.Clock == nil {
@@ -204,11 +205,11 @@ func (h *Harness) start(opts Options) {
 		h.Publisher.Start()
 		t.Cleanup(h.Publisher.Stop)
 	}
-	if h.Pool, err = pending.NewPool(*opts.Pool, h.Genesis.Config, h.Mgr, h.Clock, nil, zerolog.Nop()); err != nil {
+	if h.Pool, err = sequencer.NewPool(*opts.Pool, h.Genesis.Config, h.Mgr, h.Clock, nil, zerolog.Nop()); err != nil {
 		t.Fatal(err)
 	}
 	h.Pool.UseChainCosts(h.Genesis.Executor())
-	if h.Seq, err = pending.New(h.Cfg, h.Writer, h.Genesis.Executor(), h.Pool, h.Mgr, h.Clock, nil, zerolog.Nop()); err != nil {
+	if h.Seq, err = sequencer.New(h.Cfg, h.Writer, h.Genesis.Executor(), h.Pool, h.Mgr, h.Clock, nil, zerolog.Nop()); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.Seq.Start(); err != nil {
@@ -224,7 +225,7 @@ func (h *Harness) start(opts Options) {
 
 // Attach hands an External harness the manager, pool and sequencer a
 // caller wired on h.DB (a node's), for Tick, Seal and Send.
-func (h *Harness) Attach(mgr *pending.Manager, pool *pending.Pool, seq *pending.Sequencer) {
+func (h *Harness) Attach(mgr *pending.Manager, pool *sequencer.Pool, seq *sequencer.Sequencer) {
 	h.Mgr, h.Pool, h.Seq = mgr, pool, seq
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/pendingtest"
+	"github.com/tipnode/tipnode/pending/sequencer"
 	"github.com/tipnode/tipnode/pending/stream"
 	"github.com/tipnode/tipnode/store"
 )
@@ -89,7 +90,7 @@ type seqSide struct {
 func newSeqSide(t testing.TB, keys int) *seqSide {
 	t.Helper()
 	s := &seqSide{}
-	cfg := pending.DefaultConfig()
+	cfg := sequencer.DefaultConfig()
 	cfg.Coinbase = common.Address{0xc0, 0xba}
 	s.Harness = pendingtest.New(t, pendingtest.Options{Keys: keys, Config: &cfg, OnPublish: s.rec.Add,
 		TipCap: big.NewInt(1), FeeCap: big.NewInt(100 * params.GWei)})

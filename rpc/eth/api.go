@@ -21,6 +21,7 @@ import (
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/pending"
+	"github.com/tipnode/tipnode/pending/sequencer"
 	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/store"
 )
@@ -183,7 +184,7 @@ func (c APIConfig) Validate() error {
 	return nil
 }
 
-// TxPool is the node's transaction pool (*pending.Pool) as the methods
+// TxPool is the node's transaction pool (*sequencer.Pool) as the methods
 // see it. Add validates a transaction (eth_sendRawTransaction,
 // eth_sendTransaction) and returns an error describing why it was refused;
 // a transaction is visible to Get and Nonces when Add returns, so
@@ -195,8 +196,8 @@ type TxPool interface {
 	Get(hash common.Hash) *types.Transaction
 	// Nonces returns a copy of the sender's pooled nonces; it must be
 	// taken before the sender's state nonce is read (see
-	// pending.Pool.Nonces).
-	Nonces(addr common.Address) pending.PooledNonces
+	// sequencer.Pool.Nonces).
+	Nonces(addr common.Address) sequencer.PooledNonces
 }
 
 // Heads gives the head events of the node's store writer (*chain.Writer):

@@ -24,6 +24,7 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/pending"
+	"github.com/tipnode/tipnode/pending/sequencer"
 	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/store"
 )
@@ -205,15 +206,15 @@ func newTagsNode(t *testing.T) *tagsNode {
 	}
 
 	log := zerolog.Nop()
-	seqCfg := pending.DefaultConfig()
+	seqCfg := sequencer.DefaultConfig()
 	clock := pending.NewManualClock(time.Unix(int64(blocks[tagsLatest-1].Time())+12, 0))
 	mgr := pending.NewManager(w, g.Config, seqCfg.HeaderParams(), clock, nil)
-	pool, err := pending.NewPool(pending.DefaultPoolConfig(), g.Config, mgr, clock, nil, log)
+	pool, err := sequencer.NewPool(sequencer.DefaultPoolConfig(), g.Config, mgr, clock, nil, log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	api, url := startAPI(t, DefaultAPIConfig(), g, mgr, w, pool)
-	seq, err := pending.New(seqCfg, w, api.Executor(), pool, mgr, clock, nil, log)
+	seq, err := sequencer.New(seqCfg, w, api.Executor(), pool, mgr, clock, nil, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,6 +40,7 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/pending"
+	"github.com/tipnode/tipnode/pending/sequencer"
 	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/store"
 )
@@ -97,7 +98,7 @@ func (p *testPool) Get(hash common.Hash) *types.Transaction {
 	return nil
 }
 
-func (p *testPool) Nonces(common.Address) pending.PooledNonces { return nil }
+func (p *testPool) Nonces(common.Address) sequencer.PooledNonces { return nil }
 
 func (p *testPool) Add(tx *types.Transaction) error {
 	if _, err := types.Sender(p.signer, tx); err != nil {
@@ -563,7 +564,7 @@ func TestConformance(t *testing.T) {
 	// included, pass its validation).
 	w := chaintest.StartWriter(t, db, g)
 	mgr := pending.NewManager(w, g.Config, pending.HeaderParams{}, nil, nil)
-	pool, err := pending.NewPool(pending.DefaultPoolConfig(), g.Config, mgr, nil, nil, zerolog.Nop())
+	pool, err := sequencer.NewPool(sequencer.DefaultPoolConfig(), g.Config, mgr, nil, nil, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -721,7 +722,7 @@ func TestConformanceNextTxPool(t *testing.T) {
 	db, g := chaintest.ImportedStore(t)
 	w := chaintest.StartWriter(t, db, g)
 	mgr := pending.NewManager(w, g.Config, pending.HeaderParams{}, nil, nil)
-	pool, err := pending.NewPool(pending.DefaultPoolConfig(), g.Config, mgr, nil, nil, zerolog.Nop())
+	pool, err := sequencer.NewPool(sequencer.DefaultPoolConfig(), g.Config, mgr, nil, nil, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ package eth
 //	tipnode_sendDeposit (OP chains)                [{from, to?, mint?, value?, gas?, data?}]  deposit hash
 //
 // Numbers may be hex quantities, JSON integers or decimal strings (as anvil
-// takes them). The semantics are pending.Sequencer's (pending/dev.go):
+// takes them). The semantics are sequencer.Sequencer's (pending/sequencer/dev.go):
 // state changes land in the pending block at once and in latest at its
 // seal; impersonated senders send with eth_sendTransaction, their
 // transaction executed at once into the pending block.
@@ -44,6 +44,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/tipnode/tipnode/pending"
+	"github.com/tipnode/tipnode/pending/sequencer"
 	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/store"
 	"github.com/tipnode/tipnode/store/chaintypes"
@@ -52,7 +53,7 @@ import (
 // MaxMineBlocks bounds the blocks one anvil_mine / hardhat_mine seals.
 const MaxMineBlocks = 10_000
 
-// DevChain is the dev chain's control (*pending.Sequencer with
+// DevChain is the dev chain's control (*sequencer.Sequencer with
 // Config.Dev).
 type DevChain interface {
 	Override(o store.PendingOverride) error
@@ -181,7 +182,7 @@ func devError(err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, pending.ErrDev), errors.Is(err, pending.ErrOverride):
+	case errors.Is(err, sequencer.ErrDev), errors.Is(err, pending.ErrOverride):
 		return rpc.ErrInvalidParams("%s", err.Error())
 	default:
 		return rpc.ErrServer(err.Error())
@@ -466,8 +467,8 @@ func (a *API) sendImpersonated(ctx context.Context, p rpc.Params) (hash common.H
 		return common.Hash{}, true, err
 	}
 	if _, err := a.dev.SendImpersonated(tx); err != nil {
-		if errors.Is(err, pending.ErrDev) {
-			return common.Hash{}, true, rpc.ErrServer(strings.TrimPrefix(err.Error(), pending.ErrDev.Error()+": "))
+		if errors.Is(err, sequencer.ErrDev) {
+			return common.Hash{}, true, rpc.ErrServer(strings.TrimPrefix(err.Error(), sequencer.ErrDev.Error()+": "))
 		}
 		return common.Hash{}, true, rpc.ErrServer(err.Error())
 	}

@@ -56,7 +56,7 @@
 // leaves the pool only after the snapshot holding it was published. So
 // eth_getTransactionByHash looks in the pool before it opens its read, and
 // eth_getTransactionCount("pending") takes the sender's pooled nonces
-// before its state read (pending.Pool.Nonces): a client sending several
+// before its state read (sequencer.Pool.Nonces): a client sending several
 // transactions in a row sees each at once and never reuses a nonce.
 //
 // Decoders of outside input live here too, since only the methods use them:

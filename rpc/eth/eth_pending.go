@@ -37,7 +37,7 @@ func (a *API) registerPending(s *rpc.Server) {
 }
 
 // poolTxFeed is implemented by pools that announce admitted transactions
-// (*pending.Pool).
+// (*sequencer.Pool).
 type poolTxFeed interface {
 	SubscribeTxs(fn func(*types.Transaction)) (unsubscribe func())
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 
-	"github.com/tipnode/tipnode/pending"
+	"github.com/tipnode/tipnode/pending/sequencer"
 	"github.com/tipnode/tipnode/rpc"
 )
 
@@ -107,9 +107,9 @@ func (a *API) getTransactionCount(ctx context.Context, p rpc.Params) (any, error
 
 // nonceAt is addr's nonce at sel; at "pending", pool included.
 func (a *API) nonceAt(ctx context.Context, addr common.Address, sel BlockSelector) (uint64, error) {
-	var pooled pending.PooledNonces
+	var pooled sequencer.PooledNonces
 	if sel.Tag == TagPending && a.pool != nil {
-		pooled = a.pool.Nonces(addr) // before the state read (see pending.Pool.Nonces)
+		pooled = a.pool.Nonces(addr) // before the state read (see sequencer.Pool.Nonces)
 	}
 	blk, err := a.Resolve(ctx, sel)
 	if err != nil {

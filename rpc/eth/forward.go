@@ -20,6 +20,7 @@ import (
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/pending"
+	"github.com/tipnode/tipnode/pending/sequencer"
 	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/store/chaintypes"
 )
@@ -84,7 +85,7 @@ func (c ForwardConfig) Validate() error {
 	return nil
 }
 
-// TxChecker checks a transaction without account state (*pending.Pool's
+// TxChecker checks a transaction without account state (*sequencer.Pool's
 // Check): decoding is done, this is signature, chain id, intrinsic gas,
 // fee cap against the base fee and the other stateless rules.
 type TxChecker interface {
@@ -356,14 +357,14 @@ func (f *Forwarder) Get(hash common.Hash) *types.Transaction {
 }
 
 // Nonces returns the nonces addr has forwarded and still tracked (see
-// pending.Pool.Nonces: take it before reading the pending state; a
+// sequencer.Pool.Nonces: take it before reading the pending state; a
 // transaction is forgotten only after the snapshot or block holding it was
 // published).
-func (f *Forwarder) Nonces(addr common.Address) pending.PooledNonces {
+func (f *Forwarder) Nonces(addr common.Address) sequencer.PooledNonces {
 	now := f.now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := pending.PooledNonces{}
+	out := sequencer.PooledNonces{}
 	for _, ft := range f.bySender[addr] {
 		if now.Before(ft.expires) {
 			out[ft.tx.Nonce()] = struct{}{}

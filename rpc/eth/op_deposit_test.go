@@ -14,8 +14,8 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/devnet"
 	"github.com/tipnode/tipnode/chain/op"
-	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/pendingtest"
+	"github.com/tipnode/tipnode/pending/sequencer"
 	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
@@ -30,7 +30,7 @@ func opDepositNode(t *testing.T) (*pendingtest.Harness, string) {
 		t.Fatal(err)
 	}
 	pc := chain.DefaultProducerConfig()
-	cfg := pending.DefaultConfig()
+	cfg := sequencer.DefaultConfig()
 	cfg.Dev, cfg.Chain, cfg.Coinbase = true, &pc, op.SequencerFeeVault
 	h := pendingtest.New(t, pendingtest.Options{Accounts: accs, Spec: spec, Config: &cfg})
 	acfg := DefaultAPIConfig()

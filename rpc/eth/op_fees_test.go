@@ -11,8 +11,8 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/devnet"
 	"github.com/tipnode/tipnode/chain/op"
-	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/pendingtest"
+	"github.com/tipnode/tipnode/pending/sequencer"
 )
 
 // TestOPSuggestedTip: on an OP chain eth_maxPriorityFeePerGas and
@@ -30,7 +30,7 @@ func TestOPSuggestedTip(t *testing.T) {
 		t.Fatal(err)
 	}
 	pc := chain.DefaultProducerConfig()
-	cfg := pending.DefaultConfig()
+	cfg := sequencer.DefaultConfig()
 	cfg.Dev, cfg.Chain, cfg.Coinbase = true, &pc, op.SequencerFeeVault
 	h := pendingtest.New(t, pendingtest.Options{Accounts: accs, Spec: spec, Config: &cfg})
 	_, url := startAPI(t, DefaultAPIConfig(), h.Genesis, h.Mgr, h.Writer, h.Pool)

@@ -23,6 +23,7 @@ import (
 	"github.com/tipnode/tipnode/chain/op/preset"
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/pendingtest"
+	"github.com/tipnode/tipnode/pending/sequencer"
 	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
@@ -224,7 +225,7 @@ func runRealChainSchedule(t *testing.T, c optest.Chain) {
 	accs := pendingtest.Accounts(t, 1)
 	pc := chain.DefaultProducerConfig()
 	pc.MinBaseFee = minBaseFee
-	cfg := pending.DefaultConfig()
+	cfg := sequencer.DefaultConfig()
 	cfg.Dev, cfg.Chain, cfg.Coinbase = true, &pc, op.SequencerFeeVault
 	h := pendingtest.New(t, pendingtest.Options{Accounts: accs, Spec: spec, Config: &cfg,
 		Clock: pending.NewManualClock(time.Unix(int64(genesisTime)+1, 0))})

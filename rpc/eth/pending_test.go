@@ -19,6 +19,7 @@ import (
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/chain/devnet"
 	"github.com/tipnode/tipnode/pending"
+	"github.com/tipnode/tipnode/pending/sequencer"
 )
 
 // devPendingNode is a dev chain with a pool, a manual clock and a sequencer
@@ -28,11 +29,11 @@ type devPendingNode struct {
 	g      *chain.Genesis
 	api    *API
 	url    string
-	pool   *pending.Pool
+	pool   *sequencer.Pool
 	clock  *pending.ManualClock
 	mgr    *pending.Manager
-	seqCfg pending.Config
-	seq    *pending.Sequencer
+	seqCfg sequencer.Config
+	seq    *sequencer.Sequencer
 }
 
 func newDevPendingNode(t *testing.T, install bool) *devPendingNode {
@@ -47,16 +48,16 @@ func newDevPendingNode(t *testing.T, install bool) *devPendingNode {
 	}
 	_, g, w := chaintest.InitStore(t, spec)
 	log := zerolog.New(io.Discard)
-	d := &devPendingNode{accs: accs, g: g, seqCfg: pending.DefaultConfig()}
+	d := &devPendingNode{accs: accs, g: g, seqCfg: sequencer.DefaultConfig()}
 	d.clock = pending.NewManualClock(time.Unix(1_700_000_010, 0))
 	d.mgr = pending.NewManager(w, g.Config, d.seqCfg.HeaderParams(), d.clock, nil)
-	if d.pool, err = pending.NewPool(pending.DefaultPoolConfig(), g.Config, d.mgr, d.clock, nil, log); err != nil {
+	if d.pool, err = sequencer.NewPool(sequencer.DefaultPoolConfig(), g.Config, d.mgr, d.clock, nil, log); err != nil {
 		t.Fatal(err)
 	}
 	cfg := DefaultAPIConfig()
 	cfg.Preconfirmations = true
 	d.api, d.url = startAPI(t, cfg, g, d.mgr, w, d.pool)
-	if d.seq, err = pending.New(d.seqCfg, w, d.api.Executor(), d.pool, d.mgr, d.clock, nil, log); err != nil {
+	if d.seq, err = sequencer.New(d.seqCfg, w, d.api.Executor(), d.pool, d.mgr, d.clock, nil, log); err != nil {
 		t.Fatal(err)
 	}
 	if install {

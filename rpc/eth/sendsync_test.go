@@ -14,7 +14,7 @@ import (
 	"github.com/ethereum/go-ethereum/params"
 	gethrpc "github.com/ethereum/go-ethereum/rpc"
 
-	"github.com/tipnode/tipnode/pending"
+	"github.com/tipnode/tipnode/pending/sequencer"
 	"github.com/tipnode/tipnode/rpc"
 )
 
@@ -141,8 +141,8 @@ func (p preconfirmingPool) Add(tx *types.Transaction) error {
 	p.seq.Sync()
 	return nil
 }
-func (p preconfirmingPool) Get(h common.Hash) *types.Transaction         { return p.pool.Get(h) }
-func (p preconfirmingPool) Nonces(a common.Address) pending.PooledNonces { return p.pool.Nonces(a) }
+func (p preconfirmingPool) Get(h common.Hash) *types.Transaction           { return p.pool.Get(h) }
+func (p preconfirmingPool) Nonces(a common.Address) sequencer.PooledNonces { return p.pool.Nonces(a) }
 
 // TestSendRawTransactionSyncNoRace: a receipt published between the
 // submission and the wait is not missed.

@@ -9,7 +9,7 @@ package eth
 // block). A node whose pool cannot list its content (a replica forwarding
 // to its sequencer, a read-only node) answers an empty pool.
 //
-// The answer is bounded by the pool's own bounds (pending.PoolConfig
+// The answer is bounded by the pool's own bounds (sequencer.PoolConfig
 // MaxTxs, MaxBytes) and the transport's response size limit.
 
 import (
@@ -33,7 +33,7 @@ func (a *API) registerTxPool(s *rpc.Server) {
 }
 
 // poolContent is implemented by pools that list their transactions
-// (*pending.Pool).
+// (*sequencer.Pool).
 type poolContent interface {
 	Content(sender *common.Address) map[common.Address][]*types.Transaction
 }

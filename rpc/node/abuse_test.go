@@ -25,6 +25,7 @@ import (
 	"github.com/tipnode/tipnode/chain/devnet"
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/pendingtest"
+	"github.com/tipnode/tipnode/pending/sequencer"
 	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/rpc/node"
 	"github.com/tipnode/tipnode/store"
@@ -196,7 +197,7 @@ func startLoadNode(tb testing.TB, srv rpc.Config, maxExecutions int) *node.Node 
 	if maxExecutions > 0 {
 		ncfg.API.MaxExecutions = maxExecutions
 	}
-	seq := pending.DefaultConfig()
+	seq := sequencer.DefaultConfig()
 	ncfg.Sequencer = &seq
 	n := startNode(tb, ncfg, db, g, nil, zerolog.New(io.Discard))
 	return n
@@ -473,7 +474,7 @@ func TestAbuse(t *testing.T) {
 	runtime.GC()
 	afterHeap := heapInUse()
 	st := n.Server.Stats()
-	spread, worstInterval, nSeals := seals.jitter(pending.DefaultConfig().BlockTime)
+	spread, worstInterval, nSeals := seals.jitter(sequencer.DefaultConfig().BlockTime)
 	ex := n.API.Executions().Stats()
 
 	mib := func(b uint64) float64 { return float64(b) / (1 << 20) }
@@ -605,17 +606,17 @@ func sealJitter(b *testing.B, maxExecutions int) {
 	preconfs = nil
 	mu.Unlock()
 	b.ResetTimer()
-	time.Sleep(time.Duration(b.N)*pending.DefaultConfig().BlockTime + 100*time.Millisecond)
+	time.Sleep(time.Duration(b.N)*sequencer.DefaultConfig().BlockTime + 100*time.Millisecond)
 	b.StopTimer()
 	stop()
 	ok, refused, failed := done()
 	<-cheapDone
 	<-txDone
-	spread, worst, nSeals := seals.jitter(pending.DefaultConfig().BlockTime)
+	spread, worst, nSeals := seals.jitter(sequencer.DefaultConfig().BlockTime)
 	mu.Lock()
 	pc := &sealTimes{times: preconfs}
 	mu.Unlock()
-	pSpread, pWorst, nPre := pc.jitter(pending.DefaultConfig().PreconfInterval)
+	pSpread, pWorst, nPre := pc.jitter(sequencer.DefaultConfig().PreconfInterval)
 	cnt, p50, p99, cheapMax, _ := cheap.summary()
 	ex := n.API.Executions().Stats()
 	b.ReportMetric(float64(spread.Microseconds())/1000, "seal-spread-ms")

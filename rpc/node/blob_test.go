@@ -12,8 +12,8 @@ import (
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/holiman/uint256"
 
-	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/pendingtest"
+	"github.com/tipnode/tipnode/pending/sequencer"
 )
 
 // testBlob is a blob with a pattern in every field element (each 32-byte
@@ -152,13 +152,13 @@ func TestBlobTransactionRefusals(t *testing.T) {
 		tx   *types.Transaction
 		want error
 	}{
-		{"no sidecar", e.blobTx(0, 0, nil, 10, b.sidecar(1, 1).BlobHashes()), pending.ErrBlobSidecar},
-		{"blob fee cap below the blob base fee", e.blobTx(0, 0, b.sidecar(1, 1), 0, nil), pending.ErrBlobFeeCapTooLow},
-		{"more blobs than a transaction may carry", e.blobTx(0, 0, b.sidecar(params.BlobTxMaxBlobs+1, 1), 10, nil), pending.ErrBlobSidecar},
-		{"over 1 MiB with the sidecar", e.blobTx(0, 0, b.sidecar(8, 1), 10, nil), pending.ErrOversized},
-		{"hashes not the commitments'", e.blobTx(0, 0, b.sidecar(1, 1), 10, other.sidecar(1, 1).BlobHashes()), pending.ErrBlobSidecar},
-		{"commitment not the blob's", e.blobTx(0, 0, wrongCommitment, 10, nil), pending.ErrBlobSidecar},
-		{"a cell proof that does not verify", e.blobTx(0, 0, badProof, 10, nil), pending.ErrBlobSidecar},
+		{"no sidecar", e.blobTx(0, 0, nil, 10, b.sidecar(1, 1).BlobHashes()), sequencer.ErrBlobSidecar},
+		{"blob fee cap below the blob base fee", e.blobTx(0, 0, b.sidecar(1, 1), 0, nil), sequencer.ErrBlobFeeCapTooLow},
+		{"more blobs than a transaction may carry", e.blobTx(0, 0, b.sidecar(params.BlobTxMaxBlobs+1, 1), 10, nil), sequencer.ErrBlobSidecar},
+		{"over 1 MiB with the sidecar", e.blobTx(0, 0, b.sidecar(8, 1), 10, nil), sequencer.ErrOversized},
+		{"hashes not the commitments'", e.blobTx(0, 0, b.sidecar(1, 1), 10, other.sidecar(1, 1).BlobHashes()), sequencer.ErrBlobSidecar},
+		{"commitment not the blob's", e.blobTx(0, 0, wrongCommitment, 10, nil), sequencer.ErrBlobSidecar},
+		{"a cell proof that does not verify", e.blobTx(0, 0, badProof, 10, nil), sequencer.ErrBlobSidecar},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := e.Pool.Add(tc.tx); !errors.Is(err, tc.want) {

@@ -15,8 +15,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/chain"
-	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/pendingtest"
+	"github.com/tipnode/tipnode/pending/sequencer"
 	"github.com/tipnode/tipnode/rpc/node"
 	"github.com/tipnode/tipnode/rpc/rpctest"
 	"github.com/tipnode/tipnode/store"
@@ -80,7 +80,7 @@ func TestDiskFullStopsWritesKeepsReads(t *testing.T) {
 	cfg := node.DefaultConfig()
 	cfg.Server.Addr = "127.0.0.1:0"
 	cfg.Metrics = true
-	seqCfg := pending.DefaultConfig()
+	seqCfg := sequencer.DefaultConfig()
 	cfg.Sequencer = &seqCfg
 	clock := pendingtest.NewClock()
 	n, err := node.New(cfg, db, g, clock, zerolog.New(io.Discard))
@@ -117,7 +117,7 @@ func TestDiskFullStopsWritesKeepsReads(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the sequencer did not stop on a full disk")
 	}
-	if err := n.Sequencer.Err(); !errors.Is(err, pending.ErrSequencer) || !strings.Contains(err.Error(), "store: disk full: 64 MiB free") {
+	if err := n.Sequencer.Err(); !errors.Is(err, sequencer.ErrSequencer) || !strings.Contains(err.Error(), "store: disk full: 64 MiB free") {
 		t.Fatalf("sequencer fault: %v", err)
 	}
 	if err := n.WritesStopped(); !errors.Is(err, store.ErrDiskFull) {
@@ -160,7 +160,7 @@ func TestDiskFullStopsWritesKeepsReads(t *testing.T) {
 func TestReadOnlyNode(t *testing.T) {
 	cfg := node.DefaultConfig()
 	cfg.ReadOnly = true
-	seqCfg := pending.DefaultConfig()
+	seqCfg := sequencer.DefaultConfig()
 	cfg.Sequencer = &seqCfg
 	if err := cfg.Validate(); !errors.Is(err, node.ErrConfig) || !strings.Contains(err.Error(), "read-only node cannot run the sequencer") {
 		t.Fatalf("read-only with a sequencer: %v", err)

@@ -45,7 +45,7 @@
 // count against the server's connection limits and are closed with 1001
 // when the server stops. With Config.TxForward (a follower)
 // eth_sendRawTransaction goes to an eth.Forwarder instead of the pool: the
-// pool's stateless checks (pending.Pool.Check), then the raw bytes to the
+// pool's stateless checks (sequencer.Pool.Check), then the raw bytes to the
 // sequencer; accepted transactions count in the pending nonce until a
 // published snapshot or an imported block holds them.
 //

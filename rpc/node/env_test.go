@@ -15,6 +15,7 @@ import (
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/pendingtest"
+	"github.com/tipnode/tipnode/pending/sequencer"
 	"github.com/tipnode/tipnode/pending/stream"
 	"github.com/tipnode/tipnode/rpc/eth"
 	"github.com/tipnode/tipnode/rpc/node"
@@ -40,7 +41,7 @@ func newEnv(t *testing.T) *env {
 // envOptions vary newEnv.
 type envOptions struct {
 	// pool configures the pool (zero: the defaults).
-	pool pending.PoolConfig
+	pool sequencer.PoolConfig
 	// keys are the node-held accounts: nil = the ten dev accounts (as
 	// `tipnode dev`), empty = none (as `tipnode run`).
 	keys []*ecdsa.PrivateKey
@@ -65,12 +66,12 @@ func newEnvWith(t testing.TB, opts envOptions) *env {
 // startSequencerNode starts a node with the default sequencer, the given
 // pool limits and node-held keys, and an RPC server on 127.0.0.1:0 over db
 // (no writer may run on it), stopped at the end of the test.
-func startSequencerNode(t *testing.T, db *store.DB, g *chain.Genesis, clock pending.Clock, pool pending.PoolConfig, keys []*ecdsa.PrivateKey) *node.Node {
+func startSequencerNode(t *testing.T, db *store.DB, g *chain.Genesis, clock pending.Clock, pool sequencer.PoolConfig, keys []*ecdsa.PrivateKey) *node.Node {
 	t.Helper()
 	return startSequencerNodeCfg(t, db, g, clock, pool, keys, false, false)
 }
 
-func startSequencerNodeCfg(t testing.TB, db *store.DB, g *chain.Genesis, clock pending.Clock, pool pending.PoolConfig, keys []*ecdsa.PrivateKey, dev, withStream bool) *node.Node {
+func startSequencerNodeCfg(t testing.TB, db *store.DB, g *chain.Genesis, clock pending.Clock, pool sequencer.PoolConfig, keys []*ecdsa.PrivateKey, dev, withStream bool) *node.Node {
 	t.Helper()
 	cfg := node.DefaultConfig()
 	if withStream {
@@ -79,7 +80,7 @@ func startSequencerNodeCfg(t testing.TB, db *store.DB, g *chain.Genesis, clock p
 	cfg.Server.Addr = "127.0.0.1:0"
 	cfg.Pool = pool
 	cfg.DevKeys = keys
-	seqCfg := pending.DefaultConfig()
+	seqCfg := sequencer.DefaultConfig()
 	seqCfg.Dev = dev
 	cfg.Sequencer = &seqCfg
 	n := startNode(t, cfg, db, g, clock, zerolog.New(io.Discard))

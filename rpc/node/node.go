@@ -19,6 +19,7 @@ import (
 	"github.com/tipnode/tipnode/chain/statesync"
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/replica"
+	"github.com/tipnode/tipnode/pending/sequencer"
 	"github.com/tipnode/tipnode/pending/stream"
 	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/rpc/eth"
@@ -34,13 +35,13 @@ type Config struct {
 	// simulation limits, fee cap).
 	API eth.APIConfig
 	// Pool bounds the transaction pool.
-	Pool pending.PoolConfig
+	Pool sequencer.PoolConfig
 	// Writer tunes the store's single writer (the priority of its write
 	// sections on a one-CPU node).
 	Writer chain.WriterConfig
 	// Sequencer, when non-nil, runs the embedded sequencer with these
 	// settings (pre-confirmations and block sealing). Default nil.
-	Sequencer *pending.Config
+	Sequencer *sequencer.Config
 	// DevKeys are the keys of the node-held accounts (`tipnode dev` passes
 	// its dev accounts, chain/devnet): eth_accounts lists them and
 	// eth_sendTransaction, eth_signTransaction, eth_sign, personal_sign
@@ -109,7 +110,7 @@ func DefaultConfig() Config {
 	return Config{
 		Server:      rpc.DefaultConfig(),
 		API:         eth.DefaultAPIConfig(),
-		Pool:        pending.DefaultPoolConfig(),
+		Pool:        sequencer.DefaultPoolConfig(),
 		Writer:      chain.DefaultWriterConfig(),
 		StopTimeout: 15 * time.Second,
 	}
@@ -180,13 +181,13 @@ type Node struct {
 	Genesis      *chain.Genesis
 	Writer       *chain.Writer
 	Pending      *pending.Manager
-	Pool         *pending.Pool
-	Sequencer    *pending.Sequencer // nil without Config.Sequencer
-	Follower     *follow.Follower   // nil without Config.Follow
-	Stream       *stream.Publisher  // nil without Config.Stream
-	Forwarder    *eth.Forwarder     // nil without Config.TxForward
-	Replica      *replica.Driver    // nil without Config.Preconf
-	StreamClient *stream.Client     // nil without Config.Preconf
+	Pool         *sequencer.Pool
+	Sequencer    *sequencer.Sequencer // nil without Config.Sequencer
+	Follower     *follow.Follower     // nil without Config.Follow
+	Stream       *stream.Publisher    // nil without Config.Stream
+	Forwarder    *eth.Forwarder       // nil without Config.TxForward
+	Replica      *replica.Driver      // nil without Config.Preconf
+	StreamClient *stream.Client       // nil without Config.Preconf
 	API          *eth.API
 	Server       *rpc.Server
 	// Registry holds the node's metrics (nil without Config.Metrics).
@@ -245,7 +246,7 @@ func New(cfg Config, db *store.DB, g *chain.Genesis, clock pending.Clock, log ze
 		metrics = pending.NewMetrics(n.Registry, func() float64 { return n.Pending.SnapshotAge() })
 	}
 	n.Pending = pending.NewManager(w, g.Config, next, clock, metrics)
-	if n.Pool, err = pending.NewPool(cfg.Pool, g.Config, n.Pending, clock, metrics, log); err != nil {
+	if n.Pool, err = sequencer.NewPool(cfg.Pool, g.Config, n.Pending, clock, metrics, log); err != nil {
 		w.Stop()
 		return nil, err
 	}
@@ -313,7 +314,7 @@ func New(cfg Config, db *store.DB, g *chain.Genesis, clock pending.Clock, log ze
 		n.Server.HandleStream("GET /snapshot", h)
 	}
 	if cfg.Sequencer != nil {
-		if n.Sequencer, err = pending.New(*cfg.Sequencer, w, exec, n.Pool, n.Pending, clock, metrics, log); err != nil {
+		if n.Sequencer, err = sequencer.New(*cfg.Sequencer, w, exec, n.Pool, n.Pending, clock, metrics, log); err != nil {
 			w.Stop()
 			return nil, err
 		}

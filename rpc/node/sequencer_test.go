@@ -29,6 +29,7 @@ import (
 	"github.com/tipnode/tipnode/store/chaintypes"
 
 	"github.com/tipnode/tipnode/pending"
+	"github.com/tipnode/tipnode/pending/sequencer"
 	"github.com/tipnode/tipnode/store"
 )
 
@@ -342,22 +343,22 @@ func TestPoolRefusals(t *testing.T) {
 		tx   *types.Transaction
 		want error
 	}{
-		{"chain id", pendingtest.SignTx(t, other, key, &types.DynamicFeeTx{ChainID: big.NewInt(5), Nonce: 1, GasTipCap: big.NewInt(1), GasFeeCap: big.NewInt(10 * params.GWei), Gas: 21000, To: &to}), pending.ErrChainID},
-		{"nonce too low", mod(func(tx *types.DynamicFeeTx) {}), pending.ErrNonceTooLow},
-		{"nonce too high", mod(func(tx *types.DynamicFeeTx) { tx.Nonce = 1000 }), pending.ErrNonceTooHigh},
-		{"insufficient funds", pendingtest.SignTx(t, e.Signer, poor, base()), pending.ErrInsufficientFunds},
-		{"fee below base fee", mod(func(tx *types.DynamicFeeTx) { tx.Nonce = 1; tx.GasFeeCap = big.NewInt(1); tx.GasTipCap = big.NewInt(1) }), pending.ErrFeeCapTooLow},
-		{"tip above fee cap", mod(func(tx *types.DynamicFeeTx) { tx.Nonce = 1; tx.GasTipCap = big.NewInt(20 * params.GWei) }), pending.ErrTipAboveFeeCap},
-		{"intrinsic gas", mod(func(tx *types.DynamicFeeTx) { tx.Nonce = 1; tx.Gas = 20_999 }), pending.ErrIntrinsicGas},
+		{"chain id", pendingtest.SignTx(t, other, key, &types.DynamicFeeTx{ChainID: big.NewInt(5), Nonce: 1, GasTipCap: big.NewInt(1), GasFeeCap: big.NewInt(10 * params.GWei), Gas: 21000, To: &to}), sequencer.ErrChainID},
+		{"nonce too low", mod(func(tx *types.DynamicFeeTx) {}), sequencer.ErrNonceTooLow},
+		{"nonce too high", mod(func(tx *types.DynamicFeeTx) { tx.Nonce = 1000 }), sequencer.ErrNonceTooHigh},
+		{"insufficient funds", pendingtest.SignTx(t, e.Signer, poor, base()), sequencer.ErrInsufficientFunds},
+		{"fee below base fee", mod(func(tx *types.DynamicFeeTx) { tx.Nonce = 1; tx.GasFeeCap = big.NewInt(1); tx.GasTipCap = big.NewInt(1) }), sequencer.ErrFeeCapTooLow},
+		{"tip above fee cap", mod(func(tx *types.DynamicFeeTx) { tx.Nonce = 1; tx.GasTipCap = big.NewInt(20 * params.GWei) }), sequencer.ErrTipAboveFeeCap},
+		{"intrinsic gas", mod(func(tx *types.DynamicFeeTx) { tx.Nonce = 1; tx.Gas = 20_999 }), sequencer.ErrIntrinsicGas},
 		{"calldata floor", mod(func(tx *types.DynamicFeeTx) {
 			tx.Nonce = 1
 			tx.Gas = 21_000 + 16*100
 			tx.Data = bytes.Repeat([]byte{1}, 100)
-		}), pending.ErrIntrinsicGas},
-		{"gas above block limit", mod(func(tx *types.DynamicFeeTx) { tx.Nonce = 1; tx.Gas = 100_000_000 }), pending.ErrGasLimit},
-		{"gas above tx cap", mod(func(tx *types.DynamicFeeTx) { tx.Nonce = 1; tx.Gas = params.MaxTxGas + 1 }), pending.ErrGasLimit},
-		{"oversized", mod(func(tx *types.DynamicFeeTx) { tx.Nonce = 1; tx.Gas = 10_000_000; tx.Data = make([]byte, 130<<10) }), pending.ErrOversized},
-		{"blob without sidecar", pendingtest.SignTx(t, e.Signer, key, &types.BlobTx{ChainID: uint256FromBig(e.Genesis.Config.ChainID), Nonce: 1, GasTipCap: u256(1), GasFeeCap: u256(10 * params.GWei), Gas: 21000, To: to, BlobFeeCap: u256(1), BlobHashes: []common.Hash{{1}}}), pending.ErrBlobSidecar},
+		}), sequencer.ErrIntrinsicGas},
+		{"gas above block limit", mod(func(tx *types.DynamicFeeTx) { tx.Nonce = 1; tx.Gas = 100_000_000 }), sequencer.ErrGasLimit},
+		{"gas above tx cap", mod(func(tx *types.DynamicFeeTx) { tx.Nonce = 1; tx.Gas = params.MaxTxGas + 1 }), sequencer.ErrGasLimit},
+		{"oversized", mod(func(tx *types.DynamicFeeTx) { tx.Nonce = 1; tx.Gas = 10_000_000; tx.Data = make([]byte, 130<<10) }), sequencer.ErrOversized},
+		{"blob without sidecar", pendingtest.SignTx(t, e.Signer, key, &types.BlobTx{ChainID: uint256FromBig(e.Genesis.Config.ChainID), Nonce: 1, GasTipCap: u256(1), GasFeeCap: u256(10 * params.GWei), Gas: 21000, To: to, BlobFeeCap: u256(1), BlobHashes: []common.Hash{{1}}}), sequencer.ErrBlobSidecar},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := e.Pool.Add(tc.tx)
@@ -371,7 +372,7 @@ func TestPoolRefusals(t *testing.T) {
 	if err := e.Pool.Add(first); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.Pool.Add(first); !errors.Is(err, pending.ErrAlreadyKnown) {
+	if err := e.Pool.Add(first); !errors.Is(err, sequencer.ErrAlreadyKnown) {
 		t.Fatalf("resubmission: %v", err)
 	}
 	cheap := mod(func(tx *types.DynamicFeeTx) {
@@ -379,7 +380,7 @@ func TestPoolRefusals(t *testing.T) {
 		tx.Value = big.NewInt(2)
 		tx.GasFeeCap = big.NewInt(105 * params.GWei / 10)
 	})
-	if err := e.Pool.Add(cheap); !errors.Is(err, pending.ErrReplaceUnderpriced) {
+	if err := e.Pool.Add(cheap); !errors.Is(err, sequencer.ErrReplaceUnderpriced) {
 		t.Fatalf("underpriced replacement: %v", err)
 	}
 	better := mod(func(tx *types.DynamicFeeTx) {
@@ -481,7 +482,7 @@ func TestNotificationsAfterSwap(t *testing.T) {
 func TestSequencerOnConformanceChain(t *testing.T) {
 	db, g := chaintest.ImportedStore(t)
 	clock := pending.NewManualClock(time.Unix(2_000_000_000, 0))
-	n := startSequencerNode(t, db, g, clock, pending.PoolConfig{}, nil)
+	n := startSequencerNode(t, db, g, clock, sequencer.PoolConfig{}, nil)
 	mgr, seq := n.Pending, n.Sequencer
 	if got := mgr.Current().Anchor().Hash().Hex(); got != chaintest.HeadHash {
 		t.Fatalf("anchor %s, want the conformance head", got)
@@ -509,7 +510,7 @@ func TestSequencerOnConformanceChain(t *testing.T) {
 // of 128 KiB would be 1.25 GiB), the bound covers replacements, and
 // evicting included transactions frees their bytes.
 func TestPoolByteCap(t *testing.T) {
-	e := newEnvWith(t, envOptions{pool: pending.PoolConfig{MaxTxSize: 1024, MaxBytes: 1024}})
+	e := newEnvWith(t, envOptions{pool: sequencer.PoolConfig{MaxTxSize: 1024, MaxBytes: 1024}})
 	var pooled []*types.Transaction
 	var size uint64
 	fill := func() {
@@ -517,7 +518,7 @@ func TestPoolByteCap(t *testing.T) {
 		for i := 0; i < 20; i++ {
 			tx := e.Tx(i%len(e.Accs), &common.Address{0xbe}, big.NewInt(1), 21_000, nil)
 			err := e.Pool.Add(tx)
-			if errors.Is(err, pending.ErrPoolFull) {
+			if errors.Is(err, sequencer.ErrPoolFull) {
 				e.SetNonce(i%len(e.Accs), e.Nonce(i%len(e.Accs))-1)
 				return
 			}
@@ -539,7 +540,7 @@ func TestPoolByteCap(t *testing.T) {
 		ChainID: e.Genesis.Config.ChainID, Nonce: last.Nonce(), GasTipCap: big.NewInt(2 * params.GWei), GasFeeCap: big.NewInt(20 * params.GWei),
 		Gas: 21_000 + 16*uint64(1024-size+8) + 1000, To: &common.Address{0xbe}, Value: big.NewInt(1), Data: bytes.Repeat([]byte{1}, int(1024-size+8)),
 	})
-	if err := e.Pool.Add(bigger); !errors.Is(err, pending.ErrPoolFull) {
+	if err := e.Pool.Add(bigger); !errors.Is(err, sequencer.ErrPoolFull) {
 		t.Fatalf("oversized replacement: %v", err)
 	}
 	// Pre-confirming evicts them and frees their bytes.
@@ -557,7 +558,7 @@ func TestPoolByteCap(t *testing.T) {
 // Stuck transactions (here: a nonce gap never filled) are evicted after the
 // pool's Lifetime, so they cannot keep a full pool closed for good.
 func TestPoolLifetimeEvictsStuckTransactions(t *testing.T) {
-	e := newEnvWith(t, envOptions{pool: pending.PoolConfig{MaxTxs: 2, Lifetime: time.Minute}})
+	e := newEnvWith(t, envOptions{pool: sequencer.PoolConfig{MaxTxs: 2, Lifetime: time.Minute}})
 	to := common.Address{0xee}
 	e.SetNonce(5, 3) // nonces 3 and 4: a gap above nonce 0
 	for range 2 {
@@ -567,7 +568,7 @@ func TestPoolLifetimeEvictsStuckTransactions(t *testing.T) {
 	}
 	e.SetNonce(6, 0)
 	fresh := e.Tx(6, &to, big.NewInt(1), 21_000, nil)
-	if err := e.Pool.Add(fresh); !errors.Is(err, pending.ErrPoolFull) {
+	if err := e.Pool.Add(fresh); !errors.Is(err, sequencer.ErrPoolFull) {
 		t.Fatalf("full pool: %v, want ErrPoolFull", err)
 	}
 	e.Tick(1) // the gapped transactions cannot run: they stay

@@ -10,8 +10,8 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/rs/zerolog"
 
-	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/pendingtest"
+	"github.com/tipnode/tipnode/pending/sequencer"
 	"github.com/tipnode/tipnode/pending/stream"
 	"github.com/tipnode/tipnode/rpc/node"
 )
@@ -24,7 +24,7 @@ func TestStreamEndpoint(t *testing.T) {
 	h := pendingtest.New(t, pendingtest.Options{Keys: 10, External: true}) // the node opens its own writer
 	cfg := node.DefaultConfig()
 	cfg.Server.Addr = "127.0.0.1:0"
-	seqCfg := pending.DefaultConfig()
+	seqCfg := sequencer.DefaultConfig()
 	cfg.Sequencer = &seqCfg
 	cfg.Stream = &stream.PublisherConfig{}
 	cfg.Metrics = true

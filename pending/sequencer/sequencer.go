@@ -1,4 +1,4 @@
-package pending
+package sequencer
 
 import (
 	"container/heap"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/sched"
+	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/store"
 	"github.com/tipnode/tipnode/store/chaintypes"
 )
@@ -52,7 +53,7 @@ type Config struct {
 	Extra []byte
 	// Dev enables the dev chain's controls (dev.go: state overrides,
 	// impersonated transactions, mining on demand, time offsets,
-	// snapshots) and lets the Builder execute impersonated transactions.
+	// snapshots) and lets the pending.Builder execute impersonated transactions.
 	// Only `tipnode dev` sets it: its blocks may hold transactions no
 	// other node accepts. Default false.
 	Dev bool
@@ -130,21 +131,22 @@ type Writer interface {
 	NeedsSpareP() bool
 }
 
-// Sequencer is the embedded block producer, a driver of the Builder: every
+// Sequencer is the embedded block producer, a driver of the pending.Builder: every
 // PreconfInterval it picks the executable pool transactions (by effective
 // tip, then arrival), adds them to the pending block and publishes the next
-// Snapshot through the Manager; every BlockTime it seals the pending block
+// Snapshot through the pending.Manager; every BlockTime it seals the pending block
 // through the Writer (one atomic write) and, in the Writer's Rebase, opens
 // the next pending block on it. It chooses the header of its blocks
-// (NextHeader with its coinbase, gas limit target, extra data and clock).
+// (pending.NextHeader with its coinbase, gas limit target, extra data and clock).
 type Sequencer struct {
 	cfg      Config
 	w        Writer
-	b        *Builder
+	b        *pending.Builder
+	exec     *chain.Executor // b's
 	pool     *Pool
-	mgr      *Manager
-	clock    Clock
-	metrics  *Metrics
+	mgr      *pending.Manager
+	clock    pending.Clock
+	metrics  *pending.Metrics
 	log      zerolog.Logger
 	perBlock int
 	base     time.Time // the ticker's start: intervals are counted from it
@@ -192,14 +194,14 @@ type Sequencer struct {
 	producerCfg chain.ProducerConfig
 }
 
-// HeaderParams returns the header choices of cfg (for NewManager).
-func (c Config) HeaderParams() HeaderParams {
-	return HeaderParams{Coinbase: c.Coinbase, GasLimit: c.GasLimit, Extra: c.Extra}
+// HeaderParams returns the header choices of cfg (for pending.NewManager).
+func (c Config) HeaderParams() pending.HeaderParams {
+	return pending.HeaderParams{Coinbase: c.Coinbase, GasLimit: c.GasLimit, Extra: c.Extra}
 }
 
 // New returns a sequencer taking transactions from pool, building with
 // exec, publishing into mgr and writing through w. Call Start.
-func New(cfg Config, w Writer, exec *chain.Executor, pool *Pool, mgr *Manager, clock Clock, metrics *Metrics, log zerolog.Logger) (*Sequencer, error) {
+func New(cfg Config, w Writer, exec *chain.Executor, pool *Pool, mgr *pending.Manager, clock pending.Clock, metrics *pending.Metrics, log zerolog.Logger) (*Sequencer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -207,14 +209,14 @@ func New(cfg Config, w Writer, exec *chain.Executor, pool *Pool, mgr *Manager, c
 		return nil, fmt.Errorf("%w: the sequencer seals post-merge blocks; set terminalTotalDifficulty in the genesis", ErrNotMerged)
 	}
 	if clock == nil {
-		clock = SystemClock{}
+		clock = pending.SystemClock{}
 	}
-	b := NewBuilder(exec)
+	b := pending.NewBuilder(exec)
 	if cfg.Dev {
 		b.AllowImpersonation()
 	}
 	return &Sequencer{
-		cfg: cfg, w: w, b: b, pool: pool, mgr: mgr, clock: clock, metrics: metrics,
+		cfg: cfg, w: w, b: b, exec: exec, pool: pool, mgr: mgr, clock: clock, metrics: metrics,
 		devc: make(chan devReq), producerCfg: cfg.producer(),
 		autoc:    make(chan struct{}, 1),
 		log:      log.With().Str("component", "sequencer").Logger(),
@@ -285,7 +287,7 @@ func (s *Sequencer) Sync() {
 	}
 }
 
-func (s *Sequencer) loop(t Ticker) {
+func (s *Sequencer) loop(t pending.Ticker) {
 	defer close(s.done)
 	defer t.Stop()
 	defer func() { s.b.Close() }() // dev.go may replace the builder
@@ -416,7 +418,7 @@ func (s *Sequencer) recoverOrOpen() error {
 	}
 	snap := s.b.Cut(now)
 	if snap == nil {
-		snap = s.b.snap
+		snap = s.b.Current()
 	}
 	s.ovs = j.Overrides
 	s.journaled, s.journaledOvs = true, len(j.Overrides)
@@ -465,12 +467,12 @@ func (s *Sequencer) openBlock(head *chain.Head) error {
 }
 
 // nextHeader is the header template of the block after parent at time
-// now: NextHeader with the sequencer's choices, completed by the chain's
+// now: pending.NextHeader with the sequencer's choices, completed by the chain's
 // rules (chain.Executor.PrepareHeader: OP base fee, extraData, blob gas
 // fields).
 func (s *Sequencer) nextHeader(parent *types.Header, now time.Time) (*types.Header, error) {
-	tmpl := NextHeader(s.b.exec.Config(), parent, now, s.cfg.HeaderParams())
-	if err := s.b.exec.PrepareHeader(tmpl, parent, s.producerCfg); err != nil {
+	tmpl := pending.NextHeader(s.exec.Config(), parent, now, s.cfg.HeaderParams())
+	if err := s.exec.PrepareHeader(tmpl, parent, s.producerCfg); err != nil {
 		return nil, fmt.Errorf("header of block %d: %w", tmpl.Number, err)
 	}
 	return tmpl, nil
@@ -484,14 +486,14 @@ func (s *Sequencer) derivedTxs(view store.View, parent, tmpl *types.Header) (cha
 	if err != nil {
 		return nil, err
 	}
-	return s.b.exec.OpeningTxs(tmpl, parent, reader, s.producerCfg)
+	return s.exec.OpeningTxs(tmpl, parent, reader, s.producerCfg)
 }
 
 // countDerived counts the transactions of txs the chain's rules derive.
 func (s *Sequencer) countDerived(txs chaintypes.Txs) int {
 	n := 0
 	for _, tx := range txs {
-		if s.b.exec.IsOpeningTx(tx) {
+		if s.exec.IsOpeningTx(tx) {
 			n++
 		}
 	}
@@ -553,7 +555,7 @@ func (s *Sequencer) blobsFit(tx *types.Transaction) bool {
 		return false
 	}
 	h := s.b.Header()
-	return h.ExcessBlobGas == nil || tx.BlobGasFeeCap().Cmp(eip4844.CalcBlobFee(s.b.exec.Config(), h)) >= 0
+	return h.ExcessBlobGas == nil || tx.BlobGasFeeCap().Cmp(eip4844.CalcBlobFee(s.exec.Config(), h)) >= 0
 }
 
 // step executes the executable pool transactions into the pending block
@@ -629,7 +631,7 @@ func (s *Sequencer) preconfirmThen(seal bool) error {
 // block takes none (an OP fork's activation block: deposits only, the pool
 // waits).
 func (s *Sequencer) candidates() map[common.Address][]*poolTx {
-	if !s.b.exec.AcceptsSequencedTxs(s.b.Header(), s.b.Parent()) {
+	if !s.exec.AcceptsSequencedTxs(s.b.Header(), s.b.Parent()) {
 		return nil
 	}
 	s.seen = s.pool.admitted() // before pending: a later admission makes the next step look again
@@ -659,18 +661,18 @@ func (s *Sequencer) include(cands map[common.Address][]*poolTx) error {
 	now := s.clock.Now()
 	snap := s.b.Cut(now)
 	// A pre-confirmation is a promise: durable before anyone can read it.
-	if err := s.journal(snap.newFrom, snap.NewTransactions(), s.ovs[s.journaledOvs:]); err != nil {
-		return fmt.Errorf("journal pre-confirmation %d of block %d: %w", snap.index, snap.header.Number, err)
+	if err := s.journal(len(snap.Transactions())-len(snap.NewTransactions()), snap.NewTransactions(), s.ovs[s.journaledOvs:]); err != nil {
+		return fmt.Errorf("journal pre-confirmation %d of block %d: %w", snap.Index(), snap.Header().Number, err)
 	}
 	s.mgr.Publish(snap) // readable from here on; subscribers notified
 	build := time.Since(t0)
 	for _, pt := range included {
-		s.metrics.observeReadable(now.Sub(pt.arrival))
+		s.metrics.ObserveReadable(now.Sub(pt.arrival))
 	}
-	s.metrics.observeBuild(build)
+	s.metrics.ObserveBuild(build)
 	s.pool.remove(append(dropped, included...)...)
-	s.log.Debug().Uint64("block", snap.header.Number.Uint64()).Uint64("index", snap.index).Int("txs", len(included)).
-		Int("blockTxs", len(snap.txs)).Uint64("gasUsed", snap.header.GasUsed).Int("layers", snap.Depth()).Stringer("build", build.Round(time.Microsecond)).Msg("snapshot published")
+	s.log.Debug().Uint64("block", snap.Header().Number.Uint64()).Uint64("index", snap.Index()).Int("txs", len(included)).
+		Int("blockTxs", len(snap.Transactions())).Uint64("gasUsed", snap.Header().GasUsed).Int("layers", snap.Depth()).Stringer("build", build.Round(time.Microsecond)).Msg("snapshot published")
 	return nil
 }
 
@@ -715,7 +717,7 @@ func (s *Sequencer) execute(cands map[common.Address][]*poolTx) (included, dropp
 		}
 		if err != nil {
 			s.log.Warn().Str("tx", pt.tx.Hash().Hex()).Str("from", pt.sender.Hex()).Err(err).Msg("dropping unexecutable transaction")
-			s.metrics.dropped()
+			s.metrics.TxDropped()
 			dropped = append(dropped, pt)
 			heap.Pop(&h)
 			continue
@@ -814,9 +816,8 @@ func (s *Sequencer) seal(rebase bool) (err error) {
 // pre-confirmation added (listRoot): a step between swaps does the work
 // a seal would otherwise do all at once just before one.
 func (s *Sequencer) warmRoots() {
-	if snap := s.b.snap; snap != nil && snap.block != nil {
-		snap.TxRoot()
-		snap.ReceiptsRoot()
+	if snap := s.b.Current(); snap != nil {
+		snap.WarmRoots()
 	}
 }
 
@@ -851,7 +852,7 @@ func (s *Sequencer) sealBlock(rebase, yield bool) error {
 	}
 	block := sealed.Block
 	took := time.Since(t0)
-	s.metrics.observeSeal(took)
+	s.metrics.ObserveSeal(took)
 	s.log.Info().Uint64("block", block.NumberU64()).Str("hash", block.Hash().Hex()).Int("txs", len(block.Transactions())).
 		Uint64("gasUsed", block.GasUsed()).Uint64("timestamp", block.Time()).Stringer("took", took.Round(time.Microsecond)).Msg("sealed block")
 	return nil

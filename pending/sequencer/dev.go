@@ -1,13 +1,13 @@
-package pending
+package sequencer
 
 // The dev chain's controls (tipnode dev: anvil_*, hardhat_* and evm_*
-// methods). Each runs on the sequencer's loop goroutine (the Builder's
+// methods). Each runs on the sequencer's loop goroutine (the pending.Builder's
 // owner), between two ticks, so it never races a pre-confirmation or a
 // seal:
 //
 //   - Override (setBalance, setNonce, setCode, setStorageAt) applies a
 //     state change to the open pending block after its transactions so far
-//     (Builder.Override), journals it beside them (store.PendingOverride,
+//     (pending.Builder.Override), journals it beside them (store.PendingOverride,
 //     fsynced like a pre-confirmation: it survives a crash and is replayed
 //     in order) and publishes a snapshot: `pending` shows it at once,
 //     `latest` once the block is sealed (its state diff holds it).
@@ -61,6 +61,7 @@ import (
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/op"
+	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/store"
 	"github.com/tipnode/tipnode/store/chaintypes"
 )
@@ -115,7 +116,7 @@ func (s *Sequencer) journal(firstTx int, txs chaintypes.Txs, ovs []store.Pending
 	if !s.journaled && firstTx > 0 {
 		// The block's first journal write: its opening transactions (index
 		// 0: deposits) are part of it.
-		txs = append(slices.Clone(s.b.txs[:firstTx]), txs...)
+		txs = append(slices.Clone(s.b.Transactions()[:firstTx]), txs...)
 		firstTx = 0
 	}
 	err := s.w.JournalPendingEntries(store.PendingAppend{
@@ -135,7 +136,7 @@ func (s *Sequencer) Override(o store.PendingOverride) error {
 	return s.dev(func() (error, bool) {
 		o.At = uint64(s.b.Len())
 		if err := s.b.Override(o); err != nil {
-			return err, errors.Is(err, chain.ErrStateRead) || !errors.Is(err, ErrOverride)
+			return err, errors.Is(err, chain.ErrStateRead) || !errors.Is(err, pending.ErrOverride)
 		}
 		s.ovs = append(s.ovs, o)
 		return s.publishDev(), true
@@ -150,8 +151,8 @@ func (s *Sequencer) publishDev() error {
 	if snap == nil {
 		return nil
 	}
-	if err := s.journal(snap.newFrom, snap.NewTransactions(), s.ovs[s.journaledOvs:]); err != nil {
-		return fmt.Errorf("journal dev change of block %d: %w", snap.header.Number, err)
+	if err := s.journal(len(snap.Transactions())-len(snap.NewTransactions()), snap.NewTransactions(), s.ovs[s.journaledOvs:]); err != nil {
+		return fmt.Errorf("journal dev change of block %d: %w", snap.Header().Number, err)
 	}
 	s.mgr.Publish(snap)
 	return nil
@@ -163,7 +164,7 @@ func (s *Sequencer) publishDev() error {
 // (nonce, funds, gas) is refused with an error wrapping ErrDev and
 // changes nothing.
 func (s *Sequencer) SendImpersonated(tx *types.Transaction) (*chaintypes.Receipt, error) {
-	if _, ok := ImpersonatedSender(tx); !ok {
+	if _, ok := pending.ImpersonatedSender(tx); !ok {
 		return nil, fmt.Errorf("%w: transaction %s has no impersonation marker", ErrDev, tx.Hash())
 	}
 	var r *chaintypes.Receipt
@@ -250,7 +251,7 @@ func (s *Sequencer) MineAt(ctx context.Context, ts uint64) error {
 	return err
 }
 
-// retime rebuilds the open block with the header NextHeader gives at t.
+// retime rebuilds the open block with the header pending.NextHeader gives at t.
 func (s *Sequencer) retime(t time.Time) (error, bool) {
 	tmpl, err := s.nextHeader(s.b.Parent(), t)
 	if err != nil {
@@ -259,7 +260,7 @@ func (s *Sequencer) retime(t time.Time) (error, bool) {
 	if tmpl.Time == s.b.Header().Time {
 		return nil, false
 	}
-	return s.rebuild(tmpl, s.b.txs, s.ovs)
+	return s.rebuild(tmpl, s.b.Transactions(), s.ovs)
 }
 
 // rebuild replaces the open block by one with header tmpl (on the same
@@ -275,7 +276,7 @@ func (s *Sequencer) rebuild(tmpl *types.Header, txs chaintypes.Txs, ovs []store.
 		view.Close()
 		return fmt.Errorf("%w: pending block %d does not extend the head %d", chain.ErrNotOnHead, tmpl.Number, head.Number()), true
 	}
-	nb := NewBuilder(s.b.exec)
+	nb := pending.NewBuilder(s.exec)
 	if s.cfg.Dev {
 		nb.AllowImpersonation()
 	}
@@ -291,7 +292,7 @@ func (s *Sequencer) rebuild(tmpl *types.Header, txs chaintypes.Txs, ovs []store.
 	k := leadingDeposits(txs)
 	opening := derived
 	for _, tx := range txs[:k] {
-		if !s.b.exec.IsOpeningTx(tx) {
+		if !s.exec.IsOpeningTx(tx) {
 			opening = append(opening, tx)
 		}
 	}
@@ -305,7 +306,7 @@ func (s *Sequencer) rebuild(tmpl *types.Header, txs chaintypes.Txs, ovs []store.
 	}
 	snap := nb.Cut(now)
 	if snap == nil {
-		snap = nb.snap
+		snap = nb.Current()
 	}
 	old := s.b
 	s.b = nb
@@ -314,7 +315,7 @@ func (s *Sequencer) rebuild(tmpl *types.Header, txs chaintypes.Txs, ovs []store.
 	s.derived = len(derived)
 	s.journaled, s.journaledOvs = false, 0
 	if nb.Len() > s.derived || len(ovs) > 0 {
-		err = s.journal(0, nb.txs, s.ovs)
+		err = s.journal(0, nb.Transactions(), s.ovs)
 	} else {
 		err = s.w.DropPendingJournal() // the old block's, if it had one
 	}
@@ -328,7 +329,7 @@ func (s *Sequencer) rebuild(tmpl *types.Header, txs chaintypes.Txs, ovs []store.
 // replay applies txs and the overrides ovs (each after the block's first
 // At transactions) to b's open block, in order; txs follow the block's
 // opening transactions.
-func replay(b *Builder, txs chaintypes.Txs, ovs []store.PendingOverride) error {
+func replay(b *pending.Builder, txs chaintypes.Txs, ovs []store.PendingOverride) error {
 	i := 0
 	add := func(upto int) error {
 		for ; b.Len() < upto && i < len(txs); i++ {
@@ -357,10 +358,10 @@ func (s *Sequencer) Snapshot() (uint64, error) {
 	err := s.dev(func() (error, bool) {
 		s.nextSnap++
 		id = s.nextSnap
-		head := s.b.snap.head
+		head := s.b.Current().Head()
 		s.snaps = append(s.snaps, devSnapshot{
 			id: id, number: head.Number(), hash: head.Hash(), header: types.CopyHeader(s.b.Header()),
-			txs: slices.Clone(s.b.txs), ovs: slices.Clone(s.ovs), offset: s.offset,
+			txs: slices.Clone(s.b.Transactions()), ovs: slices.Clone(s.ovs), offset: s.offset,
 		})
 		return nil, false
 	})
@@ -516,7 +517,7 @@ const MaxDepositData = 128 << 10
 // with more than MaxDepositData bytes of data, or when the deposits
 // already waiting for the block leave no room for its gas.
 func (s *Sequencer) SendDeposit(f chaintypes.DepositFields) (*chaintypes.Deposit, uint64, error) {
-	if s.b.exec.OP() == nil {
+	if s.exec.OP() == nil {
 		return nil, 0, fmt.Errorf("%w: deposits exist only on OP Stack chains", ErrDev)
 	}
 	if len(f.Data) > MaxDepositData {
@@ -539,7 +540,7 @@ func (s *Sequencer) SendDeposit(f chaintypes.DepositFields) (*chaintypes.Deposit
 		f.SourceHash = op.UserDepositSourceHash(l1, s.depositSeq)
 		f.IsSystemTx = false
 		dep = chaintypes.NewDeposit(f)
-		if s.b.Len() == leadingDeposits(s.b.txs) {
+		if s.b.Len() == leadingDeposits(s.b.Transactions()) {
 			// No sequenced transaction yet: the deposit joins this block's.
 			if _, err := s.b.Add(dep); err != nil {
 				if errors.Is(err, chain.ErrStateRead) {

@@ -1,4 +1,4 @@
-package pending
+package sequencer
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package pending_test
+package sequencer_test
 
 import (
 	"math/big"
@@ -15,6 +15,7 @@ import (
 	"github.com/tipnode/tipnode/chain/op"
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/pendingtest"
+	"github.com/tipnode/tipnode/pending/sequencer"
 	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
@@ -30,7 +31,7 @@ func opHarness(t *testing.T) (*pendingtest.Harness, chain.ProducerConfig) {
 	}
 	pc := chain.DefaultProducerConfig()
 	pc.L1.BaseFee, pc.L1.OperatorFeeScalar, pc.L1.OperatorFeeConstant = big.NewInt(20*params.GWei), 7, 1000
-	cfg := pending.DefaultConfig()
+	cfg := sequencer.DefaultConfig()
 	cfg.Dev, cfg.Chain, cfg.Coinbase = true, &pc, op.SequencerFeeVault
 	return pendingtest.New(t, pendingtest.Options{Accounts: accs, Spec: spec, Config: &cfg}), pc
 }

@@ -1,4 +1,4 @@
-package pending_test
+package sequencer_test
 
 import (
 	"math/big"

@@ -1,4 +1,4 @@
-package pending
+package sequencer
 
 import (
 	"errors"
@@ -19,6 +19,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/tipnode/tipnode/chain"
+	"github.com/tipnode/tipnode/pending"
 )
 
 // PoolConfig configures the transaction pool. Zero fields take the defaults
@@ -114,7 +115,7 @@ type poolTx struct {
 }
 
 // Pool holds transactions submitted with eth_sendRawTransaction, per sender
-// in nonce order. Add validates against the pending state (the Manager's
+// in nonce order. Add validates against the pending state (the pending.Manager's
 // current snapshot, or latest when no sequencer runs); the sequencer takes
 // executable transactions from it every pre-confirmation interval. Without a
 // sequencer the pool only holds transactions. Safe for concurrent use.
@@ -123,9 +124,9 @@ type Pool struct {
 	chain   *params.ChainConfig
 	exec    *chain.Executor // the chain's extra costs (OP: L1 data and operator fees); nil: none
 	signer  types.Signer
-	mgr     *Manager
-	clock   Clock
-	metrics *Metrics
+	mgr     *pending.Manager
+	clock   pending.Clock
+	metrics *pending.Metrics
 	log     zerolog.Logger
 
 	mu      sync.Mutex
@@ -140,13 +141,13 @@ type Pool struct {
 }
 
 // NewPool returns an empty pool validating against mgr.
-func NewPool(cfg PoolConfig, config *params.ChainConfig, mgr *Manager, clock Clock, metrics *Metrics, log zerolog.Logger) (*Pool, error) {
+func NewPool(cfg PoolConfig, config *params.ChainConfig, mgr *pending.Manager, clock pending.Clock, metrics *pending.Metrics, log zerolog.Logger) (*Pool, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if clock == nil {
-		clock = SystemClock{}
+		clock = pending.SystemClock{}
 	}
 	return &Pool{
 		cfg: cfg, chain: config, signer: types.LatestSigner(config), mgr: mgr, clock: clock,
@@ -246,7 +247,7 @@ func (p *Pool) Add(tx *types.Transaction) error {
 		err = p.insert(ptx)
 	}
 	if err != nil {
-		p.metrics.poolReject(rejectReason(err))
+		p.metrics.PoolRejected(rejectReason(err))
 		p.log.Debug().Str("tx", tx.Hash().Hex()).Err(err).Msg("transaction refused")
 		return err
 	}
@@ -274,7 +275,7 @@ func (p *Pool) validate(tx *types.Transaction) (*poolTx, error) {
 	}
 	acc, err := state.Account(from)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNoState, err)
+		return nil, fmt.Errorf("%w: %v", pending.ErrNoState, err)
 	}
 	var nonce uint64
 	balance := new(big.Int)
@@ -293,7 +294,7 @@ func (p *Pool) validate(tx *types.Transaction) (*poolTx, error) {
 	if p.exec != nil {
 		extra, err := p.exec.ExtraTxCost(tx, header, state)
 		if errors.Is(err, chain.ErrStateRead) {
-			return nil, fmt.Errorf("%w: %v", ErrNoState, err)
+			return nil, fmt.Errorf("%w: %v", pending.ErrNoState, err)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrTxTypeNotSupported, err)
@@ -536,7 +537,7 @@ func (p *Pool) insert(ptx *poolTx) error {
 	p.all[hash] = ptx
 	p.bytes += size
 	p.admissions.Add(1)
-	p.metrics.poolAdd(len(p.all))
+	p.metrics.PoolAdded(len(p.all))
 	return nil
 }
 
@@ -619,7 +620,7 @@ func (p *Pool) removeLocked(txs ...*poolTx) {
 			delete(p.senders, ptx.sender)
 		}
 	}
-	p.metrics.poolSized(len(p.all))
+	p.metrics.PoolSized(len(p.all))
 }
 
 func rejectReason(err error) string {

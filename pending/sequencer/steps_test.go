@@ -1,4 +1,4 @@
-package pending
+package sequencer
 
 import (
 	"crypto/ecdsa"
@@ -14,6 +14,7 @@ import (
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/ethereum/go-ethereum/trie"
 
+	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/store"
 )
 
@@ -62,7 +63,7 @@ func hashes(txs []*types.Transaction) []common.Hash {
 	return out
 }
 
-func published(snap *Snapshot) []common.Hash {
+func published(snap *pending.Snapshot) []common.Hash {
 	var out []common.Hash
 	for _, tx := range snap.Transactions() {
 		out = append(out, tx.Hash())
@@ -249,20 +250,20 @@ func TestStepDerivesRoots(t *testing.T) {
 		t.Fatal(err)
 	}
 	snap := mgr.Current()
-	br := snap.block
-	if n := len(br.txs.done) + len(br.receipts.done); n != 0 {
+	if nt, nr := snap.RootTries(); nt+nr != 0 {
+		n := nt + nr
 		t.Fatalf("%d items in the roots' tries before any step (nothing asked yet)", n)
 	}
 	if err := seq.step(); err != nil {
 		t.Fatal(err)
 	}
-	if nt, nr := len(br.txs.done), len(br.receipts.done); nt != 2 || nr != 2 {
+	if nt, nr := snap.RootTries(); nt != 2 || nr != 2 {
 		t.Fatalf("after a step the tries hold %d transactions and %d receipts, want 2 and 2", nt, nr)
 	}
-	if got, want := snap.TxRoot(), types.DeriveSha(snap.txs, trie.NewStackTrie(nil)); got != want {
+	if got, want := snap.TxRoot(), types.DeriveSha(snap.Transactions(), trie.NewStackTrie(nil)); got != want {
 		t.Fatalf("transactions root %x, want %x", got, want)
 	}
-	if got, want := snap.ReceiptsRoot(), types.DeriveSha(snap.receipts, trie.NewStackTrie(nil)); got != want {
+	if got, want := snap.ReceiptsRoot(), types.DeriveSha(snap.Receipts(), trie.NewStackTrie(nil)); got != want {
 		t.Fatalf("receipts root %x, want %x", got, want)
 	}
 	r.add(0, 1, 1)

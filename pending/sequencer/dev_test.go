@@ -1,4 +1,4 @@
-package pending_test
+package sequencer_test
 
 import (
 	"context"
@@ -14,13 +14,14 @@ import (
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/pendingtest"
+	"github.com/tipnode/tipnode/pending/sequencer"
 	"github.com/tipnode/tipnode/store"
 )
 
 // devNode is a started dev-mode sequencer on a dev chain funding one key.
 func devNode(t *testing.T) *pendingtest.Harness {
 	t.Helper()
-	cfg := pending.DefaultConfig()
+	cfg := sequencer.DefaultConfig()
 	cfg.Dev = true
 	return pendingtest.New(t, pendingtest.Options{Config: &cfg})
 }
@@ -73,7 +74,7 @@ func TestDevOverridesAndImpersonationSurviveCrash(t *testing.T) {
 		t.Fatalf("impersonated send: %+v, %v", r, err)
 	}
 	// Its nonce is used: the same again is refused, nothing changes.
-	if _, err := n1.Seq.SendImpersonated(itx); !errors.Is(err, pending.ErrDev) {
+	if _, err := n1.Seq.SendImpersonated(itx); !errors.Is(err, sequencer.ErrDev) {
 		t.Fatalf("replayed impersonated tx: %v, want ErrDev", err)
 	}
 	n1.Send(0, &common.Address{0xbe}, big.NewInt(1), 21_000, nil)
@@ -141,7 +142,7 @@ func TestDevTimeMineSnapshotRevert(t *testing.T) {
 	n := devNode(t)
 	db, g, w, accs, clock := n.DB, n.Genesis, n.Writer, n.Accs, n.Clock
 	ctx := context.Background()
-	if err := n.Seq.SetNextBlockTimestamp(1_600_000_000); !errors.Is(err, pending.ErrDev) {
+	if err := n.Seq.SetNextBlockTimestamp(1_600_000_000); !errors.Is(err, sequencer.ErrDev) {
 		t.Fatalf("timestamp before the latest block: %v", err)
 	}
 	if err := n.Seq.SetNextBlockTimestamp(1_800_000_000); err != nil {
