@@ -47,6 +47,12 @@ func TestNormalize(t *testing.T) {
 			`{"id":1,"result":[{"hash":"0xbb","stateRoot":"0x00","calls":[{"status":"0x1","returnData":"0x","gasUsed":"0x5208","logs":[{"address":"0x01","topics":["0x02"],"data":"0x","blockHash":"0xbb"}]}]}]}`, true},
 		{"simulate1", `{"id":1,"result":[{"calls":[{"status":"0x1","returnData":"0x","gasUsed":"0x5208"}]}]}`,
 			`{"id":1,"result":[{"calls":[{"status":"0x1","returnData":"0x","gasUsed":"0x5209"}]}]}`, false},
+		// eth_getProof at latest: the account proof leads to each node's own
+		// latest root (tipnode's sequencer seals blocks); the rest must agree.
+		{"getproof", `{"id":1,"result":{"address":"0x01","accountProof":["0xaa"],"balance":"0x0","storageHash":"0x5","storageProof":[{"key":"0x1","value":"0x2","proof":["0xcc"]}]}}`,
+			`{"id":1,"result":{"address":"0x01","accountProof":["0xbb"],"balance":"0x0","storageHash":"0x5","storageProof":[{"key":"0x1","value":"0x2","proof":["0xcc"]}]}}`, true},
+		{"getproof", `{"id":1,"result":{"address":"0x01","accountProof":["0xaa"],"balance":"0x0","storageHash":"0x5","storageProof":[{"key":"0x1","value":"0x2","proof":["0xcc"]}]}}`,
+			`{"id":1,"result":{"address":"0x01","accountProof":["0xaa"],"balance":"0x0","storageHash":"0x5","storageProof":[{"key":"0x1","value":"0x2","proof":["0xcd"]}]}}`, false},
 		{"batch100", `[{"id":2,"result":"0x2"},{"id":1,"result":"0x1"}]`, `[{"id":1,"result":"0x1"},{"id":2,"result":"0x2"}]`, true},
 		{"batch100", `[{"id":1,"result":"0x1"},{"id":2,"result":"0x2"}]`, `[{"id":1,"result":"0x1"},{"id":2,"result":"0x3"}]`, false},
 	} {
