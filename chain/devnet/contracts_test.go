@@ -2,15 +2,13 @@ package devnet
 
 import (
 	"bytes"
-	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/tipnode/tipnode/chain/chaintest"
 )
 
 // TestContractsCompile: the checked-in runtime code and ABIs of the
@@ -30,54 +28,7 @@ func TestContractsCompile(t *testing.T) {
 	if err != nil {
 		t.Skip("npm is not installed")
 	}
-	lock, err := os.ReadFile("contracts/package-lock.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pkg, err := os.ReadFile("contracts/package.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(append(append([]byte{}, pkg...), lock...))
-	base, err := os.UserCacheDir()
-	if err != nil {
-		base = os.TempDir()
-	}
-	root := filepath.Join(base, "tipnode", "devnet-solc")
-	dir := filepath.Join(root, hex.EncodeToString(sum[:8]))
-	if _, err := os.Stat(filepath.Join(dir, "installed")); err != nil {
-		if err := os.MkdirAll(root, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		tmp, err := os.MkdirTemp(root, "install-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer os.RemoveAll(tmp)
-		for name, b := range map[string][]byte{"package.json": pkg, "package-lock.json": lock} {
-			if err := os.WriteFile(filepath.Join(tmp, name), b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts", "--prefer-offline", "--loglevel=error")
-		cmd.Dir = tmp
-		if out, err := cmd.CombinedOutput(); err != nil {
-			if pout, perr := exec.Command(npm, "ping", "--fetch-timeout=15000", "--fetch-retries=0").CombinedOutput(); perr != nil {
-				t.Skipf("the npm registry is unreachable (npm ping: %v: %s)", perr, pout)
-			}
-			t.Fatalf("npm ci: %v\n%s", err, out)
-		}
-		if err := os.WriteFile(filepath.Join(tmp, "installed"), nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(tmp, dir); err != nil {
-			if _, serr := os.Stat(filepath.Join(dir, "installed")); serr != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	modules := chaintest.NPMModules(t, npm, "contracts", "devnet-solc")
 
 	// Compile a copy of the sources and compare every output.
 	work := t.TempDir()
@@ -103,7 +54,7 @@ func TestContractsCompile(t *testing.T) {
 	}
 	cmd := exec.Command(node, "compile.js")
 	cmd.Dir = work
-	cmd.Env = append(os.Environ(), "NODE_PATH="+filepath.Join(dir, "node_modules"))
+	cmd.Env = append(os.Environ(), "NODE_PATH="+modules)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("node compile.js: %v\n%s", err, out)
 	}

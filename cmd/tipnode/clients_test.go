@@ -12,8 +12,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,6 +26,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tipnode/tipnode/chain/chaintest"
 )
 
 const clientsDir = "testdata/clients"
@@ -58,7 +58,7 @@ func TestClientLibraries(t *testing.T) {
 	} else if major, _ := strconv.Atoi(strings.TrimSpace(string(v))); major < 18 {
 		t.Skipf("client-compatibility suite skipped: node %s is older than 18", strings.TrimSpace(string(v)))
 	}
-	modules := installClientLibraries(t, npmBin)
+	modules := chaintest.NPMModules(t, npmBin, clientsDir, "client-suite")
 
 	// The suite's scripts beside the installed libraries.
 	work := t.TempDir()
@@ -135,66 +135,6 @@ func runClientScripts(t *testing.T, nodeBin, work, url, libs string, env ...stri
 		t.Fatalf("no results from run.mjs %s (%v):\n%s\nstderr:\n%s", libs, err, tail(stdout.String(), 2000), tail(stderr.String(), 2000))
 	}
 	return out.Results, time.Since(t0)
-}
-
-// installClientLibraries runs `npm ci` for testdata/clients into a cache
-// directory keyed by the lock file (once; later runs reuse it) and returns
-// its node_modules. It skips the test when the registry is unreachable.
-func installClientLibraries(t *testing.T, npm string) string {
-	t.Helper()
-	lock, err := os.ReadFile(filepath.Join(clientsDir, "package-lock.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pkg, err := os.ReadFile(filepath.Join(clientsDir, "package.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(append(append([]byte{}, pkg...), lock...))
-	base, err := os.UserCacheDir()
-	if err != nil {
-		base = os.TempDir()
-	}
-	root := filepath.Join(base, "tipnode", "client-suite")
-	dir := filepath.Join(root, hex.EncodeToString(sum[:8]))
-	modules := filepath.Join(dir, "node_modules")
-	if _, err := os.Stat(filepath.Join(dir, "installed")); err == nil {
-		return modules
-	}
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	tmp, err := os.MkdirTemp(root, "install-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(tmp)
-	for name, b := range map[string][]byte{"package.json": pkg, "package-lock.json": lock} {
-		if err := os.WriteFile(filepath.Join(tmp, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts", "--prefer-offline", "--loglevel=error")
-	cmd.Dir = tmp
-	if out, err := cmd.CombinedOutput(); err != nil {
-		ping := exec.Command(npm, "ping", "--fetch-timeout=15000", "--fetch-retries=0")
-		if pout, perr := ping.CombinedOutput(); perr != nil {
-			t.Skipf("client-compatibility suite skipped: the npm registry is unreachable (npm ping: %v: %s)", perr, tail(string(pout), 300))
-		}
-		t.Fatalf("npm ci of %s: %v\n%s", clientsDir, err, tail(string(out), 3000))
-	}
-	if err := os.WriteFile(filepath.Join(tmp, "installed"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		// Another run installed it meanwhile: use that one.
-		if _, serr := os.Stat(filepath.Join(dir, "installed")); serr != nil {
-			t.Fatal(err)
-		}
-	}
-	return modules
 }
 
 // buildTipnode builds this command into a temporary directory.
