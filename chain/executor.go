@@ -30,6 +30,9 @@ type Executor struct {
 	config *params.ChainConfig
 	engine consensus.Engine
 	op     *opRules // the OP Stack seam (opstack.go); nil on an L1 chain
+	// forked: the store is a fork (ForFork): it holds only part of the
+	// state, so no root over the state is computed.
+	forked bool
 
 	// lastCtx is the block context BlockContext built last (without its
 	// BLOCKHASH function): calls at one head share one *types.Header, and
@@ -78,6 +81,15 @@ func (e *Executor) PrepareState(state *StateDB, t uint64) {
 	if e.op != nil {
 		state.extraWarm = op.ExtraWarmAddresses(e.op.cfg, t)
 	}
+}
+
+// ForFork returns an executor of the same rules for a forked store
+// (`tipnode dev --fork`), which holds only the state the fork wrote or
+// fetched and keeps no trie: the headers it seals carry a zero state root
+// and, on an OP chain from Isthmus, a zero withdrawals root (the message
+// passer's storage is the upstream's, which a fork cannot list).
+func (e *Executor) ForFork() *Executor {
+	return &Executor{config: e.config, engine: e.engine, op: e.op, forked: true}
 }
 
 // Config returns the chain configuration.

@@ -134,15 +134,19 @@ func (e *Executor) IsOpeningTx(tx chaintypes.Tx) bool {
 // on state (after BlockProcessor.Finish): its state root, the root of upd
 // (the block's state trie update, asked with TrieWatch(h)); and from
 // Isthmus, an OP block's withdrawals root, the L2ToL1MessagePasser's
-// storage root, from upd. A nil upd (a store that keeps no trie: a fork)
-// leaves the state root zero and computes the withdrawals root from the
-// message passer's whole storage, which then needs a state whose backend
-// can enumerate storage (StorageIterator).
+// storage root, from upd. A nil upd (a store that keeps no trie) leaves
+// the state root zero and computes the withdrawals root from the message
+// passer's whole storage, which then needs a state whose backend can
+// enumerate storage (StorageIterator); on a fork (ForFork) it is zero too.
 func (e *Executor) SealHeader(h *types.Header, state *StateDB, upd *store.TrieUpdate) error {
 	if upd != nil {
 		h.Root = upd.Root
 	}
 	if e.op == nil || !e.op.cfg.IsIsthmus(h.Time) {
+		return nil
+	}
+	if e.forked && upd == nil {
+		h.WithdrawalsHash = new(common.Hash)
 		return nil
 	}
 	if upd != nil {

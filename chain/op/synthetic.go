@@ -136,3 +136,45 @@ func ReadOrigin(read func(slot common.Hash) common.Hash) L1Origin {
 		SequenceNumber: binary.BigEndian.Uint64(w3[24:32]),
 	}
 }
+
+// ReadL1Info reads the L1 origin and fee parameters the L1Block predeploy
+// holds (read returns a slot's value) as an L1Info in the Isthmus
+// encoding's fields: origin number, time, hash and sequence number, L1
+// base fee, batcher hash, the Ecotone scalars, blob base fee and the
+// operator fee parameters. DAFootprintGasScalar stays 0: take it from a
+// block's Jovian L1-info deposit (see FeeParams).
+func ReadL1Info(read func(slot common.Hash) common.Hash) *L1Info {
+	o := ReadOrigin(read)
+	scalars, opw := read(L1ScalarsSlot), read(L1OperatorFeeSlot)
+	return &L1Info{
+		Version: L1InfoIsthmus, Number: o.Number, Time: o.Time, BlockHash: o.Hash, SequenceNumber: o.SequenceNumber,
+		BaseFee: read(L1BaseFeeSlot).Big(), BatcherHash: read(L1BatcherHashSlot),
+		BaseFeeScalar:       binary.BigEndian.Uint32(scalars[baseFeeScalarAt:]),
+		BlobBaseFeeScalar:   binary.BigEndian.Uint32(scalars[blobBaseFeeScalarAt:]),
+		BlobBaseFee:         read(L1BlobBaseFeeSlot).Big(),
+		OperatorFeeScalar:   binary.BigEndian.Uint32(opw[operatorScalarAt:]),
+		OperatorFeeConstant: binary.BigEndian.Uint64(opw[operatorConstantAt:]),
+	}
+}
+
+// Continuing returns s carrying on the L1 of info (the L1-info content of
+// the block a fork continues, tipnode dev --fork): its L1 base fee, blob
+// base fee, Ecotone scalars, operator fee parameters, batcher hash and,
+// when info has one (the Jovian encoding), its DA footprint gas scalar.
+// BlockTime is s's. The origin itself needs nothing here: NextOrigin
+// continues from the one the parent's L1Block predeploy holds.
+func (s SyntheticL1) Continuing(info *L1Info) SyntheticL1 {
+	if info.BaseFee != nil {
+		s.BaseFee = new(big.Int).Set(info.BaseFee)
+	}
+	if info.BlobBaseFee != nil {
+		s.BlobBaseFee = new(big.Int).Set(info.BlobBaseFee)
+	}
+	s.BaseFeeScalar, s.BlobBaseFeeScalar = info.BaseFeeScalar, info.BlobBaseFeeScalar
+	s.OperatorFeeScalar, s.OperatorFeeConstant = info.OperatorFeeScalar, info.OperatorFeeConstant
+	s.BatcherHash = info.BatcherHash
+	if info.DAFootprintGasScalar != 0 {
+		s.DAFootprintGasScalar = info.DAFootprintGasScalar
+	}
+	return s
+}

@@ -11,4 +11,8 @@ var (
 	// ErrNotFork: the data directory holds a chain that is not a fork of
 	// the upstream asked for.
 	ErrNotFork = errors.New("not a fork")
+	// ErrChain: the fork's chain config cannot be found or contradicts
+	// the upstream or the flags (the error says what was tried or what
+	// differs).
+	ErrChain = errors.New("fork chain config")
 )

@@ -30,8 +30,13 @@ type InitConfig struct {
 	HasBlock bool
 	// ChainID overrides the upstream's chain id (nil: the upstream's).
 	ChainID *big.Int
-	// Rules returns the chain config of the dev chain for a chain id.
+	// Rules returns the chain config of the dev chain for a chain id
+	// (an L1 fork: the dev chain's rules). Unused when Chain is set.
 	Rules func(chainID *big.Int) *params.ChainConfig
+	// Chain is the chain config the fork runs (an OP fork: the
+	// upstream's, DetectChain), its chain id the fork's (ChainID is then
+	// unused); nil: Rules.
+	Chain *Chain
 	// Accounts are funded with Balance on top of their upstream state
 	// (nonce and code kept).
 	Accounts []common.Address
@@ -68,12 +73,20 @@ func Init(ctx context.Context, db *store.DB, c InitConfig, log zerolog.Logger) (
 	if c.ChainID != nil {
 		chainID = c.ChainID
 	}
-	cfg := c.Rules(chainID)
-	config, err := json.Marshal(cfg)
-	if err != nil {
-		return Result{}, err
+	var cfg *params.ChainConfig
+	var config []byte
+	if c.Chain != nil {
+		cfg, config = c.Chain.Genesis.Config, c.Chain.Config
+		chainID = cfg.ChainID
+	} else {
+		cfg = c.Rules(chainID)
+		if config, err = json.Marshal(cfg); err != nil {
+			return Result{}, err
+		}
 	}
-	spec, err := json.Marshal(&core.Genesis{Config: cfg, Difficulty: new(big.Int), GasLimit: a.Genesis.GasLimit, Timestamp: a.Genesis.Time})
+	// The spec tipnode_genesis answers: the fork's chain config (with its
+	// OP members) over block 0's fields.
+	spec, err := forkSpec(config, &core.Genesis{Config: cfg, Difficulty: new(big.Int), GasLimit: a.Genesis.GasLimit, Timestamp: a.Genesis.Time})
 	if err != nil {
 		return Result{}, err
 	}
@@ -115,6 +128,20 @@ func Init(ctx context.Context, db *store.DB, c InitConfig, log zerolog.Logger) (
 		Str("chainId", chainID.String()).Int("devAccounts", len(c.Accounts)).
 		Str("elapsed", time.Since(start).Round(time.Millisecond).String()).Msg("fork created")
 	return Result{Block: c.Block, Hash: top.Hash(), ChainID: chainID}, nil
+}
+
+// forkSpec is g's genesis JSON with config as its "config" member.
+func forkSpec(config []byte, g *core.Genesis) ([]byte, error) {
+	enc, err := json.Marshal(g)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(enc, &m); err != nil {
+		return nil, err
+	}
+	m["config"] = config
+	return json.Marshal(m)
 }
 
 // TempDir is the directory Init works in, inside a data directory.

@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math/big"
 	"os"
+	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/params"
@@ -13,28 +16,46 @@ import (
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/devnet"
+	"github.com/tipnode/tipnode/chain/op"
+	"github.com/tipnode/tipnode/chain/op/preset"
 	"github.com/tipnode/tipnode/chain/remotestate"
 	"github.com/tipnode/tipnode/store"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // devBalance is what every dev account holds on a new dev chain or fork.
 var devBalance = new(uint256.Int).Mul(uint256.NewInt(10_000), uint256.NewInt(params.Ether))
 
+// forkOptions are `tipnode dev --fork`'s choices.
+type forkOptions struct {
+	// Target is --fork's URL[@BLOCK] ("" on a restart: the recorded one).
+	Target string
+	// ChainID overrides the upstream's chain id (--chainid; nil: the
+	// upstream's).
+	ChainID *big.Int
+	// OP (--op) requires an OP Stack upstream.
+	OP bool
+	// Chain (--chain NAME|FILE) is the upstream's OP chain config: a
+	// preset's name, or a genesis or chain config JSON file.
+	Chain string
+}
+
 // forkChain returns the chain of a forked dev data directory and the
 // upstream source it reads missing state from (set on db): a new fork of
-// target (URL[@BLOCK]) when the store is empty, else the fork it holds
-// (target, when given, may name another URL of the same upstream; its
-// block must be the fork block). chainID overrides the upstream's chain id
-// (nil: the upstream's). Close the source after the node.
-func forkChain(ctx context.Context, db *store.DB, target string, chainID *big.Int, accs []devnet.Account, dataDir string, log zerolog.Logger) (*chain.Genesis, *remotestate.Source, error) {
+// fo.Target (URL[@BLOCK]) when the store is empty, else the fork it holds
+// (the target, when given, may name another URL of the same upstream; its
+// block must be the fork block). A new fork of an OP Stack upstream runs
+// the upstream's chain config (forkRules); any other runs the dev chain's
+// L1 rules. Close the source after the node.
+func forkChain(ctx context.Context, db *store.DB, fo forkOptions, accs []devnet.Account, dataDir string, log zerolog.Logger) (*chain.Genesis, *remotestate.Source, error) {
 	var (
 		url      string
 		block    uint64
 		hasBlock bool
 		err      error
 	)
-	if target != "" {
-		if url, block, hasBlock, err = remotestate.ParseTarget(target); err != nil {
+	if fo.Target != "" {
+		if url, block, hasBlock, err = remotestate.ParseTarget(fo.Target); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -55,36 +76,246 @@ func forkChain(ctx context.Context, db *store.DB, target string, chainID *big.In
 	if err != nil {
 		return nil, nil, fmt.Errorf("--fork: %w", err)
 	}
+	fail := func(err error) (*chain.Genesis, *remotestate.Source, error) {
+		src.Close()
+		return nil, nil, err
+	}
 	if !existing {
 		if err := os.RemoveAll(remotestate.TempDir(dataDir)); err != nil {
-			src.Close()
-			return nil, nil, err
+			return fail(err)
+		}
+		if !hasBlock {
+			if block, err = src.BlockNumber(); err != nil {
+				return fail(fmt.Errorf("--fork %s: %w", fo.Target, err))
+			}
+			hasBlock = true
+		}
+		rules, err := forkRules(ctx, src, block, fo)
+		if err != nil {
+			return fail(fmt.Errorf("--fork %s: %w", fo.Target, err))
 		}
 		addrs := make([]common.Address, len(accs))
 		for i, acc := range accs {
 			addrs[i] = acc.Address
 		}
 		_, err = remotestate.Init(ctx, db, remotestate.InitConfig{
-			Source: src, Block: block, HasBlock: hasBlock, ChainID: chainID,
+			Source: src, Block: block, HasBlock: hasBlock, ChainID: fo.ChainID, Chain: rules,
 			Rules: devnet.ChainConfig, Accounts: addrs, Balance: devBalance, TempDir: remotestate.TempDir(dataDir),
 		}, log)
 		if err != nil {
-			src.Close()
-			return nil, nil, fmt.Errorf("--fork %s: %w", target, err)
+			return fail(fmt.Errorf("--fork %s: %w", fo.Target, err))
 		}
 	}
 	if err := db.SetForkSource(src); err != nil {
-		src.Close()
-		return nil, nil, err
+		return fail(err)
 	}
 	g, err := loadChain(db, dataDir)
 	if err != nil {
-		src.Close()
-		return nil, nil, err
+		return fail(err)
 	}
-	if chainID != nil && g.Config.ChainID.Cmp(chainID) != 0 {
-		src.Close()
-		return nil, nil, fmt.Errorf("the data directory holds a fork with chain id %s, not %s: pass --chainid %s or use another --datadir", g.Config.ChainID, chainID, g.Config.ChainID)
+	if fo.ChainID != nil && g.Config.ChainID.Cmp(fo.ChainID) != 0 {
+		return fail(fmt.Errorf("the data directory holds a fork with chain id %s, not %s: pass --chainid %s or use another --datadir", g.Config.ChainID, fo.ChainID, g.Config.ChainID))
+	}
+	if fo.OP && g.OP == nil {
+		return fail(fmt.Errorf("--op: the data directory %s holds a fork of %s with L1 rules, not an OP Stack one: use another --datadir", dataDir, a.Fork))
+	}
+	if fo.Chain != "" && existing {
+		c, err := chainFlag(fo.Chain)
+		if err != nil {
+			return fail(err)
+		}
+		if id := c.Genesis.Config.ChainID; fo.ChainID == nil && id.Cmp(g.Config.ChainID) != 0 {
+			return fail(fmt.Errorf("%w: --chain %s is chain %s, the data directory %s holds a fork of chain %s: use another --datadir", remotestate.ErrChain, fo.Chain, id, dataDir, g.Config.ChainID))
+		}
 	}
 	return g, src, nil
+}
+
+// forkRules is the chain config a new fork of src at block runs: the
+// upstream's OP chain config (--chain, else found by DetectChain), or nil
+// for an L1 upstream (the dev chain's rules). An OP Stack upstream (code
+// at the L1Block predeploy) whose config is not found, --op on an L1
+// upstream and a --chain of another chain are refused, naming what was
+// tried or what differs.
+func forkRules(ctx context.Context, src *remotestate.Source, block uint64, fo forkOptions) (*remotestate.Chain, error) {
+	id, err := src.ChainID()
+	if err != nil {
+		return nil, err
+	}
+	var c *remotestate.Chain
+	if fo.Chain != "" {
+		if c, err = chainFlag(fo.Chain); err != nil {
+			return nil, err
+		}
+		if got := c.Genesis.Config.ChainID; got.Cmp(id) != 0 {
+			return nil, fmt.Errorf("%w: --chain %s is chain %s, the upstream %s is chain %s", remotestate.ErrChain, fo.Chain, got, src.URL(), id)
+		}
+	} else {
+		var tried []string
+		if c, tried, err = src.DetectChain(ctx, id); err != nil {
+			return nil, err
+		}
+		if c == nil {
+			isOP, err := src.HasL1Block(block)
+			if err != nil {
+				return nil, err
+			}
+			switch {
+			case isOP:
+				return nil, fmt.Errorf("%w: the upstream %s (chain id %s) is an OP Stack chain (code at the L1Block predeploy %s) and its chain config was not found; tried %s. "+
+					"Pass --chain NAME (a preset: %s) or --chain FILE (the chain's genesis or chain config JSON, e.g. geth --op-network NAME dumpgenesis)",
+					remotestate.ErrChain, src.URL(), id, op.L1BlockAddr, strings.Join(tried, "; "), strings.Join(preset.Names(), ", "))
+			case fo.OP:
+				return nil, fmt.Errorf("%w: --op: the upstream %s (chain id %s) is not an OP Stack chain: no code at the L1Block predeploy %s at block %d and no OP chain config (tried %s)",
+					remotestate.ErrChain, src.URL(), id, op.L1BlockAddr, block, strings.Join(tried, "; "))
+			}
+			return nil, nil
+		}
+	}
+	if !c.OP() {
+		if fo.OP {
+			return nil, fmt.Errorf("%w: --op: the upstream %s (chain id %s) is not an OP Stack chain: its chain config (%s) has no \"optimism\" part", remotestate.ErrChain, src.URL(), id, c.From)
+		}
+		return nil, nil // an L1 upstream: the dev chain's rules
+	}
+	if hasL1Block, err := src.HasL1Block(block); err != nil {
+		return nil, err
+	} else if !hasL1Block {
+		return nil, fmt.Errorf("%w: the chain config from %s is an OP Stack chain's, but the upstream %s has no code at the L1Block predeploy %s at block %d: not the chain it names",
+			remotestate.ErrChain, c.From, src.URL(), op.L1BlockAddr, block)
+	}
+	if bedrock := c.Genesis.OP.BedrockBlock; bedrock.Cmp(new(big.Int).SetUint64(block)) > 0 {
+		return nil, fmt.Errorf("%w: block %d is before the chain's Bedrock block %s: fork at a later block", remotestate.ErrChain, block, bedrock)
+	}
+	if fo.ChainID != nil {
+		return c.WithChainID(fo.ChainID)
+	}
+	return c, nil
+}
+
+// chainFlag resolves --chain NAME|FILE: a file's genesis JSON ("config"
+// member) or bare chain config, else the preset of that name.
+func chainFlag(arg string) (*remotestate.Chain, error) {
+	if st, err := os.Stat(arg); err == nil && !st.IsDir() {
+		raw, err := os.ReadFile(arg)
+		if err != nil {
+			return nil, fmt.Errorf("--chain: %w", err)
+		}
+		var spec struct {
+			Config json.RawMessage `json:"config"`
+		}
+		if err := json.Unmarshal(raw, &spec); err != nil {
+			return nil, fmt.Errorf("--chain %s: not JSON: %w", arg, err)
+		}
+		if len(spec.Config) > 0 {
+			raw = spec.Config
+		}
+		c, err := remotestate.NewChain(raw, "--chain "+arg)
+		if err != nil {
+			return nil, err
+		}
+		if !c.OP() {
+			return nil, fmt.Errorf("%w: --chain %s: the chain config has no \"optimism\" part: not an OP Stack chain", remotestate.ErrChain, arg)
+		}
+		return c, nil
+	}
+	p, err := preset.Lookup(arg)
+	if err != nil {
+		return nil, fmt.Errorf("--chain: %w (or give a genesis or chain config JSON file)", err)
+	}
+	g, err := p.Genesis()
+	if err != nil {
+		return nil, err
+	}
+	return remotestate.NewChain(g.RawConfig(), "preset "+p.Name)
+}
+
+// forkL1 is what an OP fork's sequencer continues from its head block:
+// the head's L1-info content (its L1-info deposit; the L1Block
+// predeploy's storage when the body is not kept, read through the fork's
+// upstream) and, from Jovian, the minimum base fee its header carries.
+func forkL1(db *store.DB, g *chain.Genesis) (*op.L1Info, *uint64, error) {
+	view, err := db.View()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer view.Close()
+	n, err := view.Tag(store.TagLatest)
+	if err != nil {
+		return nil, nil, err
+	}
+	hash, err := view.CanonicalHash(n)
+	if err != nil {
+		return nil, nil, err
+	}
+	head, err := view.Header(n, hash)
+	if err != nil {
+		return nil, nil, err
+	}
+	var info *op.L1Info
+	if body, err := view.Body(n, hash); err == nil && len(body.Transactions) > 0 {
+		if d, ok := body.Transactions[0].(*chaintypes.Deposit); ok && d.From() == op.L1InfoDepositor {
+			info, _ = op.ParseL1Info(d.Data())
+		}
+	}
+	if info == nil {
+		st, err := view.StateAt(n)
+		if err != nil {
+			return nil, nil, err
+		}
+		var readErr error
+		info = op.ReadL1Info(func(slot common.Hash) common.Hash {
+			v, err := st.Storage(op.L1BlockAddr, slot)
+			readErr = errors.Join(readErr, err)
+			return v
+		})
+		if readErr != nil {
+			return nil, nil, fmt.Errorf("the L1Block predeploy at block %d: %w", n, readErr)
+		}
+	}
+	var minBaseFee *uint64
+	if g.OP.IsJovian(head.Time) {
+		if p, err := op.DecodeExtraData(head.Extra, true); err == nil {
+			minBaseFee = &p.MinBaseFee
+		}
+	}
+	return info, minBaseFee, nil
+}
+
+// opL1Flags are the --op.* flags whose values an OP fork takes from its
+// head block unless given.
+var opL1Flags = []string{"op.l1.basefee", "op.l1.blobbasefee", "op.l1.basefeescalar", "op.l1.blobbasefeescalar",
+	"op.operatorfee.scalar", "op.operatorfee.constant", "op.dafootprintscalar", "op.minbasefee"}
+
+// continueL1 sets the --op.* values not given (set holds the flags given)
+// from an OP fork's head block (forkL1), so the fork's L1 carries on the
+// upstream's.
+func (f *NodeFlags) continueL1(info *op.L1Info, minBaseFee *uint64, set map[string]bool) {
+	l1 := op.DefaultSyntheticL1().Continuing(info)
+	for _, name := range opL1Flags {
+		if set[name] {
+			continue
+		}
+		switch name {
+		case "op.l1.basefee":
+			f.OPL1BaseFee = l1.BaseFee.String()
+		case "op.l1.blobbasefee":
+			f.OPL1BlobBaseFee = l1.BlobBaseFee.String()
+		case "op.l1.basefeescalar":
+			f.OPBaseFeeScalar = uint64(l1.BaseFeeScalar)
+		case "op.l1.blobbasefeescalar":
+			f.OPBlobBaseFeeScalar = uint64(l1.BlobBaseFeeScalar)
+		case "op.operatorfee.scalar":
+			f.OPOperatorFeeScalar = uint64(l1.OperatorFeeScalar)
+		case "op.operatorfee.constant":
+			f.OPOperatorFeeConst = l1.OperatorFeeConstant
+		case "op.dafootprintscalar":
+			f.OPDAFootprintScalar = uint64(l1.DAFootprintGasScalar)
+		case "op.minbasefee":
+			if minBaseFee != nil {
+				f.OPMinBaseFee = *minBaseFee
+			}
+		}
+	}
+	f.opBatcherHash = info.BatcherHash
 }

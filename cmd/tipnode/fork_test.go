@@ -103,7 +103,7 @@ func startFork(t *testing.T, dir, target string) *forkNode {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, src, err := forkChain(context.Background(), db, target, nil, accs, dir, log)
+	g, src, err := forkChain(context.Background(), db, forkOptions{Target: target}, accs, dir, log)
 	if err != nil {
 		db.Close()
 		t.Fatal(err)
@@ -453,7 +453,7 @@ func TestForkChainArgs(t *testing.T) {
 	}
 	dir := t.TempDir()
 	db := open(dir)
-	g, src, err := forkChain(context.Background(), db, up.HTTP+"@1", big.NewInt(31337), accs, dir, log)
+	g, src, err := forkChain(context.Background(), db, forkOptions{Target: up.HTTP + "@1", ChainID: big.NewInt(31337)}, accs, dir, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -474,10 +474,10 @@ func TestForkChainArgs(t *testing.T) {
 		}
 		t.Fatalf("--snapshot.serve on a fork: %v", err)
 	}
-	if _, _, err := forkChain(context.Background(), db, up.HTTP+"@2", nil, accs, dir, log); !errors.Is(err, remotestate.ErrNotFork) {
+	if _, _, err := forkChain(context.Background(), db, forkOptions{Target: up.HTTP + "@2"}, accs, dir, log); !errors.Is(err, remotestate.ErrNotFork) {
 		t.Fatalf("restart at another block: %v", err)
 	}
-	if _, _, err := forkChain(context.Background(), db, "", big.NewInt(5), accs, dir, log); err == nil || !strings.Contains(err.Error(), "31337") {
+	if _, _, err := forkChain(context.Background(), db, forkOptions{ChainID: big.NewInt(5)}, accs, dir, log); err == nil || !strings.Contains(err.Error(), "31337") {
 		t.Fatalf("restart with another chain id: %v", err)
 	}
 	db.Close()
@@ -488,7 +488,7 @@ func TestForkChainArgs(t *testing.T) {
 	if _, err := devChain(db, devnet.DefaultChainID, accs, false, time.Unix(1_700_000_000, 0), log); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := forkChain(context.Background(), db, up.HTTP, nil, accs, plain, log); !errors.Is(err, remotestate.ErrNotFork) {
+	if _, _, err := forkChain(context.Background(), db, forkOptions{Target: up.HTTP}, accs, plain, log); !errors.Is(err, remotestate.ErrNotFork) {
 		t.Fatalf("--fork on a plain dev chain: %v", err)
 	}
 }

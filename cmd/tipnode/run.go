@@ -21,6 +21,7 @@ import (
 	"github.com/tipnode/tipnode/chain/devnet"
 	"github.com/tipnode/tipnode/chain/follow"
 	"github.com/tipnode/tipnode/chain/op"
+	"github.com/tipnode/tipnode/chain/op/preset"
 	"github.com/tipnode/tipnode/chain/remotestate"
 	"github.com/tipnode/tipnode/chain/statesync"
 	"github.com/tipnode/tipnode/pending"
@@ -99,6 +100,9 @@ type NodeFlags struct {
 	OPDAFootprintScalar uint64
 	OPL1BlockTime       time.Duration
 	OPMinBaseFee        uint64
+	// opBatcherHash is the L1-info deposit's batcher hash (not a flag:
+	// an OP fork continues its upstream's, continueL1).
+	opBatcherHash common.Hash
 	// Follow mode (run only).
 	FollowRPC       string
 	FollowMaxReorg  uint64
@@ -246,6 +250,7 @@ func (f *NodeFlags) producerConfig() (chain.ProducerConfig, error) {
 	pc.L1.DAFootprintGasScalar = uint16(f.OPDAFootprintScalar)
 	pc.L1.BlockTime = uint64(f.OPL1BlockTime / time.Second)
 	pc.MinBaseFee = f.OPMinBaseFee
+	pc.L1.BatcherHash = f.opBatcherHash
 	return pc, pc.Validate()
 }
 
@@ -463,6 +468,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		accounts int
 		forkURL  string
 		opStack  bool
+		opChain  string
 	)
 	sf.register(fs, "data directory (default: a fresh temporary directory, deleted on exit)")
 	lc.register(fs)
@@ -471,12 +477,15 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&mnemonic, "mnemonic", devnet.Mnemonic, "BIP-39 mnemonic of the prefunded dev accounts")
 	fs.IntVar(&accounts, "accounts", 10, "number of prefunded dev accounts (m/44'/60'/0'/0/i)")
 	fs.StringVar(&forkURL, "fork", "", "fork the chain of this JSON-RPC upstream, URL[@BLOCK] (default block: its latest): blocks continue from the fork block, state the dev chain has not written is read from the upstream at that block (once, then kept in the data directory); the chain id is the upstream's unless --chainid is given")
-	fs.BoolVar(&opStack, "op", false, "an OP Stack dev chain: every OP fork through Karst, L1-info deposits from a synthetic L1 (--op.* flags), L1 data and operator fees, tipnode_sendDeposit")
+	fs.BoolVar(&opStack, "op", false, "an OP Stack dev chain: every OP fork through Karst, L1-info deposits from a synthetic L1 (--op.* flags), L1 data and operator fees, tipnode_sendDeposit; with --fork: require an OP Stack upstream (an OP upstream is forked as OP without it)")
+	fs.StringVar(&opChain, "chain", "", "with --fork: the OP Stack upstream's chain config, a preset ("+strings.Join(preset.Names(), ", ")+
+		") or a genesis or chain config JSON file (geth --op-network NAME dumpgenesis); needed only when it is not found by itself (tipnode_genesis of a tipnode upstream, the preset of its chain id, debug_chainConfig of op-geth); its chain id must be the upstream's")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	chainIDSet := false
-	fs.Visit(func(f *flag.Flag) { chainIDSet = chainIDSet || f.Name == "chainid" })
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	chainIDSet := set["chainid"]
 	if err := lc.Validate(); err != nil {
 		return err
 	}
@@ -505,18 +514,26 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	var g *chain.Genesis
 	if forkURL != "" || db.Anchor().Fork != "" {
-		if opStack {
-			return errors.New("--fork and --op exclude each other: a fork runs the dev chain's L1 rules")
-		}
-		var id *big.Int
+		fo := forkOptions{Target: forkURL, OP: opStack, Chain: opChain}
 		if chainIDSet {
-			id = new(big.Int).SetUint64(chainID)
+			fo.ChainID = new(big.Int).SetUint64(chainID)
 		}
 		var src *remotestate.Source
-		if g, src, err = forkChain(ctx, db, forkURL, id, accs, sf.DataDir, log); err != nil {
+		if g, src, err = forkChain(ctx, db, fo, accs, sf.DataDir, log); err != nil {
 			return err
 		}
 		defer src.Close()
+		if g.OP != nil {
+			// The fork's L1 carries on the upstream's: the --op.* values
+			// not given are the head block's.
+			info, minBaseFee, err := forkL1(db, g)
+			if err != nil {
+				return fmt.Errorf("OP fork: %w", err)
+			}
+			nf.continueL1(info, minBaseFee, set)
+		}
+	} else if opChain != "" {
+		return errors.New("--chain needs --fork: it names the chain config of an OP Stack upstream (a new dev chain is --op)")
 	} else if g, err = devChain(db, chainID, accs, opStack, time.Now(), log); err != nil {
 		return err
 	}

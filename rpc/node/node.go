@@ -230,6 +230,9 @@ func New(cfg Config, db *store.DB, g *chain.Genesis, clock pending.Clock, log ze
 		clock = pending.SystemClock{}
 	}
 	exec := g.Executor()
+	if db.Anchor().Fork != "" {
+		exec = exec.ForFork()
+	}
 	w, err := chain.NewWriter(db, exec, cfg.Writer, log)
 	if err != nil {
 		return nil, err

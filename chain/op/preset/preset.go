@@ -146,6 +146,20 @@ func Lookup(name string) (*Preset, error) {
 	return nil, fmt.Errorf("%w %q: the presets are %s", ErrUnknown, name, strings.Join(Names(), ", "))
 }
 
+// ByChainID returns the preset of chain id (nil when no preset has it).
+func ByChainID(id uint64) (*Preset, error) {
+	all, err := All()
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range all {
+		if p.chainID == id {
+			return p, nil
+		}
+	}
+	return nil, nil
+}
+
 // Genesis is the preset's chain as a Genesis without a block (chain
 // config and OP part: what an init at a recent block needs).
 func (p *Preset) Genesis() (*chain.Genesis, error) {
