@@ -109,6 +109,16 @@ func TestRealL1BlockLayout(t *testing.T) {
 				if seq := read(L1ScalarsSlot); new(big.Int).SetBytes(seq[24:]).Uint64() != info.SequenceNumber {
 					t.Errorf("version %d: sequenceNumber not in slot 3 [24,32)", v)
 				}
+				// ReadL1Info (what a fork continues from) reads back the
+				// calldata's origin and Ecotone fee parameters.
+				if v == L1InfoEcotone {
+					r := ReadL1Info(read)
+					if r.Number != info.Number || r.Time != info.Time || r.BlockHash != info.BlockHash || r.SequenceNumber != info.SequenceNumber ||
+						r.BaseFee.Cmp(info.BaseFee) != 0 || r.BlobBaseFee.Cmp(info.BlobBaseFee) != 0 || r.BaseFeeScalar != info.BaseFeeScalar ||
+						r.BlobBaseFeeScalar != info.BlobBaseFeeScalar || r.BatcherHash != info.BatcherHash {
+						t.Errorf("ReadL1Info of the real L1Block: %+v, the calldata %+v", r, info)
+					}
+				}
 				// The fee parameters, as ReadFeeParams reads them, equal
 				// the calldata's.
 				cfg := fjordConfig()

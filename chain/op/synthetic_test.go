@@ -44,3 +44,39 @@ func TestSyntheticValidate(t *testing.T) {
 		}
 	}
 }
+
+// Continuing takes every fee parameter of the L1-info it continues and
+// keeps its own L1 block time; an encoding without a DA footprint scalar
+// (before Jovian) keeps the default, which Validate requires non-zero.
+func TestSyntheticContinuing(t *testing.T) {
+	base := DefaultSyntheticL1()
+	base.BlockTime = 2
+	for _, v := range []L1InfoVersion{L1InfoEcotone, L1InfoIsthmus, L1InfoJovian} {
+		info := sampleInfo(v)
+		info.DAFootprintGasScalar = map[bool]uint16{true: 777}[v == L1InfoJovian]
+		s := base.Continuing(info)
+		if err := s.Validate(); err != nil {
+			t.Fatalf("version %d: %v", v, err)
+		}
+		wantDA := uint16(DefaultDAFootprintGasScalar)
+		if v == L1InfoJovian {
+			wantDA = 777
+		}
+		if s.BaseFee.Cmp(info.BaseFee) != 0 || s.BlobBaseFee.Cmp(info.BlobBaseFee) != 0 || s.BaseFeeScalar != info.BaseFeeScalar ||
+			s.BlobBaseFeeScalar != info.BlobBaseFeeScalar || s.OperatorFeeScalar != info.OperatorFeeScalar ||
+			s.OperatorFeeConstant != info.OperatorFeeConstant || s.BatcherHash != info.BatcherHash ||
+			s.DAFootprintGasScalar != wantDA || s.BlockTime != 2 {
+			t.Fatalf("version %d: %+v continuing %+v", v, s, info)
+		}
+		// The next block's L1-info, in the same encoding, carries the
+		// same parameters.
+		next := s.Info(L1Origin{Number: info.Number, Time: info.Time, Hash: info.BlockHash, SequenceNumber: info.SequenceNumber + 1}, v)
+		if next.BaseFeeScalar != info.BaseFeeScalar || next.OperatorFeeConstant != info.OperatorFeeConstant || next.BatcherHash != info.BatcherHash {
+			t.Fatalf("version %d: next L1-info %+v", v, next)
+		}
+		info.BaseFee.SetInt64(1) // no aliasing
+		if s.BaseFee.Int64() == 1 {
+			t.Fatal("Continuing shares the base fee")
+		}
+	}
+}
