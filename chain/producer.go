@@ -1,6 +1,7 @@
 package chain
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/big"
@@ -38,6 +39,11 @@ type ProducerConfig struct {
 	// MinBaseFee is the Jovian minimum base fee (wei) each OP header's
 	// extraData carries for its child. Default 0.
 	MinBaseFee uint64
+	// EIP1559Denominator and EIP1559Elasticity are the Holocene
+	// eip1559Params each OP header's extraData carries for its child.
+	// Both zero (the default): the chain's constants. An OP fork (tipnode
+	// dev --fork) continues its upstream head's.
+	EIP1559Denominator, EIP1559Elasticity uint32
 }
 
 // DefaultProducerConfig returns the documented defaults.
@@ -47,6 +53,9 @@ func DefaultProducerConfig() ProducerConfig {
 
 // Validate checks the configuration.
 func (c ProducerConfig) Validate() error {
+	if (c.EIP1559Denominator == 0) != (c.EIP1559Elasticity == 0) {
+		return fmt.Errorf("%w: EIP-1559 denominator %d and elasticity %d: both zero (the chain's constants) or both set", op.ErrConfig, c.EIP1559Denominator, c.EIP1559Elasticity)
+	}
 	return c.L1.Validate()
 }
 
@@ -67,6 +76,8 @@ func (e *Executor) PrepareHeader(tmpl, parent *types.Header, c ProducerConfig) e
 	var params []byte
 	if cfg.IsHolocene(t) {
 		params = make([]byte, 8) // zero: the chain's constants
+		binary.BigEndian.PutUint32(params[0:4], c.EIP1559Denominator)
+		binary.BigEndian.PutUint32(params[4:8], c.EIP1559Elasticity)
 	}
 	var minBaseFee *uint64
 	if cfg.IsJovian(t) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
+	"github.com/tipnode/tipnode/chain/op"
 )
 
 // TestProducerSeamOnL1: on an L1 chain the producer seam changes nothing:
@@ -53,5 +54,45 @@ func TestAcceptsSequencedTxs(t *testing.T) {
 		if got := exec.AcceptsSequencedTxs(h, p); got != tc.want {
 			t.Errorf("block at %d on parent at %d: %v, want %v", tc.t, tc.parent, got, tc.want)
 		}
+	}
+}
+
+// TestPrepareHeaderEIP1559Params: an OP header carries the producer's
+// Holocene eip1559Params in its extraData (an OP fork continues its
+// upstream's), the chain's constants when they are zero; one of the two
+// zero is refused.
+func TestPrepareHeaderEIP1559Params(t *testing.T) {
+	g, err := chain.ParseGenesis([]byte(opGenesis))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := g.Executor()
+	parent := types.CopyHeader(g.Block.Header())
+	parent.Extra = op.EIP1559Params{Denominator: 250, Elasticity: 6}.Encode(true)
+	for _, tc := range []struct {
+		den, el uint32
+		want    op.EIP1559Params
+	}{
+		{0, 0, op.EIP1559Params{Denominator: uint32(g.OP.EIP1559DenominatorCanyon), Elasticity: uint32(g.OP.EIP1559Elasticity), MinBaseFee: 7}},
+		{8, 2, op.EIP1559Params{Denominator: 8, Elasticity: 2, MinBaseFee: 7}},
+	} {
+		c := chain.DefaultProducerConfig()
+		c.EIP1559Denominator, c.EIP1559Elasticity, c.MinBaseFee = tc.den, tc.el, 7
+		if err := c.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		h := &types.Header{Number: big.NewInt(1), Time: parent.Time + 2, GasLimit: parent.GasLimit}
+		if err := exec.PrepareHeader(h, parent, c); err != nil {
+			t.Fatal(err)
+		}
+		got, err := op.DecodeExtraData(h.Extra, true)
+		if err != nil || got != tc.want {
+			t.Fatalf("params (%d, %d): extraData %x = %+v (%v), want %+v", tc.den, tc.el, h.Extra, got, err, tc.want)
+		}
+	}
+	c := chain.DefaultProducerConfig()
+	c.EIP1559Denominator = 8
+	if err := c.Validate(); err == nil {
+		t.Fatal("a denominator without an elasticity accepted")
 	}
 }

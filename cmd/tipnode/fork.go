@@ -230,56 +230,70 @@ func chainFlag(arg string) (*remotestate.Chain, error) {
 	return remotestate.NewChain(g.RawConfig(), "preset "+p.Name)
 }
 
-// forkL1 is what an OP fork's sequencer continues from its head block:
+// forkHead is what an OP fork's sequencer continues from its head block
+// (forkL1).
+type forkHead struct {
+	// L1 is the head's L1-info content.
+	L1 *op.L1Info
+	// EIP1559 are the base fee parameters the head's extraData carries
+	// for its child (from Holocene; nil before), MinBaseFee Jovian's
+	// minimum base fee (nil before Jovian).
+	EIP1559    *op.EIP1559Params
+	MinBaseFee *uint64
+}
+
+// forkL1 reads what an OP fork's sequencer continues from its head block:
 // the head's L1-info content (its L1-info deposit; the L1Block
 // predeploy's storage when the body is not kept, read through the fork's
-// upstream) and, from Jovian, the minimum base fee its header carries.
-func forkL1(db *store.DB, g *chain.Genesis) (*op.L1Info, *uint64, error) {
+// upstream) and the base fee parameters of its extraData.
+func forkL1(db *store.DB, g *chain.Genesis) (forkHead, error) {
+	var fh forkHead
 	view, err := db.View()
 	if err != nil {
-		return nil, nil, err
+		return fh, err
 	}
 	defer view.Close()
 	n, err := view.Tag(store.TagLatest)
 	if err != nil {
-		return nil, nil, err
+		return fh, err
 	}
 	hash, err := view.CanonicalHash(n)
 	if err != nil {
-		return nil, nil, err
+		return fh, err
 	}
 	head, err := view.Header(n, hash)
 	if err != nil {
-		return nil, nil, err
+		return fh, err
 	}
-	var info *op.L1Info
 	if body, err := view.Body(n, hash); err == nil && len(body.Transactions) > 0 {
 		if d, ok := body.Transactions[0].(*chaintypes.Deposit); ok && d.From() == op.L1InfoDepositor {
-			info, _ = op.ParseL1Info(d.Data())
+			fh.L1, _ = op.ParseL1Info(d.Data())
 		}
 	}
-	if info == nil {
+	if fh.L1 == nil {
 		st, err := view.StateAt(n)
 		if err != nil {
-			return nil, nil, err
+			return fh, err
 		}
 		var readErr error
-		info = op.ReadL1Info(func(slot common.Hash) common.Hash {
+		fh.L1 = op.ReadL1Info(func(slot common.Hash) common.Hash {
 			v, err := st.Storage(op.L1BlockAddr, slot)
 			readErr = errors.Join(readErr, err)
 			return v
 		})
 		if readErr != nil {
-			return nil, nil, fmt.Errorf("the L1Block predeploy at block %d: %w", n, readErr)
+			return fh, fmt.Errorf("the L1Block predeploy at block %d: %w", n, readErr)
 		}
 	}
-	var minBaseFee *uint64
-	if g.OP.IsJovian(head.Time) {
-		if p, err := op.DecodeExtraData(head.Extra, true); err == nil {
-			minBaseFee = &p.MinBaseFee
+	if jovian := g.OP.IsJovian(head.Time); jovian || g.OP.IsHolocene(head.Time) {
+		if p, err := op.DecodeExtraData(head.Extra, jovian); err == nil {
+			fh.EIP1559 = &p
+			if jovian {
+				fh.MinBaseFee = &p.MinBaseFee
+			}
 		}
 	}
-	return info, minBaseFee, nil
+	return fh, nil
 }
 
 // opL1Flags are the --op.* flags whose values an OP fork takes from its
@@ -288,10 +302,11 @@ var opL1Flags = []string{"op.l1.basefee", "op.l1.blobbasefee", "op.l1.basefeesca
 	"op.operatorfee.scalar", "op.operatorfee.constant", "op.dafootprintscalar", "op.minbasefee"}
 
 // continueL1 sets the --op.* values not given (set holds the flags given)
-// from an OP fork's head block (forkL1), so the fork's L1 carries on the
-// upstream's.
-func (f *NodeFlags) continueL1(info *op.L1Info, minBaseFee *uint64, set map[string]bool) {
-	l1 := op.DefaultSyntheticL1().Continuing(info)
+// and the L1-info batcher hash and EIP-1559 parameters from an OP fork's
+// head block (forkL1), so the fork carries on the upstream's L1 and base
+// fee rules.
+func (f *NodeFlags) continueL1(fh forkHead, set map[string]bool) {
+	l1 := op.DefaultSyntheticL1().Continuing(fh.L1)
 	for _, name := range opL1Flags {
 		if set[name] {
 			continue
@@ -312,10 +327,13 @@ func (f *NodeFlags) continueL1(info *op.L1Info, minBaseFee *uint64, set map[stri
 		case "op.dafootprintscalar":
 			f.OPDAFootprintScalar = uint64(l1.DAFootprintGasScalar)
 		case "op.minbasefee":
-			if minBaseFee != nil {
-				f.OPMinBaseFee = *minBaseFee
+			if fh.MinBaseFee != nil {
+				f.OPMinBaseFee = *fh.MinBaseFee
 			}
 		}
 	}
-	f.opBatcherHash = info.BatcherHash
+	f.opBatcherHash = fh.L1.BatcherHash
+	if fh.EIP1559 != nil {
+		f.opEIP1559 = [2]uint32{fh.EIP1559.Denominator, fh.EIP1559.Elasticity}
+	}
 }

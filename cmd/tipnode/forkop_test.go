@@ -416,3 +416,29 @@ func TestForkOPRefusals(t *testing.T) {
 		t.Fatalf("--chain without --fork: %v", err)
 	}
 }
+
+// An OP fork's sequencer takes the --op.* values not given, the batcher
+// hash and the EIP-1559 parameters from its head block; a flag given
+// wins.
+func TestForkOPContinueL1(t *testing.T) {
+	var nf NodeFlags
+	nf.register(newFlagSet(), true)
+	min := uint64(77)
+	fh := forkHead{
+		L1: &op.L1Info{Version: op.L1InfoJovian, BaseFee: big.NewInt(31e9), BlobBaseFee: big.NewInt(5), BaseFeeScalar: 5227, BlobBaseFeeScalar: 1014213,
+			OperatorFeeScalar: 3, OperatorFeeConstant: 9, DAFootprintGasScalar: 321, BatcherHash: common.HexToHash("0xba7c4e")},
+		EIP1559: &op.EIP1559Params{Denominator: 8, Elasticity: 2, MinBaseFee: min}, MinBaseFee: &min,
+	}
+	nf.OPBlobBaseFeeScalar = 42 // as if given
+	nf.continueL1(fh, map[string]bool{"op.l1.blobbasefeescalar": true})
+	pc, err := nf.producerConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l1 := pc.L1
+	if l1.BaseFee.Int64() != 31e9 || l1.BlobBaseFee.Int64() != 5 || l1.BaseFeeScalar != 5227 || l1.BlobBaseFeeScalar != 42 ||
+		l1.OperatorFeeScalar != 3 || l1.OperatorFeeConstant != 9 || l1.DAFootprintGasScalar != 321 || l1.BatcherHash != fh.L1.BatcherHash ||
+		pc.MinBaseFee != 77 || pc.EIP1559Denominator != 8 || pc.EIP1559Elasticity != 2 || l1.BlockTime != op.DefaultL1BlockTime {
+		t.Fatalf("producer config %+v (L1 %+v)", pc, l1)
+	}
+}

@@ -103,6 +103,10 @@ type NodeFlags struct {
 	// opBatcherHash is the L1-info deposit's batcher hash (not a flag:
 	// an OP fork continues its upstream's, continueL1).
 	opBatcherHash common.Hash
+	// opEIP1559 are the Holocene eip1559Params (denominator, elasticity)
+	// of each header (not a flag: zero = the chain's constants; an OP
+	// fork continues its upstream's, continueL1).
+	opEIP1559 [2]uint32
 	// Follow mode (run only).
 	FollowRPC       string
 	FollowMaxReorg  uint64
@@ -251,6 +255,7 @@ func (f *NodeFlags) producerConfig() (chain.ProducerConfig, error) {
 	pc.L1.BlockTime = uint64(f.OPL1BlockTime / time.Second)
 	pc.MinBaseFee = f.OPMinBaseFee
 	pc.L1.BatcherHash = f.opBatcherHash
+	pc.EIP1559Denominator, pc.EIP1559Elasticity = f.opEIP1559[0], f.opEIP1559[1]
 	return pc, pc.Validate()
 }
 
@@ -526,11 +531,11 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if g.OP != nil {
 			// The fork's L1 carries on the upstream's: the --op.* values
 			// not given are the head block's.
-			info, minBaseFee, err := forkL1(db, g)
+			fh, err := forkL1(db, g)
 			if err != nil {
 				return fmt.Errorf("OP fork: %w", err)
 			}
-			nf.continueL1(info, minBaseFee, set)
+			nf.continueL1(fh, set)
 		}
 	} else if opChain != "" {
 		return errors.New("--chain needs --fork: it names the chain config of an OP Stack upstream (a new dev chain is --op)")
