@@ -480,6 +480,14 @@ func TestForkChainArgs(t *testing.T) {
 	if _, _, err := forkChain(context.Background(), db, forkOptions{ChainID: big.NewInt(5)}, accs, dir, log); err == nil || !strings.Contains(err.Error(), "31337") {
 		t.Fatalf("restart with another chain id: %v", err)
 	}
+	// An L1 fork is not an OP one: --op and --chain on the restart are
+	// refused.
+	if _, _, err := forkChain(context.Background(), db, forkOptions{OP: true}, accs, dir, log); err == nil || !strings.Contains(err.Error(), "--op") || !strings.Contains(err.Error(), "L1 rules") {
+		t.Fatalf("restart of an L1 fork with --op: %v", err)
+	}
+	if _, _, err := forkChain(context.Background(), db, forkOptions{Chain: "op-mainnet"}, accs, dir, log); !errors.Is(err, remotestate.ErrChain) || !strings.Contains(err.Error(), "chain 10") {
+		t.Fatalf("restart of a fork of chain 31337 with --chain op-mainnet: %v", err)
+	}
 	db.Close()
 
 	plain := t.TempDir()
@@ -490,5 +498,16 @@ func TestForkChainArgs(t *testing.T) {
 	}
 	if _, _, err := forkChain(context.Background(), db, forkOptions{Target: up.HTTP}, accs, plain, log); !errors.Is(err, remotestate.ErrNotFork) {
 		t.Fatalf("--fork on a plain dev chain: %v", err)
+	}
+	// --op on a go-ethereum (L1) upstream: refused before anything is
+	// written.
+	l1 := t.TempDir()
+	db2 := open(l1)
+	defer db2.Close()
+	if _, _, err := forkChain(context.Background(), db2, forkOptions{Target: up.HTTP, OP: true}, accs, l1, log); !errors.Is(err, remotestate.ErrChain) || !strings.Contains(err.Error(), "not an OP Stack chain") {
+		t.Fatalf("--fork --op of an L1 upstream: %v", err)
+	}
+	if _, err := db2.Latest(); err == nil {
+		t.Fatal("the refused fork wrote a chain")
 	}
 }
