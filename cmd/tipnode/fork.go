@@ -133,56 +133,56 @@ func forkChain(ctx context.Context, db *store.DB, fo forkOptions, accs []devnet.
 
 // forkRules is the chain config a new fork of src at block runs: the
 // upstream's OP chain config (--chain, else found by DetectChain), or nil
-// for an L1 upstream (the dev chain's rules). An OP Stack upstream (code
-// at the L1Block predeploy) whose config is not found, --op on an L1
-// upstream and a --chain of another chain are refused, naming what was
-// tried or what differs.
+// for an L1 upstream (the dev chain's rules). An upstream without code at
+// the L1Block predeploy at block is an L1 chain (nothing more is asked);
+// --op on it, an OP Stack upstream whose config is not found and a
+// --chain of another chain are refused, naming what was tried or what
+// differs.
 func forkRules(ctx context.Context, src *remotestate.Source, block uint64, fo forkOptions) (*remotestate.Chain, error) {
 	id, err := src.ChainID()
 	if err != nil {
 		return nil, err
 	}
+	isOP, err := src.HasL1Block(block)
+	if err != nil {
+		return nil, err
+	}
+	notOP := func(why string) error {
+		return fmt.Errorf("%w: the upstream %s (chain id %s) is not an OP Stack chain: %s", remotestate.ErrChain, src.URL(), id, why)
+	}
+	noL1Block := fmt.Sprintf("no code at the L1Block predeploy %s at block %d", op.L1BlockAddr, block)
 	var c *remotestate.Chain
-	if fo.Chain != "" {
+	switch {
+	case fo.Chain != "":
 		if c, err = chainFlag(fo.Chain); err != nil {
 			return nil, err
 		}
 		if got := c.Genesis.Config.ChainID; got.Cmp(id) != 0 {
 			return nil, fmt.Errorf("%w: --chain %s is chain %s, the upstream %s is chain %s", remotestate.ErrChain, fo.Chain, got, src.URL(), id)
 		}
-	} else {
+		if !isOP {
+			return nil, fmt.Errorf("--chain %s: %w", fo.Chain, notOP(noL1Block))
+		}
+	case !isOP && fo.OP:
+		return nil, fmt.Errorf("--op: %w", notOP(noL1Block))
+	case !isOP:
+		return nil, nil // an L1 upstream: the dev chain's rules
+	default:
 		var tried []string
 		if c, tried, err = src.DetectChain(ctx, id); err != nil {
 			return nil, err
 		}
 		if c == nil {
-			isOP, err := src.HasL1Block(block)
-			if err != nil {
-				return nil, err
-			}
-			switch {
-			case isOP:
-				return nil, fmt.Errorf("%w: the upstream %s (chain id %s) is an OP Stack chain (code at the L1Block predeploy %s) and its chain config was not found; tried %s. "+
-					"Pass --chain NAME (a preset: %s) or --chain FILE (the chain's genesis or chain config JSON, e.g. geth --op-network NAME dumpgenesis)",
-					remotestate.ErrChain, src.URL(), id, op.L1BlockAddr, strings.Join(tried, "; "), strings.Join(preset.Names(), ", "))
-			case fo.OP:
-				return nil, fmt.Errorf("%w: --op: the upstream %s (chain id %s) is not an OP Stack chain: no code at the L1Block predeploy %s at block %d and no OP chain config (tried %s)",
-					remotestate.ErrChain, src.URL(), id, op.L1BlockAddr, block, strings.Join(tried, "; "))
-			}
-			return nil, nil
+			return nil, fmt.Errorf("%w: the upstream %s (chain id %s) is an OP Stack chain (code at the L1Block predeploy %s) and its chain config was not found; tried %s. "+
+				"Pass --chain NAME (a preset: %s) or --chain FILE (the chain's genesis or chain config JSON, e.g. geth --op-network NAME dumpgenesis)",
+				remotestate.ErrChain, src.URL(), id, op.L1BlockAddr, strings.Join(tried, "; "), strings.Join(preset.Names(), ", "))
 		}
-	}
-	if !c.OP() {
-		if fo.OP {
-			return nil, fmt.Errorf("%w: --op: the upstream %s (chain id %s) is not an OP Stack chain: its chain config (%s) has no \"optimism\" part", remotestate.ErrChain, src.URL(), id, c.From)
+		if !c.OP() {
+			if fo.OP {
+				return nil, fmt.Errorf("--op: %w", notOP(fmt.Sprintf("its chain config (%s) has no \"optimism\" part", c.From)))
+			}
+			return nil, nil // an L1 chain config: the dev chain's rules
 		}
-		return nil, nil // an L1 upstream: the dev chain's rules
-	}
-	if hasL1Block, err := src.HasL1Block(block); err != nil {
-		return nil, err
-	} else if !hasL1Block {
-		return nil, fmt.Errorf("%w: the chain config from %s is an OP Stack chain's, but the upstream %s has no code at the L1Block predeploy %s at block %d: not the chain it names",
-			remotestate.ErrChain, c.From, src.URL(), op.L1BlockAddr, block)
 	}
 	if bedrock := c.Genesis.OP.BedrockBlock; bedrock.Cmp(new(big.Int).SetUint64(block)) > 0 {
 		return nil, fmt.Errorf("%w: block %d is before the chain's Bedrock block %s: fork at a later block", remotestate.ErrChain, block, bedrock)
