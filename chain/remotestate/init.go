@@ -124,7 +124,11 @@ func Init(ctx context.Context, db *store.DB, c InitConfig, log zerolog.Logger) (
 		return Result{}, err
 	}
 	top := a.Headers[len(a.Headers)-1]
-	log.Info().Str("upstream", up).Uint64("block", c.Block).Str("hash", top.Hash().Hex()).
+	rules := "the dev chain's L1 rules"
+	if c.Chain != nil {
+		rules = c.Chain.From
+	}
+	log.Info().Str("chainConfig", rules).Str("upstream", up).Uint64("block", c.Block).Str("hash", top.Hash().Hex()).
 		Str("chainId", chainID.String()).Bool("op", c.Chain != nil && c.Chain.OP()).Int("devAccounts", len(c.Accounts)).
 		Str("elapsed", time.Since(start).Round(time.Millisecond).String()).Msg("fork created")
 	return Result{Block: c.Block, Hash: top.Hash(), ChainID: chainID}, nil
