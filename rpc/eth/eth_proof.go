@@ -198,6 +198,7 @@ func (a *API) getProof(ctx context.Context, p rpc.Params) (any, error) {
 	}
 	return proofJSON(addr, pr, keys, lens), nil
 }
+
 // proofError says why there is no trie to prove from (-32000).
 func proofError(err error) error {
 	var we *store.TrieWindowError
