@@ -186,13 +186,18 @@ func (w *proofWalker) walk(owner common.Hash, root []byte, key *[common.HashLeng
 		if err != nil {
 			return corrupt(err.Error())
 		}
-		n, err := rlp.CountValues(elems)
+		// Two items: a short node; otherwise a full node (17 items; a
+		// malformed one fails on its children or its hash).
+		_, _, second, err := rlp.Split(elems)
+		if err != nil {
+			return corrupt(err.Error())
+		}
+		_, _, third, err := rlp.Split(second)
 		if err != nil {
 			return corrupt(err.Error())
 		}
 		var ref []byte
-		switch n {
-		case 2: // short node: compact key, then value (leaf) or child
+		if len(third) == 0 { // short node: compact key, then value (leaf) or child
 			ck, rest, err := rlp.SplitString(elems)
 			if err != nil || len(ck) == 0 {
 				return corrupt("short node key")
@@ -227,7 +232,7 @@ func (w *proofWalker) walk(owner common.Hash, root []byte, key *[common.HashLeng
 				return val, proof, nil
 			}
 			ref = rest
-		case 17: // full node: 16 children and a value (unused: keys are one length)
+		} else { // full node: 16 children and a value (unused: keys are one length)
 			if pos == len(path) {
 				return corrupt("full node at a key's end")
 			}
@@ -238,8 +243,6 @@ func (w *proofWalker) walk(owner common.Hash, root []byte, key *[common.HashLeng
 				}
 			}
 			pos++
-		default:
-			return corrupt(fmt.Sprintf("list of %d items", n))
 		}
 		kind, content, rest, err := rlp.Split(ref)
 		if err != nil {
