@@ -248,11 +248,15 @@ func (db *DB) Close() error {
 		}
 		db.views = nil
 	}
+	flushed := false
 	if !db.cfg.ReadOnly {
 		db.persistFetchedAtClose()
-		db.flushAtClose()
+		flushed = db.flushAtClose()
 	}
 	errs = append(errs, db.closePebble())
+	if flushed {
+		db.removeRecycledWALs()
+	}
 	db.state.close()
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("close store: %w", err)
@@ -327,18 +331,21 @@ func (db *DB) Flush() error {
 // two memtables free. A flush that hits ENOSPC is retried by Pebble
 // forever, and Pebble's Close waits for it; a filesystem that cannot report
 // its usage is not flushed. A failure is logged, not returned: nothing
-// depends on the flush.
-func (db *DB) flushAtClose() {
+// depends on the flush. It reports whether every write is in sstables
+// afterwards, leaving one live write-ahead log (removeRecycledWALs).
+func (db *DB) flushAtClose() bool {
 	free, err := db.guard.free()
 	if err != nil || free < max(db.guard.min, 2*db.cfg.MemtableBytes) {
-		return
+		return false
 	}
-	if db.pdb.Metrics().WAL.Size == 0 { // nothing written since the last flush
-		return
+	if db.pdb.Metrics().WAL.Size != 0 { // else nothing written since the last flush
+		if err := db.pdb.Flush(); err != nil {
+			db.log.Warn().Err(err).Msg("flush at close (the next open replays the write-ahead log)")
+			return false
+		}
 	}
-	if err := db.pdb.Flush(); err != nil {
-		db.log.Warn().Err(err).Msg("flush at close (the next open replays the write-ahead log)")
-	}
+	m := db.pdb.Metrics()
+	return m.WAL.Files == 1 && m.WAL.Size == 0
 }
 
 // writeOpts returns the commit options implementing Config.SyncWrites.

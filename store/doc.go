@@ -135,7 +135,10 @@
 // flushes them and waits for the compactions that flush starts. DB.Flush
 // (end of import) and Close (a writable store with room on its disk) flush
 // the memtables so the next open has nothing to replay. Nothing depends on
-// it: after a crash Open replays what is left.
+// it: after a crash Open replays what is left. When Close's flush leaves a
+// single, empty live WAL, it then deletes the obsolete WAL files Pebble
+// keeps for recycling (walclean.go): in a closed store they are only disk,
+// up to five memtables' worth.
 //
 // # Disk space and read-only stores
 //

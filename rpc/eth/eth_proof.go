@@ -5,11 +5,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math/big"
 	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/common/hexutil"
 
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/rpc"
@@ -23,24 +21,6 @@ const MaxProofKeys = 1024
 // registerProof installs eth_getProof.
 func (a *API) registerProof(s *rpc.Server) {
 	s.Register("eth_getProof", a.getProof, rpc.HonoursContext)
-}
-
-// proofResult is EIP-1186's answer, field for field as go-ethereum encodes
-// it (internal/ethapi AccountResult).
-type proofResult struct {
-	Address      common.Address `json:"address"`
-	AccountProof []string       `json:"accountProof"`
-	Balance      *hexutil.Big   `json:"balance"`
-	CodeHash     common.Hash    `json:"codeHash"`
-	Nonce        hexutil.Uint64 `json:"nonce"`
-	StorageHash  common.Hash    `json:"storageHash"`
-	StorageProof []slotResult   `json:"storageProof"`
-}
-
-type slotResult struct {
-	Key   string       `json:"key"`
-	Value *hexutil.Big `json:"value"`
-	Proof []string     `json:"proof"`
 }
 
 // proofKey parses a storage key as go-ethereum does: hex, the 0x prefix
@@ -65,12 +45,96 @@ func proofKey(s string) (common.Hash, int, error) {
 	return common.BytesToHash(b), len(b), nil
 }
 
-func hexList(nodes [][]byte) []string {
-	out := make([]string, len(nodes))
-	for i, n := range nodes {
-		out[i] = hexutil.Encode(n)
+// appendHexQuantity appends the big-endian number b as a JSON quantity
+// (hexutil.Big's encoding: no leading zeros, "0x0" for zero).
+func appendHexQuantity(buf, b []byte) []byte {
+	for len(b) > 0 && b[0] == 0 {
+		b = b[1:]
 	}
-	return out
+	buf = append(buf, '"', '0', 'x')
+	switch {
+	case len(b) == 0:
+		buf = append(buf, '0')
+	case b[0] < 0x10:
+		buf = append(buf, hexDigits[b[0]])
+		buf = hex.AppendEncode(buf, b[1:])
+	default:
+		buf = hex.AppendEncode(buf, b)
+	}
+	return append(buf, '"')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendHexList appends nodes as a JSON array of 0x-prefixed hex strings.
+func appendHexList(buf []byte, nodes [][]byte) []byte {
+	buf = append(buf, '[')
+	for i, n := range nodes {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = appendHexBytes(buf, n)
+	}
+	return append(buf, ']')
+}
+
+// proofJSON writes the EIP-1186 answer as go-ethereum encodes it
+// (internal/ethapi AccountResult, field for field and byte for byte): an
+// absent account has zero balance, nonce, code hash and storage hash.
+// keys are the asked slots, lens the byte length each was given in (a
+// 32-byte key is echoed as is, any other as a quantity).
+func proofJSON(addr common.Address, pr *store.AccountProof, keys []common.Hash, lens []int) rpc.RawResult {
+	size := 512
+	for _, n := range pr.Proof {
+		size += 2*len(n) + 5
+	}
+	for _, sp := range pr.Storage {
+		size += 256
+		for _, n := range sp.Proof {
+			size += 2*len(n) + 5
+		}
+	}
+	buf := make([]byte, 0, size)
+	buf = append(buf, `{"address":`...)
+	buf = appendHexBytes(buf, addr[:])
+	buf = append(buf, `,"accountProof":`...)
+	buf = appendHexList(buf, pr.Proof)
+	var codeHash, storageHash common.Hash
+	var balance [32]byte
+	var nonce uint64
+	if acc := pr.Account; acc != nil {
+		if acc.Balance != nil {
+			balance = acc.Balance.Bytes32()
+		}
+		codeHash, storageHash, nonce = common.BytesToHash(acc.CodeHash), acc.Root, acc.Nonce
+	}
+	buf = append(buf, `,"balance":`...)
+	buf = appendHexQuantity(buf, balance[:])
+	buf = append(buf, `,"codeHash":`...)
+	buf = appendHexBytes(buf, codeHash[:])
+	buf = append(buf, `,"nonce":`...)
+	buf = appendHexUint64(buf, nonce)
+	buf = append(buf, `,"storageHash":`...)
+	buf = appendHexBytes(buf, storageHash[:])
+	buf = append(buf, `,"storageProof":[`...)
+	for i, k := range keys {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, `{"key":`...)
+		if lens[i] == common.HashLength {
+			buf = appendHexBytes(buf, k[:])
+		} else {
+			buf = appendHexQuantity(buf, k[:])
+		}
+		sp := pr.Storage[i]
+		buf = append(buf, `,"value":`...)
+		buf = appendHexQuantity(buf, sp.Value[:])
+		buf = append(buf, `,"proof":`...)
+		buf = appendHexList(buf, sp.Proof)
+		buf = append(buf, '}')
+	}
+	return append(buf, "]}"...)
 }
 
 // getProof implements eth_getProof(address, storageKeys, block): the
@@ -107,37 +171,32 @@ func (a *API) getProof(ctx context.Context, p rpc.Params) (any, error) {
 		return nil, err
 	}
 	defer blk.Close()
-	var tr *store.StateTrie
+	var pr *store.AccountProof
 	if blk.Pending != nil {
 		// The pending block's own trie as of the snapshot this read
 		// holds: the proof is against its header's state root.
-		tr, err = blk.Pending.StateTrie(blk.View)
-	} else {
-		tr, err = blk.View.StateTrie(blk.Header.Number.Uint64())
-	}
-	if err != nil {
-		return nil, proofError(err)
-	}
-	pr, err := tr.Prove(addr, keys)
-	if err != nil {
-		return nil, err
-	}
-	res := &proofResult{Address: addr, AccountProof: hexList(pr.Proof), Balance: (*hexutil.Big)(new(big.Int)), StorageProof: make([]slotResult, len(keys))}
-	if acc := pr.Account; acc != nil {
-		res.Balance = (*hexutil.Big)(acc.Balance.ToBig())
-		res.CodeHash = common.BytesToHash(acc.CodeHash)
-		res.Nonce = hexutil.Uint64(acc.Nonce)
-		res.StorageHash = acc.Root
-	}
-	for i, k := range keys {
-		out := hexutil.Encode(k[:])
-		if lens[i] != common.HashLength {
-			out = hexutil.EncodeBig(k.Big())
+		tr, err := blk.Pending.StateTrie(blk.View)
+		if err != nil {
+			return nil, proofError(err)
 		}
-		sp := pr.Storage[i]
-		res.StorageProof[i] = slotResult{Key: out, Value: (*hexutil.Big)(sp.Value.Big()), Proof: hexList(sp.Proof)}
+		pr, err = tr.Prove(addr, keys)
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		// A stored block's header names the trie's root at its height
+		// (verified or computed when the block was written): the root
+		// node is read by that hash, usually from the node cache.
+		tr, err := blk.View.StateTrie(blk.Header.Number.Uint64())
+		if err != nil {
+			return nil, proofError(err)
+		}
+		pr, err = tr.ProveAgainst(blk.Header.Root, addr, keys)
+		if err != nil {
+			return nil, err
+		}
 	}
-	return res, nil
+	return proofJSON(addr, pr, keys, lens), nil
 }
 
 // proofError says why there is no trie to prove from (-32000).
