@@ -71,6 +71,18 @@ func (e *Executor) newOPBlock(h, parent *types.Header) opBlock {
 	return opBlock{karstActivation: e.op.cfg.IsKarst(h.Time) && !e.op.cfg.IsKarst(parent.Time)}
 }
 
+// applyCanyonDeployer sets the create2Deployer preinstall's code in the
+// block whose timestamp is exactly canyonTime (canyon/overview.md), before
+// the block's system calls and transactions, as op-geth does (its state
+// processor and block builder: EnsureCreate2Deployer after the DAO fork).
+// Nothing on an L1 chain.
+func (e *Executor) applyCanyonDeployer(h *types.Header, state *StateDB) {
+	if e.op == nil || !e.op.cfg.IsCanyonActivation(h.Time) {
+		return
+	}
+	state.SetCode(op.Create2DeployerAddr, op.Create2DeployerCode, tracing.CodeChangeUnspecified)
+}
+
 // feeParams reads the block's L1 fee parameters from the L1Block predeploy
 // as the deposits left it, with the DA footprint gas scalar of the block's
 // L1-info deposit (Jovian): like op-geth, taken from the calldata, which
