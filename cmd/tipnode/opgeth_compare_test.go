@@ -319,9 +319,9 @@ var opDiffCalls = func() []struct {
 }()
 
 // compareCalls compares the eth_calls of opDiffCalls at height num: the
-// result, or the error's message and data (a revert's bytes) on both. The
-// error code is not compared: op-geth reports every revert with code 3,
-// tipnode with -32000 (rpc.CodeCallReverted, its documented choice).
+// result, or the error (sameCallError) on both. The error code is not
+// compared: op-geth reports every revert with code 3, tipnode with -32000
+// (rpc.CodeCallReverted, its documented choice).
 func (c *opComparer) compareCalls(name, url string, num hexutil.Uint64) {
 	c.t.Helper()
 	for _, call := range opDiffCalls {
@@ -339,7 +339,7 @@ func (c *opComparer) compareCalls(name, url string, num hexutil.Uint64) {
 		case (refErr == nil) != (gotErr == nil):
 			c.mismatch(name+" eth_call "+call.name, "%s: block %d eth_call %s: op-geth %s %+v, tipnode %s %+v",
 				name, num, call.name, short(ref), refErr, short(got), gotErr)
-		case refErr != nil && (refErr.Message != gotErr.Message || string(refErr.Data) != string(gotErr.Data)):
+		case refErr != nil && !sameCallError(refErr, gotErr):
 			c.mismatch(name+" eth_call "+call.name+" error", "%s: block %d eth_call %s: op-geth %+v, tipnode %+v",
 				name, num, call.name, refErr, gotErr)
 		case string(ref) != string(got):
@@ -347,6 +347,18 @@ func (c *opComparer) compareCalls(name, url string, num hexutil.Uint64) {
 				name, num, call.name, short(ref), short(got))
 		}
 	}
+}
+
+// sameCallError: a revert on both with the same revert data (tipnode's
+// message is exactly "execution reverted", op-geth appends a decoded
+// Error(string) reason: rpc.ErrReverted's documented choice), or the same
+// message and data otherwise.
+func sameCallError(ref, got *rpcError) bool {
+	const reverted = "execution reverted"
+	if strings.HasPrefix(ref.Message, reverted) && got.Message == reverted {
+		return string(ref.Data) == string(got.Data)
+	}
+	return ref.Message == got.Message && string(ref.Data) == string(got.Data)
 }
 
 // rpcError is a JSON-RPC error object.

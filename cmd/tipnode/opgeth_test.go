@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -40,12 +41,13 @@ import (
 // builds op-geth v1.101702.3's cmd/geth from the Go module proxy and runs
 // TestOPGethDifferential with TIPNODE_OPGETH naming it. The test drives
 // op-geth's engine API as a minimal op-node would, over a chain whose
-// genesis is a real one (issue 37): OP Sepolia's as op-geth's `dumpgenesis`
-// writes it (../shared/op/chains: the Bedrock-era predeploys behind their
-// proxies, the real Bedrock L1Block and GasPriceOracle), with the fork times
-// re-timed so that Canyon, Ecotone, Fjord, Granite, Holocene, Isthmus and
-// Jovian activate during the run (Karst unset: op-geth v1.101702.3 has
-// none), and a few test accounts and contracts added to the alloc. The
+// genesis is a real one (issue 37), as op-geth's `dumpgenesis` writes it
+// (../shared/op/chains; opDiffChains: OP Sepolia and Zora with the
+// Bedrock-era predeploys behind their proxies, World Chain from Ecotone,
+// Unichain from Granite), with the fork times re-timed so that every fork
+// from Canyon through Jovian that is not active at genesis activates during
+// the run (Karst unset: op-geth v1.101702.3 has none), and a few test
+// accounts and contracts added to the alloc. The
 // activation blocks of Ecotone, Fjord, Isthmus and Jovian hold the
 // network-upgrade deposits op-node inserts (chain/devnet UpgradeTxs: the
 // spec's senders, gas, calldata and source hashes; tipnode's own
@@ -67,7 +69,6 @@ import (
 // seconds (blocks are 2 s apart). Canyon's falls on a block: the
 // create2Deployer is set in the block at exactly canyonTime.
 const (
-	opDiffChain     = "op-sepolia" // the ../shared/op/chains genesis
 	opDiffBlockTime = 2
 	opCanyonAt      = 4  // block 2
 	opEcotoneAt     = 10 // block 5
@@ -156,24 +157,33 @@ func newOPDiffSpec(t *testing.T, file string) *opDiffSpec {
 	return s
 }
 
-// genesisJSON is the real genesis with the OP forks from Canyon re-timed
-// after genesis (each with the L1 fork it stands for: Shanghai, Cancun,
-// Prague), Karst and Delta unset, and the test's senders and contracts
+// genesisJSON is the real genesis with the OP forks from Canyon that are
+// not active at genesis re-timed after it (each with the L1 fork it stands
+// for: Shanghai, Cancun, Prague), Karst and Delta unset, and the test's senders and contracts
 // added to the alloc; everything else (the predeploys, proxies and their
 // storage, the header fields, the EIP-1559 constants) is the file's.
 func (s *opDiffSpec) genesisJSON() []byte {
 	var cfg map[string]any
-	if err := json.Unmarshal(s.base["config"], &cfg); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(s.base["config"]))
+	dec.UseNumber() // numbers as written (no float64 rounding)
+	if err := dec.Decode(&cfg); err != nil {
 		panic(err)
 	}
-	at := func(off uint64) uint64 { return s.t0 + off }
-	for k, v := range map[string]uint64{
-		"canyonTime": at(opCanyonAt), "shanghaiTime": at(opCanyonAt),
-		"ecotoneTime": at(opEcotoneAt), "cancunTime": at(opEcotoneAt), "fjordTime": at(opFjordAt),
-		"graniteTime": at(opGraniteAt), "holoceneTime": at(opHoloceneAt),
-		"isthmusTime": at(opIsthmusAt), "pragueTime": at(opIsthmusAt), "jovianTime": at(opJovianAt),
+	for _, f := range []struct {
+		fork, l1 string
+		at       uint64
+	}{
+		{"canyonTime", "shanghaiTime", opCanyonAt}, {"ecotoneTime", "cancunTime", opEcotoneAt}, {"fjordTime", "", opFjordAt},
+		{"graniteTime", "", opGraniteAt}, {"holoceneTime", "", opHoloceneAt}, {"isthmusTime", "pragueTime", opIsthmusAt},
+		{"jovianTime", "", opJovianAt},
 	} {
-		cfg[k] = v
+		if v, ok := cfg[f.fork].(json.Number); ok && v.String() != "" && mustUint(v) <= s.t0 {
+			continue // active at genesis: kept
+		}
+		cfg[f.fork] = s.t0 + f.at
+		if f.l1 != "" {
+			cfg[f.l1] = s.t0 + f.at
+		}
 	}
 	delete(cfg, "karstTime")
 	delete(cfg, "osakaTime")
@@ -208,6 +218,14 @@ func (s *opDiffSpec) genesisJSON() []byte {
 		panic(err)
 	}
 	return out
+}
+
+func mustUint(n json.Number) uint64 {
+	v, err := strconv.ParseUint(n.String(), 10, 64)
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
 
 // opConfig is chain/op's view of the same genesis.
@@ -691,6 +709,9 @@ func (d *opDriver) checkUpgrades() {
 			d.t.Fatalf("%s holds %s", a, got)
 		}
 	}
+	if *d.cfg.CanyonTime <= d.s.t0 {
+		return // Canyon at genesis: the alloc has the create2Deployer
+	}
 	canyon := hexutil.Uint64(opCanyonAt / opDiffBlockTime)
 	if at("eth_getCode", op.Create2DeployerAddr, canyon-1) != "0x" || at("eth_getCode", op.Create2DeployerAddr, canyon) != hexutil.Encode(op.Create2DeployerCode) {
 		d.t.Fatalf("the create2Deployer is not set in block %d, the block at canyonTime", canyon)
@@ -779,7 +800,8 @@ func runCmd(t *testing.T, bin string, args ...string) {
 
 // TestOPGethDifferential is the differential oracle against op-geth; see the
 // comment at the top of this file. It runs only when TIPNODE_OPGETH names an
-// op-geth binary (`make op-geth-diff`).
+// op-geth binary (`make op-geth-diff`). Each chain of opDiffChains is a
+// subtest; the import throughput is measured on the first.
 func TestOPGethDifferential(t *testing.T) {
 	opgeth := os.Getenv("TIPNODE_OPGETH")
 	if opgeth == "" {
@@ -791,28 +813,62 @@ func TestOPGethDifferential(t *testing.T) {
 	}
 	dir := t.TempDir()
 	if keep := os.Getenv("TIPNODE_OPGETH_DIR"); keep != "" {
-		// The genesis files, the two chains' RLP files and the data
+		// The genesis files, the chains' RLP files and the data
 		// directories stay there (to re-time or profile an import).
 		dir = keep
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		// op-geth's export with a block range appends to an existing
-		// file: a kept directory's RLP files go too.
-		for _, sub := range []string{"op-geth", "import", "follow", "op-chain.rlp", "op-fork.rlp", "op-load.rlp"} {
-			os.RemoveAll(filepath.Join(dir, sub))
-		}
 	}
-	// The real genesis; its time (2023 for OP Sepolia) is the chain's
-	// start, so blocks are built as fast as op-geth goes.
-	var spec *opDiffSpec
+	files := map[string]string{}
 	for _, c := range optest.Chains(t) {
-		if c.Name == opDiffChain {
-			spec = newOPDiffSpec(t, c.Path)
-		}
+		files[c.Name] = c.Path
 	}
-	if spec == nil {
-		t.Skipf("no %s genesis in ../shared/op/chains", opDiffChain)
+	var runs []*opDiffRun
+	for _, name := range opDiffChains {
+		t.Run(name, func(t *testing.T) {
+			if files[name] == "" {
+				t.Fatalf("no %s genesis in ../shared/op/chains", name)
+			}
+			runs = append(runs, runOPDiffChain(t, opgeth, bin, filepath.Join(dir, name), newOPDiffSpec(t, files[name])))
+		})
+	}
+	var heights uint64
+	var answers, mismatches int
+	for _, r := range runs {
+		heights += r.head + 1
+		answers += r.c.answers
+		mismatches += r.c.mismatches
+	}
+	t.Logf("%d chains, %d heights against op-geth through import and follow: %d answers, %d mismatches", len(runs), heights, answers, mismatches)
+	if len(runs) == 0 || t.Failed() {
+		return
+	}
+	opDiffThroughput(t, bin, runs[0])
+}
+
+// opDiffChains are the real genesis files the differential starts from: OP
+// Sepolia and Zora (Bedrock-era allocs: every fork from Canyon re-timed,
+// all four forks' upgrade deposits), World Chain (Ecotone at genesis: its
+// real Ecotone L1Block and GasPriceOracle until the Fjord, Isthmus and
+// Jovian upgrades) and Unichain (Granite at genesis: the real Fjord
+// GasPriceOracle, FastLZ and all, until Isthmus).
+var opDiffChains = []string{"op-sepolia", "zora-mainnet", "worldchain-mainnet", "unichain-mainnet"}
+
+// opDiffRun is one chain's run: its files and the comparison.
+type opDiffRun struct {
+	dir, genesisFile, rlpFile, forkFile, loadFile string
+	head                                          uint64
+	c                                             *opComparer
+	opMgas                                        float64
+	opWall                                        time.Duration
+}
+
+// runOPDiffChain builds spec's chain with op-geth in dir and compares
+// tipnode with it through import and follow.
+func runOPDiffChain(t *testing.T, opgeth, bin, dir string, spec *opDiffSpec) *opDiffRun {
+	// op-geth's export with a block range appends to an existing file: a
+	// kept directory starts again.
+	os.RemoveAll(dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	genesisFile, jwtFile := filepath.Join(dir, "genesis.json"), filepath.Join(dir, "jwt.hex")
 	if err := os.WriteFile(genesisFile, spec.genesisJSON(), 0o644); err != nil {
@@ -877,18 +933,23 @@ func TestOPGethDifferential(t *testing.T) {
 	c.report()
 	t.Logf("compared %d heights, %d transactions, %d accounts x %d slots against op-geth through import and follow: %d answers, %d mismatches",
 		head+1, c.txCount, len(c.accounts), c.slotCount(), c.answers, c.mismatches)
+	return &opDiffRun{dir: dir, genesisFile: genesisFile, rlpFile: rlpFile, forkFile: forkFile, loadFile: loadFile,
+		head: head, c: c, opMgas: opMgas, opWall: opWall}
+}
 
-	// Import throughput, three alternating rounds into fresh data
-	// directories (the machine's noise falls on all): the whole OP chain;
-	// its load phase alone (imported on top of its fork phase); an L1 chain
-	// of the same calls and about the load phase's gas.
+// opDiffThroughput measures the import throughput, three alternating rounds
+// into fresh data directories (the machine's noise falls on all): the whole
+// OP chain of r; its load phase alone (imported on top of its fork phase);
+// an L1 chain of the same calls and about the load phase's gas.
+func opDiffThroughput(t *testing.T, bin string, r *opDiffRun) {
+	dir, c, head := r.dir, r.c, r.head
 	var loadGas uint64
 	for h := uint64(opForkBlocks + 1); h <= head; h++ {
 		loadGas += c.gas[h]
 	}
 	l1Gas, l1Blocks := l1Chain(t, dir, loadGas)
 	var opRuns, loadRuns, l1Runs []float64
-	opRuns = append(opRuns, opMgas)
+	opRuns = append(opRuns, r.opMgas)
 	fresh := func(name, genesis string) string {
 		d := filepath.Join(dir, name)
 		os.RemoveAll(d)
@@ -897,13 +958,13 @@ func TestOPGethDifferential(t *testing.T) {
 	}
 	for round := range 3 {
 		if round > 0 {
-			d := fresh("t-op", genesisFile)
-			m, _ := runTipnodeImport(t, bin, d, rlpFile)
+			d := fresh("t-op", r.genesisFile)
+			m, _ := runTipnodeImport(t, bin, d, r.rlpFile)
 			opRuns = append(opRuns, m)
 		}
-		d := fresh("t-load", genesisFile)
-		runTipnodeImport(t, bin, d, forkFile)
-		m, _ := runTipnodeImport(t, bin, d, loadFile)
+		d := fresh("t-load", r.genesisFile)
+		runTipnodeImport(t, bin, d, r.forkFile)
+		m, _ := runTipnodeImport(t, bin, d, r.loadFile)
 		loadRuns = append(loadRuns, m)
 		d = fresh("t-l1", filepath.Join(dir, "l1-genesis.json"))
 		m, _ = runTipnodeImport(t, bin, d, filepath.Join(dir, "l1-chain.rlp"))
@@ -921,7 +982,7 @@ func TestOPGethDifferential(t *testing.T) {
 		"  OP chain, whole (op-geth export, %d blocks, %.1f Mgas; first import's process %s): %.1f %.1f %.1f, median %.1f\n"+
 		"  OP chain, load phase (%d blocks, %.1f Mgas): %.1f %.1f %.1f, median %.1f\n"+
 		"  L1 chain, the same calls (%d blocks, %.1f Mgas): %.1f %.1f %.1f, median %.1f",
-		head, float64(c.gasUsed)/1e6, opWall.Round(time.Millisecond), opRuns[0], opRuns[1], opRuns[2], median(opRuns),
+		head, float64(c.gasUsed)/1e6, r.opWall.Round(time.Millisecond), opRuns[0], opRuns[1], opRuns[2], median(opRuns),
 		head-opForkBlocks, float64(loadGas)/1e6, loadRuns[0], loadRuns[1], loadRuns[2], median(loadRuns),
 		l1Blocks, float64(l1Gas)/1e6, l1Runs[0], l1Runs[1], l1Runs[2], median(l1Runs))
 }
