@@ -734,8 +734,8 @@ func (d *opDriver) poolPending() uint64 {
 func (d *opDriver) drive() uint64 {
 	n := uint64(0)
 	next := func() (uint64, uint64) { n++; return n, d.s.t0 + opDiffBlockTime*n }
-	// Fork phase: every block has its L1-info deposit, epochs' first blocks
-	// user deposits, and the pool a mix of transactions (but for the
+	// Fork phase: every block has its L1-info deposit, some user deposits,
+	// and the pool a mix of transactions (but for the
 	// activation blocks with upgrade deposits, which op-geth builds without
 	// pool transactions).
 	for n < opForkBlocks {
@@ -743,8 +743,11 @@ func (d *opDriver) drive() uint64 {
 		if len(devnet.ActivationDeposits(d.cfg, d.headT, t)) == 0 {
 			d.sendMix(bn, t)
 		}
+		// User deposits: at every third block, and in the Ecotone and
+		// Jovian activation blocks (before their upgrade deposits; the
+		// Fjord and Isthmus activation blocks have none).
 		var deps [][]byte
-		if bn%3 == 0 {
+		if bn%3 == 0 || t == d.s.t0+opEcotoneAt || t == d.s.t0+opJovianAt {
 			deps = d.userDeposits(bn)
 		}
 		bn, t = next()
