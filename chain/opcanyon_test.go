@@ -19,8 +19,9 @@ import (
 // preinstalls.md), set before its transactions as op-geth's state processor
 // sets it (EnsureCreate2Deployer); a block before or after it, a chain with
 // Canyon unset and an L1 chain do not. Found by the op-geth differential on
-// OP Sepolia's genesis with Canyon after genesis: op-geth's block 2 held the
-// code, tipnode's none.
+// OP Sepolia's genesis with Canyon re-timed to block 2: without the code,
+// tipnode import refused op-geth's block 2 ("state root …, header says …
+// (the block's state diverges from its header)").
 func TestOPCanyonCreate2Deployer(t *testing.T) {
 	// The code hash op-geth checks the code against
 	// (consensus/misc/create2deployer.go).

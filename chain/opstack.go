@@ -32,7 +32,9 @@ import (
 //     the BaseFeeVault instead of burned; blob transactions refused;
 //   - headers: OP base fee (Canyon, Holocene extraData, Jovian), extraData,
 //     blob gas fields (Jovian DA footprint), no 1/1024 gas limit rule;
-//   - precompiles per OP fork; no EIP-7002/7251 request system calls.
+//   - precompiles per OP fork; no EIP-7002/7251 request system calls;
+//   - Canyon: the create2Deployer's code set in the block at exactly
+//     canyonTime (applyCanyonDeployer).
 type opRules struct {
 	cfg *op.Config
 }
