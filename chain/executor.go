@@ -205,6 +205,7 @@ func (e *Executor) NewBlockProcessorWith(header, parent *types.Header, blockHash
 	if !opts.NoDAOFork && e.config.DAOForkSupport && e.config.DAOForkBlock != nil && e.config.DAOForkBlock.Cmp(header.Number) == 0 {
 		misc.ApplyDAOHardFork(state)
 	}
+	e.applyCanyonDeployer(header, state)
 	blockCtx := e.BlockContext(header, headers, state)
 	if opts.BlobBaseFee != nil {
 		blockCtx.BlobBaseFee = new(big.Int).Set(opts.BlobBaseFee)

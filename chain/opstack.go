@@ -32,7 +32,9 @@ import (
 //     the BaseFeeVault instead of burned; blob transactions refused;
 //   - headers: OP base fee (Canyon, Holocene extraData, Jovian), extraData,
 //     blob gas fields (Jovian DA footprint), no 1/1024 gas limit rule;
-//   - precompiles per OP fork; no EIP-7002/7251 request system calls.
+//   - precompiles per OP fork; no EIP-7002/7251 request system calls;
+//   - Canyon: the create2Deployer's code set in the block at exactly
+//     canyonTime (applyCanyonDeployer).
 type opRules struct {
 	cfg *op.Config
 }
@@ -69,6 +71,18 @@ func (e *Executor) newOPBlock(h, parent *types.Header) opBlock {
 		return opBlock{}
 	}
 	return opBlock{karstActivation: e.op.cfg.IsKarst(h.Time) && !e.op.cfg.IsKarst(parent.Time)}
+}
+
+// applyCanyonDeployer sets the create2Deployer preinstall's code in the
+// block whose timestamp is exactly canyonTime (canyon/overview.md), before
+// the block's system calls and transactions, as op-geth does (its state
+// processor and block builder: EnsureCreate2Deployer after the DAO fork).
+// Nothing on an L1 chain.
+func (e *Executor) applyCanyonDeployer(h *types.Header, state *StateDB) {
+	if e.op == nil || !e.op.cfg.IsCanyonActivation(h.Time) {
+		return
+	}
+	state.SetCode(op.Create2DeployerAddr, op.Create2DeployerCode, tracing.CodeChangeUnspecified)
 }
 
 // feeParams reads the block's L1 fee parameters from the L1Block predeploy

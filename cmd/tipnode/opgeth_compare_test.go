@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -17,11 +19,11 @@ import (
 	"github.com/ethereum/go-ethereum/consensus/ethash"
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/ethereum/go-ethereum/core/vm/runtime"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/ethereum/go-ethereum/rlp"
 
+	"github.com/tipnode/tipnode/chain/devnet"
 	"github.com/tipnode/tipnode/chain/op"
 )
 
@@ -45,6 +47,9 @@ type opComparer struct {
 
 const maxMismatchReports = 100
 
+// eip1967Impl is the EIP-1967 implementation slot of the predeploys' proxies.
+var eip1967Impl = common.HexToHash("0x360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc")
+
 // collect walks op-geth's chain: the transactions to compare and every
 // account the chain touched (senders, recipients, created contracts, the
 // predeploys, vaults and system contracts), with the storage slots to read.
@@ -60,12 +65,17 @@ func (c *opComparer) collect() {
 	}
 	slot := func(i uint64) common.Hash { return common.BigToHash(new(big.Int).SetUint64(i)) }
 	var l1Slots []common.Hash
-	for i := range uint64(9) {
+	for i := range uint64(10) {
 		l1Slots = append(l1Slots, slot(i))
 	}
-	add(op.L1BlockAddr, l1Slots...)
-	for _, a := range []common.Address{op.SequencerFeeVault, op.BaseFeeVault, op.L1FeeVault, op.OperatorFeeVault,
-		op.L2ToL1MessagePasser, op.L1InfoDepositor, params.BeaconRootsAddress, params.HistoryStorageAddress,
+	// The predeploys behind proxies: their implementation (EIP-1967)
+	// slot, which the upgrade deposits set.
+	add(op.L1BlockAddr, append(l1Slots, eip1967Impl)...)
+	add(devnet.GasPriceOracleAddr, slot(0), eip1967Impl)
+	add(op.OperatorFeeVault, slot(0), eip1967Impl)
+	add(op.L2ToL1MessagePasser, slot(0), slot(1), eip1967Impl)
+	for _, a := range []common.Address{op.SequencerFeeVault, op.BaseFeeVault, op.L1FeeVault,
+		op.L1InfoDepositor, params.BeaconRootsAddress, params.HistoryStorageAddress, op.Create2DeployerAddr,
 		revertContract, common.Address{}} {
 		add(a)
 	}
@@ -257,7 +267,124 @@ func (c *opComparer) compare(name, url string) {
 				}
 			}
 		}
+		c.compareCalls(name, url, num)
 	}
+}
+
+// opDiffCalls are the eth_calls compared at every height: the getters of
+// the GasPriceOracle and L1Block predeploys (the real Bedrock contracts,
+// then tipnode's after the upgrade deposits, through the real proxies),
+// the fee estimates wallets make, and the create2Deployer (from Canyon).
+var opDiffCalls = func() []struct {
+	name string
+	to   common.Address
+	data []byte
+} {
+	sel := func(sig string) []byte { return crypto.Keccak256([]byte(sig))[:4] }
+	word := func(v uint64) []byte { return common.BigToHash(new(big.Int).SetUint64(v)).Bytes() }
+	bytesArg := func(b []byte) []byte {
+		out := append(word(32), word(uint64(len(b)))...)
+		return append(out, common.RightPadBytes(b, (len(b)+31)/32*32)...)
+	}
+	tx := append([]byte{0x02, 0xf8, 0x70}, bytes.Repeat([]byte{0x11, 0, 0x22}, 40)...)
+	var out []struct {
+		name string
+		to   common.Address
+		data []byte
+	}
+	add := func(name string, to common.Address, data []byte) {
+		out = append(out, struct {
+			name string
+			to   common.Address
+			data []byte
+		}{name, to, data})
+	}
+	gpo := devnet.GasPriceOracleAddr
+	for _, g := range []string{"gasPrice()", "baseFee()", "l1BaseFee()", "blobBaseFee()", "baseFeeScalar()", "blobBaseFeeScalar()",
+		"overhead()", "scalar()", "decimals()", "isEcotone()", "isFjord()", "isIsthmus()", "isJovian()", "version()"} {
+		add("GasPriceOracle."+g, gpo, sel(g))
+	}
+	add("GasPriceOracle.getL1Fee", gpo, append(sel("getL1Fee(bytes)"), bytesArg(tx)...))
+	add("GasPriceOracle.getL1GasUsed", gpo, append(sel("getL1GasUsed(bytes)"), bytesArg(tx)...))
+	add("GasPriceOracle.getL1FeeUpperBound", gpo, append(sel("getL1FeeUpperBound(uint256)"), word(150)...))
+	add("GasPriceOracle.getOperatorFee", gpo, append(sel("getOperatorFee(uint256)"), word(50_000)...))
+	for _, g := range []string{"number()", "timestamp()", "basefee()", "hash()", "sequenceNumber()", "batcherHash()",
+		"l1FeeOverhead()", "l1FeeScalar()", "blobBaseFee()", "baseFeeScalar()", "blobBaseFeeScalar()",
+		"operatorFeeScalar()", "operatorFeeConstant()", "daFootprintGasScalar()", "version()"} {
+		add("L1Block."+g, op.L1BlockAddr, sel(g))
+	}
+	add("create2Deployer.computeAddress", op.Create2DeployerAddr,
+		append(append(sel("computeAddress(bytes32,bytes32)"), word(7)...), crypto.Keccak256(logCode())...))
+	return out
+}()
+
+// compareCalls compares the eth_calls of opDiffCalls at height num: the
+// result, or the error (sameCallError) on both. The error code is not
+// compared: op-geth reports every revert with code 3, tipnode with -32000
+// (rpc.CodeCallReverted, its documented choice).
+func (c *opComparer) compareCalls(name, url string, num hexutil.Uint64) {
+	c.t.Helper()
+	for _, call := range opDiffCalls {
+		args := map[string]any{"to": call.to, "data": hexutil.Bytes(call.data)}
+		ref, refErr, err := rawCall(c.ref, "eth_call", args, num)
+		if err != nil {
+			c.t.Fatalf("op-geth eth_call: %v", err)
+		}
+		got, gotErr, err := rawCall(url, "eth_call", args, num)
+		if err != nil {
+			c.t.Fatalf("%s eth_call: %v", name, err)
+		}
+		c.answers++
+		switch {
+		case (refErr == nil) != (gotErr == nil):
+			c.mismatch(name+" eth_call "+call.name, "%s: block %d eth_call %s: op-geth %s %+v, tipnode %s %+v",
+				name, num, call.name, short(ref), refErr, short(got), gotErr)
+		case refErr != nil && !sameCallError(refErr, gotErr):
+			c.mismatch(name+" eth_call "+call.name+" error", "%s: block %d eth_call %s: op-geth %+v, tipnode %+v",
+				name, num, call.name, refErr, gotErr)
+		case string(ref) != string(got):
+			c.mismatch(name+" eth_call "+call.name, "%s: block %d eth_call %s: op-geth %s, tipnode %s",
+				name, num, call.name, short(ref), short(got))
+		}
+	}
+}
+
+// sameCallError: a revert on both with the same revert data (tipnode's
+// message is exactly "execution reverted", op-geth appends a decoded
+// Error(string) reason: rpc.ErrReverted's documented choice), or the same
+// message and data otherwise.
+func sameCallError(ref, got *rpcError) bool {
+	const reverted = "execution reverted"
+	if strings.HasPrefix(ref.Message, reverted) && got.Message == reverted {
+		return string(ref.Data) == string(got.Data)
+	}
+	return ref.Message == got.Message && string(ref.Data) == string(got.Data)
+}
+
+// rpcError is a JSON-RPC error object.
+type rpcError struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data"`
+}
+
+// rawCall calls method and returns its result or its error object; err is
+// a transport failure.
+func rawCall(url, method string, params ...any) (json.RawMessage, *rpcError, error) {
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	resp, err := http.Post(url, "application/json", bytes.NewReader(body))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Result json.RawMessage `json:"result"`
+		Error  *rpcError       `json:"error"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		return nil, nil, err
+	}
+	return r.Result, r.Error, nil
 }
 
 // compareHead checks the chain-level answers at the common head: the chain
@@ -366,60 +493,4 @@ func l1Chain(t *testing.T, dir string, gas uint64) (uint64, int) {
 		t.Fatal(err)
 	}
 	return total, count
-}
-
-// TestOPDiffL1BlockCode checks the differential test's L1Block bytecode:
-// after each of the four L1-attributes calls, chain/op reads from its
-// storage the fee parameters the calldata carries, and the packed number /
-// timestamp and sequence number sit where L1Block.sol keeps them.
-func TestOPDiffL1BlockCode(t *testing.T) {
-	spec := newOPDiffSpec(1000)
-	cfg := spec.opConfig(t)
-	late := spec.t0 + 1000 // every fork active
-	for _, info := range []*op.L1Info{
-		{Version: op.L1InfoBedrock, Number: 7, Time: 99, BaseFee: big.NewInt(123), BlockHash: common.Hash{1}, SequenceNumber: 2,
-			BatcherHash: common.Hash{2}, L1FeeOverhead: big.NewInt(188), L1FeeScalar: big.NewInt(684_000)},
-		{Version: op.L1InfoEcotone, Number: 7, Time: 99, BaseFee: big.NewInt(123), BlockHash: common.Hash{1}, SequenceNumber: 2,
-			BatcherHash: common.Hash{2}, BaseFeeScalar: 1368, BlobBaseFeeScalar: 810_949, BlobBaseFee: big.NewInt(456)},
-		{Version: op.L1InfoIsthmus, Number: 7, Time: 99, BaseFee: big.NewInt(123), BlockHash: common.Hash{1}, SequenceNumber: 2,
-			BatcherHash: common.Hash{2}, BaseFeeScalar: 1368, BlobBaseFeeScalar: 810_949, BlobBaseFee: big.NewInt(456),
-			OperatorFeeScalar: 2000, OperatorFeeConstant: 5_000_000_001},
-		{Version: op.L1InfoJovian, Number: 7, Time: 99, BaseFee: big.NewInt(123), BlockHash: common.Hash{1}, SequenceNumber: 2,
-			BatcherHash: common.Hash{2}, BaseFeeScalar: 1368, BlobBaseFeeScalar: 810_949, BlobBaseFee: big.NewInt(456),
-			OperatorFeeScalar: 2000, OperatorFeeConstant: 5_000_000_001, DAFootprintGasScalar: 400},
-	} {
-		data, err := info.Marshal()
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, st, err := runtime.Execute(l1BlockCode(), data, &runtime.Config{Time: late, GasLimit: 1_000_000})
-		if err != nil {
-			t.Fatalf("version %d: %v", info.Version, err)
-		}
-		addr := common.BytesToAddress([]byte("contract"))
-		read := func(s common.Hash) common.Hash { return st.GetState(addr, s) }
-		ts := late
-		if info.Version == op.L1InfoBedrock {
-			ts = spec.t0 // before Ecotone: the Bedrock formula reads slots 5 and 6
-		}
-		got, want := op.ReadFeeParams(cfg, ts, read), info.FeeParams(cfg, ts)
-		// The DA scalar is the L1-info deposit's (as op-geth reads it), not
-		// read from storage.
-		got.DAFootprintGasScalar = info.DAFootprintGasScalar
-		if g, w := fmt.Sprintf("%+v", *got), fmt.Sprintf("%+v", *want); g != w {
-			t.Errorf("version %d: storage gives %s, calldata %s", info.Version, g, w)
-		}
-		if w := common.HexToHash("0x" + fmt.Sprintf("%016x%016x", 99, 7)); read(common.Hash{}) != w {
-			t.Errorf("version %d: slot 0 %s, want %s", info.Version, read(common.Hash{}), w)
-		}
-		if seq := read(op.L1ScalarsSlot).Big().Uint64(); seq != 2 {
-			t.Errorf("version %d: sequence number %d", info.Version, seq)
-		}
-		if read(op.L1BlockHashSlot) != info.BlockHash || read(op.L1BatcherHashSlot) != info.BatcherHash {
-			t.Errorf("version %d: hash / batcher hash not stored", info.Version)
-		}
-	}
-	if _, _, err := runtime.Execute(l1BlockCode(), []byte{1, 2, 3, 4}, &runtime.Config{GasLimit: 100_000}); err == nil {
-		t.Error("an unknown selector did not revert")
-	}
 }

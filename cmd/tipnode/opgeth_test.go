@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -30,27 +31,46 @@ import (
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/holiman/uint256"
 
+	"github.com/tipnode/tipnode/chain/devnet"
 	"github.com/tipnode/tipnode/chain/op"
+	"github.com/tipnode/tipnode/chain/op/optest"
 	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // The differential oracle against op-geth (issue 19): `make op-geth-diff`
 // builds op-geth v1.101702.3's cmd/geth from the Go module proxy and runs
 // TestOPGethDifferential with TIPNODE_OPGETH naming it. The test drives
-// op-geth's engine API as a minimal op-node would, over a chain crossing the
-// Ecotone, Fjord, Granite, Holocene, Isthmus and Jovian boundaries (user
-// deposits, every transaction type op-geth accepts, non-zero L1 and operator
-// fees), then checks that tipnode, fed op-geth's `export` through `import`
-// and following op-geth through `run --follow.rpc`, has op-geth's blocks,
-// receipts, transactions, fee-vault balances and state at every height. It
+// op-geth's engine API as a minimal op-node would, over a chain whose
+// genesis is a real one (issue 37), as op-geth's `dumpgenesis` writes it
+// (../shared/op/chains; opDiffChains: OP Sepolia and Zora with the
+// Bedrock-era predeploys behind their proxies, World Chain from Ecotone,
+// Unichain from Granite), with the fork times re-timed so that every fork
+// from Canyon through Jovian that is not active at genesis activates during
+// the run (Karst unset: op-geth v1.101702.3 has none), and a few test
+// accounts and contracts added to the alloc. The
+// activation blocks of Ecotone, Fjord, Isthmus and Jovian hold the
+// network-upgrade deposits op-node inserts (chain/devnet UpgradeTxs: the
+// spec's senders, gas, calldata and source hashes; tipnode's own
+// implementations deployed at the spec's addresses behind the real proxies;
+// the EIP-4788 and EIP-2935 contracts), and no pool transactions. The chain
+// holds user deposits, every transaction type op-geth accepts, withdrawals
+// through the real message passer, non-zero L1 and operator fees, and
+// zero-valued SystemConfig parameters (every L1 fee scalar 0, with the L1
+// blob base fee at its minimum of 1 wei or above; no operator fee;
+// eip1559Params zero; minBaseFee 0; daFootprintGasScalar 0, the Jovian
+// default). tipnode, fed op-geth's
+// `export` through `import` and following op-geth through `run
+// --follow.rpc`, must have op-geth's blocks, receipts, transactions,
+// balances, nonces, code, storage and eth_call answers at every height. It
 // ends with the import throughput of this OP chain against an L1 chain of
 // about the same gas.
 
 // opDiff are the chain's parameters: fork offsets from the genesis time, in
-// seconds (blocks are 2 s apart).
+// seconds (blocks are 2 s apart). Canyon's falls on a block: the
+// create2Deployer is set in the block at exactly canyonTime.
 const (
-	opDiffChainID   = 42069
 	opDiffBlockTime = 2
+	opCanyonAt      = 4  // block 2
 	opEcotoneAt     = 10 // block 5
 	opFjordAt       = 20 // block 10
 	opGraniteAt     = 24 // block 12
@@ -69,69 +89,6 @@ var (
 	revertContract = common.HexToAddress("0x000000000000000000000000000000000000c0d2")
 	loadContract   = common.HexToAddress("0x000000000000000000000000000000000000c0d3")
 )
-
-// l1BlockCode is a minimal L1Block predeploy: it stores the calldata of the
-// four L1-attributes encodings (dispatched by selector) into L1Block.sol's
-// slots, packed at the offsets chain/op reads (l1block.go). Any other call
-// reverts.
-func l1BlockCode() []byte {
-	p := program.New()
-	p.Push(0).Op(vm.CALLDATALOAD).Push(0xe0).Op(vm.SHR)
-	sels := [][4]byte{op.SelectorBedrock, op.SelectorEcotone, op.SelectorIsthmus, op.SelectorJovian}
-	var fix []int
-	for _, sel := range sels {
-		p.Op(vm.DUP1).Push(sel[:]).Op(vm.EQ, vm.PUSH2)
-		fix = append(fix, p.Size())
-		p.Append([]byte{0, 0}).Op(vm.JUMPI)
-	}
-	p.Push(0).Op(vm.DUP1, vm.REVERT)
-	word := func(off, slot int) { p.Push(off).Op(vm.CALLDATALOAD).Push(slot).Op(vm.SSTORE) }
-	// shifted: slot = calldata[off:off+32] >> shr
-	shifted := func(off, shr, slot int) {
-		p.Push(off).Op(vm.CALLDATALOAD).Push(shr).Op(vm.SHR).Push(slot).Op(vm.SSTORE)
-	}
-	var dests []int
-	// Bedrock: eight ABI words.
-	dests = append(dests, p.Size())
-	p.Op(vm.JUMPDEST)
-	p.Push(36).Op(vm.CALLDATALOAD).Push(64).Op(vm.SHL).Push(4).Op(vm.CALLDATALOAD).Op(vm.OR).Push(0).Op(vm.SSTORE) // number | timestamp<<64
-	word(68, 1)                                                                                                    // basefee
-	word(100, 2)                                                                                                   // hash
-	word(132, 3)                                                                                                   // sequenceNumber
-	word(164, 4)                                                                                                   // batcherHash
-	word(196, 5)                                                                                                   // l1FeeOverhead
-	word(228, 6)                                                                                                   // l1FeeScalar
-	p.Op(vm.STOP)
-	ecotone := func() {
-		shifted(4, 128, 3)  // baseFeeScalar | blobBaseFeeScalar | sequenceNumber
-		shifted(20, 128, 0) // timestamp | number
-		word(36, 1)         // basefee
-		word(68, 7)         // blobBaseFee
-		word(100, 2)        // hash
-		word(132, 4)        // batcherHash
-	}
-	dests = append(dests, p.Size())
-	p.Op(vm.JUMPDEST)
-	ecotone()
-	p.Op(vm.STOP)
-	dests = append(dests, p.Size())
-	p.Op(vm.JUMPDEST)
-	ecotone()
-	shifted(164, 160, 8) // operatorFeeScalar (offset 8) | operatorFeeConstant (offset 0)
-	p.Op(vm.STOP)
-	dests = append(dests, p.Size())
-	p.Op(vm.JUMPDEST)
-	ecotone()
-	// (operatorFeeScalar | operatorFeeConstant) | daFootprintGasScalar << 96
-	p.Push(164).Op(vm.CALLDATALOAD).Push(160).Op(vm.SHR)
-	p.Push(176).Op(vm.CALLDATALOAD).Push(240).Op(vm.SHR).Push(96).Op(vm.SHL).Op(vm.OR).Push(8).Op(vm.SSTORE)
-	p.Op(vm.STOP)
-	code := p.Bytes()
-	for i, at := range fix {
-		code[at], code[at+1] = byte(dests[i]>>8), byte(dests[i])
-	}
-	return code
-}
 
 // logCode: slot 0 += calldata word 0; LOG1(calldata, topic = caller).
 func logCode() []byte {
@@ -164,65 +121,111 @@ func opKey(name string) *ecdsa.PrivateKey {
 	return k
 }
 
-// opDiffSpec is the test chain: genesis time, keys and the genesis JSON.
+// opDiffSpec is the test chain: the real genesis it starts from, its
+// genesis time, keys and the genesis JSON.
 type opDiffSpec struct {
+	base    map[string]json.RawMessage // the real genesis, as dumpgenesis wrote it
+	chainID uint64
 	t0      uint64
 	senders map[string]*ecdsa.PrivateKey // legacy, accesslist, dynamic, setcode, load
 	auth    *ecdsa.PrivateKey            // the EIP-7702 authority
 }
 
-func newOPDiffSpec(t0 uint64) *opDiffSpec {
-	s := &opDiffSpec{t0: t0, senders: map[string]*ecdsa.PrivateKey{}, auth: opKey("authority")}
+// newOPDiffSpec reads the real genesis file.
+func newOPDiffSpec(t *testing.T, file string) *opDiffSpec {
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &opDiffSpec{senders: map[string]*ecdsa.PrivateKey{}, auth: opKey("authority")}
+	if err := json.Unmarshal(raw, &s.base); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	var head struct {
+		Config struct {
+			ChainID uint64 `json:"chainId"`
+		} `json:"config"`
+		Timestamp hexutil.Uint64 `json:"timestamp"`
+	}
+	if err := json.Unmarshal(raw, &head); err != nil || head.Config.ChainID == 0 {
+		t.Fatalf("%s: no chain id or timestamp (%v)", file, err)
+	}
+	s.chainID, s.t0 = head.Config.ChainID, uint64(head.Timestamp)
 	for _, n := range []string{"legacy", "accesslist", "dynamic", "setcode", "load"} {
 		s.senders[n] = opKey(n)
 	}
 	return s
 }
 
+// genesisJSON is the real genesis with the OP forks from Canyon that are
+// not active at genesis re-timed after it (each with the L1 fork it stands
+// for: Shanghai, Cancun, Prague), Karst and Delta unset, and the test's senders and contracts
+// added to the alloc; everything else (the predeploys, proxies and their
+// storage, the header fields, the EIP-1559 constants) is the file's.
 func (s *opDiffSpec) genesisJSON() []byte {
+	var cfg map[string]any
+	dec := json.NewDecoder(bytes.NewReader(s.base["config"]))
+	dec.UseNumber() // numbers as written (no float64 rounding)
+	if err := dec.Decode(&cfg); err != nil {
+		panic(err)
+	}
+	for _, f := range []struct {
+		fork, l1 string
+		at       uint64
+	}{
+		{"canyonTime", "shanghaiTime", opCanyonAt}, {"ecotoneTime", "cancunTime", opEcotoneAt}, {"fjordTime", "", opFjordAt},
+		{"graniteTime", "", opGraniteAt}, {"holoceneTime", "", opHoloceneAt}, {"isthmusTime", "pragueTime", opIsthmusAt},
+		{"jovianTime", "", opJovianAt},
+	} {
+		if v, ok := cfg[f.fork].(json.Number); ok && v.String() != "" && mustUint(v) <= s.t0 {
+			continue // active at genesis: kept
+		}
+		cfg[f.fork] = s.t0 + f.at
+		if f.l1 != "" {
+			cfg[f.l1] = s.t0 + f.at
+		}
+	}
+	delete(cfg, "karstTime")
+	delete(cfg, "osakaTime")
+	delete(cfg, "deltaTime")
+	var alloc map[string]json.RawMessage
+	if err := json.Unmarshal(s.base["alloc"], &alloc); err != nil {
+		panic(err)
+	}
+	add := func(a common.Address, acc map[string]any) {
+		if _, ok := alloc[strings.ToLower(a.Hex()[2:])]; ok {
+			panic(fmt.Sprintf("the genesis already holds %s", a))
+		}
+		j, _ := json.Marshal(acc)
+		alloc[strings.ToLower(a.Hex()[2:])] = j
+	}
 	code := func(c []byte) map[string]any {
 		return map[string]any{"balance": "0x0", "code": hexutil.Bytes(c).String(), "nonce": "0x1"}
 	}
-	alloc := map[string]any{
-		op.L1BlockAddr.Hex():               code(l1BlockCode()),
-		op.SequencerFeeVault.Hex():         code([]byte{0x00}),
-		op.BaseFeeVault.Hex():              code([]byte{0x00}),
-		op.L1FeeVault.Hex():                code([]byte{0x00}),
-		op.OperatorFeeVault.Hex():          code([]byte{0x00}),
-		params.BeaconRootsAddress.Hex():    code(params.BeaconRootsCode),
-		params.HistoryStorageAddress.Hex(): code(params.HistoryStorageCode),
-		logContract.Hex():                  code(logCode()),
-		revertContract.Hex():               code(revertCode()),
-		loadContract.Hex():                 code(loadCode()),
-	}
-	// Storage, as on a live chain: op-geth's payload omits an empty
-	// withdrawalsRoot and then refuses its own Isthmus payload.
-	alloc[op.L2ToL1MessagePasser.Hex()] = map[string]any{"balance": "0x0", "code": "0x00", "nonce": "0x1",
-		"storage": map[string]string{"0x01": "0x05"}}
+	add(logContract, code(logCode()))
+	add(revertContract, code(revertCode()))
+	add(loadContract, code(loadCode()))
 	for _, k := range s.senders {
-		alloc[crypto.PubkeyToAddress(k.PublicKey).Hex()] = map[string]any{"balance": "0x3635c9adc5dea00000"} // 1000 ETH
+		add(crypto.PubkeyToAddress(k.PublicKey), map[string]any{"balance": "0x3635c9adc5dea00000"}) // 1000 ETH
 	}
-	at := func(off uint64) uint64 { return s.t0 + off }
-	cfg := map[string]any{
-		"chainId": opDiffChainID, "homesteadBlock": 0, "eip150Block": 0, "eip155Block": 0, "eip158Block": 0,
-		"byzantiumBlock": 0, "constantinopleBlock": 0, "petersburgBlock": 0, "istanbulBlock": 0, "muirGlacierBlock": 0,
-		"berlinBlock": 0, "londonBlock": 0, "arrowGlacierBlock": 0, "grayGlacierBlock": 0, "mergeNetsplitBlock": 0,
-		"terminalTotalDifficulty": 0, "bedrockBlock": 0, "regolithTime": 0, "canyonTime": 0, "shanghaiTime": 0, "deltaTime": 0,
-		"ecotoneTime": at(opEcotoneAt), "cancunTime": at(opEcotoneAt), "fjordTime": at(opFjordAt),
-		"graniteTime": at(opGraniteAt), "holoceneTime": at(opHoloceneAt),
-		"isthmusTime": at(opIsthmusAt), "pragueTime": at(opIsthmusAt), "jovianTime": at(opJovianAt),
-		"optimism": map[string]any{"eip1559Elasticity": 6, "eip1559Denominator": 50, "eip1559DenominatorCanyon": 250},
+	g := map[string]any{}
+	for k, v := range s.base {
+		g[k] = v
 	}
-	g := map[string]any{
-		"config": cfg, "nonce": "0x0", "timestamp": hexutil.Uint64(s.t0).String(), "extraData": "0x",
-		"gasLimit": hexutil.Uint64(opGasLimit).String(), "difficulty": "0x0", "baseFeePerGas": "0x3b9aca00",
-		"mixHash": common.Hash{}.Hex(), "coinbase": common.Address{}.Hex(), "alloc": alloc,
-	}
+	g["config"], g["alloc"] = cfg, alloc
 	out, err := json.MarshalIndent(g, "", " ")
 	if err != nil {
 		panic(err)
 	}
 	return out
+}
+
+func mustUint(n json.Number) uint64 {
+	v, err := strconv.ParseUint(n.String(), 10, 64)
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
 
 // opConfig is chain/op's view of the same genesis.
@@ -289,6 +292,7 @@ func (e *engineClient) call(method string, result any, params ...any) error {
 // opGeth is a running op-geth.
 type opGeth struct {
 	bin, dir, rpc string
+	chainID       uint64
 	engine        *engineClient
 	p             *process
 }
@@ -298,12 +302,16 @@ func (g *opGeth) start(t *testing.T, jwtFile string) {
 	httpAddr, authAddr := freePort(t), freePort(t)
 	hh, hp, _ := strings.Cut(httpAddr, ":")
 	ah, ap, _ := strings.Cut(authAddr, ":")
-	g.p = startProcess(t, g.bin, "--datadir", g.dir, "--networkid", fmt.Sprint(opDiffChainID),
+	g.p = startProcess(t, g.bin, "--datadir", g.dir, "--networkid", fmt.Sprint(g.chainID),
 		"--nodiscover", "--maxpeers", "0", "--port", "0", "--ipcdisable",
 		"--syncmode", "full", "--gcmode", "archive", "--state.scheme", "hash",
 		"--http", "--http.addr", hh, "--http.port", hp, "--http.api", "eth,net,web3,debug,txpool",
 		"--authrpc.addr", ah, "--authrpc.port", ap, "--authrpc.jwtsecret", jwtFile,
 		"--rollup.disabletxpoolgossip",
+		// The chain id is OP Sepolia's: by default op-geth replaces the
+		// stored chain config of a chain its superchain registry knows
+		// with the registry's, undoing the re-timed forks.
+		"--rollup.superchain-upgrades=false",
 		"--txpool.accountslots", "4096", "--txpool.globalslots", "20000",
 		"--txpool.accountqueue", "4096", "--txpool.globalqueue", "20000",
 		"--verbosity", "3")
@@ -339,6 +347,8 @@ type opDriver struct {
 	headT   uint64
 	logIdx  uint64
 	sent    []common.Hash // pool transactions sent
+	// upgrades are the network-upgrade deposits built into the chain.
+	upgrades []common.Hash
 }
 
 func (d *opDriver) l1Info(n uint64, t, prevTime uint64) []byte {
@@ -353,19 +363,34 @@ func (d *opDriver) l1Info(n uint64, t, prevTime uint64) []byte {
 		BatcherHash:    common.HexToHash("0x0000000000000000000000008f23bb38f531600e5d8fddaaec41f13fab46e98c"),
 	}
 	// Zero-valued SystemConfig parameters (issue 37) in every fourth
-	// block: both L1 fee scalars 0 (the L1 blob base fee stays non-zero,
-	// as on L1) and no operator fee; the block after such a block has an
-	// operator fee constant without a scalar.
+	// block: every L1 fee scalar 0 (Bedrock's overhead and scalar; from
+	// Ecotone both scalars, the L1 blob base fee staying non-zero as on
+	// L1, 1 wei in every eighth block) and no operator fee; the block after
+	// such a block has an operator fee constant without a scalar.
+	// From Jovian every other L1-info deposit has daFootprintGasScalar 0
+	// (the default, 400, applies).
 	zero := n%4 == 3
 	switch ver {
 	case op.L1InfoBedrock:
 		info.L1FeeOverhead, info.L1FeeScalar = big.NewInt(188), big.NewInt(684_000)
+		if zero {
+			info.L1FeeOverhead, info.L1FeeScalar = new(big.Int), new(big.Int)
+		}
 	default:
 		info.BaseFeeScalar, info.BlobBaseFeeScalar = 1368+uint32(n), 810_949
+		info.BlobBaseFee = big.NewInt(300_000_000 + int64(n))
 		if zero {
 			info.BaseFeeScalar, info.BlobBaseFeeScalar = 0, 0
 		}
-		info.BlobBaseFee = big.NewInt(300_000_000 + int64(n))
+		if n%8 == 7 {
+			// The smallest L1 blob base fee (EIP-4844's minimum, and what
+			// op-node gives for an L1 block without blob fields). A zero
+			// one, which op-node never sends, would make op-geth charge
+			// the Bedrock formula (its first-Ecotone-block test on
+			// storage) while its receipts show the Ecotone fields of the
+			// calldata.
+			info.BlobBaseFee = big.NewInt(1)
+		}
 	}
 	if ver >= op.L1InfoIsthmus {
 		info.OperatorFeeScalar, info.OperatorFeeConstant = 2000+uint32(n), 5_000_000_000+n
@@ -376,7 +401,7 @@ func (d *opDriver) l1Info(n uint64, t, prevTime uint64) []byte {
 			info.OperatorFeeScalar = 0
 		}
 	}
-	if ver == op.L1InfoJovian {
+	if ver == op.L1InfoJovian && n%2 == 1 {
 		info.DAFootprintGasScalar = 100
 	}
 	data, err := info.Marshal()
@@ -443,7 +468,7 @@ func (d *opDriver) send(name string, inner types.TxData) {
 // (EIP-7702 once the head is Isthmus), contract calls with logs, a reverting call, a
 // contract creation and a P256VERIFY call.
 func (d *opDriver) sendMix(n, t uint64) {
-	cid := big.NewInt(opDiffChainID)
+	cid := new(big.Int).SetUint64(d.s.chainID)
 	tip, cap := big.NewInt(params.GWei), big.NewInt(50*params.GWei)
 	arg := common.BigToHash(new(big.Int).SetUint64(n + 1)).Bytes()
 	to := logContract
@@ -460,18 +485,29 @@ func (d *opDriver) sendMix(n, t uint64) {
 		Gas: 60_000, To: &rc})
 	d.send("dynamic", &types.DynamicFeeTx{ChainID: cid, Nonce: d.nonces["dynamic"], GasTipCap: tip, GasFeeCap: cap,
 		Gas: 200_000, Data: initCode(logCode())})
+	// A withdrawal through the real L2ToL1MessagePasser: its storage root
+	// is the header's withdrawalsRoot from Isthmus (and op-geth refuses
+	// its own Isthmus payload on an empty one).
+	mp := op.L2ToL1MessagePasser
+	wd := append(crypto.Keccak256([]byte("initiateWithdrawal(address,uint256,bytes)"))[:4],
+		common.LeftPadBytes([]byte{0xbe, byte(n)}, 32)...)
+	wd = append(wd, common.LeftPadBytes(big.NewInt(100_000).Bytes(), 32)...)
+	wd = append(wd, common.LeftPadBytes([]byte{0x60}, 32)...)
+	wd = append(wd, make([]byte, 32)...)
+	d.send("dynamic", &types.DynamicFeeTx{ChainID: cid, Nonce: d.nonces["dynamic"], GasTipCap: tip, GasFeeCap: cap,
+		Gas: 200_000, To: &mp, Value: big.NewInt(params.GWei + int64(n)), Data: wd})
 	p256 := common.BytesToAddress([]byte{0x01, 0x00})
 	d.send("dynamic", &types.DynamicFeeTx{ChainID: cid, Nonce: d.nonces["dynamic"], GasTipCap: tip, GasFeeCap: cap,
 		Gas: 60_000, To: &p256, Data: bytes.Repeat([]byte{0x11}, 160)})
 	if d.cfg.IsIsthmus(d.headT) { // op-geth's pool takes type 4 once its head is Isthmus
 		auth, err := types.SignSetCode(d.s.auth, types.SetCodeAuthorization{
-			ChainID: *uint256.NewInt(opDiffChainID), Address: logContract, Nonce: d.authN})
+			ChainID: *uint256.NewInt(d.s.chainID), Address: logContract, Nonce: d.authN})
 		if err != nil {
 			d.t.Fatal(err)
 		}
 		d.authN++
 		authority := crypto.PubkeyToAddress(d.s.auth.PublicKey)
-		d.send("setcode", &types.SetCodeTx{ChainID: uint256.NewInt(opDiffChainID), Nonce: d.nonces["setcode"],
+		d.send("setcode", &types.SetCodeTx{ChainID: uint256.NewInt(d.s.chainID), Nonce: d.nonces["setcode"],
 			GasTipCap: uint256.MustFromBig(tip), GasFeeCap: uint256.MustFromBig(cap), Gas: 150_000,
 			To: authority, Data: arg, AuthList: []types.SetCodeAuthorization{auth}})
 	}
@@ -479,7 +515,7 @@ func (d *opDriver) sendMix(n, t uint64) {
 
 // sendLoad sends opLoadTxs storage-writing calls (fresh slots) for block n.
 func (d *opDriver) sendLoad(n uint64) {
-	cid := big.NewInt(opDiffChainID)
+	cid := new(big.Int).SetUint64(d.s.chainID)
 	for _, tx := range loadTxs(d.s.senders["load"], d.signer, cid, d.nonces["load"], n, opLoadTxs) {
 		raw, _ := tx.MarshalBinary()
 		var h common.Hash
@@ -511,21 +547,38 @@ func loadTxs(key *ecdsa.PrivateKey, signer types.Signer, chainID *big.Int, nonce
 // buildBlock runs one op-node round for block n at time t: forkchoice
 // update with the payload attributes, getPayload, newPayload, forkchoice
 // update to make it head.
-func (d *opDriver) buildBlock(n, t uint64, deposits [][]byte, noTxPool bool, wait time.Duration) {
+//
+// The block's transactions are op-node's: the L1-info deposit, the user
+// deposits, then the network-upgrade deposits of the forks the block
+// activates (chain/devnet ActivationDeposits); a block with upgrade
+// deposits takes no pool transactions (noTxPool), as the specs' activation
+// blocks do.
+func (d *opDriver) buildBlock(n, t uint64, deposits [][]byte, wait time.Duration) {
 	d.t.Helper()
 	txs := []hexutil.Bytes{d.l1Info(n, t, d.headT)}
 	for _, dep := range deposits {
 		txs = append(txs, dep)
+	}
+	upgrades := devnet.ActivationDeposits(d.cfg, d.headT, t)
+	for _, dep := range upgrades {
+		raw, err := dep.MarshalBinary()
+		if err != nil {
+			d.t.Fatal(err)
+		}
+		txs = append(txs, raw)
+		d.upgrades = append(d.upgrades, dep.Hash())
 	}
 	gl := hexutil.Uint64(opGasLimit)
 	attrs := map[string]any{
 		"timestamp":             hexutil.Uint64(t),
 		"prevRandao":            crypto.Keccak256Hash([]byte("randao"), new(big.Int).SetUint64(n).Bytes()),
 		"suggestedFeeRecipient": op.SequencerFeeVault,
-		"withdrawals":           []any{},
 		"transactions":          txs,
-		"noTxPool":              noTxPool,
+		"noTxPool":              len(upgrades) > 0,
 		"gasLimit":              &gl,
+	}
+	if d.cfg.IsCanyon(t) {
+		attrs["withdrawals"] = []any{}
 	}
 	ecotone, isthmus := d.cfg.IsEcotone(t), d.cfg.IsIsthmus(t)
 	if ecotone {
@@ -541,12 +594,9 @@ func (d *opDriver) buildBlock(n, t uint64, deposits [][]byte, noTxPool bool, wai
 		attrs["eip1559Params"] = hexutil.Bytes(p)
 	}
 	if d.cfg.IsJovian(t) {
-		// Alternate a minimum above the base fee (it binds) and one below.
-		min := uint64(100_000_000)
-		if n%2 == 0 {
-			min = 1_000_000_000
-		}
-		attrs["minBaseFee"] = min
+		// Rotate a minimum above the base fee (it binds), one below and
+		// none (0).
+		attrs["minBaseFee"] = []uint64{0, 100_000_000, 1_000_000_000}[n%3]
 	}
 	fcu, get, newp := "engine_forkchoiceUpdatedV2", "engine_getPayloadV2", "engine_newPayloadV2"
 	if ecotone {
@@ -601,6 +651,73 @@ func (d *opDriver) buildBlock(n, t uint64, deposits [][]byte, noTxPool bool, wai
 	d.head, d.headT = payload.BlockHash, t
 }
 
+// checkUpgrades checks on op-geth's chain that the upgrades happened as the
+// specs intend (else the differential would compare a chain whose
+// upgrades failed): every upgrade deposit succeeded; the proxies point at
+// the last fork's implementations, which hold tipnode's code; the
+// GasPriceOracle has every fork flag set; the EIP-4788 and EIP-2935
+// contracts hold the EIPs' code; the create2Deployer appeared in the block
+// at exactly canyonTime.
+func (d *opDriver) checkUpgrades() {
+	d.t.Helper()
+	if len(d.upgrades) == 0 {
+		d.t.Fatal("the chain holds no upgrade deposits")
+	}
+	for _, h := range d.upgrades {
+		var r struct {
+			Status  hexutil.Uint64  `json:"status"`
+			GasUsed hexutil.Uint64  `json:"gasUsed"`
+			Block   hexutil.Uint64  `json:"blockNumber"`
+			Created *common.Address `json:"contractAddress"`
+		}
+		if err := rpcCall(d.g.rpc, "eth_getTransactionReceipt", &r, h); err != nil || r.Status != 1 {
+			d.t.Fatalf("upgrade deposit %s: status %d (%v)", h, r.Status, err)
+		}
+	}
+	at := func(method string, args ...any) string {
+		var v string
+		if err := rpcCall(d.g.rpc, method, &v, args...); err != nil {
+			d.t.Fatalf("%s %v: %v", method, args, err)
+		}
+		return v
+	}
+	impl := func(proxy common.Address) common.Address {
+		return common.HexToAddress(at("eth_getStorageAt", proxy, eip1967Impl, "latest"))
+	}
+	jovian, _ := devnet.UpgradeTxs("jovian")
+	isthmus, _ := devnet.UpgradeTxs("isthmus")
+	for _, w := range []struct {
+		proxy, impl common.Address
+		code        []byte
+	}{
+		{op.L1BlockAddr, jovian[0].Deployed(), devnet.L1BlockCode},
+		{devnet.GasPriceOracleAddr, jovian[2].Deployed(), devnet.GasPriceOracleCode},
+		{op.OperatorFeeVault, isthmus[2].Deployed(), devnet.OperatorFeeVaultCode},
+	} {
+		if got := impl(w.proxy); got != w.impl {
+			d.t.Fatalf("proxy %s points at %s, want %s", w.proxy, got, w.impl)
+		}
+		if got := at("eth_getCode", w.impl, "latest"); got != hexutil.Encode(w.code) {
+			d.t.Fatalf("implementation %s holds other code", w.impl)
+		}
+	}
+	if got := at("eth_getStorageAt", devnet.GasPriceOracleAddr, common.Hash{}, "latest"); common.HexToHash(got) != devnet.GasPriceOracleFlags(true, true, true, true) {
+		d.t.Fatalf("GasPriceOracle flags %s", got)
+	}
+	for a, code := range map[common.Address][]byte{params.BeaconRootsAddress: params.BeaconRootsCode, params.HistoryStorageAddress: params.HistoryStorageCode} {
+		if got := at("eth_getCode", a, "latest"); got != hexutil.Encode(code) {
+			d.t.Fatalf("%s holds %s", a, got)
+		}
+	}
+	if *d.cfg.CanyonTime <= d.s.t0 {
+		return // Canyon at genesis: the alloc has the create2Deployer
+	}
+	canyon := hexutil.Uint64(opCanyonAt / opDiffBlockTime)
+	if at("eth_getCode", op.Create2DeployerAddr, canyon-1) != "0x" || at("eth_getCode", op.Create2DeployerAddr, canyon) != hexutil.Encode(op.Create2DeployerCode) {
+		d.t.Fatalf("the create2Deployer is not set in block %d, the block at canyonTime", canyon)
+	}
+}
+
 // poolPending is the number of pending transactions in op-geth's pool.
 func (d *opDriver) poolPending() uint64 {
 	var st struct {
@@ -617,27 +734,30 @@ func (d *opDriver) poolPending() uint64 {
 func (d *opDriver) drive() uint64 {
 	n := uint64(0)
 	next := func() (uint64, uint64) { n++; return n, d.s.t0 + opDiffBlockTime*n }
-	// Fork phase: every block has its L1-info deposit, epochs' first blocks
-	// user deposits, and the pool a mix of transactions (but for the Jovian
-	// activation block, which op-geth builds without pool transactions).
+	// Fork phase: every block has its L1-info deposit, some user deposits,
+	// and the pool a mix of transactions (but for the
+	// activation blocks with upgrade deposits, which op-geth builds without
+	// pool transactions).
 	for n < opForkBlocks {
 		bn, t := n+1, d.s.t0+opDiffBlockTime*(n+1)
-		jovianActivation := d.cfg.IsJovian(t) && !d.cfg.IsJovian(d.headT)
-		if !jovianActivation {
+		if len(devnet.ActivationDeposits(d.cfg, d.headT, t)) == 0 {
 			d.sendMix(bn, t)
 		}
+		// User deposits: at every third block, and in the Ecotone and
+		// Jovian activation blocks (before their upgrade deposits; the
+		// Fjord and Isthmus activation blocks have none).
 		var deps [][]byte
-		if bn%3 == 0 {
+		if bn%3 == 0 || t == d.s.t0+opEcotoneAt || t == d.s.t0+opJovianAt {
 			deps = d.userDeposits(bn)
 		}
 		bn, t = next()
-		d.buildBlock(bn, t, deps, jovianActivation, 300*time.Millisecond)
+		d.buildBlock(bn, t, deps, 300*time.Millisecond)
 	}
 	// Load phase.
 	for range opLoadBlocks {
 		d.sendLoad(n + 1)
 		bn, t := next()
-		d.buildBlock(bn, t, nil, false, 1500*time.Millisecond)
+		d.buildBlock(bn, t, nil, 1500*time.Millisecond)
 	}
 	// Drain the pool.
 	for i := 0; d.poolPending() > 0; i++ {
@@ -645,7 +765,7 @@ func (d *opDriver) drive() uint64 {
 			d.t.Fatalf("op-geth's pool still holds %d transactions", d.poolPending())
 		}
 		bn, t := next()
-		d.buildBlock(bn, t, nil, false, 1500*time.Millisecond)
+		d.buildBlock(bn, t, nil, 1500*time.Millisecond)
 	}
 	return n
 }
@@ -683,7 +803,8 @@ func runCmd(t *testing.T, bin string, args ...string) {
 
 // TestOPGethDifferential is the differential oracle against op-geth; see the
 // comment at the top of this file. It runs only when TIPNODE_OPGETH names an
-// op-geth binary (`make op-geth-diff`).
+// op-geth binary (`make op-geth-diff`). Each chain of opDiffChains is a
+// subtest; the import throughput is measured on the first.
 func TestOPGethDifferential(t *testing.T) {
 	opgeth := os.Getenv("TIPNODE_OPGETH")
 	if opgeth == "" {
@@ -695,21 +816,63 @@ func TestOPGethDifferential(t *testing.T) {
 	}
 	dir := t.TempDir()
 	if keep := os.Getenv("TIPNODE_OPGETH_DIR"); keep != "" {
-		// The genesis files, the two chains' RLP files and the data
+		// The genesis files, the chains' RLP files and the data
 		// directories stay there (to re-time or profile an import).
 		dir = keep
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		// op-geth's export with a block range appends to an existing
-		// file: a kept directory's RLP files go too.
-		for _, sub := range []string{"op-geth", "import", "follow", "op-chain.rlp", "op-fork.rlp", "op-load.rlp"} {
-			os.RemoveAll(filepath.Join(dir, sub))
-		}
 	}
-	// Timestamps in the past: the chain is built as fast as op-geth goes.
-	total := uint64(opForkBlocks + opLoadBlocks + 30)
-	spec := newOPDiffSpec(uint64(time.Now().Unix()) - opDiffBlockTime*total - 60)
+	files := map[string]string{}
+	for _, c := range optest.Chains(t) {
+		files[c.Name] = c.Path
+	}
+	var runs []*opDiffRun
+	for _, name := range opDiffChains {
+		t.Run(name, func(t *testing.T) {
+			if files[name] == "" {
+				t.Fatalf("no %s genesis in ../shared/op/chains", name)
+			}
+			runs = append(runs, runOPDiffChain(t, opgeth, bin, filepath.Join(dir, name), newOPDiffSpec(t, files[name])))
+		})
+	}
+	var heights uint64
+	var answers, mismatches int
+	for _, r := range runs {
+		heights += r.head + 1
+		answers += r.c.answers
+		mismatches += r.c.mismatches
+	}
+	t.Logf("%d chains, %d heights against op-geth through import and follow: %d answers, %d mismatches", len(runs), heights, answers, mismatches)
+	if len(runs) == 0 || t.Failed() {
+		return
+	}
+	opDiffThroughput(t, bin, runs[0])
+}
+
+// opDiffChains are the real genesis files the differential starts from: OP
+// Sepolia and Zora (Bedrock-era allocs: every fork from Canyon re-timed,
+// all four forks' upgrade deposits), World Chain (Ecotone at genesis: its
+// real Ecotone L1Block and GasPriceOracle until the Fjord, Isthmus and
+// Jovian upgrades) and Unichain (Granite at genesis: the real Fjord
+// GasPriceOracle, FastLZ and all, until Isthmus).
+var opDiffChains = []string{"op-sepolia", "zora-mainnet", "worldchain-mainnet", "unichain-mainnet"}
+
+// opDiffRun is one chain's run: its files and the comparison.
+type opDiffRun struct {
+	dir, genesisFile, rlpFile, forkFile, loadFile string
+	head                                          uint64
+	c                                             *opComparer
+	opMgas                                        float64
+	opWall                                        time.Duration
+}
+
+// runOPDiffChain builds spec's chain with op-geth in dir and compares
+// tipnode with it through import and follow.
+func runOPDiffChain(t *testing.T, opgeth, bin, dir string, spec *opDiffSpec) *opDiffRun {
+	// op-geth's export with a block range appends to an existing file: a
+	// kept directory starts again.
+	os.RemoveAll(dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	genesisFile, jwtFile := filepath.Join(dir, "genesis.json"), filepath.Join(dir, "jwt.hex")
 	if err := os.WriteFile(genesisFile, spec.genesisJSON(), 0o644); err != nil {
 		t.Fatal(err)
@@ -718,18 +881,20 @@ func TestOPGethDifferential(t *testing.T) {
 	if err := os.WriteFile(jwtFile, []byte(hexutil.Encode(secret)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	g := &opGeth{bin: opgeth, dir: filepath.Join(dir, "op-geth"), engine: &engineClient{secret: secret}}
+	g := &opGeth{bin: opgeth, dir: filepath.Join(dir, "op-geth"), chainID: spec.chainID, engine: &engineClient{secret: secret}}
 	runCmd(t, opgeth, "init", "--datadir", g.dir, "--state.scheme", "hash", genesisFile)
 	g.start(t, jwtFile)
 
 	cfg := spec.opConfig(t)
-	d := &opDriver{t: t, s: spec, cfg: cfg, g: g, signer: types.LatestSignerForChainID(big.NewInt(opDiffChainID)),
+	d := &opDriver{t: t, s: spec, cfg: cfg, g: g, signer: types.LatestSignerForChainID(new(big.Int).SetUint64(spec.chainID)),
 		nonces: map[string]uint64{}, headT: spec.t0}
 	d.genesis = blockHash(t, g.rpc, 0)
 	d.head = d.genesis
 	buildStart := time.Now()
 	head := d.drive()
-	t.Logf("op-geth built %d blocks (%d pool transactions) in %s", head, len(d.sent), time.Since(buildStart).Round(time.Millisecond))
+	t.Logf("op-geth built %d blocks (%d pool transactions, %d upgrade deposits) in %s", head, len(d.sent), len(d.upgrades),
+		time.Since(buildStart).Round(time.Millisecond))
+	d.checkUpgrades()
 
 	// Export, then serve op-geth's chain again for the comparisons.
 	g.stop(t)
@@ -771,18 +936,23 @@ func TestOPGethDifferential(t *testing.T) {
 	c.report()
 	t.Logf("compared %d heights, %d transactions, %d accounts x %d slots against op-geth through import and follow: %d answers, %d mismatches",
 		head+1, c.txCount, len(c.accounts), c.slotCount(), c.answers, c.mismatches)
+	return &opDiffRun{dir: dir, genesisFile: genesisFile, rlpFile: rlpFile, forkFile: forkFile, loadFile: loadFile,
+		head: head, c: c, opMgas: opMgas, opWall: opWall}
+}
 
-	// Import throughput, three alternating rounds into fresh data
-	// directories (the machine's noise falls on all): the whole OP chain;
-	// its load phase alone (imported on top of its fork phase); an L1 chain
-	// of the same calls and about the load phase's gas.
+// opDiffThroughput measures the import throughput, three alternating rounds
+// into fresh data directories (the machine's noise falls on all): the whole
+// OP chain of r; its load phase alone (imported on top of its fork phase);
+// an L1 chain of the same calls and about the load phase's gas.
+func opDiffThroughput(t *testing.T, bin string, r *opDiffRun) {
+	dir, c, head := r.dir, r.c, r.head
 	var loadGas uint64
 	for h := uint64(opForkBlocks + 1); h <= head; h++ {
 		loadGas += c.gas[h]
 	}
 	l1Gas, l1Blocks := l1Chain(t, dir, loadGas)
 	var opRuns, loadRuns, l1Runs []float64
-	opRuns = append(opRuns, opMgas)
+	opRuns = append(opRuns, r.opMgas)
 	fresh := func(name, genesis string) string {
 		d := filepath.Join(dir, name)
 		os.RemoveAll(d)
@@ -791,13 +961,13 @@ func TestOPGethDifferential(t *testing.T) {
 	}
 	for round := range 3 {
 		if round > 0 {
-			d := fresh("t-op", genesisFile)
-			m, _ := runTipnodeImport(t, bin, d, rlpFile)
+			d := fresh("t-op", r.genesisFile)
+			m, _ := runTipnodeImport(t, bin, d, r.rlpFile)
 			opRuns = append(opRuns, m)
 		}
-		d := fresh("t-load", genesisFile)
-		runTipnodeImport(t, bin, d, forkFile)
-		m, _ := runTipnodeImport(t, bin, d, loadFile)
+		d := fresh("t-load", r.genesisFile)
+		runTipnodeImport(t, bin, d, r.forkFile)
+		m, _ := runTipnodeImport(t, bin, d, r.loadFile)
 		loadRuns = append(loadRuns, m)
 		d = fresh("t-l1", filepath.Join(dir, "l1-genesis.json"))
 		m, _ = runTipnodeImport(t, bin, d, filepath.Join(dir, "l1-chain.rlp"))
@@ -815,7 +985,7 @@ func TestOPGethDifferential(t *testing.T) {
 		"  OP chain, whole (op-geth export, %d blocks, %.1f Mgas; first import's process %s): %.1f %.1f %.1f, median %.1f\n"+
 		"  OP chain, load phase (%d blocks, %.1f Mgas): %.1f %.1f %.1f, median %.1f\n"+
 		"  L1 chain, the same calls (%d blocks, %.1f Mgas): %.1f %.1f %.1f, median %.1f",
-		head, float64(c.gasUsed)/1e6, opWall.Round(time.Millisecond), opRuns[0], opRuns[1], opRuns[2], median(opRuns),
+		head, float64(c.gasUsed)/1e6, r.opWall.Round(time.Millisecond), opRuns[0], opRuns[1], opRuns[2], median(opRuns),
 		head-opForkBlocks, float64(loadGas)/1e6, loadRuns[0], loadRuns[1], loadRuns[2], median(loadRuns),
 		l1Blocks, float64(l1Gas)/1e6, l1Runs[0], l1Runs[1], l1Runs[2], median(l1Runs))
 }

@@ -31,7 +31,7 @@ contract GasPriceOracle {
     string public constant version = "1.6.0";
 
     address public constant DEPOSITOR_ACCOUNT = 0xDeaDDEaDDeAdDeAdDEAdDEaddeAddEAdDEAd0001;
-    IL1BlockFees internal constant L1_BLOCK = IL1BlockFees(0x4200000000000000000000000000000000000015);
+    address internal constant L1_BLOCK = 0x4200000000000000000000000000000000000015;
 
     // Fjord: estimatedSize = max(MIN_TRANSACTION_SIZE * 1e6, COST_INTERCEPT + COST_FASTLZ_COEF * fastlzSize).
     int256 internal constant COST_INTERCEPT = -42_585_600;
@@ -88,29 +88,40 @@ contract GasPriceOracle {
     /// @notice Bedrock's L1 fee overhead; reverts from Ecotone.
     function overhead() public view returns (uint256) {
         if (isEcotone) revert Deprecated();
-        return L1_BLOCK.l1FeeOverhead();
+        return _l1(IL1BlockFees.l1FeeOverhead.selector);
     }
 
     /// @notice Bedrock's L1 fee scalar; reverts from Ecotone.
     function scalar() public view returns (uint256) {
         if (isEcotone) revert Deprecated();
-        return L1_BLOCK.l1FeeScalar();
+        return _l1(IL1BlockFees.l1FeeScalar.selector);
     }
 
     function l1BaseFee() public view returns (uint256) {
-        return L1_BLOCK.basefee();
+        return _l1(IL1BlockFees.basefee.selector);
     }
 
     function blobBaseFee() public view returns (uint256) {
-        return L1_BLOCK.blobBaseFee();
+        return _l1(IL1BlockFees.blobBaseFee.selector);
     }
 
     function baseFeeScalar() public view returns (uint32) {
-        return L1_BLOCK.baseFeeScalar();
+        return uint32(_l1(IL1BlockFees.baseFeeScalar.selector));
     }
 
     function blobBaseFeeScalar() public view returns (uint32) {
-        return L1_BLOCK.blobBaseFeeScalar();
+        return uint32(_l1(IL1BlockFees.blobBaseFeeScalar.selector));
+    }
+
+    /// @dev One word-sized getter of the L1Block predeploy (a single call
+    ///      site keeps the code small enough for the upgrade deposits' gas).
+    function _l1(bytes4 _selector) internal view returns (uint256 v_) {
+        assembly {
+            mstore(0, _selector)
+            if iszero(staticcall(gas(), L1_BLOCK, 0, 4, 0, 32)) { revert(0, 0) }
+            if lt(returndatasize(), 32) { revert(0, 0) }
+            v_ := mload(0)
+        }
     }
 
     function decimals() public pure returns (uint256) {
@@ -125,7 +136,7 @@ contract GasPriceOracle {
         if (isEcotone) {
             return (_calldataGas(_data) * _feeScaled()) / (16 * 10 ** DECIMALS);
         }
-        return ((_calldataGas(_data) + L1_BLOCK.l1FeeOverhead()) * L1_BLOCK.basefee() * L1_BLOCK.l1FeeScalar())
+        return ((_calldataGas(_data) + _l1(IL1BlockFees.l1FeeOverhead.selector)) * _l1(IL1BlockFees.basefee.selector) * _l1(IL1BlockFees.l1FeeScalar.selector))
             / 10 ** DECIMALS;
     }
 
@@ -138,7 +149,7 @@ contract GasPriceOracle {
         if (isEcotone) {
             return gas;
         }
-        return gas + L1_BLOCK.l1FeeOverhead();
+        return gas + _l1(IL1BlockFees.l1FeeOverhead.selector);
     }
 
     /// @notice An upper bound of the L1 fee of an unsigned transaction of
@@ -156,8 +167,8 @@ contract GasPriceOracle {
         if (!isIsthmus) {
             return 0;
         }
-        uint256 s = L1_BLOCK.operatorFeeScalar();
-        uint256 c = L1_BLOCK.operatorFeeConstant();
+        uint256 s = _l1(IL1BlockFees.operatorFeeScalar.selector);
+        uint256 c = _l1(IL1BlockFees.operatorFeeConstant.selector);
         if (isJovian) {
             return _gasUsed * s * 100 + c;
         }
@@ -181,8 +192,8 @@ contract GasPriceOracle {
 
     /// @dev 16 * l1BaseFee * baseFeeScalar + blobBaseFee * blobBaseFeeScalar.
     function _feeScaled() internal view returns (uint256) {
-        return uint256(L1_BLOCK.baseFeeScalar()) * 16 * L1_BLOCK.basefee()
-            + uint256(L1_BLOCK.blobBaseFeeScalar()) * L1_BLOCK.blobBaseFee();
+        return uint256(_l1(IL1BlockFees.baseFeeScalar.selector)) * 16 * _l1(IL1BlockFees.basefee.selector)
+            + uint256(_l1(IL1BlockFees.blobBaseFeeScalar.selector)) * _l1(IL1BlockFees.blobBaseFee.selector);
     }
 
     function _estimatedSizeScaled(uint256 _fastLZSize_) internal pure returns (uint256) {

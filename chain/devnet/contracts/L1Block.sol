@@ -81,19 +81,20 @@ contract L1Block {
     }
 
     /// @dev The packed fields common to the Ecotone, Isthmus and Jovian
-    ///      encodings: calldata bytes 4..163.
+    ///      encodings (calldata bytes 4..163), stored as L1Block.sol keeps
+    ///      them: bytes 4..19 (baseFeeScalar, blobBaseFeeScalar,
+    ///      sequenceNumber) are slot 3's low 128 bits, bytes 20..35
+    ///      (timestamp, number) slot 0's.
     function _setEcotoneFields() internal {
         _onlyDepositor();
-        require(msg.data.length >= 164);
-        baseFeeScalar = uint32(bytes4(msg.data[4:8]));
-        blobBaseFeeScalar = uint32(bytes4(msg.data[8:12]));
-        sequenceNumber = uint64(bytes8(msg.data[12:20]));
-        timestamp = uint64(bytes8(msg.data[20:28]));
-        number = uint64(bytes8(msg.data[28:36]));
-        basefee = uint256(bytes32(msg.data[36:68]));
-        blobBaseFee = uint256(bytes32(msg.data[68:100]));
-        hash = bytes32(msg.data[100:132]);
-        batcherHash = bytes32(msg.data[132:164]);
+        assembly {
+            sstore(3, shr(128, calldataload(4)))
+            sstore(0, shr(128, calldataload(20)))
+            sstore(1, calldataload(36))
+            sstore(7, calldataload(68))
+            sstore(2, calldataload(100))
+            sstore(4, calldataload(132))
+        }
     }
 
     /// @notice Ecotone encoding: packed calldata of 164 bytes.
@@ -103,21 +104,23 @@ contract L1Block {
     }
 
     /// @notice Isthmus encoding: the Ecotone fields, operatorFeeScalar
-    ///         (bytes 164..167) and operatorFeeConstant (168..175).
+    ///         (bytes 164..167) and operatorFeeConstant (168..175): slot 8's
+    ///         low 96 bits.
     function setL1BlockValuesIsthmus() external {
         require(msg.data.length == 176);
         _setEcotoneFields();
-        operatorFeeScalar = uint32(bytes4(msg.data[164:168]));
-        operatorFeeConstant = uint64(bytes8(msg.data[168:176]));
+        assembly {
+            sstore(8, shr(160, calldataload(164)))
+        }
     }
 
     /// @notice Jovian encoding: the Isthmus fields and daFootprintGasScalar
-    ///         (bytes 176..177).
+    ///         (bytes 176..177, slot 8 bits 96..111).
     function setL1BlockValuesJovian() external {
         require(msg.data.length == 178);
         _setEcotoneFields();
-        operatorFeeScalar = uint32(bytes4(msg.data[164:168]));
-        operatorFeeConstant = uint64(bytes8(msg.data[168:176]));
-        daFootprintGasScalar = uint16(bytes2(msg.data[176:178]));
+        assembly {
+            sstore(8, or(shr(160, calldataload(164)), shl(96, shr(240, calldataload(176)))))
+        }
     }
 }

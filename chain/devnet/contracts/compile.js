@@ -9,7 +9,8 @@
 //
 // DIR defaults to this script's directory (the dev chain's OP predeploys:
 // L1Block, L2ToL1MessagePasser, GasPriceOracle, WETH9, L2CrossDomainMessenger,
-// L2StandardBridge); cmd/benchgeth/chaingen/contracts holds the benchmark's
+// L2StandardBridge, and OperatorFeeVault, which the Isthmus upgrade deposits
+// deploy: upgrade.go); cmd/benchgeth/chaingen/contracts holds the benchmark's
 // BenchToken and Multicall.
 //
 // TestContractsCompile (chain/devnet) does the same in a temporary
