@@ -25,22 +25,52 @@ import (
 // trieBenchState imports a state of `accounts` funded accounts and one
 // contract holding `slots` slots at block 0 (a state import: sorted,
 // ingested, its trie built in one pass) and returns the store.
+//
+// With TIPNODE_BENCH_TRIE_DIR set, the built state is kept in that
+// directory (one subdirectory per size) and later runs start from a copy
+// of it (sstables hard-linked, the rest copied) instead of building it
+// again: the 10M-slot state takes minutes of CPU to build.
 func trieBenchState(b *testing.B, accounts, slots int) (*DB, common.Address) {
 	b.Helper()
 	dir := b.TempDir()
+	contract := common.Address{0xc0, 0x17}
 	cfg := DefaultConfig(filepath.Join(dir, "db"))
 	cfg.SyncWrites = false
-	db, err := Open(cfg, zerolog.Nop())
-	if err != nil {
-		b.Fatal(err)
+	open := func() *DB {
+		db, err := Open(cfg, zerolog.Nop())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { db.Close() })
+		return db
 	}
-	b.Cleanup(func() { db.Close() })
+	keep := os.Getenv("TIPNODE_BENCH_TRIE_DIR")
+	if keep != "" {
+		keep = filepath.Join(keep, fmt.Sprintf("accounts=%d,slots=%d", accounts, slots))
+		if _, err := os.Stat(filepath.Join(keep, "complete")); err == nil {
+			must(b, cloneStoreDir(filepath.Join(keep, "db"), cfg.Dir))
+			return open(), contract
+		}
+	}
+	db := open()
+	buildTrieBenchState(b, db, dir, contract, accounts, slots)
+	if keep == "" {
+		return db, contract
+	}
+	// Keep a copy of the store as built (closed), then reopen it.
+	must(b, db.Close())
+	must(b, os.RemoveAll(keep))
+	must(b, cloneStoreDir(cfg.Dir, filepath.Join(keep, "db")))
+	must(b, os.WriteFile(filepath.Join(keep, "complete"), nil, 0o644))
+	return open(), contract
+}
+
+func buildTrieBenchState(b *testing.B, db *DB, dir string, contract common.Address, accounts, slots int) {
 	si, err := db.NewStateImport(filepath.Join(dir, "tmp"), 0, 256<<20)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer si.Close()
-	contract := common.Address{0xc0, 0x17}
 	code := []byte{0x60, 0x00}
 	must(b, si.Code(crypto.Keccak256Hash(code), code))
 	must(b, si.Account(contract, &Account{Nonce: 1, Balance: new(uint256.Int), CodeHash: crypto.Keccak256Hash(code)}))
@@ -55,7 +85,6 @@ func trieBenchState(b *testing.B, accounts, slots int) (*DB, common.Address) {
 		b.Fatal(err)
 	}
 	flush(b, db)
-	return db, contract
 }
 
 // threadCPU is the CPU time of the calling OS thread.
@@ -315,5 +344,32 @@ func BenchmarkTrieNodeCacheHit(b *testing.B) {
 			}
 			i++
 		}
+	})
+}
+
+// cloneStoreDir copies the closed store in src to dst: Pebble never
+// modifies an sstable, so they are hard-linked; every other file (the
+// manifest, the WAL, options) is copied.
+func cloneStoreDir(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		if filepath.Ext(path) == ".sst" {
+			return os.Link(path, target)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o644)
 	})
 }
