@@ -228,6 +228,10 @@ type nodeReader struct {
 	it     *pebble.Iterator
 	key    []byte
 	hasher crypto.KeccakState
+	// pre, when set, holds nodes a prefetcher resolved (looked up
+	// first); fill, when set, is the prefetch this reader works for (every
+	// node it resolves goes there). trieprefetch.go.
+	pre, fill *prefetch
 }
 
 func newNodeReader(r reader, cache nodeCache, height uint64, under []*TrieUpdate) *nodeReader {
@@ -243,6 +247,19 @@ var errTrieNodeMissing = errors.New("no version at this height")
 
 // Node implements database.NodeReader.
 func (n *nodeReader) Node(owner common.Hash, path []byte, hash common.Hash) ([]byte, error) {
+	if n.pre != nil {
+		if blob := n.pre.get(hash); blob != nil {
+			return blob, nil
+		}
+	}
+	blob, err := n.node(owner, path, hash)
+	if n.fill != nil && err == nil {
+		n.fill.put(hash, blob)
+	}
+	return blob, err
+}
+
+func (n *nodeReader) node(owner common.Hash, path []byte, hash common.Hash) ([]byte, error) {
 	hot := len(path) <= hotPathLen
 	if hot {
 		if blob := n.cache.hot.get(hash); blob != nil {
@@ -418,7 +435,36 @@ func applyDiff(nr *nodeReader, diff *StateDiff, watch []common.Address) (*TrieUp
 	}
 	u := &TrieUpdate{nodes: make(map[string][]byte), origins: make(map[string][]byte),
 		storageRoots: make(map[common.Address]common.Hash, len(touched)+len(watch))}
-	for _, addr := range sortedKeys(touched, compareAddr) {
+	// The keys in the order they are read below, for the prefetcher.
+	order := sortedKeys(touched, compareAddr)
+	sortedSlots := make(map[common.Address][]common.Hash, len(diff.Storage))
+	items := make([]prefetchItem, 0, len(order))
+	first := make([]int, len(order)) // item of each account
+	for i, addr := range order {
+		first[i] = len(items)
+		items = append(items, prefetchItem{addr: addr})
+		acc, changed := diff.Accounts[addr]
+		slots := diff.Storage[addr]
+		if len(slots) == 0 || (changed && acc == nil) {
+			continue
+		}
+		keys := sortedKeys(slots, compareHash)
+		sortedSlots[addr] = keys
+		if _, wiped := diff.Wiped[addr]; wiped {
+			continue // written on the empty trie: nothing to read
+		}
+		for j := range keys {
+			items = append(items, prefetchItem{addr: addr, slot: &keys[j]})
+		}
+	}
+	pf := startPrefetch(nr, parentRoot, items)
+	nr.pre = pf
+	defer func() {
+		pf.finish()
+		nr.pre = nil
+	}()
+	for ai, addr := range order {
+		pf.at(first[ai])
 		old, err := accounts.GetAccount(addr)
 		if err != nil {
 			return nil, fmt.Errorf("account %s: %w", addr, err)
@@ -445,7 +491,10 @@ func applyDiff(nr *nodeReader, diff *StateDiff, watch []common.Address) (*TrieUp
 			if err != nil {
 				return nil, fmt.Errorf("storage trie of %s: %w", addr, err)
 			}
-			for _, slot := range sortedKeys(slots, compareHash) {
+			for j, slot := range sortedSlots[addr] {
+				if !fresh {
+					pf.at(first[ai] + 1 + j)
+				}
 				v := slots[slot]
 				if v == (common.Hash{}) {
 					err = st.DeleteStorage(addr, slot[:])

@@ -96,6 +96,16 @@ func threadCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// procCPU is the CPU time of the whole process (every thread: a
+// prefetcher's, but also Pebble's background work and the GC's).
+func procCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // rusageThread is RUSAGE_THREAD (Linux).
 const rusageThread = 1
 
@@ -109,7 +119,7 @@ func benchAddr(i int) common.Address { return common.BigToAddress(big.NewInt(int
 // reported apart).
 func benchBlocks(b *testing.B, db *DB, contract common.Address, accounts, slots, keys int) {
 	r := rand.New(rand.NewPCG(1, 2))
-	var roots, cpus, writes []time.Duration
+	var roots, cpus, procs, writes []time.Duration
 	var nodes, nodeBytes int
 	// The root's CPU time is its thread's (the trie update runs on the
 	// calling goroutine): Pebble's background work and other processes on
@@ -135,7 +145,7 @@ func benchBlocks(b *testing.B, db *DB, contract common.Address, accounts, slots,
 			d.Storage[contract][benchSlot(s)] = common.BigToHash(new(big.Int).SetUint64(r.Uint64()))
 		}
 		latest++
-		start, cpu0 := time.Now(), threadCPU()
+		start, cpu0, proc0 := time.Now(), threadCPU(), procCPU()
 		v, err := db.View()
 		if err != nil {
 			b.Fatal(err)
@@ -150,6 +160,7 @@ func benchBlocks(b *testing.B, db *DB, contract common.Address, accounts, slots,
 		}
 		roots = append(roots, time.Since(start))
 		cpus = append(cpus, threadCPU()-cpu0)
+		procs = append(procs, procCPU()-proc0)
 		nodes += upd.Nodes()
 		for _, blob := range upd.nodes {
 			nodeBytes += len(blob) + trieKeyLen
@@ -171,6 +182,7 @@ func benchBlocks(b *testing.B, db *DB, contract common.Address, accounts, slots,
 	}
 	b.ReportMetric(pct(cpus, 0.5), "root-cpu-ms-p50")
 	b.ReportMetric(pct(cpus, 0.99), "root-cpu-ms-p99")
+	b.ReportMetric(pct(procs, 0.5), "root-proccpu-ms-p50")
 	b.ReportMetric(pct(roots, 0.5), "root-ms-p50")
 	b.ReportMetric(pct(roots, 0.99), "root-ms-p99")
 	b.ReportMetric(pct(writes, 0.5), "write-ms-p50")
@@ -215,7 +227,7 @@ func BenchmarkTrieCut(b *testing.B) {
 	const accounts, slots, keys, perBlock = 100_000, 1_000_000, 500, 10
 	db, contract := trieBenchState(b, accounts, slots)
 	r := rand.New(rand.NewPCG(3, 4))
-	var walls, cpus, squashes, scratches []time.Duration
+	var walls, cpus, procs, squashes, scratches []time.Duration
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	latest, _ := db.Latest()
@@ -253,7 +265,7 @@ func BenchmarkTrieCut(b *testing.B) {
 			}
 			d.Storage[contract][benchSlot(s)] = common.BigToHash(new(big.Int).SetUint64(r.Uint64()))
 		}
-		start, cpu0 := time.Now(), threadCPU()
+		start, cpu0, proc0 := time.Now(), threadCPU(), procCPU()
 		u, err := base.On(layers...).Update(d)
 		if err != nil {
 			b.Fatal(err)
@@ -268,6 +280,7 @@ func BenchmarkTrieCut(b *testing.B) {
 		}
 		walls = append(walls, time.Since(start))
 		cpus = append(cpus, threadCPU()-cpu0)
+		procs = append(procs, procCPU()-proc0)
 		cuts = append(cuts, d)
 		if len(cuts) < perBlock {
 			continue
@@ -307,6 +320,7 @@ func BenchmarkTrieCut(b *testing.B) {
 	}
 	b.ReportMetric(pct(cpus, 0.5), "cut-cpu-ms-p50")
 	b.ReportMetric(pct(cpus, 0.99), "cut-cpu-ms-p99")
+	b.ReportMetric(pct(procs, 0.5), "cut-proccpu-ms-p50")
 	b.ReportMetric(pct(walls, 0.5), "cut-ms-p50")
 	b.ReportMetric(pct(walls, 0.99), "cut-ms-p99")
 	b.ReportMetric(pct(squashes, 0.5), "seal-squash-ms-p50")
