@@ -85,6 +85,10 @@ type TrieUpdate struct {
 	// under are the updates this one was computed on top of (a reorg's
 	// earlier new blocks, a pending parent): the store checks them.
 	under []*TrieUpdate
+	// clean: no version of nodes leaves its node as its origin has it (a
+	// squash's result), so a squash on top of it checks only the later
+	// updates' entities.
+	clean bool
 	// written and writtenHash are the block the store wrote the update
 	// with (0: not written, or written by a reorg).
 	written     uint64
