@@ -462,6 +462,9 @@ func applyDiff(nr *nodeReader, diff *StateDiff, watch []common.Address) (*TrieUp
 		}
 	}
 	pf := startPrefetch(nr, parentRoot, items)
+	if prefetchHook != nil {
+		pf = prefetchHook(pf)
+	}
 	nr.pre = pf
 	defer func() {
 		pf.finish()

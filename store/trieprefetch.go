@@ -106,6 +106,11 @@ func (p *prefetch) run(pr *nodeReader, parentRoot common.Hash, items []prefetchI
 	}
 }
 
+// prefetchHook, when set (tests), is called with every update's
+// prefetcher (nil: none) before the update reads; the update uses the one
+// it returns.
+var prefetchHook func(*prefetch) *prefetch
+
 // at tells the prefetcher that the update works on item i.
 func (p *prefetch) at(i int) {
 	if p != nil {
