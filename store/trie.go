@@ -437,8 +437,6 @@ func applyDiff(nr *nodeReader, diff *StateDiff, watch []common.Address) (*TrieUp
 	for a := range diff.Wiped {
 		touched[a] = struct{}{}
 	}
-	u := &TrieUpdate{nodes: make(map[string][]byte), origins: make(map[string][]byte),
-		storageRoots: make(map[common.Address]common.Hash, len(touched)+len(watch))}
 	// The keys in the order they are read below, for the prefetcher.
 	order := sortedKeys(touched, compareAddr)
 	sortedSlots := make(map[common.Address][]common.Hash, len(diff.Storage))
@@ -461,6 +459,10 @@ func applyDiff(nr *nodeReader, diff *StateDiff, watch []common.Address) (*TrieUp
 			items = append(items, prefetchItem{addr: addr, slot: &keys[j]})
 		}
 	}
+	// An update writes about four nodes a key (the benchmarks' blocks on
+	// large tries: 4.7 for 1,000 keys on 10M slots).
+	u := &TrieUpdate{nodes: make(map[string][]byte, 4*len(items)), origins: make(map[string][]byte, 4*len(items)),
+		storageRoots: make(map[common.Address]common.Hash, len(touched)+len(watch))}
 	pf := startPrefetch(nr, parentRoot, items)
 	if prefetchHook != nil {
 		pf = prefetchHook(pf)
@@ -573,8 +575,10 @@ func (u *TrieUpdate) addSet(owner common.Hash, set *trienode.NodeSet) {
 	if set == nil {
 		return
 	}
+	var buf []byte
 	for path, n := range set.Nodes {
-		key := string(appendTrieEntity(nil, owner, []byte(path)))
+		buf = appendTrieEntity(buf[:0], owner, []byte(path))
+		key := string(buf)
 		u.nodes[key] = n.Blob
 		u.origins[key] = set.Origins[path]
 	}
