@@ -85,6 +85,9 @@ type TrieUpdate struct {
 	// under are the updates this one was computed on top of (a reorg's
 	// earlier new blocks, a pending parent): the store checks them.
 	under []*TrieUpdate
+	// seeks is the number of nodes the update read from the store (its
+	// layers or Pebble) itself, not from a cache or its prefetcher.
+	seeks int
 	// clean: no version of nodes leaves its node as its origin has it (a
 	// squash's result), so a squash on top of it checks only the later
 	// updates' entities.
@@ -236,6 +239,8 @@ type nodeReader struct {
 	// first); fill, when set, is the prefetch this reader works for (every
 	// node it resolves goes there). trieprefetch.go.
 	pre, fill *prefetch
+	// seeks counts the nodes Node read from the store.
+	seeks int
 }
 
 func newNodeReader(r reader, cache nodeCache, height uint64, under []*TrieUpdate) *nodeReader {
@@ -276,6 +281,7 @@ func (n *nodeReader) node(owner common.Hash, path []byte, hash common.Hash) ([]b
 		}
 		return blob, nil
 	}
+	n.seeks++
 	blob, found, err := n.read(owner, path)
 	if err != nil {
 		return nil, err
@@ -412,6 +418,7 @@ func (db *DB) updateTrie(r reader, height uint64, under []*TrieUpdate, diff *Sta
 		return nil, fmt.Errorf("state trie update on %d: %w", height, err)
 	}
 	u.Parent, u.under = height, under
+	u.seeks = nr.seeks
 	return u, nil
 }
 

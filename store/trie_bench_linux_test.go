@@ -120,7 +120,7 @@ func benchAddr(i int) common.Address { return common.BigToAddress(big.NewInt(int
 func benchBlocks(b *testing.B, db *DB, contract common.Address, accounts, slots, keys int) {
 	r := rand.New(rand.NewPCG(1, 2))
 	var roots, cpus, procs, writes []time.Duration
-	var nodes, nodeBytes int
+	var nodes, nodeBytes, seeks int
 	// The root's CPU time is its thread's (the trie update runs on the
 	// calling goroutine): Pebble's background work and other processes on
 	// the machine are not counted.
@@ -162,6 +162,7 @@ func benchBlocks(b *testing.B, db *DB, contract common.Address, accounts, slots,
 		cpus = append(cpus, threadCPU()-cpu0)
 		procs = append(procs, procCPU()-proc0)
 		nodes += upd.Nodes()
+		seeks += upd.seeks
 		for _, blob := range upd.nodes {
 			nodeBytes += len(blob) + trieKeyLen
 		}
@@ -187,6 +188,7 @@ func benchBlocks(b *testing.B, db *DB, contract common.Address, accounts, slots,
 	b.ReportMetric(pct(roots, 0.99), "root-ms-p99")
 	b.ReportMetric(pct(writes, 0.5), "write-ms-p50")
 	b.ReportMetric(float64(nodes)/float64(len(roots)), "nodes/block")
+	b.ReportMetric(float64(seeks)/float64(len(roots)), "own-store-reads/block")
 	b.ReportMetric(float64(nodeBytes)/float64(len(roots))/1024, "trie-KiB/block")
 }
 

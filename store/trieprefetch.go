@@ -67,19 +67,29 @@ func startPrefetch(nr *nodeReader, parentRoot common.Hash, items []prefetchItem)
 func (p *prefetch) run(pr *nodeReader, parentRoot common.Hash, items []prefetchItem) {
 	defer close(p.done)
 	defer pr.close()
+	// Errors end the prefetch: the update meets them itself.
+	_ = walkItems(pr, parentRoot, items, func(i int) bool {
+		return p.stop.Load() || int64(i) <= p.pos.Load()
+	})
+}
+
+// walkItems reads the trie paths of items, from the last to the first,
+// through pr on the state trie with root parentRoot, until stop(i) says
+// to stop before item i.
+func walkItems(pr *nodeReader, parentRoot common.Hash, items []prefetchItem, stop func(i int) bool) error {
 	accounts, err := trie.NewStateTrie(trie.StateTrieID(parentRoot), pr)
 	if err != nil {
-		return
+		return err
 	}
 	storage := make(map[common.Address]*trie.StateTrie)
 	for i := len(items) - 1; i >= 0; i-- {
-		if p.stop.Load() || int64(i) <= p.pos.Load() {
-			return
+		if stop(i) {
+			return nil
 		}
 		it := items[i]
 		if it.slot == nil {
 			if _, err := accounts.GetAccount(it.addr); err != nil {
-				return
+				return err
 			}
 			continue
 		}
@@ -87,12 +97,12 @@ func (p *prefetch) run(pr *nodeReader, parentRoot common.Hash, items []prefetchI
 		if !ok {
 			acc, err := accounts.GetAccount(it.addr)
 			if err != nil {
-				return
+				return err
 			}
 			if acc != nil && acc.Root != types.EmptyRootHash {
 				owner := crypto.Keccak256Hash(it.addr[:])
 				if st, err = trie.NewStateTrie(trie.StorageTrieID(parentRoot, owner, acc.Root), pr); err != nil {
-					return
+					return err
 				}
 			}
 			storage[it.addr] = st
@@ -101,9 +111,46 @@ func (p *prefetch) run(pr *nodeReader, parentRoot common.Hash, items []prefetchI
 			continue // no storage: nothing to read
 		}
 		if _, err := st.GetStorage(it.addr, it.slot[:]); err != nil {
-			return
+			return err
 		}
 	}
+	return nil
+}
+
+// Prefetch reads the trie paths of accounts and of slots (by account) at
+// this trie's state into the clean node cache (checked as every read
+// is), so that an Update that changes these keys finds their nodes there
+// instead of in Pebble: the import pipeline can call it with the keys a
+// block touches while it still executes the block. It works on the
+// calling goroutine (call it from another than the one that will run the
+// Update) and does nothing when the store keeps no node cache. An Update
+// also prefetches its own keys on a second goroutine; Prefetch only gives
+// it a head start. What it does not read: the siblings a deletion folds
+// into its parent, and the old storage of a wiped account.
+func (t *StateTrie) Prefetch(accounts []common.Address, slots map[common.Address][]common.Hash) error {
+	if t.v.db.nodes.c == nil {
+		return nil
+	}
+	if err := t.v.enter(); err != nil {
+		return err
+	}
+	defer t.v.exit()
+	items := make([]prefetchItem, 0, len(accounts)+len(slots))
+	for _, a := range accounts {
+		items = append(items, prefetchItem{addr: a})
+	}
+	for a, keys := range slots {
+		for i := range keys {
+			items = append(items, prefetchItem{addr: a, slot: &keys[i]})
+		}
+	}
+	pr := newNodeReader(t.v.snap, t.v.db.nodes, t.height, t.under)
+	defer pr.close()
+	root, err := pr.root()
+	if err != nil {
+		return err
+	}
+	return walkItems(pr, root, items, func(int) bool { return false })
 }
 
 // prefetchHook, when set (tests), is called with every update's
