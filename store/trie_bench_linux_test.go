@@ -25,22 +25,52 @@ import (
 // trieBenchState imports a state of `accounts` funded accounts and one
 // contract holding `slots` slots at block 0 (a state import: sorted,
 // ingested, its trie built in one pass) and returns the store.
+//
+// With TIPNODE_BENCH_TRIE_DIR set, the built state is kept in that
+// directory (one subdirectory per size) and later runs start from a copy
+// of it (sstables hard-linked, the rest copied) instead of building it
+// again: the 10M-slot state takes minutes of CPU to build.
 func trieBenchState(b *testing.B, accounts, slots int) (*DB, common.Address) {
 	b.Helper()
 	dir := b.TempDir()
+	contract := common.Address{0xc0, 0x17}
 	cfg := DefaultConfig(filepath.Join(dir, "db"))
 	cfg.SyncWrites = false
-	db, err := Open(cfg, zerolog.Nop())
-	if err != nil {
-		b.Fatal(err)
+	open := func() *DB {
+		db, err := Open(cfg, zerolog.Nop())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { db.Close() })
+		return db
 	}
-	b.Cleanup(func() { db.Close() })
+	keep := os.Getenv("TIPNODE_BENCH_TRIE_DIR")
+	if keep != "" {
+		keep = filepath.Join(keep, fmt.Sprintf("accounts=%d,slots=%d", accounts, slots))
+		if _, err := os.Stat(filepath.Join(keep, "complete")); err == nil {
+			must(b, cloneStoreDir(filepath.Join(keep, "db"), cfg.Dir))
+			return open(), contract
+		}
+	}
+	db := open()
+	buildTrieBenchState(b, db, dir, contract, accounts, slots)
+	if keep == "" {
+		return db, contract
+	}
+	// Keep a copy of the store as built (closed), then reopen it.
+	must(b, db.Close())
+	must(b, os.RemoveAll(keep))
+	must(b, cloneStoreDir(cfg.Dir, filepath.Join(keep, "db")))
+	must(b, os.WriteFile(filepath.Join(keep, "complete"), nil, 0o644))
+	return open(), contract
+}
+
+func buildTrieBenchState(b *testing.B, db *DB, dir string, contract common.Address, accounts, slots int) {
 	si, err := db.NewStateImport(filepath.Join(dir, "tmp"), 0, 256<<20)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer si.Close()
-	contract := common.Address{0xc0, 0x17}
 	code := []byte{0x60, 0x00}
 	must(b, si.Code(crypto.Keccak256Hash(code), code))
 	must(b, si.Account(contract, &Account{Nonce: 1, Balance: new(uint256.Int), CodeHash: crypto.Keccak256Hash(code)}))
@@ -55,13 +85,22 @@ func trieBenchState(b *testing.B, accounts, slots int) (*DB, common.Address) {
 		b.Fatal(err)
 	}
 	flush(b, db)
-	return db, contract
 }
 
 // threadCPU is the CPU time of the calling OS thread.
 func threadCPU() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(rusageThread, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// procCPU is the CPU time of the whole process (every thread: a
+// prefetcher's, but also Pebble's background work and the GC's).
+func procCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
@@ -80,8 +119,8 @@ func benchAddr(i int) common.Address { return common.BigToAddress(big.NewInt(int
 // reported apart).
 func benchBlocks(b *testing.B, db *DB, contract common.Address, accounts, slots, keys int) {
 	r := rand.New(rand.NewPCG(1, 2))
-	var roots, cpus, writes []time.Duration
-	var nodes, nodeBytes int
+	var roots, cpus, procs, writes []time.Duration
+	var nodes, nodeBytes, seeks int
 	// The root's CPU time is its thread's (the trie update runs on the
 	// calling goroutine): Pebble's background work and other processes on
 	// the machine are not counted.
@@ -106,7 +145,7 @@ func benchBlocks(b *testing.B, db *DB, contract common.Address, accounts, slots,
 			d.Storage[contract][benchSlot(s)] = common.BigToHash(new(big.Int).SetUint64(r.Uint64()))
 		}
 		latest++
-		start, cpu0 := time.Now(), threadCPU()
+		start, cpu0, proc0 := time.Now(), threadCPU(), procCPU()
 		v, err := db.View()
 		if err != nil {
 			b.Fatal(err)
@@ -121,7 +160,9 @@ func benchBlocks(b *testing.B, db *DB, contract common.Address, accounts, slots,
 		}
 		roots = append(roots, time.Since(start))
 		cpus = append(cpus, threadCPU()-cpu0)
+		procs = append(procs, procCPU()-proc0)
 		nodes += upd.Nodes()
+		seeks += upd.seeks
 		for _, blob := range upd.nodes {
 			nodeBytes += len(blob) + trieKeyLen
 		}
@@ -142,10 +183,12 @@ func benchBlocks(b *testing.B, db *DB, contract common.Address, accounts, slots,
 	}
 	b.ReportMetric(pct(cpus, 0.5), "root-cpu-ms-p50")
 	b.ReportMetric(pct(cpus, 0.99), "root-cpu-ms-p99")
+	b.ReportMetric(pct(procs, 0.5), "root-proccpu-ms-p50")
 	b.ReportMetric(pct(roots, 0.5), "root-ms-p50")
 	b.ReportMetric(pct(roots, 0.99), "root-ms-p99")
 	b.ReportMetric(pct(writes, 0.5), "write-ms-p50")
 	b.ReportMetric(float64(nodes)/float64(len(roots)), "nodes/block")
+	b.ReportMetric(float64(seeks)/float64(len(roots)), "own-store-reads/block")
 	b.ReportMetric(float64(nodeBytes)/float64(len(roots))/1024, "trie-KiB/block")
 }
 
@@ -186,7 +229,7 @@ func BenchmarkTrieCut(b *testing.B) {
 	const accounts, slots, keys, perBlock = 100_000, 1_000_000, 500, 10
 	db, contract := trieBenchState(b, accounts, slots)
 	r := rand.New(rand.NewPCG(3, 4))
-	var walls, cpus, squashes, scratches []time.Duration
+	var walls, cpus, procs, squashes, scratches []time.Duration
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	latest, _ := db.Latest()
@@ -224,7 +267,7 @@ func BenchmarkTrieCut(b *testing.B) {
 			}
 			d.Storage[contract][benchSlot(s)] = common.BigToHash(new(big.Int).SetUint64(r.Uint64()))
 		}
-		start, cpu0 := time.Now(), threadCPU()
+		start, cpu0, proc0 := time.Now(), threadCPU(), procCPU()
 		u, err := base.On(layers...).Update(d)
 		if err != nil {
 			b.Fatal(err)
@@ -239,6 +282,7 @@ func BenchmarkTrieCut(b *testing.B) {
 		}
 		walls = append(walls, time.Since(start))
 		cpus = append(cpus, threadCPU()-cpu0)
+		procs = append(procs, procCPU()-proc0)
 		cuts = append(cuts, d)
 		if len(cuts) < perBlock {
 			continue
@@ -278,6 +322,7 @@ func BenchmarkTrieCut(b *testing.B) {
 	}
 	b.ReportMetric(pct(cpus, 0.5), "cut-cpu-ms-p50")
 	b.ReportMetric(pct(cpus, 0.99), "cut-cpu-ms-p99")
+	b.ReportMetric(pct(procs, 0.5), "cut-proccpu-ms-p50")
 	b.ReportMetric(pct(walls, 0.5), "cut-ms-p50")
 	b.ReportMetric(pct(walls, 0.99), "cut-ms-p99")
 	b.ReportMetric(pct(squashes, 0.5), "seal-squash-ms-p50")
@@ -315,5 +360,32 @@ func BenchmarkTrieNodeCacheHit(b *testing.B) {
 			}
 			i++
 		}
+	})
+}
+
+// cloneStoreDir copies the closed store in src to dst: Pebble never
+// modifies an sstable, so they are hard-linked; every other file (the
+// manifest, the WAL, options) is copied.
+func cloneStoreDir(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		if filepath.Ext(path) == ".sst" {
+			return os.Link(path, target)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o644)
 	})
 }

@@ -29,25 +29,31 @@ func SquashTrieUpdates(ups ...*TrieUpdate) (*TrieUpdate, error) {
 	if len(ups) == 1 {
 		return first, nil
 	}
-	n, roots := 0, 0
 	for i, u := range ups {
 		if i > 0 {
 			if err := checkOnUpdates(u, first, ups[:i]); err != nil {
 				return nil, fmt.Errorf("squash trie update %d of %d: %w", i, len(ups), err)
 			}
 		}
-		n += len(u.nodes)
-		roots += len(u.storageRoots)
 	}
+	// The first update's maps are cloned whole (a table copy, not an
+	// insert per node), the later ones laid over them.
 	out := &TrieUpdate{
 		Root:         ups[len(ups)-1].Root,
 		Parent:       first.Parent,
 		under:        first.under,
-		nodes:        make(map[string][]byte, n),
-		origins:      make(map[string][]byte, n),
-		storageRoots: make(map[common.Address]common.Hash, roots),
+		nodes:        maps.Clone(first.nodes),
+		origins:      maps.Clone(first.origins),
+		storageRoots: maps.Clone(first.storageRoots),
+		clean:        true,
 	}
-	for _, u := range ups {
+	if out.nodes == nil {
+		out.nodes, out.origins = make(map[string][]byte), make(map[string][]byte)
+	}
+	if out.storageRoots == nil {
+		out.storageRoots = make(map[common.Address]common.Hash)
+	}
+	for _, u := range ups[1:] {
 		for k, blob := range u.nodes {
 			if _, seen := out.nodes[k]; !seen {
 				out.origins[k] = u.origins[k]
@@ -56,13 +62,25 @@ func SquashTrieUpdates(ups ...*TrieUpdate) (*TrieUpdate, error) {
 		}
 		maps.Copy(out.storageRoots, u.storageRoots)
 	}
-	for k, blob := range out.nodes {
-		if bytes.Equal(blob, out.origins[k]) { // stored nodes are never empty: nil = nil only
+	if !first.clean {
+		dropUnchanged(out, first.nodes)
+	}
+	for _, u := range ups[1:] {
+		dropUnchanged(out, u.nodes)
+	}
+	return out, nil
+}
+
+// dropUnchanged drops from out the versions of the entities of keys that
+// leave their node as out's origin has it.
+func dropUnchanged(out *TrieUpdate, keys map[string][]byte) {
+	for k := range keys {
+		blob, ok := out.nodes[k]
+		if ok && bytes.Equal(blob, out.origins[k]) { // stored nodes are never empty: nil = nil only
 			delete(out.nodes, k)
 			delete(out.origins, k)
 		}
 	}
-	return out, nil
 }
 
 // checkOnUpdates checks that u was computed on first's trie with prev

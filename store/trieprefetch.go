@@ -1,0 +1,189 @@
+package store
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/trie"
+)
+
+// A trie update's node reads are most of its work: every changed key's
+// path, from the root down, is read (a cache lookup or a Pebble seek, a
+// keccak check, a decode) before it is changed. prefetch moves those reads
+// onto a second goroutine (the second core), the idea of go-ethereum's
+// trie prefetcher, our own code: it walks the same keys as the update in
+// the reverse order, with its own node reader (its own iterator of the
+// same snapshot) and its own tries, and hands every node blob it resolves
+// to the update's reader through a map by hash. The update walks its keys
+// from the front and publishes how far it got; the prefetcher stops where
+// the two meet, so that no key is read twice but the one they meet on.
+//
+// Every blob in the map was checked (keccak against the hash its parent
+// names) when the prefetcher read it from the store, or came from the
+// clean cache that holds only checked blobs: the update trusts it as it
+// trusts the cache.
+type prefetch struct {
+	mu    sync.RWMutex
+	nodes map[common.Hash][]byte
+
+	// pos is the index of the item the update works on; stop ends the
+	// prefetcher early (the update no longer reads).
+	pos  atomic.Int64
+	stop atomic.Bool
+	done chan struct{}
+}
+
+// prefetchItem is one key the update reads: an account (slot nil) or one
+// of its slots.
+type prefetchItem struct {
+	addr common.Address
+	slot *common.Hash
+}
+
+// minPrefetchItems is the fewest keys an update hands to a prefetcher:
+// below it the goroutine and the duplicated reads at the meeting point
+// cost more than they save.
+const minPrefetchItems = 16
+
+// startPrefetch starts the prefetcher of an update of items (in the order
+// the update reads them) on the state trie with root parentRoot, read like
+// nr. It returns nil when there is no second core or too few items.
+func startPrefetch(nr *nodeReader, parentRoot common.Hash, items []prefetchItem) *prefetch {
+	if runtime.GOMAXPROCS(0) < 2 || len(items) < minPrefetchItems {
+		return nil
+	}
+	p := &prefetch{nodes: make(map[common.Hash][]byte, 4*len(items)), done: make(chan struct{})}
+	p.pos.Store(-1)
+	pr := newNodeReader(nr.r, nr.cache, nr.height, nr.under)
+	pr.fill = p
+	go p.run(pr, parentRoot, items)
+	return p
+}
+
+func (p *prefetch) run(pr *nodeReader, parentRoot common.Hash, items []prefetchItem) {
+	defer close(p.done)
+	defer pr.close()
+	// Errors end the prefetch: the update meets them itself.
+	_ = walkItems(pr, parentRoot, items, func(i int) bool {
+		return p.stop.Load() || int64(i) <= p.pos.Load()
+	})
+}
+
+// walkItems reads the trie paths of items, from the last to the first,
+// through pr on the state trie with root parentRoot, until stop(i) says
+// to stop before item i.
+func walkItems(pr *nodeReader, parentRoot common.Hash, items []prefetchItem, stop func(i int) bool) error {
+	accounts, err := trie.NewStateTrie(trie.StateTrieID(parentRoot), pr)
+	if err != nil {
+		return err
+	}
+	storage := make(map[common.Address]*trie.StateTrie)
+	for i := len(items) - 1; i >= 0; i-- {
+		if stop(i) {
+			return nil
+		}
+		it := items[i]
+		if it.slot == nil {
+			if _, err := accounts.GetAccount(it.addr); err != nil {
+				return err
+			}
+			continue
+		}
+		st, ok := storage[it.addr]
+		if !ok {
+			acc, err := accounts.GetAccount(it.addr)
+			if err != nil {
+				return err
+			}
+			if acc != nil && acc.Root != types.EmptyRootHash {
+				owner := crypto.Keccak256Hash(it.addr[:])
+				if st, err = trie.NewStateTrie(trie.StorageTrieID(parentRoot, owner, acc.Root), pr); err != nil {
+					return err
+				}
+			}
+			storage[it.addr] = st
+		}
+		if st == nil {
+			continue // no storage: nothing to read
+		}
+		if _, err := st.GetStorage(it.addr, it.slot[:]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Prefetch reads the trie paths of accounts and of slots (by account) at
+// this trie's state into the clean node cache (checked as every read
+// is), so that an Update that changes these keys finds their nodes there
+// instead of in Pebble: the import pipeline can call it with the keys a
+// block touches while it still executes the block. It works on the
+// calling goroutine (call it from another than the one that will run the
+// Update) and does nothing when the store keeps no node cache. An Update
+// also prefetches its own keys on a second goroutine; Prefetch only gives
+// it a head start. What it does not read: the siblings a deletion folds
+// into its parent, and the old storage of a wiped account.
+func (t *StateTrie) Prefetch(accounts []common.Address, slots map[common.Address][]common.Hash) error {
+	if t.v.db.nodes.c == nil {
+		return nil
+	}
+	if err := t.v.enter(); err != nil {
+		return err
+	}
+	defer t.v.exit()
+	items := make([]prefetchItem, 0, len(accounts)+len(slots))
+	for _, a := range accounts {
+		items = append(items, prefetchItem{addr: a})
+	}
+	for a, keys := range slots {
+		for i := range keys {
+			items = append(items, prefetchItem{addr: a, slot: &keys[i]})
+		}
+	}
+	pr := newNodeReader(t.v.snap, t.v.db.nodes, t.height, t.under)
+	defer pr.close()
+	root, err := pr.root()
+	if err != nil {
+		return err
+	}
+	return walkItems(pr, root, items, func(int) bool { return false })
+}
+
+// prefetchHook, when set (tests), is called with every update's
+// prefetcher (nil: none) before the update reads; the update uses the one
+// it returns.
+var prefetchHook func(*prefetch) *prefetch
+
+// at tells the prefetcher that the update works on item i.
+func (p *prefetch) at(i int) {
+	if p != nil {
+		p.pos.Store(int64(i))
+	}
+}
+
+// finish stops the prefetcher and waits for it (its reader must be closed
+// before the update's snapshot may go).
+func (p *prefetch) finish() {
+	if p == nil {
+		return
+	}
+	p.stop.Store(true)
+	<-p.done
+}
+
+func (p *prefetch) get(hash common.Hash) []byte {
+	p.mu.RLock()
+	blob := p.nodes[hash]
+	p.mu.RUnlock()
+	return blob
+}
+
+func (p *prefetch) put(hash common.Hash, blob []byte) {
+	p.mu.Lock()
+	p.nodes[hash] = blob
+	p.mu.Unlock()
+}
