@@ -155,7 +155,7 @@ func benchgethFlags(t *testing.T) map[string]bool {
 // anvil), with the tool that has them.
 var otherToolFlags = map[string]string{
 	"cache.preimages": "geth", "http.api": "geth", "ws.api": "geth", "state.scheme": "geth",
-	"gcmode": "geth", "nocompaction": "geth", "iterative": "geth dump", "op-network": "op-geth",
+	"gcmode": "geth", "nocompaction": "geth", "iterative": "geth dump", "op-network": "op-geth", "rollup.superchain-upgrades": "op-geth",
 	"rpc-url": "cast", "async": "cast", "private-key": "cast", "value": "cast", "block": "cast",
 	"fork-url": "anvil", "include": "grep",
 }
