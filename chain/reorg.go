@@ -32,7 +32,9 @@ import (
 // An ancestor below the state trie's base (a reorg deeper than the trie
 // window W) has no trie to verify the branch on: the last new block's
 // state root (and OP withdrawals root) is then computed from scratch over
-// the flat state at ancestor plus the branch's diffs (O(state)), the
+// the flat state at ancestor plus the branch's diffs (O(state) time; in
+// bounded memory, StateRootBounded: sorted runs spill to a temporary
+// directory), the
 // earlier blocks are checked by execution only (receipts, gas, bloom), and
 // the store drops the trie and rebuilds it from the flat state after the
 // write. A warning says so.

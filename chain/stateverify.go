@@ -53,16 +53,17 @@ func (e *Executor) VerifyStateRoot(eb *ExecutedBlock, tr *store.StateTrie) error
 
 // VerifyStateRootFlat is VerifyStateRoot without a trie: it computes the
 // roots from scratch over post, eb's post-state as a whole (O(state):
-// every account and slot is hashed, in memory). Writer.Reorg uses it for
+// every account and slot is hashed; in bounded memory, StateRootBounded:
+// the sorted entries spill to a temporary directory). Writer.Reorg uses it for
 // a branch whose ancestor is below the trie's base (deeper than the
 // window W), where no trie can be read; eb.Trie stays nil (the store
 // rebuilds the trie after the write).
 func (e *Executor) VerifyStateRootFlat(eb *ExecutedBlock, post IterableBackend) error {
-	root, err := StateRoot(post)
+	root, err := StateRootBounded(post)
 	if err != nil {
 		return fmt.Errorf("%w: state root of block %d from the flat state: %v", ErrStateRead, eb.Block.NumberU64(), err)
 	}
-	return e.checkRoots(eb, root, func() (common.Hash, error) { return storageRoot(post, op.L2ToL1MessagePasser) })
+	return e.checkRoots(eb, root, func() (common.Hash, error) { return storageRootBounded(post, op.L2ToL1MessagePasser) })
 }
 
 // checkRoots checks the header of eb against its computed state root and,

@@ -39,9 +39,13 @@ type Builder struct {
 	// parents (their final snapshots' tries), above the anchor's trie.
 	under []*store.TrieUpdate
 	// live is the open block's state trie as of its last cut (nil: the
-	// store keeps no trie, or trieErr).
-	live    *liveTrie
+	// store keeps no trie, or trieErr), computed at the cut or, with
+	// deferRoots, on first need.
+	live    *cutTrie
 	trieErr error // why the open block lost its live trie (nil: it did not)
+	// deferRoots: cuts publish before their state root is computed
+	// (DeferRoots).
+	deferRoots bool
 	// tail is the state the seal wrote after the last cut (the layer
 	// Finish adds).
 	tail     *store.StateDiff
@@ -62,6 +66,18 @@ type Builder struct {
 
 // NewBuilder returns a builder executing with exec.
 func NewBuilder(exec *chain.Executor) *Builder { return &Builder{exec: exec} }
+
+// DeferRoots makes the builder's cuts (Open, OpenOn, Cut, CutOpen) return
+// their snapshot before its state root is computed: the cut records its
+// diff, and the snapshot's state trie is computed on first need, once
+// (Snapshot.StateRoot, Header, BlockHash and StateTrie wait for it or
+// compute it; ExecHeader never waits). A driver that publishes at once
+// then computes the roots when it has time (Snapshot.StateRoot: a stream
+// follower when no message waits); the seal computes what is left, and so does
+// the builder before it releases its view (the next Open, Close), so that
+// every snapshot it cut has its root whoever holds it. Without it (the
+// sequencer) every cut computes its root before it returns.
+func (b *Builder) DeferRoots() { b.deferRoots = true }
 
 // AllowImpersonation makes Add execute transactions carrying the marker
 // signature of Impersonate (tipnode dev's impersonated accounts) as sent by
@@ -152,12 +168,12 @@ func (b *Builder) open(head *chain.Head, view store.View, parentSnap *Snapshot, 
 		anchorHash: anchorHash,
 		parent:     parentSnap,
 		header:     header,
-		trie:       b.live,
 		layers:     pushLayer(nil, diff, txIdx), // pre-execution system calls, opening transactions
 		txs:        b.txs[:n:n],
 		receipts:   b.receipts[:n:n],
 		created:    now,
 	}
+	b.setTrie(b.snap)
 	return b.snap, nil
 }
 
@@ -200,7 +216,7 @@ func (b *Builder) Finish(now time.Time) (*Snapshot, *Sealed, error) {
 	s.txs, s.receipts, s.newFrom = b.txs[:n:n], b.receipts[:n:n], n
 	s.roots = new(roots)
 	s.created = now
-	s.trie, s.tries = nil, nil
+	s.trie, s.tries, s.cut = nil, nil, nil
 	if upd := sealed.Write.Trie; upd != nil {
 		s.tries = append(slices.Clip(b.under), upd)
 		s.trie = &liveTrie{at: b.anchor, under: b.under, cuts: []*store.TrieUpdate{upd}, last: upd}
@@ -211,6 +227,7 @@ func (b *Builder) Finish(now time.Time) (*Snapshot, *Sealed, error) {
 
 // Close releases the store view of the open block (if any).
 func (b *Builder) Close() {
+	b.settleTrie()
 	if b.view != nil {
 		b.view.Close()
 		b.view = nil
@@ -378,7 +395,6 @@ func (b *Builder) cut(now time.Time, index uint64) *Snapshot {
 		anchorHash: b.snap.anchorHash,
 		parent:     b.snap.parent,
 		header:     header,
-		trie:       b.live,
 		index:      index,
 		layers:     pushLayer(b.snap.layers, diff, txIdx),
 		txs:        b.txs[:n:n],
@@ -386,7 +402,20 @@ func (b *Builder) cut(now time.Time, index uint64) *Snapshot {
 		newFrom:    first,
 		created:    now,
 	}
+	b.setTrie(b.snap)
 	return b.snap
+}
+
+// setTrie gives s, the cut just made, the open block's live trie: computed
+// (its header holds the root), or deferred.
+func (b *Builder) setTrie(s *Snapshot) {
+	switch {
+	case b.live == nil:
+	case b.deferRoots:
+		s.cut = b.live
+	default:
+		s.trie = b.live.live
+	}
 }
 
 // pendingHeader is the published copy of the template with the running

@@ -84,7 +84,8 @@
 //
 // # Concurrency and invariants
 //
-//   - Manager.Current is one atomic pointer load. Readers never lock;
+//   - Manager.Current is one atomic pointer load. Readers never lock
+//     (except to wait for, or compute, a deferred state root: below);
 //     Publish (an atomic store) never waits for readers. A reader keeps
 //     its snapshot and head view for its whole request, across later
 //     publications and writes.
@@ -132,11 +133,29 @@
 //     the last cut, post-block system calls included) and squashes the
 //     cuts' updates into the block's update (store.SquashTrieUpdates: the
 //     same root and node versions as the whole diff's update,
-//     TestLiveTrieRoots, TestTrieSquashMatchesBlockUpdate). The trie work
-//     of a cut runs on the driver's goroutine before the snapshot is
-//     published: it delays the cut's publication by its cost, never a
-//     reader. A builder whose trie update fails keeps no live trie for
-//     the rest of the block (zero roots; Seal computes the whole diff's
-//     update as before). A fork keeps no trie: its snapshots and sealed
-//     blocks carry the zero root.
+//     TestLiveTrieRoots, TestTrieSquashMatchesBlockUpdate). On an eager
+//     builder (the sequencer's) the trie work of a cut runs on the
+//     driver's goroutine before the snapshot is published: it delays the
+//     cut's publication by its cost, never a reader. A builder whose trie
+//     update fails keeps no live trie for the rest of the block (zero
+//     roots; Seal computes the whole diff's update as before). A fork
+//     keeps no trie: its snapshots and sealed blocks carry the zero root.
+//   - Deferred state roots (Builder.DeferRoots, the stream follower's
+//     builder): a cut returns, and is published, before its root is
+//     computed. It records its diff, its header and the previous cut's
+//     trie (cutTrie); the first caller that needs the root computes it,
+//     the previous cuts' first (Snapshot.StateRoot, Header, BlockHash,
+//     StateTrie; the driver when it is idle, a reader of the pending
+//     block or of a proof, the stream encoder of a relay, the seal), and
+//     the others wait for it under the cut's mutex: once computed it
+//     never changes, so a reader never sees a stale or zero root as the
+//     snapshot's, only waits for the real one at most the cut's trie
+//     work. Reads of the pending state and execution context
+//     (Snapshot.ExecHeader: Header without its Root, never waiting) do
+//     not wait. The cuts read their trie through the builder's view: the
+//     builder computes every cut's root it left before it releases that
+//     view (the next Open, Close), so a snapshot outliving its builder
+//     still has its root. A failure is kept: the snapshot then has no
+//     root (as on an eager builder), and the seal computes the block's
+//     update from its whole diff (TestDeferredRoots).
 package pending

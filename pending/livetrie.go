@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 
+	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/store"
 )
 
@@ -55,15 +57,79 @@ func (l *liveTrie) push(u *store.TrieUpdate) (*liveTrie, error) {
 	return &liveTrie{at: l.at, under: l.under, cuts: cuts, last: u}, nil
 }
 
+// cutTrie is the state trie of one cut of the open block: its live trie
+// and its header completed with the root (and an OP block's withdrawals
+// root from Isthmus). An eager builder computes it at the cut (done); a
+// deferring one (Builder.DeferRoots) records what it needs (the previous
+// cut's, the cut's diff, the header to complete, the builder's view) and
+// computes it on first need: resolve, by whoever asks first (the driver
+// when it is idle, a reader of the root, the next seal, the builder before
+// it releases its view), the others waiting under mu. A cut's computation
+// resolves the cuts before it first (their locks taken newest to oldest:
+// no cycle). The result never changes once done; a failure is kept (the
+// snapshot then has no state root, as after an eager builder's failure).
+type cutTrie struct {
+	mu   sync.Mutex
+	done bool
+	live *liveTrie     // nil: failed (err)
+	hdr  *types.Header // the cut's header, completed with the root once done
+	err  error
+	// What a deferred computation needs; dropped once done.
+	prev *cutTrie
+	diff *store.StateDiff
+	view store.View
+	exec *chain.Executor
+}
+
+// resolve computes c if not done yet and returns its live trie and
+// completed header (an error when it failed, then or earlier).
+func (c *cutTrie) resolve() (*liveTrie, *types.Header, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.done {
+		c.live, c.hdr, c.err = c.compute()
+		c.done = true
+		c.prev, c.diff, c.view, c.exec = nil, nil, nil, nil
+	}
+	return c.live, c.hdr, c.err
+}
+
+func (c *cutTrie) compute() (*liveTrie, *types.Header, error) {
+	l, _, err := c.prev.resolve()
+	if err != nil {
+		return nil, c.hdr, err
+	}
+	h := types.CopyHeader(c.hdr)
+	next, _, err := applyTrie(c.exec, c.view, l, c.diff, h)
+	if err != nil {
+		return nil, c.hdr, fmt.Errorf("pending block %d: state trie: %w", h.Number, err)
+	}
+	return next, h, nil
+}
+
+// ready reports whether c is computed (never waits).
+func (c *cutTrie) ready() bool {
+	if !c.mu.TryLock() {
+		return false
+	}
+	defer c.mu.Unlock()
+	return c.done
+}
+
+// resolvedTrie is a computed cutTrie.
+func resolvedTrie(l *liveTrie, h *types.Header) *cutTrie {
+	return &cutTrie{done: true, live: l, hdr: h}
+}
+
 // openTrie starts the live trie of the block the builder opens (nil when
 // the store keeps no trie: a fork's headers keep a zero root).
-func (b *Builder) openTrie(view store.View, at uint64, under []*store.TrieUpdate) (*liveTrie, error) {
+func (b *Builder) openTrie(view store.View, at uint64, under []*store.TrieUpdate) (*cutTrie, error) {
 	if _, err := view.StateTrie(at); errors.Is(err, store.ErrNoTrie) {
 		return nil, nil
 	} else if err != nil {
 		return nil, err
 	}
-	return &liveTrie{at: at, under: under}, nil
+	return resolvedTrie(&liveTrie{at: at, under: under}, nil), nil
 }
 
 // advanceTrie applies diff, the state written since the previous cut, to
@@ -73,25 +139,46 @@ func (b *Builder) openTrie(view store.View, at uint64, under []*store.TrieUpdate
 // failure leaves the block without one from here on (its next snapshots
 // carry no root; the seal computes the block's update from its whole diff,
 // as without pending roots) and is kept in trieErr.
+//
+// A deferring builder (DeferRoots) computes nothing here: the cut's trie
+// is computed on first need (cutTrie), h stays as it is (the snapshot's
+// Header completes a copy), and a failure shows then.
 func (b *Builder) advanceTrie(diff *store.StateDiff, h *types.Header) {
 	if b.live == nil {
 		return
 	}
-	l, _, err := b.applyTrie(b.live, diff, h)
+	if b.deferRoots {
+		b.live = &cutTrie{prev: b.live, diff: diff, hdr: h, view: b.view, exec: b.exec}
+		return
+	}
+	l, _, err := b.live.resolve() // computed at its cut
+	if err == nil {
+		l, _, err = applyTrie(b.exec, b.view, l, diff, h)
+	}
 	if err != nil {
 		b.live, b.trieErr = nil, fmt.Errorf("pending block %d: state trie: %w", h.Number, err)
 		return
 	}
-	b.live = l
+	b.live = resolvedTrie(l, h)
 }
 
-// applyTrie is l with diff's update on top, and h completed with its root.
-func (b *Builder) applyTrie(l *liveTrie, diff *store.StateDiff, h *types.Header) (*liveTrie, *store.TrieUpdate, error) {
-	tr, err := b.view.StateTrie(l.at)
+// settleTrie computes the open block's deferred cut tries, if any, before
+// the builder releases the view they read through: every snapshot of the
+// block has its root from then on, whoever holds it.
+func (b *Builder) settleTrie() {
+	if b.live != nil {
+		b.live.resolve()
+	}
+}
+
+// applyTrie is l with diff's update on top (read through view), and h
+// completed with its root.
+func applyTrie(exec *chain.Executor, view store.View, l *liveTrie, diff *store.StateDiff, h *types.Header) (*liveTrie, *store.TrieUpdate, error) {
+	tr, err := view.StateTrie(l.at)
 	if err != nil {
 		return nil, nil, err
 	}
-	u, err := tr.On(l.updates()...).Update(diff, b.exec.TrieWatch(h)...)
+	u, err := tr.On(l.updates()...).Update(diff, exec.TrieWatch(h)...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -99,7 +186,7 @@ func (b *Builder) applyTrie(l *liveTrie, diff *store.StateDiff, h *types.Header)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := b.exec.SealHeader(h, nil, u); err != nil {
+	if err := exec.SealHeader(h, nil, u); err != nil {
 		return nil, nil, err
 	}
 	return next, u, nil
@@ -108,12 +195,17 @@ func (b *Builder) applyTrie(l *liveTrie, diff *store.StateDiff, h *types.Header)
 // sealTrie is the block's trie update at the seal: the tail (the state
 // written since the last cut: transactions not cut yet, the post-block
 // system calls) on the live trie, squashed with the cuts' updates. nil,
-// false when the block has no live trie.
+// false when the block has no live trie (or its deferred cuts failed).
 func (b *Builder) sealTrie(tail *store.StateDiff, h *types.Header) (*store.TrieUpdate, bool, error) {
 	if b.live == nil {
 		return nil, false, nil
 	}
-	l, _, err := b.applyTrie(b.live, tail, types.CopyHeader(h))
+	live, _, err := b.live.resolve()
+	if err != nil {
+		b.live, b.trieErr = nil, err
+		return nil, false, nil
+	}
+	l, _, err := applyTrie(b.exec, b.view, live, tail, types.CopyHeader(h))
 	if err != nil {
 		return nil, true, err
 	}
@@ -125,14 +217,34 @@ func (b *Builder) sealTrie(tail *store.StateDiff, h *types.Header) (*store.TrieU
 	return upd, true, nil
 }
 
+// rooted is s's live trie and header with its state root: a deferred
+// cut's computed (waiting for it, or computing it, the first time), else
+// s's own. The live trie is nil when s has none.
+func (s *Snapshot) rooted() (*liveTrie, *types.Header) {
+	if s.cut == nil {
+		return s.trie, s.header
+	}
+	l, h, err := s.cut.resolve()
+	if err != nil {
+		return nil, s.header
+	}
+	return l, h
+}
+
+// RootReady reports whether s's state root is computed (a deferring
+// builder's snapshot may be published before it is; StateRoot, Header,
+// BlockHash and StateTrie wait for it or compute it). It never waits.
+func (s *Snapshot) RootReady() bool { return s.cut == nil || s.cut.ready() }
+
 // StateRoot is the pending block's state root as of s (its header's Root:
 // the state after s's transactions), ok false when s has none (the store
 // keeps no trie: a fork's pending headers keep a zero root).
 func (s *Snapshot) StateRoot() (root common.Hash, ok bool) {
-	if s.trie == nil {
+	l, h := s.rooted()
+	if l == nil {
 		return common.Hash{}, false
 	}
-	return s.header.Root, true
+	return h.Root, true
 }
 
 // BlockHash is the hash of the block s's header would seal as, with
@@ -146,10 +258,11 @@ func (s *Snapshot) BlockHash() common.Hash {
 	if s.Final() {
 		return s.hash
 	}
-	if s.trie == nil {
+	l, rh := s.rooted()
+	if l == nil {
 		return common.Hash{}
 	}
-	h := types.CopyHeader(s.header)
+	h := types.CopyHeader(rh)
 	h.TxHash, h.ReceiptHash, h.UncleHash = s.TxRoot(), s.ReceiptsRoot(), types.EmptyUncleHash
 	return h.Hash()
 }
@@ -159,12 +272,13 @@ func (s *Snapshot) BlockHash() common.Hash {
 // eth_getProof at pending proves against (its root is s's StateRoot). It
 // fails with ErrNoStateTrie when s has none.
 func (s *Snapshot) StateTrie(view store.View) (*store.StateTrie, error) {
-	if s.trie == nil {
+	l, _ := s.rooted()
+	if l == nil {
 		return nil, fmt.Errorf("pending block %d: %w", s.Number(), ErrNoStateTrie)
 	}
-	tr, err := view.StateTrie(s.trie.at)
+	tr, err := view.StateTrie(l.at)
 	if err != nil {
 		return nil, err
 	}
-	return tr.On(s.trie.updates()...), nil
+	return tr.On(l.updates()...), nil
 }

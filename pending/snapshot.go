@@ -50,6 +50,10 @@ type Snapshot struct {
 	// the store keeps no trie, or the builder lost it): its header's Root
 	// is trie.Root().
 	trie *liveTrie
+	// cut is, for a deferring builder's snapshot (Builder.DeferRoots),
+	// its state trie and header with the root, computed on first need
+	// (trie is then nil, and header holds no root: Header completes it).
+	cut *cutTrie
 }
 
 // Head is the canonical head the snapshot was built on (or rebased on).
@@ -113,7 +117,23 @@ func (s *Snapshot) Anchor() *types.Header { return s.anchor }
 // Isthmus the withdrawals root as of it. RequestsHash is a placeholder,
 // TxHash and ReceiptHash are not set (TxRoot, ReceiptsRoot, BlockHash)
 // until sealed. Callers must not modify it.
-func (s *Snapshot) Header() *types.Header { return s.header }
+//
+// A deferring builder's snapshot (Builder.DeferRoots) may be published
+// before its root is computed: Header then waits for it (or computes it).
+// A caller that needs only the execution context uses ExecHeader.
+func (s *Snapshot) Header() *types.Header {
+	_, h := s.rooted()
+	return h
+}
+
+// ExecHeader is Header without its state-derived fields, never waiting:
+// the execution context of the pending block (number, timestamp, base
+// fee, fee recipient, prev-randao, gas limit, beacon root) and its running
+// totals (GasUsed, Bloom, BlobGasUsed). Its Root, and on an OP chain from
+// Isthmus its withdrawals root, are not the snapshot's when a deferring
+// builder cut it (then Root is zero): never present them, use Header.
+// Callers must not modify it.
+func (s *Snapshot) ExecHeader() *types.Header { return s.header }
 
 // Index is the pre-confirmation index within the pending block (0 = no
 // transactions pre-confirmed yet).

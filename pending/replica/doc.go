@@ -67,6 +67,22 @@
 //     parts of a message (state root, block hash, withdrawals root: OP
 //     subblocks send them zero; metadata beyond the block number) are
 //     never trusted.
+//   - State roots: the builder defers them (pending.Builder.DeferRoots):
+//     a message's snapshot is published as soon as its transactions are
+//     executed and its gas used, receipts root and blob gas verified, and
+//     its state root (a store with a state trie) is computed afterwards,
+//     when no event waits (settleRoots), or earlier by a reader that
+//     needs it (the pending block's stateRoot and hash, eth_getProof at
+//     pending: they wait for it, never see it missing). An announced
+//     non-zero state_root and block_hash (a tipnode sequencer's stream)
+//     is compared with the replica's own then (verifyRoots), and before
+//     the block is finished and built on (the next block's index 0) or
+//     rebuilt: a disagreement drops the block like any other mismatch
+//     (mismatches_total state_root / block_hash, logged once), after it
+//     was served for the time the root took. Zero announced values (OP
+//     subblocks, flashblocks, --stream.roots=off) are not checked; the
+//     replica computes its roots all the same (the block hash it checks
+//     the next block's parent hash against).
 //   - Block boundaries (pending never goes backwards): when block N+1's
 //     index 0 arrives, pending N is finished in memory (Builder.Finish) and
 //     N+1 is built on it at once. Its sealed hash is exact when its header
@@ -153,6 +169,9 @@
 // One goroutine (Start .. Stop) owns the Builder and the window. Payload
 // and Down (the client's goroutine) queue events (Config.Queue, then they
 // block); head events only wake the loop (never block the writer); the
-// loop re-reads the Writer's head before every event. Publish is an atomic
-// swap in the Manager; readers never wait for the driver.
+// loop re-reads the Writer's head before every event, and computes the
+// deferred state root of the current snapshot when no event waits. Publish
+// is an atomic swap in the Manager; readers never wait for the driver,
+// except one that needs a state root not computed yet: it waits for the
+// driver's computation of it, or does it itself.
 package replica

@@ -95,8 +95,12 @@ type entry struct {
 	// diff.block_hash (zero: not announced, as OP subblocks and
 	// --stream.roots=off send them).
 	stateRoot, blockHash common.Hash
-	snap                 *pending.Snapshot
-	closed               bool // the next block opened: final
+	// checks are the announced state roots and block hashes of the
+	// messages published since the last settleRoots, to compare with the
+	// replica's own once computed (the builder defers them: DeferRoots).
+	checks []rootCheck
+	snap   *pending.Snapshot
+	closed bool // the next block opened: final
 	// frozen: a message of the block was lost (a gap, a lower index that
 	// differs, another payload id mid-block) or the stream went down: its
 	// snapshot so far (a prefix of what the sequencer pre-confirmed) stays
@@ -112,6 +116,15 @@ type entry struct {
 	// mean a real disagreement (counted, parent_hash), more mean the
 	// block's last messages never came.
 	announced common.Hash
+}
+
+// rootCheck is what one message announced about the state after it (a
+// non-zero diff.state_root and diff.block_hash) and the snapshot the
+// replica built for it, published before its root was computed.
+type rootCheck struct {
+	snap       *pending.Snapshot
+	index      uint64
+	root, hash common.Hash
 }
 
 // totals is what one message announced about its block so far.
@@ -146,8 +159,16 @@ func New(cfg Config, w Writer, exec *chain.Executor, mgr *pending.Manager, clock
 		log: log.With().Str("component", "replica").Logger(),
 		in:  make(chan event, cfg.Queue), headc: make(chan struct{}, 1),
 		quit: make(chan struct{}), done: make(chan struct{}),
-		b: pending.NewBuilder(exec), down: true,
+		b: newBuilder(exec), down: true,
 	}, nil
+}
+
+// newBuilder is the driver's builder: its cuts are published before their
+// state roots are computed (pending.Builder.DeferRoots; settleRoots).
+func newBuilder(exec *chain.Executor) *pending.Builder {
+	b := pending.NewBuilder(exec)
+	b.DeferRoots()
+	return b
 }
 
 // Start subscribes to head events and starts the loop.
@@ -229,6 +250,7 @@ func (d *Driver) loop(t pending.Ticker) {
 			d.syncHead()
 			switch {
 			case ev.sync != nil:
+				d.settleRoots()
 				close(ev.sync)
 			case ev.down != nil:
 				d.onDown(ev.down)
@@ -241,7 +263,56 @@ func (d *Driver) loop(t pending.Ticker) {
 			d.syncHead()
 			d.checkAge()
 		}
+		if len(d.in) == 0 {
+			d.settleRoots()
+		}
 	}
+}
+
+// settleRoots computes the state root of the open block's current
+// snapshot, which the driver published before computing it (the builder
+// defers roots), and compares the roots its messages announced with the
+// replica's own (verifyRoots): a disagreement drops the block, as one in
+// gas used or receipts root does, only after it was served. The loop
+// calls it whenever no event waits, so that the roots are computed between
+// messages, never between a message and its publication; a reader asking
+// for a root first computes it itself (or waits for the driver's).
+func (d *Driver) settleRoots() {
+	e := d.top()
+	if e == nil || e.snap == nil {
+		return
+	}
+	e.snap.StateRoot()
+	if err := d.verifyRoots(e); err != nil {
+		d.log.Error().Err(err).Uint64("block", e.number).Uint64("index", e.index).Msg("dropping the pending block")
+		d.dropTop("mismatch")
+	}
+}
+
+// verifyRoots compares every state root and block hash e's messages
+// announced since the last call with the replica's own for the snapshot
+// it published for them (computing it if need be), and forgets them. The
+// first disagreement is counted (mismatches_total state_root, block_hash)
+// and returned (ErrMismatch). Nothing is compared when the replica has no
+// state root (a store that keeps no trie).
+func (d *Driver) verifyRoots(e *entry) error {
+	checks := e.checks
+	e.checks = nil
+	for _, c := range checks {
+		root, ok := c.snap.StateRoot()
+		if !ok {
+			continue
+		}
+		if root != c.root {
+			d.metrics.mismatch("state_root")
+			return fmt.Errorf("%w: block %d index %d: state root %s, the sequencer's %s", ErrMismatch, e.number, c.index, root.Hex(), c.root.Hex())
+		}
+		if got := c.snap.BlockHash(); c.hash != (common.Hash{}) && got != c.hash {
+			d.metrics.mismatch("block_hash")
+			return fmt.Errorf("%w: block %d index %d: block hash %s, the sequencer's %s", ErrMismatch, e.number, c.index, got.Hex(), c.hash.Hex())
+		}
+	}
+	return nil
 }
 
 func (d *Driver) serving() bool { return !d.stale }
@@ -495,6 +566,15 @@ func (d *Driver) openBlock(p *stream.Payload, received time.Time) {
 	if parent != nil && parent.number != n-1 {
 		d.dropAll("disconnected")
 		parent = nil
+	}
+	if parent != nil {
+		// The roots its last messages announced, before it is finished
+		// and built on (the seal computes what is left of its trie).
+		if err := d.verifyRoots(parent); err != nil {
+			d.log.Error().Err(err).Uint64("block", parent.number).Msg("dropping the pending block")
+			d.dropTop("mismatch")
+			parent = nil
+		}
 	}
 	var parentSnap *pending.Snapshot
 	if parent != nil {
@@ -794,7 +874,7 @@ func (d *Driver) apply(e *entry, txs chaintypes.Txs) (*pending.Snapshot, error) 
 	if snap == nil {
 		snap = d.b.Current()
 	}
-	if got := snap.Header().GasUsed; got != e.gasUsed {
+	if got := snap.ExecHeader().GasUsed; got != e.gasUsed {
 		d.metrics.mismatch("gas_used")
 		return nil, fmt.Errorf("%w: block %d index %d: gas used %d, the sequencer's %d", ErrMismatch, e.number, e.index, got, e.gasUsed)
 	}
@@ -804,22 +884,16 @@ func (d *Driver) apply(e *entry, txs chaintypes.Txs) (*pending.Snapshot, error) 
 	}
 	// diff.blob_gas_used: the block's blob gas used so far, on an OP chain
 	// from Jovian its DA footprint (the header's blobGasUsed there).
-	if got := snap.Header().BlobGasUsed; e.blobGasUsed != nil && got != nil && *got != *e.blobGasUsed {
+	if got := snap.ExecHeader().BlobGasUsed; e.blobGasUsed != nil && got != nil && *got != *e.blobGasUsed {
 		d.metrics.mismatch("blob_gas_used")
 		return nil, fmt.Errorf("%w: block %d index %d: blob gas used (DA footprint) %d, the sequencer's %d", ErrMismatch, e.number, e.index, *got, *e.blobGasUsed)
 	}
 	// An announced state root and block hash (a tipnode sequencer's
 	// stream) are checked against the replica's own when it computes them
-	// (a store with a state trie).
-	if root, ok := snap.StateRoot(); ok && e.stateRoot != (common.Hash{}) {
-		if root != e.stateRoot {
-			d.metrics.mismatch("state_root")
-			return nil, fmt.Errorf("%w: block %d index %d: state root %s, the sequencer's %s", ErrMismatch, e.number, e.index, root.Hex(), e.stateRoot.Hex())
-		}
-		if got := snap.BlockHash(); e.blockHash != (common.Hash{}) && got != e.blockHash {
-			d.metrics.mismatch("block_hash")
-			return nil, fmt.Errorf("%w: block %d index %d: block hash %s, the sequencer's %s", ErrMismatch, e.number, e.index, got.Hex(), e.blockHash.Hex())
-		}
+	// (a store with a state trie): after the snapshot is published
+	// (settleRoots, verifyRoots).
+	if e.stateRoot != (common.Hash{}) {
+		e.checks = append(e.checks, rootCheck{snap: snap, index: e.index, root: e.stateRoot, hash: e.blockHash})
 	}
 	return snap, nil
 }
@@ -830,6 +904,7 @@ func (d *Driver) apply(e *entry, txs chaintypes.Txs) (*pending.Snapshot, error) 
 // re-publishing it sends the same bytes as before), and verifies the
 // totals.
 func (d *Driver) replay(e *entry) ([]*pending.Snapshot, error) {
+	e.checks = nil // a build superseded: this one checks the last message's again
 	var cuts []*pending.Snapshot
 	from := 0
 	for i, to := range e.cuts[:len(e.cuts)-1] {
@@ -1103,6 +1178,10 @@ func (d *Driver) rebuild(h *chain.Head) {
 		}
 		if !e.closed || e.frozen {
 			break // the blocks above a frozen one wait for it to be canonical
+		}
+		if err := d.verifyRoots(e); err != nil {
+			d.truncate(i, "mismatch", err)
+			return
 		}
 		final, _, err := d.b.Finish(now)
 		if err != nil {

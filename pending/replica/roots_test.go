@@ -1,11 +1,14 @@
 package replica
 
 import (
+	"fmt"
 	"math/big"
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 
+	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/pendingtest"
 )
 
@@ -13,9 +16,9 @@ import (
 // pending block's state root and hash at every pre-confirmation and they
 // are the sequencer's (every message of the pair's sequencer announces
 // them, as tipnode's stream does); a message whose state root or block hash
-// differs is a divergence like a wrong receipts root (never published, the
-// block dropped, counted by field); one announcing zero (OP subblocks,
-// --stream.roots=off) is not checked.
+// differs is a divergence like a wrong receipts root (the block dropped as
+// soon as its root is computed, counted by field); one announcing zero (OP
+// subblocks, --stream.roots=off) is not checked.
 func TestReplicaChecksAnnouncedRoots(t *testing.T) {
 	p := newPair(t, DefaultConfig())
 	s, r := p.s, p.r
@@ -64,5 +67,103 @@ func TestReplicaChecksAnnouncedRoots(t *testing.T) {
 	p.deliver([]sent{{p: &zero, snap: m[0].snap}})
 	if counter(t, r.metrics.mismatches, "state_root") != 1 || counter(t, r.metrics.mismatches, "block_hash") != 1 {
 		t.Fatal("a message without roots was checked")
+	}
+}
+
+// TestReplicaPublishesBeforeRoot: the replica publishes a message's
+// snapshot before its state root is computed (the Manager's subscribers
+// see it with no root yet), computes it afterwards, when no message waits,
+// and it is then the sequencer's, as is the block hash; eth_getProof's
+// trie at pending has that root. A tampered root is still detected after
+// the publication (the block dropped, counted), also when the next block's
+// index 0 follows at once (checked before the block is finished and built
+// on).
+func TestReplicaPublishesBeforeRoot(t *testing.T) {
+	p := newPair(t, DefaultConfig())
+	s, r := p.s, p.r
+	type seen struct {
+		snap  *pending.Snapshot
+		ready bool
+	}
+	var pub []seen
+	unsub := r.mgr.SubscribePreconfirmations(func(snap *pending.Snapshot) { pub = append(pub, seen{snap, snap.RootReady()}) })
+	t.Cleanup(unsub)
+	s.Send(0, nil, big.NewInt(0), 300_000, pendingtest.InitCode(contextCode))
+	s.Tick(1)
+	msgs := s.take()
+	p.deliver(msgs)
+	m := p.preconf()
+	p.deliver(m)
+	if len(pub) != len(msgs)+len(m) {
+		t.Fatalf("%d publications, want %d", len(pub), len(msgs)+len(m))
+	}
+	for i, x := range pub {
+		if x.ready {
+			t.Fatalf("publication %d (index %d): its root was computed before it was published", i, x.snap.Index())
+		}
+	}
+	cur := r.mgr.Current()
+	last := m[len(m)-1]
+	if cur != pub[len(pub)-1].snap || !cur.RootReady() {
+		t.Fatal("the driver left the published snapshot's root uncomputed while idle")
+	}
+	want, _ := last.snap.StateRoot()
+	if root, ok := cur.StateRoot(); !ok || root != want || root != last.p.Diff.StateRoot || cur.Header().Root != want {
+		t.Fatalf("replica's root %s (%v), sequencer's %s, announced %s", root, ok, want, last.p.Diff.StateRoot)
+	}
+	if cur.BlockHash() != last.snap.BlockHash() {
+		t.Fatalf("replica's block hash %s, sequencer's %s", cur.BlockHash(), last.snap.BlockHash())
+	}
+	rd, err := r.mgr.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := rd.Snapshot.StateTrie(rd.View)
+	if err == nil {
+		var got common.Hash
+		if got, err = tr.Root(); err == nil && got != want {
+			err = fmt.Errorf("proof trie root %s, want %s", got, want)
+		}
+	}
+	rd.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Tampered, then served until the root is computed, then dropped.
+	m = p.preconf()
+	bad := *m[0].p
+	bad.Diff.StateRoot[0] ^= 1
+	n := len(pub)
+	r.feed(sent{p: &bad})
+	if len(pub) != n+1 || pub[n].ready {
+		t.Fatal("the tampered message was not published before its root was computed")
+	}
+	p.notServed("tampered state root")
+	if counter(t, r.metrics.mismatches, "state_root") != 1 || counter(t, r.metrics.resets, "mismatch") != 1 {
+		t.Fatal("state root mismatch not counted")
+	}
+
+	// The last message of a block tampered, the next block's index 0 at
+	// once: the block is checked before it is finished.
+	s.Seal()
+	open2 := s.take()
+	r.importFrom(s, 1)
+	p.deliver(open2)
+	m = p.preconf()
+	bad = *m[0].p
+	bad.Diff.StateRoot[0] ^= 1
+	s.Seal()
+	open3 := s.take()
+	r.d.Payload(&bad, time.Now())
+	r.d.Payload(open3[0].p, time.Now())
+	r.d.Sync()
+	if counter(t, r.metrics.mismatches, "state_root") != 2 {
+		t.Fatal("state root mismatch of a block's last message not counted")
+	}
+	v := pendingOf(t, r.mgr)
+	defer v.close()
+	if v.served && v.header.Number.Uint64() >= open3[0].snap.Number() {
+		t.Fatalf("block %d served on a parent whose root disagreed", v.header.Number)
 	}
 }

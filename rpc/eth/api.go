@@ -407,9 +407,13 @@ func (a *API) Register(s *rpc.Server) {
 // state, the ancestors' headers, and the one read they all come from. It is
 // not a block: it carries no body. Close releases the read.
 type ReadContext struct {
-	Read    *pending.Read
-	View    store.View         // Read.View
-	Header  *types.Header      // the selected block; for pending the pending header
+	Read *pending.Read
+	View store.View // Read.View
+	// Header is the selected block's; for pending the pending header's
+	// execution context (Snapshot.ExecHeader: it never waits for the
+	// snapshot's state root, and its Root may not be computed yet;
+	// pendingBlock presents the pending block with its root).
+	Header  *types.Header
 	Pending *pending.Snapshot  // non-nil when the selector resolved to the pending layer
 	Headers chain.HeaderSource // resolves ancestors (BLOCKHASH)
 	state   chain.Backend
@@ -500,7 +504,7 @@ func (a *API) resolve(r *pending.Read, sel BlockSelector) (*ReadContext, error) 
 				if err != nil {
 					return nil, err
 				}
-				return &ReadContext{Read: r, View: view, Header: r.Snapshot.Header(), Pending: r.Snapshot, Headers: r.PendingHeaders(), state: st}, nil
+				return &ReadContext{Read: r, View: view, Header: r.Snapshot.ExecHeader(), Pending: r.Snapshot, Headers: r.PendingHeaders(), state: st}, nil
 			}
 			return a.atHeader(r, headers, r.Head.Header())
 		case TagEarliest:

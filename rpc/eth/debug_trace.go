@@ -283,7 +283,7 @@ func (a *API) pendingTraceEnv(r *pending.Read) (*traceBlockEnv, error) {
 	if p := snap.Parent(); p != nil {
 		parent = p.Header()
 	}
-	return &traceBlockEnv{header: snap.Header(), parent: parent, txs: snap.Transactions(), state: st, headers: r.PendingHeaders()}, nil
+	return &traceBlockEnv{header: snap.ExecHeader(), parent: parent, txs: snap.Transactions(), state: st, headers: r.PendingHeaders()}, nil
 }
 
 // blockRun is a traceBlockEnv being re-executed.

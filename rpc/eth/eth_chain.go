@@ -362,7 +362,7 @@ func (a *API) transactionByHash(t *foundTx) (any, error) {
 	// zero hash: see pendingLocation), as the receipt shows them.
 	if t.Snap != nil {
 		if tx, r, i, ok := t.Snap.Transaction(t.Hash); ok {
-			h := t.Snap.Header()
+			h := t.Snap.ExecHeader()
 			return newRPCTransaction(tx, pendingLocation(h, uint64(i)), h.BaseFee, a.genesis.Config).withDepositReceipt(r), nil
 		}
 	}
@@ -434,7 +434,7 @@ func (a *API) transactionReceipt(t *foundTx) (any, error) {
 		// sealed (block hash zero until then).
 		if t.Snap != nil {
 			if tx, r, _, ok := t.Snap.Transaction(t.Hash); ok && r != nil {
-				return marshalReceipt(r, tx, a.signerFor(t.Snap.Header())), nil
+				return marshalReceipt(r, tx, a.signerFor(t.Snap.ExecHeader())), nil
 			}
 		}
 		return nil, nil

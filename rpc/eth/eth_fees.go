@@ -368,7 +368,7 @@ func (a *API) ethFeeHistory(ctx context.Context, p rpc.Params) (any, error) {
 		snap := pendingAt[n]
 		var h *types.Header
 		if snap != nil {
-			h = snap.Header()
+			h = snap.ExecHeader()
 		} else {
 			hash, err := res.View.CanonicalHash(n)
 			if err != nil {

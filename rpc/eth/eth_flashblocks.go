@@ -85,7 +85,7 @@ func (a *API) flashEncoded(s *pending.Snapshot, block, txs bool) (json.RawMessag
 		c.cur.block = b
 	}
 	if txs && c.cur.txs == nil {
-		h := s.Header()
+		h := s.ExecHeader()
 		all, news, receipts := s.Transactions(), s.NewTransactions(), s.NewReceipts()
 		first := len(all) - len(news)
 		c.cur.txs = make([]json.RawMessage, len(news))

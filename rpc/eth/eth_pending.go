@@ -135,7 +135,7 @@ func (a *API) subscribePreconfirmations(ctx context.Context, sub *rpc.Subscripti
 		return &rpc.Error{Code: rpc.CodeServerError, Message: errNoPendingFeed.Error()}
 	}
 	attach(sub, feed.SubscribePreconfirmations(func(s *pending.Snapshot) {
-		h := s.Header()
+		h := s.ExecHeader()
 		txs := s.NewTransactions()
 		hashes := make([]common.Hash, len(txs))
 		for i, tx := range txs {
