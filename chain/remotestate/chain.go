@@ -103,14 +103,8 @@ func (s *Source) DetectChain(ctx context.Context, chainID *big.Int) (*Chain, []s
 		if err := json.Unmarshal(spec, &raw); err != nil || len(raw.Config) == 0 {
 			return nil, tried, fmt.Errorf("%w: upstream %s: tipnode_genesis has no \"config\"", ErrFetch, s.cfg.URL)
 		}
-		c, err := NewChain(raw.Config, "tipnode_genesis")
-		if err != nil {
-			return nil, tried, fmt.Errorf("%w: upstream %s: %w", ErrFetch, s.cfg.URL, err)
-		}
-		if err := sameChainID(c, chainID); err != nil {
-			return nil, tried, err
-		}
-		return c, tried, nil
+		c, err := s.upstreamChain(raw.Config, "tipnode_genesis", chainID)
+		return c, tried, err
 	} else {
 		tried = append(tried, "tipnode_genesis ("+why(err, "no genesis spec")+")")
 	}
@@ -133,18 +127,25 @@ func (s *Source) DetectChain(ctx context.Context, chainID *big.Int) (*Chain, []s
 	// debug_chainConfig (geth, op-geth).
 	var raw json.RawMessage
 	if err := s.call(ctx, &raw, "debug_chainConfig"); err == nil && len(raw) > 0 && raw[0] == '{' {
-		c, err := NewChain(raw, "debug_chainConfig")
-		if err != nil {
-			return nil, tried, fmt.Errorf("%w: upstream %s: %w", ErrFetch, s.cfg.URL, err)
-		}
-		if err := sameChainID(c, chainID); err != nil {
-			return nil, tried, err
-		}
-		return c, tried, nil
+		c, err := s.upstreamChain(raw, "debug_chainConfig", chainID)
+		return c, tried, err
 	} else {
 		tried = append(tried, "debug_chainConfig ("+why(err, "no chain config")+")")
 	}
 	return nil, tried, nil
+}
+
+// upstreamChain reads a chain config the upstream served (source names the
+// method) and refuses it when its chain id is not the upstream's.
+func (s *Source) upstreamChain(raw json.RawMessage, source string, chainID *big.Int) (*Chain, error) {
+	c, err := NewChain(raw, source)
+	if err != nil {
+		return nil, fmt.Errorf("%w: upstream %s: %w", ErrFetch, s.cfg.URL, err)
+	}
+	if err := sameChainID(c, chainID); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // sameChainID refuses a config whose chain id is not the upstream's.
