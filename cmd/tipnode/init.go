@@ -315,11 +315,13 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		sf StoreFlags
-		lc LogConfig
+		sf   StoreFlags
+		lc   LogConfig
+		prof ProfileConfig
 	)
 	sf.register(fs, datadirRequired)
 	lc.register(fs)
+	prof.register(fs)
 	files, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -327,10 +329,18 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := lc.Validate(); err != nil {
 		return err
 	}
+	if err := prof.Validate(); err != nil {
+		return err
+	}
 	if sf.DataDir == "" || len(files) == 0 {
 		return errors.New("usage: tipnode import --datadir DIR FILE.rlp...") //lint:ignore ST1005 a usage line, as the help prints it
 	}
 	log := lc.logger(stderr)
+	ps := newProfileServer(prof, log)
+	if err := ps.Start(); err != nil {
+		return err
+	}
+	defer ps.Stop()
 	cfg := sf.config()
 	// Bulk import: batches are atomic through the WAL; one fsync at the end.
 	cfg.SyncWrites = false

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"net/http"
@@ -47,6 +48,13 @@ func (c ProfileConfig) Validate() error {
 }
 
 // profileServer serves ProfileConfig's listener (Start/Stop).
+// register adds the --pprof.* flags to fs.
+func (c *ProfileConfig) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.Addr, "pprof.addr", "", "serve Go's runtime profiles on http://ADDR/debug/pprof/ (its own listener; keep it private, e.g. 127.0.0.1:6060; \"\" = off)")
+	fs.IntVar(&c.MutexFraction, "pprof.mutexfraction", 0, "with --pprof.addr: sample 1/n of mutex contention events for /debug/pprof/mutex (0 = off)")
+	fs.IntVar(&c.BlockRate, "pprof.blockrate", 0, "with --pprof.addr: sample one blocking event per this many ns blocked for /debug/pprof/block (1 = all, 0 = off)")
+}
+
 type profileServer struct {
 	cfg ProfileConfig
 	log zerolog.Logger

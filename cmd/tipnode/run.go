@@ -193,9 +193,7 @@ func (f *NodeFlags) register(fs *flag.FlagSet, dev bool) {
 	fs.DurationVar(&f.TxSyncTimeout, "rpc.txsync.defaulttimeout", api.TxSyncTimeout, "eth_sendRawTransactionSync: wait for the receipt when the call gives no (valid) timeout")
 	fs.DurationVar(&f.TxSyncMaxTimeout, "rpc.txsync.maxtimeout", api.TxSyncMaxTimeout, "eth_sendRawTransactionSync: longest timeout a call may ask for (a longer one gets the default)")
 	fs.BoolVar(&f.JSTracers, "rpc.jstracers", api.JSTracers, "allow JavaScript tracers in debug_trace* (always bounded by --rpc.evmtimeout)")
-	fs.StringVar(&f.Profile.Addr, "pprof.addr", "", "serve Go's runtime profiles on http://ADDR/debug/pprof/ (its own listener; keep it private, e.g. 127.0.0.1:6060; \"\" = off)")
-	fs.IntVar(&f.Profile.MutexFraction, "pprof.mutexfraction", 0, "with --pprof.addr: sample 1/n of mutex contention events for /debug/pprof/mutex (0 = off)")
-	fs.IntVar(&f.Profile.BlockRate, "pprof.blockrate", 0, "with --pprof.addr: sample one blocking event per this many ns blocked for /debug/pprof/block (1 = all, 0 = off)")
+	f.Profile.register(fs)
 }
 
 func (f *NodeFlags) sequencerConfig() (sequencer.Config, error) {
