@@ -140,13 +140,8 @@ func TestForkOPE2E(t *testing.T) {
 	to := common.HexToAddress("0x00000000000000000000000000000000000f0a4e")
 	value := big.NewInt(12345)
 	txData := &types.DynamicFeeTx{ChainID: chainID, Nonce: 0, GasTipCap: big.NewInt(params.GWei), GasFeeCap: big.NewInt(10 * params.GWei), Gas: 21_000, To: &to, Value: value}
-	tx, err := types.SignNewTx(accs[0].Key, types.LatestSignerForChainID(chainID), txData)
+	tx, txHash, err := sendSigned(t, forkURL, accs[0].Key, chainID, txData)
 	if err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := tx.MarshalBinary()
-	var txHash common.Hash
-	if err := rpcCall(forkURL, "eth_sendRawTransaction", &txHash, hexutil.Bytes(raw)); err != nil {
 		t.Fatal(err)
 	}
 	pre := waitReceipt(t, forkURL, txHash, fork)
@@ -244,10 +239,8 @@ func TestForkOPE2E(t *testing.T) {
 	if n := blockNumber(t, forkURL); n != head {
 		t.Fatalf("head %d after the restart, want %d", n, head)
 	}
-	tx2, _ := types.SignNewTx(accs[0].Key, types.LatestSignerForChainID(chainID), &types.DynamicFeeTx{ChainID: chainID, Nonce: 1,
-		GasTipCap: big.NewInt(params.GWei), GasFeeCap: big.NewInt(10 * params.GWei), Gas: 21_000, To: &to, Value: value})
-	raw, _ = tx2.MarshalBinary()
-	if err := rpcCall(forkURL, "eth_sendRawTransaction", &txHash, hexutil.Bytes(raw)); err != nil {
+	if _, txHash, err = sendSigned(t, forkURL, accs[0].Key, chainID, &types.DynamicFeeTx{ChainID: chainID, Nonce: 1,
+		GasTipCap: big.NewInt(params.GWei), GasFeeCap: big.NewInt(10 * params.GWei), Gas: 21_000, To: &to, Value: value}); err != nil {
 		t.Fatal(err)
 	}
 	waitReceipt(t, forkURL, txHash, fork)

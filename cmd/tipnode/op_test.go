@@ -69,6 +69,21 @@ func processNode(t *testing.T) (dir, addr, url string) {
 	return dir, addr, "http://" + addr
 }
 
+// sendSigned signs data with key on chainID and sends it to url
+// (eth_sendRawTransaction): the transaction and the node's answer, its hash
+// or its refusal.
+func sendSigned(t *testing.T, url string, key *ecdsa.PrivateKey, chainID *big.Int, data types.TxData) (*types.Transaction, common.Hash, error) {
+	t.Helper()
+	tx, err := types.SignNewTx(key, types.LatestSignerForChainID(chainID), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := tx.MarshalBinary()
+	var hash common.Hash
+	err = rpcCall(url, "eth_sendRawTransaction", &hash, hexutil.Bytes(raw))
+	return tx, hash, err
+}
+
 // startDevOP starts `tipnode dev --op` on dir and addr with 50 ms
 // pre-confirmations, blockTime and warnings logged, args added, and waits
 // until it answers.
@@ -111,18 +126,12 @@ func TestOPSequencerE2E(t *testing.T) {
 		t.Fatal(err)
 	}
 	chainID := big.NewInt(int64(devnet.DefaultChainID))
-	signer := types.LatestSignerForChainID(chainID)
 	nonces := map[common.Address]uint64{}
 	sendTx := func(key *ecdsa.PrivateKey, to *common.Address, value *big.Int, gas uint64, data []byte) (common.Hash, error) {
 		from := crypto.PubkeyToAddress(key.PublicKey)
-		tx, err := types.SignNewTx(key, signer, &types.DynamicFeeTx{ChainID: chainID, Nonce: nonces[from],
+		_, hash, err := sendSigned(t, upURL, key, chainID, &types.DynamicFeeTx{ChainID: chainID, Nonce: nonces[from],
 			GasTipCap: big.NewInt(params.GWei), GasFeeCap: big.NewInt(10 * params.GWei), Gas: gas, To: to, Value: value, Data: data})
 		if err != nil {
-			t.Fatal(err)
-		}
-		raw, _ := tx.MarshalBinary()
-		var hash common.Hash
-		if err := rpcCall(upURL, "eth_sendRawTransaction", &hash, hexutil.Bytes(raw)); err != nil {
 			return common.Hash{}, err
 		}
 		nonces[from]++
@@ -302,14 +311,9 @@ func TestOPSequencerE2E(t *testing.T) {
 	if err := rpcCall(downURL, "eth_getTransactionCount", &nonce, accs[1].Address, "pending"); err != nil {
 		t.Fatal(err)
 	}
-	stx, err := types.SignNewTx(accs[1].Key, signer, &types.DynamicFeeTx{ChainID: chainID, Nonce: uint64(nonce),
+	_, sh, err := sendSigned(t, downURL, accs[1].Key, chainID, &types.DynamicFeeTx{ChainID: chainID, Nonce: uint64(nonce),
 		GasTipCap: big.NewInt(params.GWei), GasFeeCap: big.NewInt(10 * params.GWei), Gas: 21_000, To: &minted, Value: big.NewInt(1)})
 	if err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := stx.MarshalBinary()
-	var sh common.Hash
-	if err := rpcCall(downURL, "eth_sendRawTransaction", &sh, hexutil.Bytes(raw)); err != nil {
 		t.Fatal(err)
 	}
 	var sr *opReceipt
