@@ -14,45 +14,6 @@ import (
 	"github.com/holiman/uint256"
 )
 
-// oracleProofs is go-ethereum's in-memory state trie of a model state:
-// the account trie and each account's storage trie, for Trie.Prove.
-type oracleProofs struct {
-	accounts *trie.Trie
-	storage  map[common.Address]*trie.Trie
-	root     common.Hash
-}
-
-func newOracleProofs(t *testing.T, m *trieModel) *oracleProofs {
-	t.Helper()
-	o := &oracleProofs{accounts: trie.NewEmpty(nil), storage: map[common.Address]*trie.Trie{}}
-	for addr, acc := range m.accounts {
-		st := trie.NewEmpty(nil)
-		for k, v := range m.slots[addr] {
-			if v == (common.Hash{}) {
-				continue
-			}
-			enc, _ := rlp.EncodeToBytes(common.TrimLeftZeroes(v[:]))
-			if err := st.Update(crypto.Keccak256(k[:]), enc); err != nil {
-				t.Fatal(err)
-			}
-		}
-		o.storage[addr] = st
-		bal := acc.Balance
-		if bal == nil {
-			bal = new(uint256.Int)
-		}
-		enc, err := rlp.EncodeToBytes(&types.StateAccount{Nonce: acc.Nonce, Balance: bal, Root: st.Hash(), CodeHash: acc.CodeHash.Bytes()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := o.accounts.Update(crypto.Keccak256(addr[:]), enc); err != nil {
-			t.Fatal(err)
-		}
-	}
-	o.root = o.accounts.Hash()
-	return o
-}
-
 // blobList collects Trie.Prove's nodes in order.
 type blobList [][]byte
 
@@ -98,9 +59,7 @@ func TestProveMatchesOracle(t *testing.T) {
 		cfg.TrieCacheBytes = cache
 		db := openTestDBWith(t, cfg)
 		writeGenesis(t, db, NewStateDiff())
-		r := &rng{s: 11}
-		model := newTrieModel()
-		models := []*trieModel{model.clone()}
+		c := newRandomTrieChain(11)
 		var slots []common.Hash
 		for i := range 300 {
 			if i%7 == 0 {
@@ -110,16 +69,13 @@ func TestProveMatchesOracle(t *testing.T) {
 		slots = append(slots, common.Hash{0xff, 0x01})
 		compared := 0
 		for n := uint64(1); n <= 16; n++ {
-			d := randomTrieDiff(r, model)
-			model.apply(d)
-			models = append(models, model.clone())
-			writeDiffBlock(t, db, n, d)
+			c.write(t, db, n)
 			v, err := db.View()
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, h := range []uint64{n, n / 2} {
-				o := newOracleProofs(t, models[h])
+				o := newOracleTries(t, c.models[h].accounts, c.models[h].slots)
 				tr, err := v.StateTrie(h)
 				if err != nil {
 					t.Fatal(err)
@@ -139,7 +95,7 @@ func TestProveMatchesOracle(t *testing.T) {
 						if want := oracleProve(t, o.accounts, addr[:]); !sameNodes(pr.Proof, want) {
 							t.Fatalf("block %d at %d %s: account proof\n got %x\nwant %x", n, h, addr, pr.Proof, want)
 						}
-						acc := models[h].accounts[addr]
+						acc := c.models[h].accounts[addr]
 						if (acc == nil) != (pr.Account == nil) {
 							t.Fatalf("block %d at %d %s: account %v, model %v", n, h, addr, pr.Account, acc)
 						}
@@ -155,8 +111,8 @@ func TestProveMatchesOracle(t *testing.T) {
 							if !sameNodes(sp.Proof, want) {
 								t.Fatalf("block %d at %d %s slot %s: proof\n got %x\nwant %x", n, h, addr, s, sp.Proof, want)
 							}
-							if acc != nil && sp.Value != models[h].slots[addr][s] {
-								t.Fatalf("block %d at %d %s slot %s: value %s, model %s", n, h, addr, s, sp.Value, models[h].slots[addr][s])
+							if acc != nil && sp.Value != c.models[h].slots[addr][s] {
+								t.Fatalf("block %d at %d %s slot %s: value %s, model %s", n, h, addr, s, sp.Value, c.models[h].slots[addr][s])
 							}
 							compared++
 						}

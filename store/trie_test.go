@@ -16,12 +16,19 @@ import (
 	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
-// oracleRoot is the state root of accounts with slots, computed with
-// go-ethereum's in-memory trie from scratch (the oracle the store's
-// incremental, versioned trie must agree with).
-func oracleRoot(t testing.TB, accounts map[common.Address]*Account, slots map[common.Address]map[common.Hash]common.Hash) common.Hash {
+// oracleTries is go-ethereum's in-memory state trie of a state, built from
+// scratch: the account trie, each account's storage trie and the root (the
+// oracle the store's incremental, versioned trie and its proofs must agree
+// with; Trie.Prove gives the proofs).
+type oracleTries struct {
+	accounts *trie.Trie
+	storage  map[common.Address]*trie.Trie
+	root     common.Hash
+}
+
+func newOracleTries(t testing.TB, accounts map[common.Address]*Account, slots map[common.Address]map[common.Hash]common.Hash) *oracleTries {
 	t.Helper()
-	acct := trie.NewEmpty(nil)
+	o := &oracleTries{accounts: trie.NewEmpty(nil), storage: map[common.Address]*trie.Trie{}}
 	for addr, acc := range accounts {
 		if acc == nil {
 			continue
@@ -36,6 +43,7 @@ func oracleRoot(t testing.TB, accounts map[common.Address]*Account, slots map[co
 				t.Fatal(err)
 			}
 		}
+		o.storage[addr] = st
 		bal := acc.Balance
 		if bal == nil {
 			bal = new(uint256.Int)
@@ -44,11 +52,19 @@ func oracleRoot(t testing.TB, accounts map[common.Address]*Account, slots map[co
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := acct.Update(crypto.Keccak256(addr[:]), enc); err != nil {
+		if err := o.accounts.Update(crypto.Keccak256(addr[:]), enc); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return acct.Hash()
+	o.root = o.accounts.Hash()
+	return o
+}
+
+// oracleRoot is the state root of accounts with slots, computed with
+// go-ethereum's in-memory trie from scratch.
+func oracleRoot(t testing.TB, accounts map[common.Address]*Account, slots map[common.Address]map[common.Hash]common.Hash) common.Hash {
+	t.Helper()
+	return newOracleTries(t, accounts, slots).root
 }
 
 // trieModel is the full state a test chain should have, applied diff by
@@ -138,6 +154,30 @@ func randomTrieDiff(r *rng, m *trieModel) *StateDiff {
 	return d
 }
 
+// randomTrieChain is a test chain of blocks of random diffs (randomTrieDiff)
+// and its model state at every height.
+type randomTrieChain struct {
+	r      *rng
+	model  *trieModel   // the state at the head
+	models []*trieModel // models[h] is the state at height h
+}
+
+// newRandomTrieChain starts at an empty genesis state, its diffs drawn
+// from seed.
+func newRandomTrieChain(seed uint64) *randomTrieChain {
+	m := newTrieModel()
+	return &randomTrieChain{r: &rng{s: seed}, model: m, models: []*trieModel{m.clone()}}
+}
+
+// write writes block n of a random diff to db and records its state.
+func (c *randomTrieChain) write(tb testing.TB, db *DB, n uint64) {
+	tb.Helper()
+	d := randomTrieDiff(c.r, c.model)
+	c.model.apply(d)
+	c.models = append(c.models, c.model.clone())
+	writeDiffBlock(tb, db, n, d)
+}
+
 // rng is a tiny deterministic generator (xorshift).
 type rng struct{ s uint64 }
 
@@ -221,15 +261,11 @@ func TestTrieUnwindReorgPrune(t *testing.T) {
 	cfg.TrieWindow = 8
 	db := openTestDBWith(t, cfg)
 	writeGenesis(t, db, NewStateDiff())
-	r := &rng{s: 99}
-	model := newTrieModel()
-	models := []*trieModel{model.clone()}
+	c := newRandomTrieChain(99)
 	for n := uint64(1); n <= 30; n++ {
-		d := randomTrieDiff(r, model)
-		model.apply(d)
-		models = append(models, model.clone())
-		writeDiffBlock(t, db, n, d)
+		c.write(t, db, n)
 	}
+	r, models := c.r, c.models
 	base, ok := db.TrieBase()
 	if !ok || base != 22 {
 		t.Fatalf("base %d %v, want 22 (30 - W)", base, ok)
@@ -242,7 +278,7 @@ func TestTrieUnwindReorgPrune(t *testing.T) {
 	}
 	// Unwind within the window.
 	must(t, db.UnwindTo(25))
-	model = models[25].clone()
+	model := models[25].clone()
 	models = models[:26]
 	if got := trieRootAt(t, db, 25); got != oracleRoot(t, model.accounts, model.slots) {
 		t.Fatalf("root after unwind: %s", got)

@@ -72,35 +72,6 @@ func l1InfoOf(t *testing.T, b forkOPBlock) *op.L1Info {
 	return info
 }
 
-// forkOPReceipt is the part of an OP receipt the fork test checks.
-type forkOPReceipt struct {
-	BlockNumber       hexutil.Uint64  `json:"blockNumber"`
-	Status            hexutil.Uint64  `json:"status"`
-	Type              hexutil.Uint64  `json:"type"`
-	L1Fee             *hexutil.Big    `json:"l1Fee"`
-	L1GasUsed         *hexutil.Big    `json:"l1GasUsed"`
-	L1GasPrice        *hexutil.Big    `json:"l1GasPrice"`
-	L1BaseFeeScalar   *hexutil.Uint64 `json:"l1BaseFeeScalar"`
-	OperatorFeeScalar *hexutil.Uint64 `json:"operatorFeeScalar"`
-	OperatorFeeConst  *hexutil.Uint64 `json:"operatorFeeConstant"`
-	DepositNonce      *hexutil.Uint64 `json:"depositNonce"`
-}
-
-func waitOPReceipt(t *testing.T, url string, hash common.Hash, p *process) forkOPReceipt {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		var r *forkOPReceipt
-		if err := rpcCall(url, "eth_getTransactionReceipt", &r, hash); err == nil && r != nil {
-			return *r
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no receipt for %s at %s:\n%s", hash.Hex(), url, p.out.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // TestForkOPE2E runs real processes: `tipnode dev --op` as the upstream,
 // with L1 fee parameters other than the defaults, and `tipnode dev --fork
 // URL@F` of it, given no OP flag at all. The fork finds the upstream's OP
@@ -116,13 +87,9 @@ func waitOPReceipt(t *testing.T, url string, hash common.Hash, p *process) forkO
 // gives a deposit receipt. A restart on the data directory without --fork
 // is still an OP chain.
 func TestForkOPE2E(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: skipping the process test")
-	}
-	bin := buildTipnode(t)
-	upDir, forkDir := t.TempDir(), t.TempDir()
-	upAddr, forkAddr := freePort(t), freePort(t)
-	upURL, forkURL := "http://"+upAddr, "http://"+forkAddr
+	bin := processTestBin(t)
+	upDir, upAddr, upURL := processNode(t)
+	forkDir, forkAddr, forkURL := processNode(t)
 	const (
 		l1BaseFee   = 20_000_000_000
 		baseScalar  = 2000
@@ -132,12 +99,10 @@ func TestForkOPE2E(t *testing.T) {
 		upChainID   = devnet.DefaultChainID
 		forkTimeout = 30 * time.Second
 	)
-	up := startProcess(t, bin, "dev", "--op", "--datadir", upDir, "--http.addr", upAddr,
-		"--preconf.interval", "50ms", "--block.time", "100ms",
+	up := startDevOP(t, bin, upDir, upAddr, "100ms",
 		"--op.l1.basefee", fmt.Sprint(l1BaseFee), "--op.l1.basefeescalar", fmt.Sprint(baseScalar),
 		"--op.operatorfee.scalar", fmt.Sprint(opScalar), "--op.operatorfee.constant", fmt.Sprint(opConstant),
-		"--op.minbasefee", fmt.Sprint(minBaseFee), "--log.level", "warn")
-	waitRPC(t, upURL, up)
+		"--op.minbasefee", fmt.Sprint(minBaseFee))
 	deadline := time.Now().Add(forkTimeout)
 	for blockNumber(t, upURL) < 3 {
 		if time.Now().After(deadline) {
@@ -175,16 +140,11 @@ func TestForkOPE2E(t *testing.T) {
 	to := common.HexToAddress("0x00000000000000000000000000000000000f0a4e")
 	value := big.NewInt(12345)
 	txData := &types.DynamicFeeTx{ChainID: chainID, Nonce: 0, GasTipCap: big.NewInt(params.GWei), GasFeeCap: big.NewInt(10 * params.GWei), Gas: 21_000, To: &to, Value: value}
-	tx, err := types.SignNewTx(accs[0].Key, types.LatestSignerForChainID(chainID), txData)
+	tx, txHash, err := sendSigned(t, forkURL, accs[0].Key, chainID, txData)
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, _ := tx.MarshalBinary()
-	var txHash common.Hash
-	if err := rpcCall(forkURL, "eth_sendRawTransaction", &txHash, hexutil.Bytes(raw)); err != nil {
-		t.Fatal(err)
-	}
-	pre := waitOPReceipt(t, forkURL, txHash, fork)
+	pre := waitReceipt(t, forkURL, txHash, fork)
 	if uint64(pre.BlockNumber) != forkBlock+1 {
 		t.Fatalf("pre-confirmed receipt in block %d, want %d", pre.BlockNumber, forkBlock+1)
 	}
@@ -226,7 +186,7 @@ func TestForkOPE2E(t *testing.T) {
 	if b.BlobGasUsed == nil || *b.BlobGasUsed == 0 {
 		t.Fatalf("block %d blobGasUsed %v: want the transfer's DA footprint", b.Number, b.BlobGasUsed)
 	}
-	r := waitOPReceipt(t, forkURL, txHash, fork)
+	r := waitReceipt(t, forkURL, txHash, fork)
 	if r.Status != 1 || uint64(r.BlockNumber) != forkBlock+1 || r.L1Fee == nil || r.L1Fee.ToInt().Sign() <= 0 || r.L1GasUsed == nil ||
 		r.L1GasPrice == nil || r.L1GasPrice.ToInt().Uint64() != l1BaseFee || r.L1BaseFeeScalar == nil || *r.L1BaseFeeScalar != baseScalar ||
 		r.OperatorFeeScalar == nil || *r.OperatorFeeScalar != opScalar || r.OperatorFeeConst == nil || *r.OperatorFeeConst != opConstant {
@@ -259,7 +219,7 @@ func TestForkOPE2E(t *testing.T) {
 	if err := rpcCall(forkURL, "evm_mine", new(json.RawMessage)); err != nil {
 		t.Fatal(err)
 	}
-	dr := waitOPReceipt(t, forkURL, depHash, fork)
+	dr := waitReceipt(t, forkURL, depHash, fork)
 	if dr.Status != 1 || dr.Type != chaintypes.DepositTxType || dr.DepositNonce == nil || dr.L1Fee != nil {
 		t.Fatalf("deposit receipt %+v", dr)
 	}
@@ -279,17 +239,15 @@ func TestForkOPE2E(t *testing.T) {
 	if n := blockNumber(t, forkURL); n != head {
 		t.Fatalf("head %d after the restart, want %d", n, head)
 	}
-	tx2, _ := types.SignNewTx(accs[0].Key, types.LatestSignerForChainID(chainID), &types.DynamicFeeTx{ChainID: chainID, Nonce: 1,
-		GasTipCap: big.NewInt(params.GWei), GasFeeCap: big.NewInt(10 * params.GWei), Gas: 21_000, To: &to, Value: value})
-	raw, _ = tx2.MarshalBinary()
-	if err := rpcCall(forkURL, "eth_sendRawTransaction", &txHash, hexutil.Bytes(raw)); err != nil {
+	if _, txHash, err = sendSigned(t, forkURL, accs[0].Key, chainID, &types.DynamicFeeTx{ChainID: chainID, Nonce: 1,
+		GasTipCap: big.NewInt(params.GWei), GasFeeCap: big.NewInt(10 * params.GWei), Gas: 21_000, To: &to, Value: value}); err != nil {
 		t.Fatal(err)
 	}
-	waitOPReceipt(t, forkURL, txHash, fork)
+	waitReceipt(t, forkURL, txHash, fork)
 	if err := rpcCall(forkURL, "evm_mine", new(json.RawMessage)); err != nil {
 		t.Fatal(err)
 	}
-	r2 := waitOPReceipt(t, forkURL, txHash, fork)
+	r2 := waitReceipt(t, forkURL, txHash, fork)
 	if r2.L1Fee == nil || r2.L1Fee.ToInt().Cmp(r.L1Fee.ToInt()) != 0 || r2.L1BaseFeeScalar == nil || *r2.L1BaseFeeScalar != baseScalar {
 		t.Fatalf("receipt after the restart %+v: want OP fees as before (l1Fee %v)", r2, r.L1Fee)
 	}

@@ -18,17 +18,22 @@ import (
 	"github.com/tipnode/tipnode/chain/op"
 )
 
-// opReceipt is the part of an OP receipt the test checks.
+// opReceipt is the part of an OP receipt the process tests check.
 type opReceipt struct {
-	BlockHash        common.Hash     `json:"blockHash"`
-	BlockNumber      hexutil.Uint64  `json:"blockNumber"`
-	TransactionIndex hexutil.Uint64  `json:"transactionIndex"`
-	GasUsed          hexutil.Uint64  `json:"gasUsed"`
-	Status           hexutil.Uint64  `json:"status"`
-	Type             hexutil.Uint64  `json:"type"`
-	L1Fee            *hexutil.Big    `json:"l1Fee"`
-	DepositNonce     *hexutil.Uint64 `json:"depositNonce"`
-	ContractAddress  *common.Address `json:"contractAddress"`
+	BlockHash         common.Hash     `json:"blockHash"`
+	BlockNumber       hexutil.Uint64  `json:"blockNumber"`
+	TransactionIndex  hexutil.Uint64  `json:"transactionIndex"`
+	GasUsed           hexutil.Uint64  `json:"gasUsed"`
+	Status            hexutil.Uint64  `json:"status"`
+	Type              hexutil.Uint64  `json:"type"`
+	L1Fee             *hexutil.Big    `json:"l1Fee"`
+	L1GasUsed         *hexutil.Big    `json:"l1GasUsed"`
+	L1GasPrice        *hexutil.Big    `json:"l1GasPrice"`
+	L1BaseFeeScalar   *hexutil.Uint64 `json:"l1BaseFeeScalar"`
+	OperatorFeeScalar *hexutil.Uint64 `json:"operatorFeeScalar"`
+	OperatorFeeConst  *hexutil.Uint64 `json:"operatorFeeConstant"`
+	DepositNonce      *hexutil.Uint64 `json:"depositNonce"`
+	ContractAddress   *common.Address `json:"contractAddress"`
 }
 
 // waitReceipt polls url until hash has a receipt (pre-confirmed or sealed).
@@ -45,6 +50,49 @@ func waitReceipt(t *testing.T, url string, hash common.Hash, p *process) opRecei
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// processTestBin skips a process test under -short and builds tipnode.
+func processTestBin(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: skipping the process test")
+	}
+	return buildTipnode(t)
+}
+
+// processNode gives a process test's node a data directory, a free
+// address and its URL.
+func processNode(t *testing.T) (dir, addr, url string) {
+	t.Helper()
+	dir, addr = t.TempDir(), freePort(t)
+	return dir, addr, "http://" + addr
+}
+
+// sendSigned signs data with key on chainID and sends it to url
+// (eth_sendRawTransaction): the transaction and the node's answer, its hash
+// or its refusal.
+func sendSigned(t *testing.T, url string, key *ecdsa.PrivateKey, chainID *big.Int, data types.TxData) (*types.Transaction, common.Hash, error) {
+	t.Helper()
+	tx, err := types.SignNewTx(key, types.LatestSignerForChainID(chainID), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := tx.MarshalBinary()
+	var hash common.Hash
+	err = rpcCall(url, "eth_sendRawTransaction", &hash, hexutil.Bytes(raw))
+	return tx, hash, err
+}
+
+// startDevOP starts `tipnode dev --op` on dir and addr with 50 ms
+// pre-confirmations, blockTime and warnings logged, args added, and waits
+// until it answers.
+func startDevOP(t *testing.T, bin, dir, addr, blockTime string, args ...string) *process {
+	t.Helper()
+	p := startProcess(t, bin, append([]string{"dev", "--op", "--datadir", dir, "--http.addr", addr,
+		"--preconf.interval", "50ms", "--block.time", blockTime, "--log.level", "warn"}, args...)...)
+	waitRPC(t, "http://"+addr, p)
+	return p
 }
 
 // TestOPSequencerE2E runs real processes: `tipnode dev --op` (an OP Stack
@@ -64,19 +112,12 @@ func waitReceipt(t *testing.T, url string, hash common.Hash, p *process) opRecei
 // follower's data directory runs as `run --sequencer` with the L1 origin
 // from flags.
 func TestOPSequencerE2E(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: skipping the process test")
-	}
-	bin := buildTipnode(t)
-	upDir, downDir := t.TempDir(), t.TempDir()
-	upAddr, downAddr := freePort(t), freePort(t)
-	upURL, downURL := "http://"+upAddr, "http://"+downAddr
+	bin := processTestBin(t)
+	upDir, upAddr, upURL := processNode(t)
+	downDir, downAddr, downURL := processNode(t)
 	startUpstream := func(blockTime string) *process {
-		p := startProcess(t, bin, "dev", "--op", "--datadir", upDir, "--http.addr", upAddr,
-			"--preconf.interval", "50ms", "--block.time", blockTime, "--op.operatorfee.scalar", "7", "--op.operatorfee.constant", "1000",
-			"--op.l1.basefee", "20000000000", "--log.level", "warn", "--log.format", "json")
-		waitRPC(t, upURL, p)
-		return p
+		return startDevOP(t, bin, upDir, upAddr, blockTime, "--op.operatorfee.scalar", "7", "--op.operatorfee.constant", "1000",
+			"--op.l1.basefee", "20000000000", "--log.format", "json")
 	}
 	up := startUpstream("200ms")
 
@@ -85,18 +126,12 @@ func TestOPSequencerE2E(t *testing.T) {
 		t.Fatal(err)
 	}
 	chainID := big.NewInt(int64(devnet.DefaultChainID))
-	signer := types.LatestSignerForChainID(chainID)
 	nonces := map[common.Address]uint64{}
 	sendTx := func(key *ecdsa.PrivateKey, to *common.Address, value *big.Int, gas uint64, data []byte) (common.Hash, error) {
 		from := crypto.PubkeyToAddress(key.PublicKey)
-		tx, err := types.SignNewTx(key, signer, &types.DynamicFeeTx{ChainID: chainID, Nonce: nonces[from],
+		_, hash, err := sendSigned(t, upURL, key, chainID, &types.DynamicFeeTx{ChainID: chainID, Nonce: nonces[from],
 			GasTipCap: big.NewInt(params.GWei), GasFeeCap: big.NewInt(10 * params.GWei), Gas: gas, To: to, Value: value, Data: data})
 		if err != nil {
-			t.Fatal(err)
-		}
-		raw, _ := tx.MarshalBinary()
-		var hash common.Hash
-		if err := rpcCall(upURL, "eth_sendRawTransaction", &hash, hexutil.Bytes(raw)); err != nil {
 			return common.Hash{}, err
 		}
 		nonces[from]++
@@ -276,20 +311,12 @@ func TestOPSequencerE2E(t *testing.T) {
 	if err := rpcCall(downURL, "eth_getTransactionCount", &nonce, accs[1].Address, "pending"); err != nil {
 		t.Fatal(err)
 	}
-	stx, err := types.SignNewTx(accs[1].Key, signer, &types.DynamicFeeTx{ChainID: chainID, Nonce: uint64(nonce),
+	_, sh, err := sendSigned(t, downURL, accs[1].Key, chainID, &types.DynamicFeeTx{ChainID: chainID, Nonce: uint64(nonce),
 		GasTipCap: big.NewInt(params.GWei), GasFeeCap: big.NewInt(10 * params.GWei), Gas: 21_000, To: &minted, Value: big.NewInt(1)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, _ := stx.MarshalBinary()
-	var sh common.Hash
-	if err := rpcCall(downURL, "eth_sendRawTransaction", &sh, hexutil.Bytes(raw)); err != nil {
-		t.Fatal(err)
-	}
-	var sr *struct {
-		opReceipt
-		L1GasPrice *hexutil.Big `json:"l1GasPrice"`
-	}
+	var sr *opReceipt
 	deadline := time.Now().Add(30 * time.Second)
 	for sr == nil || sr.BlockHash == (common.Hash{}) {
 		if time.Now().After(deadline) {
@@ -300,7 +327,7 @@ func TestOPSequencerE2E(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	checkFees("run --sequencer", sr.opReceipt)
+	checkFees("run --sequencer", *sr)
 	if sr.L1GasPrice == nil || sr.L1GasPrice.ToInt().Cmp(big.NewInt(3_000_000_000)) != 0 || sr.TransactionIndex != 1 {
 		t.Fatalf("run --sequencer: l1GasPrice %v (want the flag's 3000000000), index %d (want 1, after the L1-info deposit)", sr.L1GasPrice, sr.TransactionIndex)
 	}
