@@ -199,6 +199,9 @@ func (f *NodeFlags) register(fs *flag.FlagSet, dev bool) {
 func (f *NodeFlags) sequencerConfig() (sequencer.Config, error) {
 	c := sequencer.DefaultConfig()
 	c.PreconfInterval, c.Steps, c.BlockTime, c.GasLimit, c.Dev = f.PreconfInterval, f.PreconfSteps, f.BlockTime, f.GasLimit, f.Dev
+	// --stream.roots=off: the pre-confirmations compute no state root (the
+	// stream would carry zeros); the seals still do.
+	c.NoPendingRoots = f.StreamRoots == stream.RootsOff
 	switch {
 	case f.Coinbase == "" && f.opChain:
 		c.Coinbase = op.SequencerFeeVault
