@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -46,6 +47,12 @@ type Builder struct {
 	// deferRoots: cuts publish before their state root is computed
 	// (DeferRoots).
 	deferRoots bool
+	// noCutRoots: cuts compute no state root at all; only the seal does
+	// (SkipCutRoots).
+	noCutRoots bool
+	// cutTries counts the cuts' state trie updates computed (CutTries),
+	// by the builder or, deferred, by whoever asked first.
+	cutTries *atomic.Uint64
 	// tail is the state the seal wrote after the last cut (the layer
 	// Finish adds).
 	tail     *store.StateDiff
@@ -65,7 +72,9 @@ type Builder struct {
 }
 
 // NewBuilder returns a builder executing with exec.
-func NewBuilder(exec *chain.Executor) *Builder { return &Builder{exec: exec} }
+func NewBuilder(exec *chain.Executor) *Builder {
+	return &Builder{exec: exec, cutTries: new(atomic.Uint64)}
+}
 
 // DeferRoots makes the builder's cuts (Open, OpenOn, Cut, CutOpen) return
 // their snapshot before its state root is computed: the cut records its
@@ -78,6 +87,21 @@ func NewBuilder(exec *chain.Executor) *Builder { return &Builder{exec: exec} }
 // every snapshot it cut has its root whoever holds it. Without it (the
 // sequencer) every cut computes its root before it returns.
 func (b *Builder) DeferRoots() { b.deferRoots = true }
+
+// SkipCutRoots makes the builder's cuts compute no state root (a
+// sequencer with --stream.roots=off): the open block keeps no live trie,
+// so its snapshots carry none, as on a store that keeps no trie
+// (Snapshot.StateRoot reports none, Header's Root is zero, and on an OP
+// chain from Isthmus its withdrawals root is zero too; eth_getProof at
+// pending is refused with ErrNoStateTrie), and the seal computes the
+// block's state root (and withdrawals root) from its whole diff on its
+// parent's trie, as the header must carry them. Call it before Open.
+func (b *Builder) SkipCutRoots() { b.noCutRoots = true }
+
+// CutTries is how many state trie updates of cuts the builder's blocks
+// computed so far (at the cut, or deferred, on first need): none with
+// SkipCutRoots. The seal's own update is not counted.
+func (b *Builder) CutTries() uint64 { return b.cutTries.Load() }
 
 // AllowImpersonation makes Add execute transactions carrying the marker
 // signature of Impersonate (tipnode dev's impersonated accounts) as sent by
@@ -157,8 +181,10 @@ func (b *Builder) open(head *chain.Head, view store.View, parentSnap *Snapshot, 
 	}
 	n := len(b.txs)
 	diff, header := state.TakeDiff(), b.pendingHeader()
-	if b.live, b.trieErr = b.openTrie(view, b.anchor, b.under); b.trieErr == nil {
-		b.advanceTrie(diff, header)
+	if !b.noCutRoots {
+		if b.live, b.trieErr = b.openTrie(view, b.anchor, b.under); b.trieErr == nil {
+			b.advanceTrie(diff, header)
+		}
 	}
 	b.snap = &Snapshot{
 		roots:      new(roots),
@@ -427,6 +453,12 @@ func (b *Builder) pendingHeader() *types.Header {
 	if h.BlobGasUsed != nil {
 		v := b.proc.BlobGasUsed()
 		h.BlobGasUsed = &v
+	}
+	if b.noCutRoots && h.WithdrawalsHash != nil && len(b.exec.TrieWatch(h)) > 0 {
+		// An OP block from Isthmus: its withdrawals root is a storage
+		// root of its state, not computed without a trie (zero, as the
+		// state root; the template's empty-list root would be wrong).
+		h.WithdrawalsHash = new(common.Hash)
 	}
 	return h
 }

@@ -158,4 +158,11 @@
 //     still has its root. A failure is kept: the snapshot then has no
 //     root (as on an eager builder), and the seal computes the block's
 //     update from its whole diff (TestDeferredRoots).
+//   - No pending roots (Builder.SkipCutRoots, the sequencer with
+//     --stream.roots=off): the builder keeps no live trie, so no cut does
+//     trie work (Builder.CutTries stays 0); its snapshots carry no state
+//     root (zero, and on an OP chain from Isthmus a zero withdrawals root)
+//     as on a fork, and Seal computes the block's update from its whole
+//     diff, so the sealed header has its real roots
+//     (sequencer.TestNoPendingRoots, BenchmarkPreconfirmRoots).
 package pending

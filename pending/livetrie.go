@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
@@ -79,6 +80,8 @@ type cutTrie struct {
 	diff *store.StateDiff
 	view store.View
 	exec *chain.Executor
+	// count is the builder's count of cut trie updates (CutTries).
+	count *atomic.Uint64
 }
 
 // resolve computes c if not done yet and returns its live trie and
@@ -89,7 +92,7 @@ func (c *cutTrie) resolve() (*liveTrie, *types.Header, error) {
 	if !c.done {
 		c.live, c.hdr, c.err = c.compute()
 		c.done = true
-		c.prev, c.diff, c.view, c.exec = nil, nil, nil, nil
+		c.prev, c.diff, c.view, c.exec, c.count = nil, nil, nil, nil, nil
 	}
 	return c.live, c.hdr, c.err
 }
@@ -100,6 +103,7 @@ func (c *cutTrie) compute() (*liveTrie, *types.Header, error) {
 		return nil, c.hdr, err
 	}
 	h := types.CopyHeader(c.hdr)
+	c.count.Add(1)
 	next, _, err := applyTrie(c.exec, c.view, l, c.diff, h)
 	if err != nil {
 		return nil, c.hdr, fmt.Errorf("pending block %d: state trie: %w", h.Number, err)
@@ -148,11 +152,12 @@ func (b *Builder) advanceTrie(diff *store.StateDiff, h *types.Header) {
 		return
 	}
 	if b.deferRoots {
-		b.live = &cutTrie{prev: b.live, diff: diff, hdr: h, view: b.view, exec: b.exec}
+		b.live = &cutTrie{prev: b.live, diff: diff, hdr: h, view: b.view, exec: b.exec, count: b.cutTries}
 		return
 	}
 	l, _, err := b.live.resolve() // computed at its cut
 	if err == nil {
+		b.cutTries.Add(1)
 		l, _, err = applyTrie(b.exec, b.view, l, diff, h)
 	}
 	if err != nil {

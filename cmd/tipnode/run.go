@@ -148,7 +148,7 @@ func (f *NodeFlags) register(fs *flag.FlagSet, dev bool) {
 	fs.BoolVar(&f.Stream, "stream", dev, "serve the pre-confirmation stream on ws://HTTP.ADDR/preconfirmations (with --sequencer, or on a replica)")
 	fs.IntVar(&f.StreamQueue, "stream.queue", sc.SendQueue, "stream: messages that may wait for one subscriber; a slower one is dropped (close 1008)")
 	fs.IntVar(&f.StreamMaxSubs, "stream.maxsubscribers", sc.MaxSubscribers, "stream: most subscribers at once (HTTP 503 beyond)")
-	fs.StringVar(&f.StreamRoots, "stream.roots", sc.Roots, "stream: each pre-confirmation carries its state root and block hash (on), or zeros (off, as OP subblocks)")
+	fs.StringVar(&f.StreamRoots, "stream.roots", sc.Roots, "stream: each pre-confirmation carries its state root and block hash (on), or zeros (off, as OP subblocks; a sequencer then computes no root per pre-confirmation, only at each seal)")
 	fs.DurationVar(&f.PreconfInterval, "preconf.interval", seq.PreconfInterval, "sequencer: pre-confirmation interval")
 	fs.IntVar(&f.PreconfSteps, "preconf.steps", seq.Steps, "sequencer: execution steps per pre-confirmation interval (pooled transactions executed every interval/steps, published at the interval; 1: only at the interval, tip order over the whole interval)")
 	fs.DurationVar(&f.BlockTime, "block.time", seq.BlockTime, "sequencer: block time (a multiple of --preconf.interval)")
@@ -199,6 +199,9 @@ func (f *NodeFlags) register(fs *flag.FlagSet, dev bool) {
 func (f *NodeFlags) sequencerConfig() (sequencer.Config, error) {
 	c := sequencer.DefaultConfig()
 	c.PreconfInterval, c.Steps, c.BlockTime, c.GasLimit, c.Dev = f.PreconfInterval, f.PreconfSteps, f.BlockTime, f.GasLimit, f.Dev
+	// --stream.roots=off: the pre-confirmations compute no state root (the
+	// stream would carry zeros); the seals still do.
+	c.NoPendingRoots = f.StreamRoots == stream.RootsOff
 	switch {
 	case f.Coinbase == "" && f.opChain:
 		c.Coinbase = op.SequencerFeeVault

@@ -4,6 +4,7 @@ import (
 	"crypto/ecdsa"
 	"io"
 	"math/big"
+	"syscall"
 	"testing"
 	"time"
 
@@ -25,14 +26,46 @@ import (
 // execute them with the block processor, take the diff, build and publish
 // the snapshot, update the pool, on a pending block already holding 10,000
 // touched slots.
-func BenchmarkPreconfirm100Txs(b *testing.B) {
+func BenchmarkPreconfirm100Txs(b *testing.B) { benchPreconfirm(b, DefaultConfig()) }
+
+// BenchmarkPreconfirmRoots is BenchmarkPreconfirm100Txs with the
+// pre-confirmations' state roots on (the default: each cut updates the
+// pending block's live trie) and off (--stream.roots=off:
+// Config.NoPendingRoots, no per-cut trie work), with the CPU time of the
+// whole process per interval (cpu-ns/op: user + sys). The seals every 10
+// intervals are outside the timer; seal-cpu-ns is their CPU each (with
+// roots off the block's whole trie update runs there).
+func BenchmarkPreconfirmRoots(b *testing.B) {
+	for _, off := range []bool{false, true} {
+		name := "on"
+		if off {
+			name = "off"
+		}
+		b.Run(name, func(b *testing.B) {
+			cfg := DefaultConfig()
+			cfg.NoPendingRoots = off
+			benchPreconfirm(b, cfg)
+		})
+	}
+}
+
+// processCPU is the process's CPU time so far (user + sys), in ns.
+func processCPU(tb testing.TB) int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+func benchPreconfirm(b *testing.B, cfg Config) {
 	keys := make([]*ecdsa.PrivateKey, 100)
 	addrs := make([]common.Address, 100)
 	for i := range keys {
 		keys[i], _ = crypto.GenerateKey()
 		addrs[i] = crypto.PubkeyToAddress(keys[i].PublicKey)
 	}
-	rig := newSeqRig(b, addrs, nil)
+	rig := newSeqRigCfg(b, cfg, addrs, nil, true)
 	g, seq, pool, mgr := rig.g, rig.seq, rig.pool, rig.mgr
 	// touch writes 10,000 slots into the open block through the Builder's
 	// dev override (as a transaction would) and cuts them into a layer of
@@ -55,15 +88,20 @@ func BenchmarkPreconfirm100Txs(b *testing.B) {
 	to := common.Address{0xbb}
 	b.ReportAllocs()
 	b.ResetTimer()
+	var cpu int64 // the timed sections' CPU
+	var sealCPU, seals int64
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		// Seal every 10 intervals: 10 x 100 transfers is 21M gas, under
 		// the 30M target, so the base fee falls and the fixed fee cap
 		// stays valid however long the benchmark runs.
 		if i > 0 && i%10 == 0 {
+			cpu0 := processCPU(b)
 			if err := seq.seal(true); err != nil {
 				b.Fatal(err)
 			}
+			sealCPU += processCPU(b) - cpu0
+			seals++
 			touch()
 		}
 		for k, key := range keys {
@@ -73,13 +111,26 @@ func BenchmarkPreconfirm100Txs(b *testing.B) {
 			}
 		}
 		nonce++
+		cpu0 := processCPU(b)
 		b.StartTimer()
 		if err := seq.preconfirm(); err != nil {
 			b.Fatal(err)
 		}
+		b.StopTimer()
+		cpu += processCPU(b) - cpu0
 		if n := len(mgr.Current().NewTransactions()); n != 100 {
 			b.Fatalf("pre-confirmed %d of 100", n)
 		}
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
+	if seals > 0 {
+		// Untimed: the seal of 10 intervals' 1,000 transfers and the
+		// 10,000 slots (with roots off its whole trie update runs here).
+		b.ReportMetric(float64(sealCPU)/float64(seals), "seal-cpu-ns")
+	}
+	if _, ok := mgr.Current().StateRoot(); ok == cfg.NoPendingRoots {
+		b.Fatalf("pending roots off %v, the last pre-confirmation has a root %v", cfg.NoPendingRoots, ok)
 	}
 }
 

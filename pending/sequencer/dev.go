@@ -276,10 +276,7 @@ func (s *Sequencer) rebuild(tmpl *types.Header, txs chaintypes.Txs, ovs []store.
 		view.Close()
 		return fmt.Errorf("%w: pending block %d does not extend the head %d", chain.ErrNotOnHead, tmpl.Number, head.Number()), true
 	}
-	nb := pending.NewBuilder(s.exec)
-	if s.cfg.Dev {
-		nb.AllowImpersonation()
-	}
+	nb := s.cfg.newBuilder(s.exec)
 	now := s.clock.Now()
 	// The opening transactions: the derived ones made afresh for tmpl (an
 	// OP block's L1-info deposit carries its time's L1 origin), the user

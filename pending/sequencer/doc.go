@@ -69,6 +69,13 @@
 //     execution runs, and with runtime.Gosched once a millisecond when one
 //     does (waiting for the network poll would then wait for the
 //     execution's time slice and for sysmon's poll, up to 10 ms each).
+//   - Pending state roots: every cut updates the pending block's live
+//     state trie before its snapshot is published (pending's livetrie.go),
+//     so each pre-confirmation carries its state root and block hash.
+//     Config.NoPendingRoots (--stream.roots=off) skips that work
+//     (pending.Builder.SkipCutRoots: no root, zero in the stream); the
+//     seal then computes the block's roots from its whole diff
+//     (BenchmarkPreconfirmRoots measures the difference).
 //   - The parent beacon root of dev blocks is derived
 //     (keccak256("tipnode beacon root" ‖ parent hash)); there is no beacon
 //     chain.

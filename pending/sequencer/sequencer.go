@@ -62,6 +62,14 @@ type Config struct {
 	// of the L1-info deposit and the Jovian minimum base fee); ignored on
 	// an L1 chain. nil: chain.DefaultProducerConfig().
 	Chain *chain.ProducerConfig
+	// NoPendingRoots skips the state root of every pre-confirmation
+	// (--stream.roots=off): the pending block keeps no live state trie
+	// (pending.Builder.SkipCutRoots), so its snapshots carry no state root
+	// (nor, on an OP chain from Isthmus, a withdrawals root) and
+	// eth_getProof at pending is refused; each seal computes the block's
+	// roots from its whole diff, so the sealed headers carry them either
+	// way. Default false: every pre-confirmation computes its root.
+	NoPendingRoots bool
 }
 
 // DefaultConfig returns the documented defaults.
@@ -104,6 +112,18 @@ func (c Config) steps() int {
 		return defaultSteps
 	}
 	return c.Steps
+}
+
+// newBuilder is a builder for the sequencer's blocks, as cfg sets it up.
+func (c Config) newBuilder(exec *chain.Executor) *pending.Builder {
+	b := pending.NewBuilder(exec)
+	if c.Dev {
+		b.AllowImpersonation()
+	}
+	if c.NoPendingRoots {
+		b.SkipCutRoots()
+	}
+	return b
 }
 
 // producer is Chain or its default.
@@ -211,10 +231,7 @@ func New(cfg Config, w Writer, exec *chain.Executor, pool *Pool, mgr *pending.Ma
 	if clock == nil {
 		clock = pending.SystemClock{}
 	}
-	b := pending.NewBuilder(exec)
-	if cfg.Dev {
-		b.AllowImpersonation()
-	}
+	b := cfg.newBuilder(exec)
 	return &Sequencer{
 		cfg: cfg, w: w, b: b, exec: exec, pool: pool, mgr: mgr, clock: clock, metrics: metrics,
 		devc: make(chan devReq), producerCfg: cfg.producer(),

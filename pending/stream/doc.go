@@ -16,7 +16,9 @@
 // receipts so far; Snapshot.ReceiptsRoot derives it from the previous
 // snapshot's, at the cost of the new receipts), the snapshot's state root
 // and block hash (zero without a state trie, or with PublisherConfig.Roots
-// off), no withdrawals. The
+// off; a sequencer with roots off computes none: sequencer
+// Config.NoPendingRoots, its withdrawals root on an OP chain from Isthmus
+// being zero too), no withdrawals. The
 // payload id is derived from Base alone (PayloadIDOf documents the
 // formula), so a replica re-publishing a block it validated produces the
 // sequencer's ids.

@@ -254,9 +254,10 @@ type API struct {
 	// (nil: time.Now), replaced by tests.
 	filters filters
 	now     func() time.Time
-	// flash is the flashblocks subscriptions' shared encodings
-	// (eth_flashblocks.go).
-	flash flashCache
+	// flash is the flashblocks subscriptions' shared encodings, and
+	// flashBlocks newFlashblocks' encoder (eth_flashblocks.go).
+	flash       flashCache
+	flashBlocks flashBlocks
 	// modules are rpc_modules' namespaces (net_identity.go).
 	modules modules
 	// syncProgress is eth_syncing's source (tipnode_genesis.go).

@@ -18,9 +18,23 @@ package eth
 //     only for transactions with at least one matching log (all their
 //     logs included).
 //
-// Encoding is done once per snapshot and shared by every subscriber (the
-// callbacks run on the publisher's goroutine, one after another); a
-// subscriber's Notify never blocks.
+// Encoding is done once per snapshot and shared by every subscriber; a
+// subscriber's Notify never blocks (a connection that falls too far behind
+// is dropped by the rpc server, as for every subscription).
+//
+// newFlashblocks' whole block carries the snapshot's state root, which a
+// replica computes after it publishes the snapshot
+// (pending.Builder.DeferRoots). So its publication callback, which runs
+// on the driver's goroutine, only queues the snapshot: one goroutine
+// (flashBlocks, running while a newFlashblocks subscription is open)
+// encodes each snapshot once, waiting for its root (or computing it), and
+// notifies every subscriber, in publication order. A slow root then never
+// delays the driver, its next publication or the other subscriptions, and
+// no notification is encoded before its root is known. At most
+// maxFlashBacklog snapshots wait for it; beyond that the oldest waiting
+// is skipped (each notification is the block's latest state, so a
+// subscriber misses an intermediate state, never the newest one).
+// newFlashblockTransactions needs no root: it is encoded in the callback.
 
 import (
 	"bytes"
@@ -55,11 +69,11 @@ type flashblockTx struct {
 	LogsBloom         types.Bloom     `json:"logsBloom"`
 }
 
-// flashEncoded is one snapshot's shared encodings, made on first use.
+// flashEncoded is one snapshot's shared newFlashblockTransactions
+// encodings, made on first use.
 type flashEncoded struct {
-	snap  *pending.Snapshot
-	block json.RawMessage
-	txs   []json.RawMessage // the new transactions' full objects
+	snap *pending.Snapshot
+	txs  []json.RawMessage // the new transactions' full objects
 }
 
 // flashCache holds the encodings of the latest snapshot.
@@ -68,23 +82,16 @@ type flashCache struct {
 	cur flashEncoded
 }
 
-// encoded returns the shared encodings of s (block when block, the new
-// transactions when txs).
-func (a *API) flashEncoded(s *pending.Snapshot, block, txs bool) (json.RawMessage, []json.RawMessage) {
+// flashTxs returns the shared encodings of s's new transactions (full
+// objects).
+func (a *API) flashTxs(s *pending.Snapshot) []json.RawMessage {
 	c := &a.flash
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.cur.snap != s {
 		c.cur = flashEncoded{snap: s}
 	}
-	if block && c.cur.block == nil {
-		b, err := json.Marshal(marshalPendingBlock(pendingBlock(s), true, a.genesis.Config, s.Receipts()))
-		if err != nil {
-			a.log.Warn().Err(err).Msg("newFlashblocks: encoding the pending block")
-		}
-		c.cur.block = b
-	}
-	if txs && c.cur.txs == nil {
+	if c.cur.txs == nil {
 		h := s.ExecHeader()
 		all, news, receipts := s.Transactions(), s.NewTransactions(), s.NewReceipts()
 		first := len(all) - len(news)
@@ -118,7 +125,159 @@ func (a *API) flashEncoded(s *pending.Snapshot, block, txs bool) (json.RawMessag
 			c.cur.txs[i] = b
 		}
 	}
-	return c.cur.block, c.cur.txs
+	return c.cur.txs
+}
+
+// flashBlock encodes s's pending block as eth_getBlockByNumber("pending",
+// true) answers it, its state root included (waiting for it, or computing
+// it: Snapshot.Header). nil when it cannot be encoded.
+func (a *API) flashBlock(s *pending.Snapshot) json.RawMessage {
+	b, err := json.Marshal(marshalPendingBlock(pendingBlock(s), true, a.genesis.Config, s.Receipts()))
+	if err != nil {
+		a.log.Warn().Err(err).Msg("newFlashblocks: encoding the pending block")
+		return nil
+	}
+	return b
+}
+
+// maxFlashBacklog bounds the snapshots waiting for newFlashblocks'
+// encoder (about 13 s of pre-confirmations at the 200 ms interval).
+const maxFlashBacklog = 64
+
+// flashBlocks runs newFlashblocks' encoder while a subscription is open.
+type flashBlocks struct {
+	mu sync.Mutex
+	w  *flashWorker // nil: no newFlashblocks subscription
+}
+
+// flashWorker is one run of newFlashblocks' encoder: it is subscribed to
+// the feed (enqueue, on the driver's goroutine) and its goroutine (run)
+// encodes the queued snapshots in order and notifies the subscribers.
+type flashWorker struct {
+	encode func(*pending.Snapshot) json.RawMessage
+	log    func(skipped int)
+	unsub  func()
+	wake   chan struct{}
+	quit   chan struct{}
+
+	mu      sync.Mutex
+	queue   []flashQueued
+	seq     uint64                       // the sequence number of the next snapshot queued
+	skipped int                          // snapshots skipped since the queue was last empty
+	subs    map[*rpc.Subscription]uint64 // -> the first sequence number it is sent
+}
+
+// flashQueued is a published snapshot waiting for the encoder.
+type flashQueued struct {
+	snap *pending.Snapshot
+	seq  uint64
+}
+
+// enqueue runs on the publishing driver's goroutine: queue, never block,
+// never compute.
+func (w *flashWorker) enqueue(s *pending.Snapshot) {
+	w.mu.Lock()
+	if len(w.queue) >= maxFlashBacklog {
+		w.queue[0] = flashQueued{}
+		w.queue = w.queue[1:]
+		w.skipped++
+	}
+	w.queue = append(w.queue, flashQueued{snap: s, seq: w.seq})
+	w.seq++
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run encodes and delivers the queued snapshots, oldest first, until quit.
+func (w *flashWorker) run() {
+	var subs []*rpc.Subscription
+	for {
+		select {
+		case <-w.quit:
+			return
+		case <-w.wake:
+		}
+		for {
+			w.mu.Lock()
+			if len(w.queue) == 0 {
+				if w.skipped > 0 {
+					w.log(w.skipped)
+					w.skipped = 0
+				}
+				w.mu.Unlock()
+				break
+			}
+			q := w.queue[0]
+			w.queue[0] = flashQueued{}
+			w.queue = w.queue[1:]
+			w.mu.Unlock()
+			b := w.encode(q.snap) // waits for the root: no lock held
+			select {
+			case <-w.quit:
+				return
+			default:
+			}
+			if b == nil {
+				continue
+			}
+			subs = subs[:0]
+			w.mu.Lock()
+			for sub, from := range w.subs {
+				if q.seq >= from { // published after it subscribed
+					subs = append(subs, sub)
+				}
+			}
+			w.mu.Unlock()
+			for _, sub := range subs {
+				_ = sub.Notify(b)
+			}
+			clear(subs)
+		}
+	}
+}
+
+// add registers sub with newFlashblocks' encoder, starting it (subscribed
+// to feed) for the first subscription; sub is removed when it ends, and
+// the encoder stops with the last one.
+func (a *API) addFlashBlocks(feed preconfFeed, sub *rpc.Subscription) {
+	f := &a.flashBlocks
+	f.mu.Lock()
+	w := f.w
+	if w == nil {
+		w = &flashWorker{
+			encode: a.flashBlock,
+			log: func(n int) {
+				a.log.Warn().Int("skipped", n).Msg("newFlashblocks: the encoder fell behind; the oldest waiting pre-confirmations were skipped")
+			},
+			wake: make(chan struct{}, 1),
+			quit: make(chan struct{}),
+			subs: make(map[*rpc.Subscription]uint64),
+		}
+		w.unsub = feed.SubscribePreconfirmations(w.enqueue)
+		f.w = w
+		go w.run()
+	}
+	w.mu.Lock()
+	w.subs[sub] = w.seq
+	w.mu.Unlock()
+	f.mu.Unlock()
+	go func() {
+		<-sub.Done()
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		w.mu.Lock()
+		delete(w.subs, sub)
+		last := len(w.subs) == 0
+		w.mu.Unlock()
+		if last && f.w == w {
+			f.w = nil
+			w.unsub()
+			close(w.quit)
+		}
+	}()
 }
 
 func (a *API) subscribeFlashblocks(ctx context.Context, sub *rpc.Subscription, p rpc.Params) error {
@@ -129,11 +288,7 @@ func (a *API) subscribeFlashblocks(ctx context.Context, sub *rpc.Subscription, p
 	if feed == nil {
 		return &rpc.Error{Code: rpc.CodeServerError, Message: errNoPendingFeed.Error()}
 	}
-	attach(sub, feed.SubscribePreconfirmations(func(s *pending.Snapshot) {
-		if b, _ := a.flashEncoded(s, true, false); b != nil {
-			_ = sub.Notify(b)
-		}
-	}))
+	a.addFlashBlocks(feed, sub)
 	return nil
 }
 
@@ -174,7 +329,7 @@ func (a *API) subscribeFlashblockTxs(ctx context.Context, sub *rpc.Subscription,
 			}
 			return
 		}
-		_, txs := a.flashEncoded(s, false, true)
+		txs := a.flashTxs(s)
 		receipts := s.NewReceipts()
 		for i, b := range txs {
 			if filter != nil && !anyLogMatches(filter, receipts[i].Logs) {
