@@ -26,6 +26,17 @@ type Config struct {
 	// durability of the last blocks on power loss changes. Being a bool, its
 	// default lives in DefaultConfig: start from DefaultConfig(dir).
 	SyncWrites bool
+	// BulkImport tunes Pebble for a bulk import (tipnode import): L0
+	// compactions start at bulkL0CompactionThreshold sublevels instead of
+	// l0CompactionThreshold, and writes stall at bulkL0StopWritesThreshold
+	// instead of l0StopWritesThreshold. An import then merges its flushes
+	// into the levels below in fewer, larger compactions (an L0 compaction
+	// rewrites the overlapping tables below it, and new state and trie
+	// node versions overlap nearly all of them), none at all for an import
+	// of less than bulkL0CompactionThreshold memtables: what it leaves in
+	// L0 is compacted by the next open (Pebble schedules the compaction
+	// as it opens) in the background. Default false.
+	BulkImport bool
 	// ReadOnly opens the store without write access (Pebble's ReadOnly:
 	// nothing is created, locked or written, so a read-only filesystem
 	// works). Writes fail with ErrReadOnly; the store must exist.
@@ -89,6 +100,13 @@ const (
 	minCacheBytes         int64  = 1 << 20
 	minMemtableBytes      uint64 = 1 << 20
 	maxMemtableBytes      uint64 = 4 << 30 // Pebble's limit
+	// l0CompactionThreshold and l0StopWritesThreshold are the L0 sublevel
+	// counts at which Pebble starts compacting L0 and stalls writes;
+	// the bulk ones apply with Config.BulkImport.
+	l0CompactionThreshold     = 4
+	l0StopWritesThreshold     = 24
+	bulkL0CompactionThreshold = 16
+	bulkL0StopWritesThreshold = 64
 	// memtablesInFlight is Pebble's MemTableStopWritesThreshold: at most this
 	// many memtables exist (and are reserved in the block cache) at once.
 	memtablesInFlight = 4

@@ -92,9 +92,10 @@ func pebbleOptions(cfg Config, log zerolog.Logger) *pebble.Options {
 		MemTableStopWritesThreshold: memtablesInFlight,
 		// Start compacting L0 after 4 sublevels (Pebble's default, keeps read
 		// amplification of point seeks low) and stall writes only at 24 so
-		// import bursts are throttled late rather than early.
-		L0CompactionThreshold: 4,
-		L0StopWritesThreshold: 24,
+		// write bursts are throttled late rather than early (16 and 64 for
+		// a bulk import, Config.BulkImport).
+		L0CompactionThreshold: l0CompactionThreshold,
+		L0StopWritesThreshold: l0StopWritesThreshold,
 		// Lbase target size: 256 MiB keeps the LSM shallow for large state.
 		LBaseMaxBytes: 256 << 20,
 		// Plenty of file handles: a large store has many sstables and reopening
@@ -108,6 +109,10 @@ func pebbleOptions(cfg Config, log zerolog.Logger) *pebble.Options {
 		FormatMajorVersion: pebble.FormatNewest,
 		ReadOnly:           cfg.ReadOnly,
 		Logger:             pebbleLogger{log},
+	}
+	if cfg.BulkImport {
+		opts.L0CompactionThreshold = bulkL0CompactionThreshold
+		opts.L0StopWritesThreshold = bulkL0StopWritesThreshold
 	}
 	// Compactions in parallel: up to half the CPUs, at least one.
 	maxCompactions := max(1, runtime.GOMAXPROCS(0)/2)
@@ -215,7 +220,7 @@ func Open(cfg Config, log zerolog.Logger) (*DB, error) {
 		log.Warn().Uint64("stored", uint64(v)).Uint64("binary", uint64(FormatCurrent)).Msg("store format outdated; migrations required")
 	}
 	log.Info().Str("dir", cfg.Dir).Uint64("format", uint64(v)).Bool("readOnly", cfg.ReadOnly).
-		Bool("syncWrites", cfg.SyncWrites).Bool("syncsInPoller", syncer != nil).Uint64("minFreeMiB", guard.min>>20).Msg("store opened")
+		Bool("syncWrites", cfg.SyncWrites).Bool("bulkImport", cfg.BulkImport).Bool("syncsInPoller", syncer != nil).Uint64("minFreeMiB", guard.min>>20).Msg("store opened")
 	return db, nil
 }
 

@@ -2,13 +2,16 @@ package store
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 )
@@ -116,4 +119,67 @@ func TestOpenMustExist(t *testing.T) {
 		t.Fatalf("existing store with MustExist: %v", err)
 	}
 	db.Close()
+}
+
+// TestBulkImportDefersL0Compaction writes flushes whose keys overlap (as an
+// import's state and trie versions do) to a store opened with BulkImport:
+// they stay in L0 as sublevels, none compacted, up to its threshold. A
+// normal open of the store then compacts them in the background.
+func TestBulkImportDefersL0Compaction(t *testing.T) {
+	cfg := DefaultConfig(t.TempDir())
+	cfg.SyncWrites = false
+	cfg.CacheBytes = 8 << 20
+	cfg.MemtableBytes = 1 << 20
+	cfg.MinFreeBytes = 0
+	cfg.BulkImport = true
+	db, err := Open(cfg, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	key, val := make([]byte, 33), make([]byte, 304)
+	const flushes = l0CompactionThreshold + 3 // past the normal threshold, below the bulk one
+	for range flushes {
+		rb, err := db.NewRawBatch()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 500 { // keys spread over the whole table: each flush overlaps all others
+			key[0] = prefixTxLookup
+			for i := 1; i < len(key); i += 8 {
+				binary.LittleEndian.PutUint64(key[i:], rng.Uint64())
+			}
+			for i := 0; i < len(val); i += 8 {
+				binary.LittleEndian.PutUint64(val[i:], rng.Uint64())
+			}
+			if err := rb.Set(key, val); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := errors.Join(rb.Commit(), db.Flush()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := db.pdb.Metrics()
+	if got := m.Levels[0].Sublevels; got < flushes || m.Compact.Count != 0 {
+		t.Fatalf("BulkImport: %d L0 sublevels after %d overlapping flushes and %d compactions, want %d and none", got, flushes, m.Compact.Count, flushes)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cfg.BulkImport = false
+	if db, err = Open(cfg, zerolog.Nop()); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for i := 0; ; i++ {
+		m := db.pdb.Metrics()
+		if m.Levels[0].Sublevels < l0CompactionThreshold && m.Compact.Count > 0 {
+			break
+		}
+		if i == 6000 {
+			t.Fatalf("a normal open left %d L0 sublevels uncompacted after a minute (%d compactions)", m.Levels[0].Sublevels, m.Compact.Count)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -10,8 +10,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,7 +21,6 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/params"
 
-	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/chain/devnet"
 )
 
@@ -282,78 +279,4 @@ func TestCrashKeepsPreconfirmations(t *testing.T) {
 	}
 	t.Logf("%d kill -9 rounds (%d at random moments, %d right after a receipt, %d right after a seal), %d receipts promised, %d promise checks after restarts, all kept",
 		iterations, modes[0], modes[1], modes[2], len(promised), checked)
-}
-
-// TestCrashDuringImport kills `tipnode import` of the conformance chain
-// (55 blocks, --trie.window 4: every block write prunes) with SIGKILL at
-// random moments and runs `tipnode verify` after every kill: trie, state
-// and headers stay consistent at whatever block the import reached. The
-// import is restarted each time (it skips the blocks already there), the
-// last round (after TIPNODE_CRASH_ITERATIONS kills, 12 in make test) runs
-// to the end, and the store ends at the chain's last block, verified.
-func TestCrashDuringImport(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: skipping the process crash test")
-	}
-	bin := buildTipnode(t)
-	conf := chaintest.Dir(t)
-	dir := t.TempDir()
-	if out, err := exec.Command(bin, "init", "--datadir", dir, "--genesis", filepath.Join(conf, "chain", "genesis.json"), "--log.level", "warn").CombinedOutput(); err != nil {
-		t.Fatalf("init: %v\n%s", err, out)
-	}
-	file := filepath.Join(conf, "chain", "chain.rlp")
-	latestRe := regexp.MustCompile(`(?m)^block (\d+) `)
-	rng := rand.New(rand.NewPCG(5, 8))
-	var reached []string
-	killed := 0
-	rounds := crashIterations(t)
-	for it := 0; ; it++ {
-		var out lockedWriter
-		cmd := exec.Command(bin, "import", "--datadir", dir, "--trie.window", "4", "--log.level", "info", file)
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		var finished bool
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("round %d: import failed: %v\n%s", it, err, out.String())
-			}
-			finished = true
-		case <-time.After(time.Duration(100+rng.IntN(1500)) * time.Millisecond):
-			if it >= rounds {
-				// The last round runs to the end.
-				if err := <-done; err != nil {
-					t.Fatalf("round %d: import failed: %v\n%s", it, err, out.String())
-				}
-				finished = true
-				break
-			}
-			cmd.Process.Kill()
-			if err := <-done; err == nil {
-				finished = true // it finished first
-			} else {
-				killed++
-			}
-		}
-		vout, err := exec.Command(bin, "verify", "--datadir", dir, "--log.level", "warn").CombinedOutput()
-		if err != nil || !strings.Contains(string(vout), "\nOK\n") {
-			t.Fatalf("round %d (killed %v): tipnode verify failed (%v):\n%s\nimport output:\n%s", it, !finished, err, vout, out.String())
-		}
-		m := latestRe.FindSubmatch(vout)
-		if m == nil {
-			t.Fatalf("round %d: no block in the verify output:\n%s", it, vout)
-		}
-		reached = append(reached, string(m[1]))
-		if finished {
-			if string(m[1]) != "54" {
-				t.Fatalf("the import finished at block %s, want 54", m[1])
-			}
-			break
-		}
-	}
-	t.Logf("%d kill -9 rounds during the import, latest after each round (verified): %v", killed, reached)
 }

@@ -342,8 +342,10 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	defer ps.Stop()
 	cfg := sf.config()
-	// Bulk import: batches are atomic through the WAL; one fsync at the end.
+	// Bulk import: batches are atomic through the WAL; one fsync at the
+	// end. L0 is compacted late (store.Config.BulkImport).
 	cfg.SyncWrites = false
+	cfg.BulkImport = true
 	cfg.MustExist = true // import needs an initialised store; create nothing
 	db, err := openStore(cfg, log)
 	if err != nil {
