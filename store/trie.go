@@ -76,7 +76,7 @@ type TrieUpdate struct {
 	// Parent is the height the update applies on.
 	Parent uint64
 
-	nodes map[string][]byte
+	nodes map[string]trieNode
 	// origins are the nodes' values under the update (nil: absent), by
 	// the same entities as nodes: SquashTrieUpdates drops a version that
 	// leaves its node as the first update found it.
@@ -96,6 +96,14 @@ type TrieUpdate struct {
 	// with (0: not written, or written by a reorg).
 	written     uint64
 	writtenHash common.Hash
+}
+
+// trieNode is one node version of an update: its blob (nil: deleted) and
+// the blob's hash as the trie's commit computed it (zero when deleted), so
+// that nothing after the commit hashes the node again.
+type trieNode struct {
+	blob []byte
+	hash common.Hash
 }
 
 // StorageRoot returns the storage root after the block of an account the
@@ -315,8 +323,8 @@ func (n *nodeReader) read(owner common.Hash, path []byte) ([]byte, bool, error) 
 	}
 	n.key = appendTrieEntity(n.key[:0], owner, path)
 	for i := len(n.under) - 1; i >= 0; i-- {
-		if blob, ok := n.under[i].nodes[string(n.key)]; ok {
-			return blob, blob != nil, nil
+		if nd, ok := n.under[i].nodes[string(n.key)]; ok {
+			return nd.blob, nd.blob != nil, nil
 		}
 	}
 	if n.it == nil {
@@ -468,7 +476,7 @@ func applyDiff(nr *nodeReader, diff *StateDiff, watch []common.Address) (*TrieUp
 	}
 	// An update writes about four nodes a key (the benchmarks' blocks on
 	// large tries: 4.7 for 1,000 keys on 10M slots).
-	u := &TrieUpdate{nodes: make(map[string][]byte, 4*len(items)), origins: make(map[string][]byte, 4*len(items)),
+	u := &TrieUpdate{nodes: make(map[string]trieNode, 4*len(items)), origins: make(map[string][]byte, 4*len(items)),
 		storageRoots: make(map[common.Address]common.Hash, len(touched)+len(watch))}
 	pf := startPrefetch(nr, parentRoot, items)
 	if prefetchHook != nil {
@@ -586,7 +594,7 @@ func (u *TrieUpdate) addSet(owner common.Hash, set *trienode.NodeSet) {
 	for path, n := range set.Nodes {
 		buf = appendTrieEntity(buf[:0], owner, []byte(path))
 		key := string(buf)
-		u.nodes[key] = n.Blob
+		u.nodes[key] = trieNode{blob: n.Blob, hash: n.Hash}
 		u.origins[key] = set.Origins[path]
 	}
 }
@@ -609,7 +617,7 @@ func deleteTrieNodes(nr *nodeReader, stateRoot, owner, root common.Hash, u *Trie
 		}
 		key := string(appendTrieEntity(nil, owner, it.Path()))
 		if _, ok := u.nodes[key]; !ok {
-			u.nodes[key] = nil
+			u.nodes[key] = trieNode{}
 		}
 		// The new trie was built on the empty one: its nodes' origins are
 		// the old trie's.
@@ -631,30 +639,27 @@ func stageTrie(b *pebble.Batch, num uint64, u *TrieUpdate) error {
 	var err error
 	for _, e := range entities {
 		key = appendVersion(append(key[:0], e...), num)
-		err = errors.Join(err, b.Set(key, u.nodes[e], nil))
+		err = errors.Join(err, b.Set(key, u.nodes[e].blob, nil))
 		list = append(list, e[1:]...)
 	}
 	return errors.Join(err, b.Set(trieListKey(num), list, nil))
 }
 
 // cacheTrie puts u's new nodes into the clean cache after their block was
-// committed (the next blocks read them first).
+// committed (the next blocks read them first), by the hashes the trie's
+// commit computed: the blobs were made here, not read from the store, so
+// they are not hashed again.
 func (db *DB) cacheTrie(u *TrieUpdate) {
 	if db.nodes.c == nil || u == nil {
 		return
 	}
-	h := crypto.NewKeccakState()
-	var hash common.Hash
-	for key, blob := range u.nodes {
-		if blob == nil {
+	for key, nd := range u.nodes {
+		if nd.blob == nil {
 			continue
 		}
-		h.Reset()
-		h.Write(blob)
-		h.Read(hash[:])
-		db.nodes.set(hash, blob)
+		db.nodes.set(nd.hash, nd.blob)
 		if key[trieLenOff] <= hotPathLen {
-			db.nodes.hot.put(hash, blob)
+			db.nodes.hot.put(nd.hash, nd.blob)
 		}
 	}
 }

@@ -71,7 +71,7 @@ func TestTriePrefetchSameUpdate(t *testing.T) {
 			if i == 0 {
 				continue
 			}
-			if !maps.EqualFunc(u.nodes, ups[0].nodes, bytesEqual) || !maps.EqualFunc(u.origins, ups[0].origins, bytesEqual) ||
+			if !maps.EqualFunc(u.nodes, ups[0].nodes, nodesEqual) || !maps.EqualFunc(u.origins, ups[0].origins, bytesEqual) ||
 				!maps.Equal(u.storageRoots, ups[0].storageRoots) {
 				t.Fatalf("block %d: mode %d's update differs from the prefetched one", n, i)
 			}
@@ -84,6 +84,8 @@ func TestTriePrefetchSameUpdate(t *testing.T) {
 }
 
 func bytesEqual(a, b []byte) bool { return string(a) == string(b) && (a == nil) == (b == nil) }
+
+func nodesEqual(a, b trieNode) bool { return a.hash == b.hash && bytesEqual(a.blob, b.blob) }
 
 // TestTriePrefetchCorruptNode: a stored node version that does not hash
 // to what its parent names fails the update with ErrCorrupt when the
