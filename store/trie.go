@@ -452,26 +452,37 @@ func applyDiff(nr *nodeReader, diff *StateDiff, watch []common.Address) (*TrieUp
 	for a := range diff.Wiped {
 		touched[a] = struct{}{}
 	}
-	// The keys in the order they are read below, for the prefetcher.
-	order := sortedKeys(touched, compareAddr)
-	sortedSlots := make(map[common.Address][]common.Hash, len(diff.Storage))
+	// The keys in the order they are read below, for the prefetcher: by
+	// hashed key (trie path), accounts and each account's slots, so that
+	// the reads of one trie go up the store's key order.
+	order := make([]hashedAddr, 0, len(touched))
+	for a := range touched {
+		order = append(order, hashedAddr{addr: a, hash: nr.keccak(a[:])})
+	}
+	slices.SortFunc(order, func(a, b hashedAddr) int { return bytes.Compare(a.hash[:], b.hash[:]) })
+	sortedSlots := make(map[common.Address][]hashedSlot, len(diff.Storage))
 	items := make([]prefetchItem, 0, len(order))
 	first := make([]int, len(order)) // item of each account
-	for i, addr := range order {
+	for i, ha := range order {
+		addr := ha.addr
 		first[i] = len(items)
-		items = append(items, prefetchItem{addr: addr})
+		items = append(items, prefetchItem{addr: addr, owner: ha.hash})
 		acc, changed := diff.Accounts[addr]
 		slots := diff.Storage[addr]
 		if len(slots) == 0 || (changed && acc == nil) {
 			continue
 		}
-		keys := sortedKeys(slots, compareHash)
+		keys := make([]hashedSlot, 0, len(slots))
+		for slot := range slots {
+			keys = append(keys, hashedSlot{slot: slot, hash: nr.keccak(slot[:])})
+		}
+		slices.SortFunc(keys, func(a, b hashedSlot) int { return bytes.Compare(a.hash[:], b.hash[:]) })
 		sortedSlots[addr] = keys
 		if _, wiped := diff.Wiped[addr]; wiped {
 			continue // written on the empty trie: nothing to read
 		}
 		for j := range keys {
-			items = append(items, prefetchItem{addr: addr, slot: &keys[j]})
+			items = append(items, prefetchItem{addr: addr, owner: ha.hash, key: &keys[j].hash})
 		}
 	}
 	// An update writes about four nodes a key (the benchmarks' blocks on
@@ -487,7 +498,8 @@ func applyDiff(nr *nodeReader, diff *StateDiff, watch []common.Address) (*TrieUp
 		pf.finish()
 		nr.pre = nil
 	}()
-	for ai, addr := range order {
+	for ai, ha := range order {
+		addr := ha.addr
 		pf.at(first[ai])
 		old, err := accounts.GetAccount(addr)
 		if err != nil {
@@ -508,25 +520,30 @@ func applyDiff(nr *nodeReader, diff *StateDiff, watch []common.Address) (*TrieUp
 			base = types.EmptyRootHash
 		}
 		root := base
-		owner := crypto.Keccak256Hash(addr[:])
+		owner := ha.hash
 		var set *trienode.NodeSet
 		if slots := diff.Storage[addr]; len(slots) > 0 && !(changed && acc == nil) {
-			st, err := trie.NewStateTrie(trie.StorageTrieID(parentRoot, owner, base), nr)
+			// The storage trie by hashed keys (what go-ethereum's
+			// StateTrie does with the slots, without hashing them again).
+			st, err := trie.New(trie.StorageTrieID(parentRoot, owner, base), nr)
 			if err != nil {
 				return nil, fmt.Errorf("storage trie of %s: %w", addr, err)
 			}
-			for j, slot := range sortedSlots[addr] {
+			for j, hs := range sortedSlots[addr] {
 				if !fresh {
 					pf.at(first[ai] + 1 + j)
 				}
-				v := slots[slot]
+				v := slots[hs.slot]
 				if v == (common.Hash{}) {
-					err = st.DeleteStorage(addr, slot[:])
+					err = st.Delete(hs.hash[:])
 				} else {
-					err = st.UpdateStorage(addr, slot[:], common.TrimLeftZeroes(v[:]))
+					var enc []byte
+					if enc, err = rlp.EncodeToBytes(common.TrimLeftZeroes(v[:])); err == nil {
+						err = st.Update(hs.hash[:], enc)
+					}
 				}
 				if err != nil {
-					return nil, fmt.Errorf("storage %s of %s: %w", slot, addr, err)
+					return nil, fmt.Errorf("storage %s of %s: %w", hs.slot, addr, err)
 				}
 			}
 			root, set = st.Commit(false)
@@ -582,6 +599,18 @@ func applyDiff(nr *nodeReader, diff *StateDiff, watch []common.Address) (*TrieUp
 	u.addSet(common.Hash{}, set)
 	u.Root = root
 	return u, nil
+}
+
+// hashedAddr is an account's address and its hash (its account trie key
+// and its storage trie's owner).
+type hashedAddr struct {
+	addr common.Address
+	hash common.Hash
+}
+
+// hashedSlot is a slot and its hash (its storage trie key).
+type hashedSlot struct {
+	slot, hash common.Hash
 }
 
 // addSet adds the nodes of owner's trie that set commits (nil: none), with
