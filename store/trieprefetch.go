@@ -7,7 +7,6 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/trie"
 )
 
@@ -126,45 +125,6 @@ func walkItems(pr *nodeReader, parentRoot common.Hash, items []prefetchItem, don
 		}
 	}
 	return nil
-}
-
-// Prefetch reads the trie paths of accounts and of slots (by account) at
-// this trie's state into the clean node cache (checked as every read
-// is), so that an Update that changes these keys finds their nodes there
-// instead of in Pebble: the import pipeline can call it with the keys a
-// block touches while it still executes the block. It works on the
-// calling goroutine (call it from another than the one that will run the
-// Update) and does nothing when the store keeps no node cache. An Update
-// also prefetches its own keys on a second goroutine; Prefetch only gives
-// it a head start. What it does not read: the siblings a deletion folds
-// into its parent, and the old storage of a wiped account.
-func (t *StateTrie) Prefetch(accounts []common.Address, slots map[common.Address][]common.Hash) error {
-	if t.v.db.nodes.c == nil {
-		return nil
-	}
-	if err := t.v.enter(); err != nil {
-		return err
-	}
-	defer t.v.exit()
-	items := make([]prefetchItem, 0, len(accounts)+len(slots))
-	for _, a := range accounts {
-		items = append(items, prefetchItem{addr: a, owner: crypto.Keccak256Hash(a[:])})
-	}
-	for a, keys := range slots {
-		owner := crypto.Keccak256Hash(a[:])
-		for i := range keys {
-			h := crypto.Keccak256Hash(keys[i][:])
-			items = append(items, prefetchItem{addr: a, owner: owner, key: &h})
-		}
-	}
-	pr := newNodeReader(t.v.snap, t.v.db.nodes, t.height, t.under)
-	defer pr.close()
-	root, err := pr.root()
-	if err != nil {
-		return err
-	}
-	never := func() bool { return false }
-	return walkItems(pr, root, items, never, func(int) bool { return false })
 }
 
 // prefetchHook, when set (tests), is called with every update's
