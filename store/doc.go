@@ -26,9 +26,9 @@
 // the parent height, Commit's node sets; StateTrie.Update) and written in
 // the block's own batch with the list of the versions it wrote ('U'), which
 // UnwindTo and Reorg delete like state versions. An update reads its keys'
-// paths with a prefetcher on a second goroutine (trieprefetch.go: the
-// reverse key order, handed over by hash; StateTrie.Prefetch warms the node
-// cache from a caller's goroutine). Invariants:
+// paths, in trie-path (hashed key) order, with a prefetcher on a second
+// goroutine (trieprefetch.go: the keys from the back, chunk by chunk,
+// handed over by hash). Invariants:
 //   - the trie is readable at every height from its base (keyTrie) to
 //     latest, and its root there is the state root of the flat state;
 //   - every node read from Pebble is checked against the hash its parent

@@ -76,7 +76,7 @@ type TrieUpdate struct {
 	// Parent is the height the update applies on.
 	Parent uint64
 
-	nodes map[string][]byte
+	nodes map[string]trieNode
 	// origins are the nodes' values under the update (nil: absent), by
 	// the same entities as nodes: SquashTrieUpdates drops a version that
 	// leaves its node as the first update found it.
@@ -96,6 +96,14 @@ type TrieUpdate struct {
 	// with (0: not written, or written by a reorg).
 	written     uint64
 	writtenHash common.Hash
+}
+
+// trieNode is one node version of an update: its blob (nil: deleted) and
+// the blob's hash as the trie's commit computed it (zero when deleted), so
+// that nothing after the commit hashes the node again.
+type trieNode struct {
+	blob []byte
+	hash common.Hash
 }
 
 // StorageRoot returns the storage root after the block of an account the
@@ -315,8 +323,8 @@ func (n *nodeReader) read(owner common.Hash, path []byte) ([]byte, bool, error) 
 	}
 	n.key = appendTrieEntity(n.key[:0], owner, path)
 	for i := len(n.under) - 1; i >= 0; i-- {
-		if blob, ok := n.under[i].nodes[string(n.key)]; ok {
-			return blob, blob != nil, nil
+		if nd, ok := n.under[i].nodes[string(n.key)]; ok {
+			return nd.blob, nd.blob != nil, nil
 		}
 	}
 	if n.it == nil {
@@ -444,31 +452,42 @@ func applyDiff(nr *nodeReader, diff *StateDiff, watch []common.Address) (*TrieUp
 	for a := range diff.Wiped {
 		touched[a] = struct{}{}
 	}
-	// The keys in the order they are read below, for the prefetcher.
-	order := sortedKeys(touched, compareAddr)
-	sortedSlots := make(map[common.Address][]common.Hash, len(diff.Storage))
+	// The keys in the order they are read below, for the prefetcher: by
+	// hashed key (trie path), accounts and each account's slots, so that
+	// the reads of one trie go up the store's key order.
+	order := make([]hashedAddr, 0, len(touched))
+	for a := range touched {
+		order = append(order, hashedAddr{addr: a, hash: nr.keccak(a[:])})
+	}
+	slices.SortFunc(order, func(a, b hashedAddr) int { return bytes.Compare(a.hash[:], b.hash[:]) })
+	sortedSlots := make(map[common.Address][]hashedSlot, len(diff.Storage))
 	items := make([]prefetchItem, 0, len(order))
 	first := make([]int, len(order)) // item of each account
-	for i, addr := range order {
+	for i, ha := range order {
+		addr := ha.addr
 		first[i] = len(items)
-		items = append(items, prefetchItem{addr: addr})
+		items = append(items, prefetchItem{addr: addr, owner: ha.hash})
 		acc, changed := diff.Accounts[addr]
 		slots := diff.Storage[addr]
 		if len(slots) == 0 || (changed && acc == nil) {
 			continue
 		}
-		keys := sortedKeys(slots, compareHash)
+		keys := make([]hashedSlot, 0, len(slots))
+		for slot := range slots {
+			keys = append(keys, hashedSlot{slot: slot, hash: nr.keccak(slot[:])})
+		}
+		slices.SortFunc(keys, func(a, b hashedSlot) int { return bytes.Compare(a.hash[:], b.hash[:]) })
 		sortedSlots[addr] = keys
 		if _, wiped := diff.Wiped[addr]; wiped {
 			continue // written on the empty trie: nothing to read
 		}
 		for j := range keys {
-			items = append(items, prefetchItem{addr: addr, slot: &keys[j]})
+			items = append(items, prefetchItem{addr: addr, owner: ha.hash, key: &keys[j].hash})
 		}
 	}
 	// An update writes about four nodes a key (the benchmarks' blocks on
 	// large tries: 4.7 for 1,000 keys on 10M slots).
-	u := &TrieUpdate{nodes: make(map[string][]byte, 4*len(items)), origins: make(map[string][]byte, 4*len(items)),
+	u := &TrieUpdate{nodes: make(map[string]trieNode, 4*len(items)), origins: make(map[string][]byte, 4*len(items)),
 		storageRoots: make(map[common.Address]common.Hash, len(touched)+len(watch))}
 	pf := startPrefetch(nr, parentRoot, items)
 	if prefetchHook != nil {
@@ -479,7 +498,8 @@ func applyDiff(nr *nodeReader, diff *StateDiff, watch []common.Address) (*TrieUp
 		pf.finish()
 		nr.pre = nil
 	}()
-	for ai, addr := range order {
+	for ai, ha := range order {
+		addr := ha.addr
 		pf.at(first[ai])
 		old, err := accounts.GetAccount(addr)
 		if err != nil {
@@ -500,25 +520,30 @@ func applyDiff(nr *nodeReader, diff *StateDiff, watch []common.Address) (*TrieUp
 			base = types.EmptyRootHash
 		}
 		root := base
-		owner := crypto.Keccak256Hash(addr[:])
+		owner := ha.hash
 		var set *trienode.NodeSet
 		if slots := diff.Storage[addr]; len(slots) > 0 && !(changed && acc == nil) {
-			st, err := trie.NewStateTrie(trie.StorageTrieID(parentRoot, owner, base), nr)
+			// The storage trie by hashed keys (what go-ethereum's
+			// StateTrie does with the slots, without hashing them again).
+			st, err := trie.New(trie.StorageTrieID(parentRoot, owner, base), nr)
 			if err != nil {
 				return nil, fmt.Errorf("storage trie of %s: %w", addr, err)
 			}
-			for j, slot := range sortedSlots[addr] {
+			for j, hs := range sortedSlots[addr] {
 				if !fresh {
 					pf.at(first[ai] + 1 + j)
 				}
-				v := slots[slot]
+				v := slots[hs.slot]
 				if v == (common.Hash{}) {
-					err = st.DeleteStorage(addr, slot[:])
+					err = st.Delete(hs.hash[:])
 				} else {
-					err = st.UpdateStorage(addr, slot[:], common.TrimLeftZeroes(v[:]))
+					var enc []byte
+					if enc, err = rlp.EncodeToBytes(common.TrimLeftZeroes(v[:])); err == nil {
+						err = st.Update(hs.hash[:], enc)
+					}
 				}
 				if err != nil {
-					return nil, fmt.Errorf("storage %s of %s: %w", slot, addr, err)
+					return nil, fmt.Errorf("storage %s of %s: %w", hs.slot, addr, err)
 				}
 			}
 			root, set = st.Commit(false)
@@ -576,6 +601,18 @@ func applyDiff(nr *nodeReader, diff *StateDiff, watch []common.Address) (*TrieUp
 	return u, nil
 }
 
+// hashedAddr is an account's address and its hash (its account trie key
+// and its storage trie's owner).
+type hashedAddr struct {
+	addr common.Address
+	hash common.Hash
+}
+
+// hashedSlot is a slot and its hash (its storage trie key).
+type hashedSlot struct {
+	slot, hash common.Hash
+}
+
 // addSet adds the nodes of owner's trie that set commits (nil: none), with
 // their origins.
 func (u *TrieUpdate) addSet(owner common.Hash, set *trienode.NodeSet) {
@@ -586,7 +623,7 @@ func (u *TrieUpdate) addSet(owner common.Hash, set *trienode.NodeSet) {
 	for path, n := range set.Nodes {
 		buf = appendTrieEntity(buf[:0], owner, []byte(path))
 		key := string(buf)
-		u.nodes[key] = n.Blob
+		u.nodes[key] = trieNode{blob: n.Blob, hash: n.Hash}
 		u.origins[key] = set.Origins[path]
 	}
 }
@@ -609,7 +646,7 @@ func deleteTrieNodes(nr *nodeReader, stateRoot, owner, root common.Hash, u *Trie
 		}
 		key := string(appendTrieEntity(nil, owner, it.Path()))
 		if _, ok := u.nodes[key]; !ok {
-			u.nodes[key] = nil
+			u.nodes[key] = trieNode{}
 		}
 		// The new trie was built on the empty one: its nodes' origins are
 		// the old trie's.
@@ -631,30 +668,27 @@ func stageTrie(b *pebble.Batch, num uint64, u *TrieUpdate) error {
 	var err error
 	for _, e := range entities {
 		key = appendVersion(append(key[:0], e...), num)
-		err = errors.Join(err, b.Set(key, u.nodes[e], nil))
+		err = errors.Join(err, b.Set(key, u.nodes[e].blob, nil))
 		list = append(list, e[1:]...)
 	}
 	return errors.Join(err, b.Set(trieListKey(num), list, nil))
 }
 
 // cacheTrie puts u's new nodes into the clean cache after their block was
-// committed (the next blocks read them first).
+// committed (the next blocks read them first), by the hashes the trie's
+// commit computed: the blobs were made here, not read from the store, so
+// they are not hashed again.
 func (db *DB) cacheTrie(u *TrieUpdate) {
 	if db.nodes.c == nil || u == nil {
 		return
 	}
-	h := crypto.NewKeccakState()
-	var hash common.Hash
-	for key, blob := range u.nodes {
-		if blob == nil {
+	for key, nd := range u.nodes {
+		if nd.blob == nil {
 			continue
 		}
-		h.Reset()
-		h.Write(blob)
-		h.Read(hash[:])
-		db.nodes.set(hash, blob)
+		db.nodes.set(nd.hash, nd.blob)
 		if key[trieLenOff] <= hotPathLen {
-			db.nodes.hot.put(hash, blob)
+			db.nodes.hot.put(nd.hash, nd.blob)
 		}
 	}
 }

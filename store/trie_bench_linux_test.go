@@ -163,8 +163,8 @@ func benchBlocks(b *testing.B, db *DB, contract common.Address, accounts, slots,
 		procs = append(procs, procCPU()-proc0)
 		nodes += upd.Nodes()
 		seeks += upd.seeks
-		for _, blob := range upd.nodes {
-			nodeBytes += len(blob) + trieKeyLen
+		for _, nd := range upd.nodes {
+			nodeBytes += len(nd.blob) + trieKeyLen
 		}
 		v.Close()
 		w := diffBlockWrite(latest, parent, d)

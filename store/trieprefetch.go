@@ -7,7 +7,6 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/trie"
 )
 
@@ -16,11 +15,13 @@ import (
 // keccak check, a decode) before it is changed. prefetch moves those reads
 // onto a second goroutine (the second core), the idea of go-ethereum's
 // trie prefetcher, our own code: it walks the same keys as the update in
-// the reverse order, with its own node reader (its own iterator of the
-// same snapshot) and its own tries, and hands every node blob it resolves
-// to the update's reader through a map by hash. The update walks its keys
-// from the front and publishes how far it got; the prefetcher stops where
-// the two meet, so that no key is read twice but the one they meet on.
+// the reverse order (chunk by chunk from the back, each chunk forward, so
+// that its seeks also go up the key order), with its own node reader (its
+// own iterator of the same snapshot) and its own tries, and hands every
+// node blob it resolves to the update's reader through a map by hash. The
+// update walks its keys from the front and publishes how far it got; the
+// prefetcher skips what the update passed and stops where the two meet, so
+// that no key is read twice but the one they meet on.
 //
 // Every blob in the map was checked (keccak against the hash its parent
 // names) when the prefetcher read it from the store, or came from the
@@ -37,11 +38,12 @@ type prefetch struct {
 	done chan struct{}
 }
 
-// prefetchItem is one key the update reads: an account (slot nil) or one
-// of its slots.
+// prefetchItem is one key the update reads: an account (key nil) or one
+// of its slots (key: the slot's hash); owner is the account's hash.
 type prefetchItem struct {
-	addr common.Address
-	slot *common.Hash
+	addr  common.Address
+	owner common.Hash
+	key   *common.Hash
 }
 
 // minPrefetchItems is the fewest keys an update hands to a prefetcher:
@@ -68,89 +70,61 @@ func (p *prefetch) run(pr *nodeReader, parentRoot common.Hash, items []prefetchI
 	defer close(p.done)
 	defer pr.close()
 	// Errors end the prefetch: the update meets them itself.
-	_ = walkItems(pr, parentRoot, items, func(i int) bool {
-		return p.stop.Load() || int64(i) <= p.pos.Load()
-	})
+	_ = walkItems(pr, parentRoot, items, p.stop.Load, func(i int) bool { return int64(i) <= p.pos.Load() })
 }
 
-// walkItems reads the trie paths of items, from the last to the first,
-// through pr on the state trie with root parentRoot, until stop(i) says
-// to stop before item i.
-func walkItems(pr *nodeReader, parentRoot common.Hash, items []prefetchItem, stop func(i int) bool) error {
+// prefetchChunk is the number of items the prefetcher reads in their own
+// order (up the store's key order, where a seek can step forward) before
+// it goes back to the chunk before.
+const prefetchChunk = 16
+
+// walkItems reads the trie paths of items through pr on the state trie
+// with root parentRoot: chunks of prefetchChunk items from the last chunk
+// to the first, each chunk in item order, skipping the items passed(i)
+// says the update got to, until done says to stop.
+func walkItems(pr *nodeReader, parentRoot common.Hash, items []prefetchItem, done func() bool, passed func(i int) bool) error {
 	accounts, err := trie.NewStateTrie(trie.StateTrieID(parentRoot), pr)
 	if err != nil {
 		return err
 	}
-	storage := make(map[common.Address]*trie.StateTrie)
-	for i := len(items) - 1; i >= 0; i-- {
-		if stop(i) {
-			return nil
-		}
-		it := items[i]
-		if it.slot == nil {
-			if _, err := accounts.GetAccount(it.addr); err != nil {
-				return err
+	storage := make(map[common.Address]*trie.Trie)
+	for hi := len(items); hi > 0 && !passed(hi-1); hi -= prefetchChunk {
+		for i := max(hi-prefetchChunk, 0); i < hi; i++ {
+			if done() {
+				return nil
 			}
-			continue
-		}
-		st, ok := storage[it.addr]
-		if !ok {
-			acc, err := accounts.GetAccount(it.addr)
-			if err != nil {
-				return err
+			if passed(i) {
+				continue
 			}
-			if acc != nil && acc.Root != types.EmptyRootHash {
-				owner := crypto.Keccak256Hash(it.addr[:])
-				if st, err = trie.NewStateTrie(trie.StorageTrieID(parentRoot, owner, acc.Root), pr); err != nil {
+			it := items[i]
+			if it.key == nil {
+				if _, err := accounts.GetAccount(it.addr); err != nil {
 					return err
 				}
+				continue
 			}
-			storage[it.addr] = st
-		}
-		if st == nil {
-			continue // no storage: nothing to read
-		}
-		if _, err := st.GetStorage(it.addr, it.slot[:]); err != nil {
-			return err
+			st, ok := storage[it.addr]
+			if !ok {
+				acc, err := accounts.GetAccount(it.addr)
+				if err != nil {
+					return err
+				}
+				if acc != nil && acc.Root != types.EmptyRootHash {
+					if st, err = trie.New(trie.StorageTrieID(parentRoot, it.owner, acc.Root), pr); err != nil {
+						return err
+					}
+				}
+				storage[it.addr] = st
+			}
+			if st == nil {
+				continue // no storage: nothing to read
+			}
+			if _, err := st.Get(it.key[:]); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
-}
-
-// Prefetch reads the trie paths of accounts and of slots (by account) at
-// this trie's state into the clean node cache (checked as every read
-// is), so that an Update that changes these keys finds their nodes there
-// instead of in Pebble: the import pipeline can call it with the keys a
-// block touches while it still executes the block. It works on the
-// calling goroutine (call it from another than the one that will run the
-// Update) and does nothing when the store keeps no node cache. An Update
-// also prefetches its own keys on a second goroutine; Prefetch only gives
-// it a head start. What it does not read: the siblings a deletion folds
-// into its parent, and the old storage of a wiped account.
-func (t *StateTrie) Prefetch(accounts []common.Address, slots map[common.Address][]common.Hash) error {
-	if t.v.db.nodes.c == nil {
-		return nil
-	}
-	if err := t.v.enter(); err != nil {
-		return err
-	}
-	defer t.v.exit()
-	items := make([]prefetchItem, 0, len(accounts)+len(slots))
-	for _, a := range accounts {
-		items = append(items, prefetchItem{addr: a})
-	}
-	for a, keys := range slots {
-		for i := range keys {
-			items = append(items, prefetchItem{addr: a, slot: &keys[i]})
-		}
-	}
-	pr := newNodeReader(t.v.snap, t.v.db.nodes, t.height, t.under)
-	defer pr.close()
-	root, err := pr.root()
-	if err != nil {
-		return err
-	}
-	return walkItems(pr, root, items, func(int) bool { return false })
 }
 
 // prefetchHook, when set (tests), is called with every update's

@@ -3,7 +3,6 @@ package store
 import (
 	"errors"
 	"maps"
-	"math/big"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -71,7 +70,7 @@ func TestTriePrefetchSameUpdate(t *testing.T) {
 			if i == 0 {
 				continue
 			}
-			if !maps.EqualFunc(u.nodes, ups[0].nodes, bytesEqual) || !maps.EqualFunc(u.origins, ups[0].origins, bytesEqual) ||
+			if !maps.EqualFunc(u.nodes, ups[0].nodes, nodesEqual) || !maps.EqualFunc(u.origins, ups[0].origins, bytesEqual) ||
 				!maps.Equal(u.storageRoots, ups[0].storageRoots) {
 				t.Fatalf("block %d: mode %d's update differs from the prefetched one", n, i)
 			}
@@ -84,6 +83,8 @@ func TestTriePrefetchSameUpdate(t *testing.T) {
 }
 
 func bytesEqual(a, b []byte) bool { return string(a) == string(b) && (a == nil) == (b == nil) }
+
+func nodesEqual(a, b trieNode) bool { return a.hash == b.hash && bytesEqual(a.blob, b.blob) }
 
 // TestTriePrefetchCorruptNode: a stored node version that does not hash
 // to what its parent names fails the update with ErrCorrupt when the
@@ -144,78 +145,5 @@ func TestTriePrefetchCorruptNode(t *testing.T) {
 			t.Fatalf("update over a corrupt node (prefetcher waited for: %v): %v, want ErrCorrupt", wait, err)
 		}
 		v.Close()
-	}
-}
-
-// TestTriePrefetchAPI: StateTrie.Prefetch of a block's keys, called
-// before the block's update on a cold node cache, leaves the update no
-// node to read from Pebble (without it, the update reads some), and the
-// root stays go-ethereum's.
-func TestTriePrefetchAPI(t *testing.T) {
-	cfg := testConfig(t)
-	cfg.TrieCacheBytes = 16 << 20
-	db := openTestDBWith(t, cfg)
-	model := newTrieModel()
-	writeGenesis(t, db, NewStateDiff())
-	r := &rng{s: 5}
-	for n := uint64(1); n <= 10; n++ {
-		d := randomTrieDiff(r, model)
-		model.apply(d)
-		writeDiffBlock(t, db, n, d)
-	}
-	must(t, db.Close())
-	// Changes and new keys only: deletions read siblings, wipes the old
-	// storage, which Prefetch leaves alone.
-	d := NewStateDiff()
-	for a, acc := range model.accounts {
-		if r.intn(2) == 0 {
-			continue
-		}
-		c := *acc
-		c.Nonce++
-		d.Accounts[a] = &c
-		d.Storage[a] = map[common.Hash]common.Hash{}
-		for range 1 + r.intn(30) {
-			d.Storage[a][common.BigToHash(big.NewInt(int64(r.intn(400))))] = common.Hash{31: byte(1 + r.intn(200))}
-		}
-	}
-	model.apply(d)
-	want := oracleRoot(t, model.accounts, model.slots)
-	var accounts []common.Address
-	slots := map[common.Address][]common.Hash{}
-	for a := range d.Accounts {
-		accounts = append(accounts, a)
-	}
-	for a, s := range d.Storage {
-		for k := range s {
-			slots[a] = append(slots[a], k)
-		}
-	}
-	setPrefetchHook(t, func(p *prefetch) *prefetch { // the update's own prefetcher off
-		p.finish()
-		return nil
-	})
-	for _, prefetch := range []bool{false, true} {
-		db := openTestDBWith(t, cfg) // a cold node cache
-		v, err := db.View()
-		if err != nil {
-			t.Fatal(err)
-		}
-		tr, err := v.StateTrie(10)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if prefetch {
-			must(t, tr.Prefetch(accounts, slots))
-		}
-		u, err := tr.Update(d)
-		if err != nil || u.Root != want {
-			t.Fatalf("prefetched %v: root %s (%v), oracle %s", prefetch, u.Root, err, want)
-		}
-		if prefetch && u.seeks != 0 || !prefetch && u.seeks == 0 {
-			t.Fatalf("prefetched %v: the update read %d nodes from Pebble", prefetch, u.seeks)
-		}
-		v.Close()
-		must(t, db.Close())
 	}
 }

@@ -48,17 +48,17 @@ func SquashTrieUpdates(ups ...*TrieUpdate) (*TrieUpdate, error) {
 		clean:        true,
 	}
 	if out.nodes == nil {
-		out.nodes, out.origins = make(map[string][]byte), make(map[string][]byte)
+		out.nodes, out.origins = make(map[string]trieNode), make(map[string][]byte)
 	}
 	if out.storageRoots == nil {
 		out.storageRoots = make(map[common.Address]common.Hash)
 	}
 	for _, u := range ups[1:] {
-		for k, blob := range u.nodes {
+		for k, nd := range u.nodes {
 			if _, seen := out.nodes[k]; !seen {
 				out.origins[k] = u.origins[k]
 			}
-			out.nodes[k] = blob
+			out.nodes[k] = nd
 		}
 		maps.Copy(out.storageRoots, u.storageRoots)
 	}
@@ -73,10 +73,10 @@ func SquashTrieUpdates(ups ...*TrieUpdate) (*TrieUpdate, error) {
 
 // dropUnchanged drops from out the versions of the entities of keys that
 // leave their node as out's origin has it.
-func dropUnchanged(out *TrieUpdate, keys map[string][]byte) {
+func dropUnchanged(out *TrieUpdate, keys map[string]trieNode) {
 	for k := range keys {
-		blob, ok := out.nodes[k]
-		if ok && bytes.Equal(blob, out.origins[k]) { // stored nodes are never empty: nil = nil only
+		nd, ok := out.nodes[k]
+		if ok && bytes.Equal(nd.blob, out.origins[k]) { // stored nodes are never empty: nil = nil only
 			delete(out.nodes, k)
 			delete(out.origins, k)
 		}

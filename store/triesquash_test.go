@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
 )
 
 // composeDiffs is the block diff of cut diffs applied in order (the
@@ -27,6 +28,30 @@ func composeDiffs(cuts []*StateDiff) *StateDiff {
 		}
 	}
 	return d
+}
+
+// checkNodeHashes fails unless every node version of u carries its blob's
+// keccak (the clean cache is filled by it, cacheTrie) and every deletion
+// the zero hash.
+func checkNodeHashes(t *testing.T, u *TrieUpdate) {
+	t.Helper()
+	if len(u.nodes) == 0 {
+		return
+	}
+	written := 0
+	for k, nd := range u.nodes {
+		want := common.Hash{}
+		if nd.blob != nil {
+			want = crypto.Keccak256Hash(nd.blob)
+			written++
+		}
+		if nd.hash != want {
+			t.Fatalf("node %x: hash %s, its blob hashes to %s", k, nd.hash, want)
+		}
+	}
+	if written == 0 {
+		t.Fatal("an update that only deletes nodes: the hashes are not checked")
+	}
 }
 
 // TestTrieSquashMatchesBlockUpdate: a block built from random cuts (each
@@ -65,6 +90,7 @@ func TestTrieSquashMatchesBlockUpdate(t *testing.T) {
 			if want := oracleRoot(t, model.accounts, model.slots); u.Root != want {
 				t.Fatalf("block %d cut %d: root %s, oracle %s", n, len(cuts), u.Root, want)
 			}
+			checkNodeHashes(t, u)
 			layer = append(layer, u)
 			// Merge the top two while the lower is not much bigger.
 			for len(layer) >= 2 && layer[len(layer)-2].Nodes() <= 2*layer[len(layer)-1].Nodes() {
@@ -79,6 +105,7 @@ func TestTrieSquashMatchesBlockUpdate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		checkNodeHashes(t, sq)
 		whole, err := base.Update(composeDiffs(cuts))
 		if err != nil {
 			t.Fatal(err)
@@ -87,11 +114,12 @@ func TestTrieSquashMatchesBlockUpdate(t *testing.T) {
 			t.Fatalf("block %d (%d cuts): squashed root %s on %d+%d, whole diff's %s", n, len(cuts), sq.Root, sq.Parent, len(sq.under), whole.Root)
 		}
 		nr := newNodeReader(v.(*view).snap, nodeCache{}, n-1, nil)
-		for k, blob := range whole.nodes {
+		for k, nd := range whole.nodes {
+			blob := nd.blob
 			got, ok := sq.nodes[k]
 			if ok {
-				if !bytes.Equal(got, blob) || (got == nil) != (blob == nil) {
-					t.Fatalf("block %d: node %x: squash %x, whole %x", n, k, got, blob)
+				if !nodesEqual(got, nd) {
+					t.Fatalf("block %d: node %x: squash %x (hash %s), whole %x (hash %s)", n, k, got.blob, got.hash, blob, nd.hash)
 				}
 				continue
 			}
