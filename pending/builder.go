@@ -180,12 +180,15 @@ func (b *Builder) open(head *chain.Head, view store.View, parentSnap *Snapshot, 
 		txIdx[tx.Hash()] = i
 	}
 	n := len(b.txs)
-	diff, header := state.TakeDiff(), b.pendingHeader()
+	diff := state.TakeDiff()
 	if !b.noCutRoots {
-		if b.live, b.trieErr = b.openTrie(view, b.anchor, b.under); b.trieErr == nil {
-			b.advanceTrie(diff, header)
+		b.live, b.trieErr = b.openTrie(view, b.anchor, b.under)
+		if b.trieErr != nil {
+			b.trieErr = rootErr(tmpl, b.trieErr)
 		}
 	}
+	header := b.pendingHeader() // knows now whether the block has a live trie
+	b.advanceTrie(diff, header)
 	b.snap = &Snapshot{
 		roots:      new(roots),
 		block:      new(blockRoots), // this block's snapshots extend these lists
@@ -242,7 +245,7 @@ func (b *Builder) Finish(now time.Time) (*Snapshot, *Sealed, error) {
 	s.txs, s.receipts, s.newFrom = b.txs[:n:n], b.receipts[:n:n], n
 	s.roots = new(roots)
 	s.created = now
-	s.trie, s.tries, s.cut = nil, nil, nil
+	s.trie, s.tries, s.cut, s.rootErr = nil, nil, nil, nil
 	if upd := sealed.Write.Trie; upd != nil {
 		s.tries = append(slices.Clip(b.under), upd)
 		s.trie = &liveTrie{at: b.anchor, under: b.under, cuts: []*store.TrieUpdate{upd}, last: upd}
@@ -433,10 +436,12 @@ func (b *Builder) cut(now time.Time, index uint64) *Snapshot {
 }
 
 // setTrie gives s, the cut just made, the open block's live trie: computed
-// (its header holds the root), or deferred.
+// (its header holds the root), or deferred; or, when the block lost it,
+// why (RootErr).
 func (b *Builder) setTrie(s *Snapshot) {
 	switch {
 	case b.live == nil:
+		s.rootErr = b.trieErr
 	case b.deferRoots:
 		s.cut = b.live
 	default:
@@ -454,11 +459,13 @@ func (b *Builder) pendingHeader() *types.Header {
 		v := b.proc.BlobGasUsed()
 		h.BlobGasUsed = &v
 	}
-	if b.noCutRoots && h.WithdrawalsHash != nil && len(b.exec.TrieWatch(h)) > 0 {
-		// An OP block from Isthmus: its withdrawals root is a storage
-		// root of its state, not computed without a trie (zero, as the
-		// state root; the template's empty-list root would be wrong).
-		h.WithdrawalsHash = new(common.Hash)
+	if b.live == nil {
+		// No live trie (SkipCutRoots, a store that keeps none: a fork,
+		// or its update failed): on an OP block from Isthmus the
+		// withdrawals root, a storage root of its state, is not computed
+		// either (zero, as the state root and as a fork's sealed
+		// headers; the template's empty-list root would be wrong).
+		rootless(b.exec, h)
 	}
 	return h
 }

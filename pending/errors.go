@@ -19,4 +19,9 @@ var (
 	// keeps none, a fork; or its builder could not update it: see
 	// Snapshot.StateTrie).
 	ErrNoStateTrie = errors.New("pending block has no state trie")
+	// ErrStateRoot: the pending block's state trie update failed (a store
+	// read error, a corrupt trie node under it): the snapshot has no state
+	// root, and says why (Snapshot.RootErr). Not ErrNoStateTrie: the node
+	// keeps a trie, and a zero root would be a wrong answer, not "none".
+	ErrStateRoot = errors.New("cannot compute the pending block's state root")
 )

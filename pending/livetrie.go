@@ -68,7 +68,9 @@ func (l *liveTrie) push(u *store.TrieUpdate) (*liveTrie, error) {
 // it releases its view), the others waiting under mu. A cut's computation
 // resolves the cuts before it first (their locks taken newest to oldest:
 // no cycle). The result never changes once done; a failure is kept (the
-// snapshot then has no state root, as after an eager builder's failure).
+// snapshot then has no state root and reports the failure, ErrStateRoot,
+// as after an eager builder's failure; its header's state-derived roots
+// are zero, never the template's).
 type cutTrie struct {
 	mu   sync.Mutex
 	done bool
@@ -100,15 +102,34 @@ func (c *cutTrie) resolve() (*liveTrie, *types.Header, error) {
 func (c *cutTrie) compute() (*liveTrie, *types.Header, error) {
 	l, _, err := c.prev.resolve()
 	if err != nil {
-		return nil, c.hdr, err
+		return nil, rootless(c.exec, types.CopyHeader(c.hdr)), err
 	}
 	h := types.CopyHeader(c.hdr)
 	c.count.Add(1)
 	next, _, err := applyTrie(c.exec, c.view, l, c.diff, h)
 	if err != nil {
-		return nil, c.hdr, fmt.Errorf("pending block %d: state trie: %w", h.Number, err)
+		return nil, rootless(c.exec, types.CopyHeader(c.hdr)), rootErr(h, err)
 	}
 	return next, h, nil
+}
+
+// rootErr is the failure of block h's state trie update (ErrStateRoot).
+func rootErr(h *types.Header, err error) error {
+	return fmt.Errorf("%w: block %d: %w", ErrStateRoot, h.Number, err)
+}
+
+// rootless clears h's state-derived roots, for a pending header without a
+// state trie (the store keeps none, SkipCutRoots, or its update failed):
+// the state root, and on an OP chain from Isthmus the withdrawals root (a
+// storage root of the state), are zero, as a fork's sealed headers carry
+// them; never the template's (the empty list's root would be a wrong
+// answer). It returns h.
+func rootless(exec *chain.Executor, h *types.Header) *types.Header {
+	h.Root = common.Hash{}
+	if h.WithdrawalsHash != nil && len(exec.TrieWatch(h)) > 0 {
+		h.WithdrawalsHash = new(common.Hash)
+	}
+	return h
 }
 
 // ready reports whether c is computed (never waits).
@@ -140,9 +161,10 @@ func (b *Builder) openTrie(view store.View, at uint64, under []*store.TrieUpdate
 // the open block's live trie and completes h, that cut's header, with the
 // state root (and what else the chain derives from it: an OP block's
 // withdrawals root from Isthmus). Without a live trie it does nothing. A
-// failure leaves the block without one from here on (its next snapshots
-// carry no root; the seal computes the block's update from its whole diff,
-// as without pending roots) and is kept in trieErr.
+// failure leaves the block without one from here on (its snapshots carry
+// no root and report the failure, trieErr, wrapping ErrStateRoot; the seal
+// computes the block's update from its whole diff, as without pending
+// roots).
 //
 // A deferring builder (DeferRoots) computes nothing here: the cut's trie
 // is computed on first need (cutTrie), h stays as it is (the snapshot's
@@ -161,7 +183,8 @@ func (b *Builder) advanceTrie(diff *store.StateDiff, h *types.Header) {
 		l, _, err = applyTrie(b.exec, b.view, l, diff, h)
 	}
 	if err != nil {
-		b.live, b.trieErr = nil, fmt.Errorf("pending block %d: state trie: %w", h.Number, err)
+		b.live, b.trieErr = nil, rootErr(h, err)
+		rootless(b.exec, h)
 		return
 	}
 	b.live = resolvedTrie(l, h)
@@ -224,16 +247,27 @@ func (b *Builder) sealTrie(tail *store.StateDiff, h *types.Header) (*store.TrieU
 
 // rooted is s's live trie and header with its state root: a deferred
 // cut's computed (waiting for it, or computing it, the first time), else
-// s's own. The live trie is nil when s has none.
-func (s *Snapshot) rooted() (*liveTrie, *types.Header) {
+// s's own. The live trie is nil when s has none; err (ErrStateRoot) says
+// why when its update failed (the header's state-derived roots are then
+// zero).
+func (s *Snapshot) rooted() (*liveTrie, *types.Header, error) {
 	if s.cut == nil {
-		return s.trie, s.header
+		return s.trie, s.header, s.rootErr
 	}
-	l, h, err := s.cut.resolve()
-	if err != nil {
-		return nil, s.header
-	}
-	return l, h
+	return s.cut.resolve()
+}
+
+// RootErr is why s has no state root when its state trie update failed
+// (an error wrapping ErrStateRoot and the cause: a store read error, a
+// corrupt trie node), nil when s has its root or keeps none by design
+// (the store keeps no trie, SkipCutRoots). Like StateRoot it waits for a
+// deferred root (or computes it). A reader that presents the root
+// (eth_getBlockByNumber("pending"), eth_getProof at pending, the
+// newFlashblocks notification) must check it: the zero root s then
+// reports is not an answer.
+func (s *Snapshot) RootErr() error {
+	_, _, err := s.rooted()
+	return err
 }
 
 // RootReady reports whether s's state root is computed (a deferring
@@ -243,9 +277,10 @@ func (s *Snapshot) RootReady() bool { return s.cut == nil || s.cut.ready() }
 
 // StateRoot is the pending block's state root as of s (its header's Root:
 // the state after s's transactions), ok false when s has none (the store
-// keeps no trie: a fork's pending headers keep a zero root).
+// keeps no trie: a fork's pending headers keep a zero root; SkipCutRoots;
+// or its update failed: RootErr).
 func (s *Snapshot) StateRoot() (root common.Hash, ok bool) {
-	l, h := s.rooted()
+	l, h, _ := s.rooted()
 	if l == nil {
 		return common.Hash{}, false
 	}
@@ -258,12 +293,12 @@ func (s *Snapshot) StateRoot() (root common.Hash, ok bool) {
 // system calls run after the last cut: on an OP chain they change nothing;
 // on an L1 chain from Prague they can (an EIP-7002/7251 request queue that
 // is not empty), and the sealed block's hash then differs. Zero when s has
-// no state root.
+// no state root (RootErr says whether that is a failure).
 func (s *Snapshot) BlockHash() common.Hash {
 	if s.Final() {
 		return s.hash
 	}
-	l, rh := s.rooted()
+	l, rh, _ := s.rooted()
 	if l == nil {
 		return common.Hash{}
 	}
@@ -275,9 +310,13 @@ func (s *Snapshot) BlockHash() common.Hash {
 // StateTrie is the pending block's state trie as of s, read through view
 // (a view of the store at or above s's anchor: Read.View): what
 // eth_getProof at pending proves against (its root is s's StateRoot). It
-// fails with ErrNoStateTrie when s has none.
+// fails with ErrNoStateTrie when s has none by design, with RootErr's
+// error (ErrStateRoot) when its update failed.
 func (s *Snapshot) StateTrie(view store.View) (*store.StateTrie, error) {
-	l, _ := s.rooted()
+	l, _, err := s.rooted()
+	if err != nil {
+		return nil, err
+	}
 	if l == nil {
 		return nil, fmt.Errorf("pending block %d: %w", s.Number(), ErrNoStateTrie)
 	}

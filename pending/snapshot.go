@@ -54,6 +54,10 @@ type Snapshot struct {
 	// its state trie and header with the root, computed on first need
 	// (trie is then nil, and header holds no root: Header completes it).
 	cut *cutTrie
+	// rootErr is why an eager builder's snapshot has no trie (its update
+	// failed: ErrStateRoot; nil when it has one or keeps none by design).
+	// A deferring builder's failure is kept in cut.
+	rootErr error
 }
 
 // Head is the canonical head the snapshot was built on (or rebased on).
@@ -114,7 +118,9 @@ func (s *Snapshot) Anchor() *types.Header { return s.anchor }
 // base fee, fee recipient, prev-randao, gas limit, and GasUsed / Bloom /
 // BlobGasUsed as of this snapshot; Root the state root as of this snapshot
 // (zero when the store keeps no trie: StateRoot), and on an OP chain from
-// Isthmus the withdrawals root as of it. RequestsHash is a placeholder,
+// Isthmus the withdrawals root as of it (zero when there is no state
+// root: the store keeps none, SkipCutRoots, or its update failed:
+// RootErr). RequestsHash is a placeholder,
 // TxHash and ReceiptHash are not set (TxRoot, ReceiptsRoot, BlockHash)
 // until sealed. Callers must not modify it.
 //
@@ -122,7 +128,7 @@ func (s *Snapshot) Anchor() *types.Header { return s.anchor }
 // before its root is computed: Header then waits for it (or computes it).
 // A caller that needs only the execution context uses ExecHeader.
 func (s *Snapshot) Header() *types.Header {
-	_, h := s.rooted()
+	_, h, _ := s.rooted()
 	return h
 }
 

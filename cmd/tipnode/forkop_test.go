@@ -159,6 +159,9 @@ func TestForkOPE2E(t *testing.T) {
 	if uint64(pb.Number) != forkBlock+1 || len(pb.Transactions) != 2 || pb.Transactions[1].Hash != txHash {
 		t.Fatalf("pending block %d with %d transactions", pb.Number, len(pb.Transactions))
 	}
+	if pb.WithdrawalsRoot == nil || *pb.WithdrawalsRoot != (common.Hash{}) || pb.StateRoot != (common.Hash{}) {
+		t.Fatalf("pending block %d: state root %s, withdrawals root %v: a fork's are zero, as its sealed blocks'", pb.Number, pb.StateRoot, pb.WithdrawalsRoot)
+	}
 	if err := rpcCall(forkURL, "evm_mine", new(json.RawMessage)); err != nil {
 		t.Fatal(err)
 	}

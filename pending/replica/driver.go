@@ -99,8 +99,11 @@ type entry struct {
 	// messages published since the last settleRoots, to compare with the
 	// replica's own once computed (the builder defers them: DeferRoots).
 	checks []rootCheck
-	snap   *pending.Snapshot
-	closed bool // the next block opened: final
+	// rootFailed: the block's state root could not be computed (logged
+	// once: settleRoots).
+	rootFailed bool
+	snap       *pending.Snapshot
+	closed     bool // the next block opened: final
 	// frozen: a message of the block was lost (a gap, a lower index that
 	// differs, another payload id mid-block) or the stream went down: its
 	// snapshot so far (a prefix of what the sequencer pre-confirmed) stays
@@ -277,12 +280,22 @@ func (d *Driver) loop(t pending.Ticker) {
 // calls it whenever no event waits, so that the roots are computed between
 // messages, never between a message and its publication; a reader asking
 // for a root first computes it itself (or waits for the driver's).
+//
+// A failed computation (a store read error, a corrupt trie node: the
+// snapshot's RootErr) is logged at error level, once per block (the
+// block's later snapshots build on the failed one and fail with it): the
+// block stays served, without a state root (readers of the root get the
+// error), and the seal computes the block's root from its whole diff.
 func (d *Driver) settleRoots() {
 	e := d.top()
 	if e == nil || e.snap == nil {
 		return
 	}
-	e.snap.StateRoot()
+	if err := e.snap.RootErr(); err != nil && !e.rootFailed {
+		e.rootFailed = true
+		d.log.Error().Err(err).Uint64("block", e.number).Uint64("index", e.index).
+			Msg("cannot compute the pending block's state root: served without one (pending's stateRoot, hash and eth_getProof at pending answer this error)")
+	}
 	if err := d.verifyRoots(e); err != nil {
 		d.log.Error().Err(err).Uint64("block", e.number).Uint64("index", e.index).Msg("dropping the pending block")
 		d.dropTop("mismatch")

@@ -82,10 +82,12 @@ func BaseOf(h *types.Header) *Base {
 // block holds exactly these transactions).
 // StateRoot is the snapshot's state root and BlockHash the hash of the
 // block sealed as of it (Snapshot.StateRoot, Snapshot.BlockHash; zero when
-// the node keeps no state trie, and when the publisher's Roots is off);
-// Withdrawals empty; WithdrawalsRoot is the header's (the empty list's root
-// without one; on an OP chain from Isthmus the message passer's storage
-// root as of the snapshot when it has a state root).
+// the node keeps no state trie, when its computation failed:
+// Snapshot.RootErr, and when the publisher's Roots is off: zero is "not
+// announced", never a claim); Withdrawals empty; WithdrawalsRoot is the
+// header's (the empty list's root without one; on an OP chain from
+// Isthmus the message passer's storage root as of the snapshot when it
+// has a state root, else zero).
 //
 // Encode is chain-agnostic: on an OP chain the snapshot holds what the
 // sequencer put there, which is what the stream carries: index 0 the

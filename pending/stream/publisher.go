@@ -156,6 +156,9 @@ type Publisher struct {
 	start  sync.Once
 	stop   sync.Once
 	closed chan struct{} // closed by Stop: subscribers are sent 1001
+	// rootFailed is the last block whose state root failed (logged once;
+	// owned by loop).
+	rootFailed uint64
 
 	mu      sync.Mutex
 	open    bool       // a block is open (its index 0 was seen)
@@ -264,6 +267,14 @@ func (p *Publisher) publish(s *pending.Snapshot) {
 	pl, err := Encode(s)
 	if err == nil && p.cfg.Roots == RootsOff {
 		pl.Diff.StateRoot, pl.Diff.BlockHash = common.Hash{}, common.Hash{}
+	}
+	if rerr := s.RootErr(); err == nil && rerr != nil && p.rootFailed != s.Number() {
+		// Sent without a root (zero: not announced, as with Roots off);
+		// skipping the message would be a gap that freezes every
+		// follower's block.
+		p.rootFailed = s.Number()
+		p.log.Error().Err(rerr).Uint64("block", s.Number()).Uint64("index", s.Index()).
+			Msg("the pending block has no state root: its pre-confirmations are streamed without one")
 	}
 	var data []byte
 	if err == nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/tipnode/tipnode/chain"
+	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/rpc"
 	"github.com/tipnode/tipnode/store"
 )
@@ -81,6 +82,12 @@ func (a *API) MapError(err error) *rpc.Error {
 		if errors.As(err, &pe) {
 			return &rpc.Error{Code: rpc.CodeServerError, Message: pe.Error()}
 		}
+		return &rpc.Error{Code: rpc.CodeServerError, Message: err.Error()}
+	case errors.Is(err, pending.ErrStateRoot):
+		// The pending block's state root could not be computed (a store
+		// read error, a corrupt trie node): pending's block and header,
+		// eth_getProof at pending answer this, naming the cause, rather
+		// than a zero root.
 		return &rpc.Error{Code: rpc.CodeServerError, Message: err.Error()}
 	case errors.Is(err, store.ErrUpstream):
 		// A fork (tipnode dev --fork) could not read state from its

@@ -197,6 +197,11 @@ func (a *API) marshalChainBlock(c *chainBlock, fullTx bool) (map[string]any, err
 		}
 	}
 	if c.Snap != nil {
+		if err := c.Snap.RootErr(); err != nil {
+			// Its state root failed: an error, never a zero stateRoot
+			// (pending.ErrStateRoot, mapped by MapError).
+			return nil, err
+		}
 		return marshalPendingBlock(c.Block, fullTx, a.genesis.Config, rs), nil
 	}
 	return marshalBlock(c.Block, true, fullTx, a.genesis.Config, rs), nil
@@ -262,6 +267,9 @@ func (a *API) headerResult(ctx context.Context, sel BlockSelector, _ rpc.Params)
 	}
 	defer res.Close()
 	if res.Pending != nil {
+		if err := res.Pending.RootErr(); err != nil {
+			return nil, err // as eth_getBlockByNumber (marshalChainBlock)
+		}
 		m := marshalHeader(pendingBlock(res.Pending).Header())
 		for _, k := range []string{"hash", "nonce", "miner"} {
 			m[k] = nil // not sealed yet, as in the pending block

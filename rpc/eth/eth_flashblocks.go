@@ -41,6 +41,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -130,8 +131,20 @@ func (a *API) flashTxs(s *pending.Snapshot) []json.RawMessage {
 
 // flashBlock encodes s's pending block as eth_getBlockByNumber("pending",
 // true) answers it, its state root included (waiting for it, or computing
-// it: Snapshot.Header). nil when it cannot be encoded.
+// it: Snapshot.Header). nil when it cannot be encoded, and when its state
+// root could not be computed (Snapshot.RootErr: eth_getBlockByNumber
+// answers that error; a notification has no error to carry, and one with
+// a zero root would read as a node without roots): the snapshot is
+// skipped and the failure logged, once per block (the block's later
+// snapshots fail with it). The next block's notifications resume.
 func (a *API) flashBlock(s *pending.Snapshot) json.RawMessage {
+	if err := s.RootErr(); err != nil {
+		if n := s.Number(); a.flashBlocks.failed.Swap(n) != n {
+			a.log.Error().Err(err).Uint64("block", n).Uint64("index", s.Index()).
+				Msg("newFlashblocks: the pending block has no state root; its notifications are skipped")
+		}
+		return nil
+	}
 	b, err := json.Marshal(marshalPendingBlock(pendingBlock(s), true, a.genesis.Config, s.Receipts()))
 	if err != nil {
 		a.log.Warn().Err(err).Msg("newFlashblocks: encoding the pending block")
@@ -148,6 +161,8 @@ const maxFlashBacklog = 64
 type flashBlocks struct {
 	mu sync.Mutex
 	w  *flashWorker // nil: no newFlashblocks subscription
+	// failed is the last block whose state root failed (logged once).
+	failed atomic.Uint64
 }
 
 // flashWorker is one run of newFlashblocks' encoder: it is subscribed to

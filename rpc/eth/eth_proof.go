@@ -206,7 +206,7 @@ func proofError(err error) error {
 	case errors.As(err, &we):
 		return invalidCall(fmt.Sprintf("no state proof at block %d: proofs are served for blocks %d to %d (the state trie's window, --trie.window)", we.Height, we.Base, we.Latest))
 	case errors.Is(err, pending.ErrNoStateTrie):
-		return invalidCall("no state proof at pending: the pending block has no state trie (this node keeps none, its sequencer runs with --stream.roots=off, or its update failed at a pre-confirmation); ask at latest")
+		return invalidCall("no state proof at pending: the pending block has no state trie (this node keeps none, or its sequencer runs with --stream.roots=off); ask at latest")
 	case errors.Is(err, store.ErrNoTrie):
 		return invalidCall("no state proofs: this node keeps no state trie (--verify.stateroot=off, a forked dev chain, or one being built)")
 	}

@@ -3,6 +3,7 @@ package eth
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/big"
 	"sync/atomic"
@@ -22,15 +23,23 @@ import (
 
 // gatedView is a store view whose state trie reads wait while a gate is
 // set: a deferred state root computed through it is as slow as the test
-// wants.
+// wants; and fail with errTrieRead while fail is set (a store read error
+// under the pending block's trie).
 type gatedView struct {
 	store.View
 	gate atomic.Pointer[chan struct{}]
+	fail atomic.Bool
 }
+
+// errTrieRead is the failure gatedView injects.
+var errTrieRead = errors.New("injected trie read failure")
 
 func (v *gatedView) StateTrie(n uint64) (*store.StateTrie, error) {
 	if g := v.gate.Load(); g != nil {
 		<-*g
+	}
+	if v.fail.Load() {
+		return nil, errTrieRead
 	}
 	return v.View.StateTrie(n)
 }
@@ -41,6 +50,7 @@ func (v *gatedView) StateTrie(n uint64) (*store.StateTrie, error) {
 // published). hold makes the roots' computation wait until release.
 type deferredRig struct {
 	api     *API
+	url     string
 	mgr     *pending.Manager
 	b       *pending.Builder
 	gv      *gatedView
@@ -68,10 +78,9 @@ func newDeferredRig(t *testing.T) *deferredRig {
 	r.mgr = pending.NewManager(w, g.Config, pending.HeaderParams{}, r.clock, nil)
 	cfg := DefaultAPIConfig()
 	cfg.Preconfirmations = true
-	var url string
-	r.api, url = startAPI(t, cfg, g, r.mgr, w, nil)
+	r.api, r.url = startAPI(t, cfg, g, r.mgr, w, nil)
 
-	c := (&devPendingNode{url: url}).wsClient(t)
+	c := (&devPendingNode{url: r.url}).wsClient(t)
 	r.blocks = make(chan json.RawMessage, 256)
 	sub, err := c.EthSubscribe(context.Background(), r.blocks, "newFlashblocks")
 	if err != nil {
