@@ -3,6 +3,7 @@ package chain_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,8 @@ import (
 
 	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
+	"github.com/tipnode/tipnode/store"
+	"github.com/tipnode/tipnode/store/chaintypes"
 )
 
 // TestImportRLPFile covers ImportRLP's reading of a chain file through its
@@ -135,4 +138,66 @@ func TestImportRLPSideChain(t *testing.T) {
 	}
 	checkCanonicalChain(t, openView(t, db), append([]*types.Block{g.Block}, chainA...))
 	checkStateAgainstGeth(t, openView(t, db), gdb, append([]*types.Block{g.Block}, chainA...))
+}
+
+// A block with a forged state root inside a chain file, with blocks
+// chained on it after it: the import pipeline (executing the blocks after
+// it on its in-memory state while its root is verified) writes the blocks
+// before it, nothing of it or of the blocks after it, and the error names
+// the block and both roots. The genuine file then imports, and its last
+// block is safe and finalized.
+func TestImportRLPPipelineForgedRoot(t *testing.T) {
+	blocks := chaintest.Blocks(t)
+	const bad = 10 // block 10 has transactions
+	var forged []*chaintypes.Block
+	forged = append(forged, blocks[:bad-1]...)
+	parent := blocks[bad-2].Hash()
+	for _, b := range blocks[bad-1 : bad+5] {
+		h := b.Header()
+		h.ParentHash = parent
+		if h.Number.Uint64() == bad {
+			h.Root[0] ^= 0xff
+		}
+		nb := chaintypes.NewBlockWithHeader(h).WithBody(*b.Body())
+		forged = append(forged, nb)
+		parent = nb.Hash()
+	}
+	var buf bytes.Buffer
+	for _, b := range forged {
+		if err := rlp.Encode(&buf, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db, _, w := chaintest.GenesisStore(t)
+	stats, err := w.ImportRLP(bytes.NewReader(buf.Bytes()), 0, nil)
+	want := fmt.Sprintf("state root %s, header says %s", blocks[bad-1].Root().Hex(), forged[bad-1].Root().Hex())
+	if !errors.Is(err, chain.ErrInvalidBlock) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), fmt.Sprintf("block %d (%s)", bad, forged[bad-1].Hash().Hex())) {
+		t.Fatalf("ImportRLP: %v, want ErrInvalidBlock naming block %d and %q", err, bad, want)
+	}
+	if stats.Blocks != bad-1 {
+		t.Fatalf("%d blocks imported, want %d", stats.Blocks, bad-1)
+	}
+	view := openView(t, db)
+	if n, err := view.Tag(store.TagLatest); err != nil || n != bad-1 {
+		t.Fatalf("latest %d (%v), want %d", n, err, bad-1)
+	}
+	for n := uint64(bad); n <= bad+5; n++ {
+		if _, err := view.CanonicalHash(n); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("block %d written: %v", n, err)
+		}
+	}
+	if got, want := flatRoot(t, view, bad-1), blocks[bad-2].Root(); got != want {
+		t.Fatalf("state at %d: root %s, want %s", bad-1, got, want)
+	}
+	data, err := os.ReadFile(filepath.Join(chaintest.Dir(t), "chain", "chain.rlp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats, err = w.ImportRLP(bytes.NewReader(data), 0, nil); err != nil || stats.Skipped != bad-1 || stats.Blocks != len(blocks)-bad+1 {
+		t.Fatalf("genuine file: %+v, %v", stats, err)
+	}
+	last := blocks[len(blocks)-1].Hash()
+	if h := w.Head(); h.Hash() != last || h.Safe().Hash() != last || h.Finalized().Hash() != last {
+		t.Fatalf("head %s safe %s finalized %s, want %s", h.Hash(), h.Safe().Hash(), h.Finalized().Hash(), last)
+	}
 }

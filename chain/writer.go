@@ -468,20 +468,17 @@ func (w *Writer) UnwindTo(number uint64, rebase Rebase) error {
 // (senders.go). progress is called at most every interval.
 func (w *Writer) ImportRLP(r io.Reader, interval time.Duration, progress func(ImportStats)) (ImportStats, error) {
 	var (
-		stats   ImportStats
-		start   = time.Now()
-		last    = start
-		stream  = rlp.NewStream(r, 0)
-		pending *chaintypes.Block
+		stats  ImportStats
+		start  = time.Now()
+		last   = start
+		stream = rlp.NewStream(r, 0)
+		// run holds the blocks waiting for their write: each the child
+		// of the one before (importRun pipelines them). tagged says
+		// whether the last block written got the final tags.
+		run    []*chaintypes.Block
+		tagged bool
 	)
-	flush := func(b *chaintypes.Block, final bool) error {
-		var tags []store.Tag
-		if final {
-			tags = []store.Tag{store.TagSafe, store.TagFinalized}
-		}
-		if err := w.importFileBlock(b, tags); err != nil {
-			return err
-		}
+	done := func(b *chaintypes.Block) {
 		stats.Blocks++
 		stats.Txs += len(b.Transactions())
 		stats.Gas += b.GasUsed()
@@ -491,38 +488,76 @@ func (w *Writer) ImportRLP(r io.Reader, interval time.Duration, progress func(Im
 			stats.Duration = time.Since(start)
 			progress(stats)
 		}
-		return nil
+	}
+	flush := func(final bool) error {
+		if len(run) == 0 {
+			return nil
+		}
+		var tags []store.Tag
+		if final {
+			tags = []store.Tag{store.TagSafe, store.TagFinalized}
+		}
+		blocks := run
+		run = run[:0:0]
+		tagged = final
+		if h := w.head.Load(); blocks[0].ParentHash() != h.Hash() {
+			// A side chain, or a block the writer refuses: one block
+			// as go-ethereum's import inserts it.
+			var t []store.Tag
+			if len(blocks) == 1 {
+				t = tags
+			}
+			if err := w.importFileBlock(blocks[0], t); err != nil {
+				return err
+			}
+			done(blocks[0])
+			blocks = blocks[1:]
+		}
+		if len(blocks) == 0 {
+			return nil
+		}
+		_, err := w.importRun(blocks, tags, done)
+		return err
 	}
 	blocks, stop := w.decodeAhead(stream)
 	defer stop()
 	for d := range blocks {
 		if d.err != nil {
 			// The blocks before the bad one are valid: keep them.
-			n := stats.Blocks + stats.Skipped + 1
-			if pending != nil {
-				if err := flush(pending, false); err != nil {
-					return stats, err
-				}
-				n++
+			n := stats.Blocks + stats.Skipped + len(run) + 1
+			if err := flush(false); err != nil {
+				return stats, err
 			}
 			return stats, fmt.Errorf("decode block %d of the file: %w", n, d.err)
 		}
 		b := d.block
+		if len(run) > 0 && len(run) < importRunMax && b.ParentHash() == run[len(run)-1].Hash() {
+			// The child of a block not yet written cannot be canonical.
+			run = append(run, b)
+			continue
+		}
+		// Whether b is canonical, or a side chain's, is asked of the
+		// store with every block before it written.
+		if err := flush(false); err != nil {
+			return stats, err
+		}
 		if have, err := w.isCanonical(b); err != nil {
 			return stats, err
 		} else if have {
 			stats.Skipped++
 			continue
 		}
-		if pending != nil {
-			if err := flush(pending, false); err != nil {
-				return stats, err
-			}
-		}
-		pending = b
+		run = append(run, b)
 	}
-	if pending != nil {
-		if err := flush(pending, true); err != nil {
+	if len(run) > 0 {
+		if err := flush(true); err != nil {
+			return stats, err
+		}
+	} else if stats.Head != nil && !tagged {
+		// The file's last blocks were skipped: the last block written
+		// still gets the final tags.
+		hash := stats.Head.Hash()
+		if err := w.SetTags(map[store.Tag]common.Hash{store.TagSafe: hash, store.TagFinalized: hash}); err != nil {
 			return stats, err
 		}
 	}
