@@ -2,6 +2,7 @@ package chain
 
 import (
 	"fmt"
+	"runtime"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
@@ -135,6 +136,8 @@ func (w *Writer) executeAhead(h *Head, blocks []*chaintypes.Block, out chan<- ex
 	}
 	defer func() { p.close() }()
 	parent := h.Header()
+	// On one CPU the prefetch would only add its reads to the writer's.
+	prefetch := runtime.NumCPU() > 1
 	for _, b := range blocks {
 		if nh := w.head.Load(); nh.Number() >= p.base+pipeRebase {
 			if err := p.rebase(nh); err != nil {
@@ -148,7 +151,9 @@ func (w *Writer) executeAhead(h *Head, blocks []*chaintypes.Block, out chan<- ex
 		}
 		p.push(b, eb.Diff)
 		parent = b.Header()
-		p.prefetch(eb.Diff)
+		if prefetch {
+			p.prefetch(eb.Diff)
+		}
 	}
 }
 

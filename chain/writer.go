@@ -465,7 +465,12 @@ func (w *Writer) UnwindTo(number uint64, rebase Rebase) error {
 // safe and finalized. A block that does not decode ends the import with an
 // error naming it; the blocks before it stay imported. Blocks are decoded,
 // and their senders recovered, ahead of execution on the other cores
-// (senders.go). progress is called at most every interval.
+// (senders.go). A run of blocks each the child of the one before (up to
+// importRunMax) is one writer job, pipelined (importpipe.go): the next
+// block executes on the spare core while the previous one's root is
+// verified and it is written; each block is still verified, then written
+// in its own atomic batch, in order. progress is called at most every
+// interval (from the writer goroutine during a run).
 func (w *Writer) ImportRLP(r io.Reader, interval time.Duration, progress func(ImportStats)) (ImportStats, error) {
 	var (
 		stats  ImportStats
