@@ -22,10 +22,10 @@ import (
 // Writer.Import writes it: a block that fails verification (execution or
 // root) writes nothing of itself and ends the run with the error naming
 // it, the blocks before it stay, and the executed blocks after it are
-// dropped. After executing a block, the executor goroutine also reads the
-// trie nodes its diff will update into the store's node cache
-// (store.StateTrie.Prefetch), so that the writer's root computation finds
-// them there. On the 1M-slot benchmark chain execution is about a third of
+// dropped. On a machine with more than two CPUs the executor goroutine
+// also reads, after executing a block, the trie nodes its diff will update
+// into the store's node cache (store.StateTrie.Prefetch), so that the
+// writer's root computation finds them there. On the 1M-slot benchmark chain execution is about a third of
 // the writer's work per block, the root and the write the rest.
 
 const (
@@ -37,10 +37,17 @@ const (
 	// diff stack stays short: every read that misses the stacked diffs
 	// walks all of them).
 	pipeRebase = 4
+	// pipePrefetchCPUs: the executor prefetches trie nodes only on a
+	// machine with more CPUs than this.
+	pipePrefetchCPUs = 2
 	// importRunMax is the most blocks ImportRLP hands to one run (one
 	// writer job).
 	importRunMax = 256
 )
+
+// importPrefetch says whether the import pipeline's executor prefetches
+// trie nodes (see executeAhead); tests set it.
+var importPrefetch = runtime.NumCPU() > pipePrefetchCPUs
 
 // executed is one block the executor goroutine finished, or the error that
 // ended it.
@@ -129,21 +136,30 @@ func (w *Writer) executeAhead(h *Head, blocks []*chaintypes.Block, out chan<- ex
 			return false
 		}
 	}
-	p, err := newPipeState(h)
+	view, ok := h.Acquire()
+	if !ok {
+		// The writer goroutine retires its head only after publishing
+		// the next one, which waits for this goroutine's first block.
+		send(executed{err: fmt.Errorf("%w: the head's view closed under the import", ErrWriterFault)})
+		return
+	}
+	p, err := newPipeState(h, view)
 	if err != nil {
 		send(executed{err: err})
 		return
 	}
 	defer func() { p.close() }()
 	parent := h.Header()
-	// On one CPU the prefetch would only add its reads to the writer's.
-	prefetch := runtime.NumCPU() > 1
+	// The prefetch costs more CPU than it saves the writer (it decodes the
+	// nodes the root computation decodes again: on the 1M-slot bench
+	// chain 3.1 CPU-s to save 1.4): worth it only with a core to spare
+	// beyond the writer's, the executor's and the sender recovery's and
+	// compactions' (on 2 cores those already fill both): importPrefetch.
+	prefetch := importPrefetch
 	for _, b := range blocks {
-		if nh := w.head.Load(); nh.Number() >= p.base+pipeRebase {
-			if err := p.rebase(nh); err != nil {
-				send(executed{err: err})
-				return
-			}
+		if err := p.rebase(w); err != nil {
+			send(executed{err: err})
+			return
 		}
 		eb, err := w.exec.ExecuteBlockOn(b, parent, p.headers, p.state)
 		if !send(executed{eb: eb, err: err}) {
@@ -167,12 +183,8 @@ type pipeState struct {
 	headers *branchHeaders
 }
 
-// newPipeState reads from h's view, taking a reference to it.
-func newPipeState(h *Head) (*pipeState, error) {
-	view, ok := h.Acquire()
-	if !ok {
-		return nil, fmt.Errorf("%w: the head's view closed under the import", ErrWriterFault)
-	}
+// newPipeState reads from view, a reference to h's view it takes over.
+func newPipeState(h *Head, view store.View) (*pipeState, error) {
 	base, err := view.StateAt(h.Number())
 	if err != nil {
 		view.Close()
@@ -188,24 +200,36 @@ func (p *pipeState) push(b *chaintypes.Block, diff *store.StateDiff) {
 	p.headers.add(b.Header(), b.Uncles())
 }
 
-// rebase moves the state onto nh, a newer head of the writer: its chain is
-// a prefix of the executed blocks (the writer writes them in order).
-func (p *pipeState) rebase(nh *Head) error {
-	drop := nh.Number() - p.base
-	if drop > uint64(len(p.state.diffs)) || nh.Hash() != p.headers.added[drop-1].Hash() {
-		return fmt.Errorf("%w: head %d %s is not among the executed blocks", ErrWriterFault, nh.Number(), nh.Hash().Hex())
+// rebase moves the state onto the writer's head once it is pipeRebase
+// blocks or more above the base: the head's chain is a prefix of the
+// executed blocks (the writer writes them in order).
+func (p *pipeState) rebase(w *Writer) error {
+	for {
+		nh := w.head.Load()
+		if nh.Number() < p.base+pipeRebase {
+			return nil
+		}
+		view, ok := nh.Acquire()
+		if !ok {
+			continue // retired after a newer head was published: load that
+		}
+		drop := nh.Number() - p.base
+		if drop > uint64(len(p.state.diffs)) || nh.Hash() != p.headers.added[drop-1].Hash() {
+			view.Close()
+			return fmt.Errorf("%w: head %d %s is not among the executed blocks", ErrWriterFault, nh.Number(), nh.Hash().Hex())
+		}
+		np, err := newPipeState(nh, view)
+		if err != nil {
+			return err
+		}
+		for i, hdr := range p.headers.added[drop:] {
+			np.state.push(p.state.diffs[int(drop)+i])
+			np.headers.add(hdr, p.headers.uncles[hdr.Hash()])
+		}
+		p.close()
+		*p = *np
+		return nil
 	}
-	np, err := newPipeState(nh)
-	if err != nil {
-		return err
-	}
-	for i, hdr := range p.headers.added[drop:] {
-		np.state.push(p.state.diffs[int(drop)+i])
-		np.headers.add(hdr, p.headers.uncles[hdr.Hash()])
-	}
-	p.close()
-	*p = *np
-	return nil
 }
 
 // prefetch warms the store's trie node cache with the nodes on the paths
