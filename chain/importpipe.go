@@ -2,7 +2,6 @@ package chain
 
 import (
 	"fmt"
-	"runtime"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
@@ -22,10 +21,7 @@ import (
 // Writer.Import writes it: a block that fails verification (execution or
 // root) writes nothing of itself and ends the run with the error naming
 // it, the blocks before it stay, and the executed blocks after it are
-// dropped. On a machine with more than two CPUs the executor goroutine
-// also reads, after executing a block, the trie nodes its diff will update
-// into the store's node cache (store.StateTrie.Prefetch), so that the
-// writer's root computation finds them there. On the 1M-slot benchmark chain execution is about a third of
+// dropped. On the 1M-slot benchmark chain execution is about a third of
 // the writer's work per block, the root and the write the rest.
 
 const (
@@ -37,17 +33,10 @@ const (
 	// diff stack stays short: every read that misses the stacked diffs
 	// walks all of them).
 	pipeRebase = 4
-	// pipePrefetchCPUs: the executor prefetches trie nodes only on a
-	// machine with more CPUs than this.
-	pipePrefetchCPUs = 2
 	// importRunMax is the most blocks ImportRLP hands to one run (one
 	// writer job).
 	importRunMax = 256
 )
-
-// importPrefetch says whether the import pipeline's executor prefetches
-// trie nodes (see executeAhead); tests set it.
-var importPrefetch = runtime.NumCPU() > pipePrefetchCPUs
 
 // executed is one block the executor goroutine finished, or the error that
 // ended it.
@@ -150,12 +139,6 @@ func (w *Writer) executeAhead(h *Head, blocks []*chaintypes.Block, out chan<- ex
 	}
 	defer func() { p.close() }()
 	parent := h.Header()
-	// The prefetch costs more CPU than it saves the writer (it decodes the
-	// nodes the root computation decodes again: on the 1M-slot bench
-	// chain 3.1 CPU-s to save 1.4): worth it only with a core to spare
-	// beyond the writer's, the executor's and the sender recovery's and
-	// compactions' (on 2 cores those already fill both): importPrefetch.
-	prefetch := importPrefetch
 	for _, b := range blocks {
 		if err := p.rebase(w); err != nil {
 			send(executed{err: err})
@@ -167,9 +150,6 @@ func (w *Writer) executeAhead(h *Head, blocks []*chaintypes.Block, out chan<- ex
 		}
 		p.push(b, eb.Diff)
 		parent = b.Header()
-		if prefetch {
-			p.prefetch(eb.Diff)
-		}
 	}
 }
 
@@ -230,19 +210,6 @@ func (p *pipeState) rebase(w *Writer) error {
 		*p = *np
 		return nil
 	}
-}
-
-// prefetch warms the store's trie node cache with the nodes on the paths
-// diff changes, read at the base: most of them (all but those the blocks
-// since changed, which the store cached as it wrote them) are the nodes the
-// writer's root computation of the block reads next. It only warms a cache,
-// so an error is left for the writer's own read to report.
-func (p *pipeState) prefetch(diff *store.StateDiff) {
-	tr, err := stateTrie(p.view, p.base)
-	if err != nil || tr == nil {
-		return
-	}
-	_ = tr.Prefetch(diff)
 }
 
 func (p *pipeState) close() { p.view.Close() }

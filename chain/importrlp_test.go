@@ -52,16 +52,13 @@ func TestImportRLPFile(t *testing.T) {
 		blocks   int    // imported by the last file
 		skipped  int
 		wantHead uint64
-		prefetch bool // the import pipeline's trie prefetch on
 	}{
 		{name: "whole", files: [][]byte{data}, blocks: 54, wantHead: 54},
 		{name: "cut in block 30", files: [][]byte{data[:offset[29]+10]}, wantErr: "decode block 30 of the file", blocks: 29, wantHead: 29},
 		{name: "again", files: [][]byte{data, data}, blocks: 0, skipped: 54, wantHead: 54},
 		{name: "prefix then all", files: [][]byte{data[:offset[20]], data}, blocks: 34, skipped: 20, wantHead: 54},
-		{name: "whole, trie prefetch", files: [][]byte{data}, blocks: 54, wantHead: 54, prefetch: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			defer chain.SetImportPrefetch(tc.prefetch)()
 			_, _, w := chaintest.GenesisStore(t)
 			for i, f := range tc.files {
 				stats, err := w.ImportRLP(bytes.NewReader(f), 0, nil)
@@ -150,15 +147,6 @@ func TestImportRLPSideChain(t *testing.T) {
 // the block and both roots. The genuine file then imports, and its last
 // block is safe and finalized.
 func TestImportRLPPipelineForgedRoot(t *testing.T) {
-	for _, prefetch := range []bool{false, true} {
-		t.Run(fmt.Sprintf("prefetch=%v", prefetch), func(t *testing.T) {
-			defer chain.SetImportPrefetch(prefetch)()
-			testImportRLPPipelineForgedRoot(t)
-		})
-	}
-}
-
-func testImportRLPPipelineForgedRoot(t *testing.T) {
 	blocks := chaintest.Blocks(t)
 	const bad = 10 // block 10 has transactions
 	var forged []*chaintypes.Block
