@@ -24,6 +24,10 @@ import (
 // dropped. On the 1M-slot benchmark chain execution is about a third of
 // the writer's work per block, the root and the write the rest.
 
+// The run's blocks come as ImportRLP decodes them (importFeed), so that
+// execution starts with the file's first block while the blocks after it
+// are still decoded and their senders recovered.
+
 const (
 	// pipeAhead is how many executed blocks may wait for their root and
 	// write (their diffs are held in memory).
@@ -38,38 +42,77 @@ const (
 	importRunMax = 256
 )
 
-// executed is one block the executor goroutine finished, or the error that
-// ended it.
-type executed struct {
-	eb  *ExecutedBlock
-	err error
+// importFeed is a run's blocks after its first, handed over as they are
+// decoded; more closes after the run's last block.
+type importFeed struct {
+	more chan *chaintypes.Block
+	// tags (besides latest) move to the run's last block: set before
+	// more closes.
+	tags []store.Tag
+	// ended closes when the run returned err.
+	ended chan struct{}
+	err   error
 }
 
-// importRun imports blocks (the first a child of the head, each the child
-// of the one before) on the writer goroutine, pipelined (see above);
-// tags (besides latest) move to the last block. done, when set, is called
-// on the writer goroutine after each block's Head was published. It
-// returns how many blocks were written.
-func (w *Writer) importRun(blocks []*chaintypes.Block, tags []store.Tag, done func(*chaintypes.Block)) (int, error) {
-	written := 0
-	err := w.do(func() error {
+// startImportRun starts importRun of first (a child of the head) and the
+// blocks fed after it on a goroutine.
+func (w *Writer) startImportRun(first *chaintypes.Block, done func(*chaintypes.Block)) *importFeed {
+	f := &importFeed{more: make(chan *chaintypes.Block, pipeAhead), ended: make(chan struct{})}
+	go func() {
+		defer close(f.ended)
+		f.err = w.importRun(first, f, done)
+	}()
+	return f
+}
+
+// feed hands b (the child of the block fed before) to the run; false when
+// the run ended (an error: finish returns it).
+func (f *importFeed) feed(b *chaintypes.Block) bool {
+	select {
+	case f.more <- b:
+		return true
+	case <-f.ended:
+		return false
+	}
+}
+
+// finish ends the run after the blocks fed, tags moving to its last one,
+// waits for it and returns its error.
+func (f *importFeed) finish(tags []store.Tag) error {
+	f.tags = tags
+	close(f.more)
+	<-f.ended
+	return f.err
+}
+
+// executed is one block the executor goroutine finished, or the error that
+// ended it; last says it is the run's last block.
+type executed struct {
+	eb   *ExecutedBlock
+	last bool
+	err  error
+}
+
+// importRun imports first (a child of the head) and the blocks of f (each
+// the child of the one before) on the writer goroutine, pipelined (see
+// above); f.tags (besides latest) move to the last block. done, when set,
+// is called on the writer goroutine after each block's Head was published.
+func (w *Writer) importRun(first *chaintypes.Block, f *importFeed, done func(*chaintypes.Block)) error {
+	return w.do(func() error {
 		h := w.head.Load()
-		if len(blocks) == 0 {
-			return nil
-		}
-		if blocks[0].ParentHash() != h.Hash() {
+		if first.ParentHash() != h.Hash() {
 			return fmt.Errorf("%w %d (%s): parent hash %s is not the head %d %s", ErrInvalidBlock,
-				blocks[0].NumberU64(), blocks[0].Hash().Hex(), blocks[0].ParentHash().Hex(), h.Number(), h.Hash().Hex())
+				first.NumberU64(), first.Hash().Hex(), first.ParentHash().Hex(), h.Number(), h.Hash().Hex())
 		}
 		out := make(chan executed, pipeAhead)
 		quit := make(chan struct{})
-		go w.executeAhead(h, blocks, out, quit)
+		go w.executeAhead(h, first, f.more, out, quit)
 		defer func() {
 			close(quit)
 			for range out { // the executor ends, releasing its view
 			}
 		}()
-		for i, b := range blocks {
+		for {
 			r, ok := <-out
 			if !ok {
 				return fmt.Errorf("%w: import executor ended early", ErrWriterFault)
@@ -89,33 +132,35 @@ func (w *Writer) importRun(blocks []*chaintypes.Block, tags []store.Tag, done fu
 				}
 			}
 			var t []store.Tag
-			if i == len(blocks)-1 {
-				t = tags
+			if r.last {
+				t = f.tags // set before more closed, which the executor saw before sending r
 			}
 			if err := w.db.WriteBlock(eb.BlockWrite(t...)); err != nil {
-				return fmt.Errorf("write block %d: %w", b.NumberU64(), err)
+				return fmt.Errorf("write block %d: %w", eb.Block.NumberU64(), err)
 			}
-			written++
-			if err := w.publish(h.Number(), []*types.Header{b.Header()}, nil, nil); err != nil {
+			if err := w.publish(h.Number(), []*types.Header{eb.Block.Header()}, nil, nil); err != nil {
 				return err
 			}
 			if done != nil {
-				done(b)
+				done(eb.Block)
+			}
+			if r.last {
+				return nil
 			}
 		}
-		return nil
 	})
-	return written, err
 }
 
-// executeAhead executes blocks in order on the state after h (a head of
-// the writer's, whose view it holds a reference to while it reads) with
-// each executed block's diff stacked in memory, and sends each block's
-// result to out, which it closes when done: after the last block, after
-// the first error (sent), or when quit closes. As the writer goroutine
-// writes the blocks, it moves its base up to a newer head every
-// pipeRebase blocks.
-func (w *Writer) executeAhead(h *Head, blocks []*chaintypes.Block, out chan<- executed, quit <-chan struct{}) {
+// executeAhead executes first and the blocks from more in order on the
+// state after h (a head of the writer's, whose view it holds a reference
+// to while it reads) with each executed block's diff stacked in memory,
+// and sends each block's result to out, which it closes when done: after
+// the last block (more closed), after the first error (sent), or when quit
+// closes. It takes the next block from more before sending a block's
+// result, to say whether it is the last. As the writer goroutine writes
+// the blocks, it moves its base up to a newer head every pipeRebase
+// blocks.
+func (w *Writer) executeAhead(h *Head, first *chaintypes.Block, more <-chan *chaintypes.Block, out chan<- executed, quit <-chan struct{}) {
 	defer close(out)
 	send := func(r executed) bool {
 		select {
@@ -139,17 +184,28 @@ func (w *Writer) executeAhead(h *Head, blocks []*chaintypes.Block, out chan<- ex
 	}
 	defer func() { p.close() }()
 	parent := h.Header()
-	for _, b := range blocks {
+	for b := first; ; {
 		if err := p.rebase(w); err != nil {
 			send(executed{err: err})
 			return
 		}
 		eb, err := w.exec.ExecuteBlockOn(b, parent, p.headers, p.state)
-		if !send(executed{eb: eb, err: err}) {
+		if err != nil {
+			send(executed{err: err})
 			return
 		}
 		p.push(b, eb.Diff)
 		parent = b.Header()
+		var next *chaintypes.Block
+		select {
+		case next = <-more:
+		case <-quit:
+			return
+		}
+		if !send(executed{eb: eb, last: next == nil}) || next == nil {
+			return
+		}
+		b = next
 	}
 }
 

@@ -466,22 +466,27 @@ func (w *Writer) UnwindTo(number uint64, rebase Rebase) error {
 // error naming it; the blocks before it stay imported. Blocks are decoded,
 // and their senders recovered, ahead of execution on the other cores
 // (senders.go). A run of blocks each the child of the one before (up to
-// importRunMax) is one writer job, pipelined (importpipe.go): the next
-// block executes on the spare core while the previous one's root is
-// verified and it is written; each block is still verified, then written
-// in its own atomic batch, in order. progress is called at most every
-// interval (from the writer goroutine during a run).
+// importRunMax) is one writer job, pipelined (importpipe.go): it starts
+// with the run's first block decoded, the next block executes on the
+// spare core while the previous one's root is verified and it is written;
+// each block is still verified, then written in its own atomic batch, in
+// order. progress is called at most every interval (from the writer
+// goroutine during a run).
 func (w *Writer) ImportRLP(r io.Reader, interval time.Duration, progress func(ImportStats)) (ImportStats, error) {
 	var (
 		stats  ImportStats
 		start  = time.Now()
 		last   = start
 		stream = rlp.NewStream(r, 0)
-		// run holds the blocks waiting for their write: each the child
-		// of the one before (importRun pipelines them). tagged says
-		// whether the last block written got the final tags.
-		run    []*chaintypes.Block
-		tagged bool
+		// run is the pipelined run being imported (nil: none): runLast
+		// the last block fed to it, runLen how many. stats is only
+		// touched by the run (done, on the writer goroutine) while it
+		// is open. tagged says whether the last block written got the
+		// final tags.
+		run     *importFeed
+		runLast *chaintypes.Block
+		runLen  int
+		tagged  bool
 	)
 	done := func(b *chaintypes.Block) {
 		stats.Blocks++
@@ -494,56 +499,45 @@ func (w *Writer) ImportRLP(r io.Reader, interval time.Duration, progress func(Im
 			progress(stats)
 		}
 	}
-	flush := func(final bool) error {
-		if len(run) == 0 {
+	finish := func(final bool) error {
+		if run == nil {
 			return nil
 		}
 		var tags []store.Tag
 		if final {
 			tags = []store.Tag{store.TagSafe, store.TagFinalized}
 		}
-		blocks := run
-		run = run[:0:0]
+		err := run.finish(tags)
+		run, runLast, runLen = nil, nil, 0
 		tagged = final
-		if h := w.head.Load(); blocks[0].ParentHash() != h.Hash() {
-			// A side chain, or a block the writer refuses: one block
-			// as go-ethereum's import inserts it.
-			var t []store.Tag
-			if len(blocks) == 1 {
-				t = tags
-			}
-			if err := w.importFileBlock(blocks[0], t); err != nil {
-				return err
-			}
-			done(blocks[0])
-			blocks = blocks[1:]
-		}
-		if len(blocks) == 0 {
-			return nil
-		}
-		_, err := w.importRun(blocks, tags, done)
 		return err
 	}
 	blocks, stop := w.decodeAhead(stream)
 	defer stop()
+	defer finish(false) // a run still open on an early return
 	for d := range blocks {
 		if d.err != nil {
 			// The blocks before the bad one are valid: keep them.
-			n := stats.Blocks + stats.Skipped + len(run) + 1
-			if err := flush(false); err != nil {
+			if err := finish(false); err != nil {
 				return stats, err
 			}
+			n := stats.Blocks + stats.Skipped + 1
 			return stats, fmt.Errorf("decode block %d of the file: %w", n, d.err)
 		}
 		b := d.block
-		if len(run) > 0 && len(run) < importRunMax && b.ParentHash() == run[len(run)-1].Hash() {
+		if run != nil && runLen < importRunMax && b.ParentHash() == runLast.Hash() {
 			// The child of a block not yet written cannot be canonical.
-			run = append(run, b)
+			if !run.feed(b) {
+				err := finish(false) // the run failed
+				return stats, err
+			}
+			runLast = b
+			runLen++
 			continue
 		}
 		// Whether b is canonical, or a side chain's, is asked of the
 		// store with every block before it written.
-		if err := flush(false); err != nil {
+		if err := finish(false); err != nil {
 			return stats, err
 		}
 		if have, err := w.isCanonical(b); err != nil {
@@ -552,15 +546,26 @@ func (w *Writer) ImportRLP(r io.Reader, interval time.Duration, progress func(Im
 			stats.Skipped++
 			continue
 		}
-		run = append(run, b)
+		if b.ParentHash() == w.head.Load().Hash() {
+			run, runLast, runLen = w.startImportRun(b, done), b, 1
+			continue
+		}
+		// A side chain, or a block the writer refuses: one block as
+		// go-ethereum's import inserts it (the final tags, if it is the
+		// file's last, are set below).
+		if err := w.importFileBlock(b, nil); err != nil {
+			return stats, err
+		}
+		done(b)
+		tagged = false
 	}
-	if len(run) > 0 {
-		if err := flush(true); err != nil {
+	if run != nil {
+		if err := finish(true); err != nil {
 			return stats, err
 		}
 	} else if stats.Head != nil && !tagged {
-		// The file's last blocks were skipped: the last block written
-		// still gets the final tags.
+		// The file's last blocks were skipped, or the last was a side
+		// chain's: the last block written still gets the final tags.
 		hash := stats.Head.Hash()
 		if err := w.SetTags(map[store.Tag]common.Hash{store.TagSafe: hash, store.TagFinalized: hash}); err != nil {
 			return stats, err
