@@ -22,11 +22,10 @@ import (
 // root) writes nothing of itself and ends the run with the error naming
 // it, the blocks before it stay, and the executed blocks after it are
 // dropped. On the 1M-slot benchmark chain execution is about a third of
-// the writer's work per block, the root and the write the rest.
-
-// The run's blocks come as ImportRLP decodes them (importFeed), so that
-// execution starts with the file's first block while the blocks after it
-// are still decoded and their senders recovered.
+// the writer's work per block, the root and the write the rest. The run's
+// blocks come as ImportRLP decodes them (importFeed), so that execution
+// starts with the file's first block while the blocks after it are still
+// decoded and their senders recovered.
 
 const (
 	// pipeAhead is how many executed blocks may wait for their root and
