@@ -48,9 +48,11 @@ type importFeed struct {
 	// tags (besides latest) move to the run's last block: set before
 	// more closes.
 	tags []store.Tag
-	// ended closes when the run returned err.
-	ended chan struct{}
-	err   error
+	// ended closes when the run returned err; tagged says whether its
+	// last block was written with tags (see executeAhead).
+	ended  chan struct{}
+	err    error
+	tagged bool
 }
 
 // startImportRun starts importRun of first (a child of the head) and the
@@ -75,20 +77,23 @@ func (f *importFeed) feed(b *chaintypes.Block) bool {
 	}
 }
 
-// finish ends the run after the blocks fed, tags moving to its last one,
-// waits for it and returns its error.
-func (f *importFeed) finish(tags []store.Tag) error {
+// finish ends the run after the blocks fed, tags moving to its last one
+// (when it was not known to be the last as it was written, not: tagged
+// false), waits for it and returns its error.
+func (f *importFeed) finish(tags []store.Tag) (tagged bool, err error) {
 	f.tags = tags
 	close(f.more)
 	<-f.ended
-	return f.err
+	return f.tagged, f.err
 }
 
 // executed is one block the executor goroutine finished, or the error that
-// ended it; last says it is the run's last block.
+// ended it; last says it is the run's last block, end (without a block)
+// that the run ended after the block sent before.
 type executed struct {
 	eb   *ExecutedBlock
 	last bool
+	end  bool
 	err  error
 }
 
@@ -119,6 +124,9 @@ func (w *Writer) importRun(first *chaintypes.Block, f *importFeed, done func(*ch
 			if r.err != nil {
 				return r.err
 			}
+			if r.end {
+				return nil
+			}
 			eb := r.eb
 			h := w.head.Load()
 			tr, err := stateTrie(h.view.v, h.Number())
@@ -133,6 +141,7 @@ func (w *Writer) importRun(first *chaintypes.Block, f *importFeed, done func(*ch
 			var t []store.Tag
 			if r.last {
 				t = f.tags // set before more closed, which the executor saw before sending r
+				f.tagged = true
 			}
 			if err := w.db.WriteBlock(eb.BlockWrite(t...)); err != nil {
 				return fmt.Errorf("write block %d: %w", eb.Block.NumberU64(), err)
@@ -155,8 +164,12 @@ func (w *Writer) importRun(first *chaintypes.Block, f *importFeed, done func(*ch
 // to while it reads) with each executed block's diff stacked in memory,
 // and sends each block's result to out, which it closes when done: after
 // the last block (more closed), after the first error (sent), or when quit
-// closes. It takes the next block from more before sending a block's
-// result, to say whether it is the last. As the writer goroutine writes
+// closes. A block's result says whether it is the run's last when more is
+// closed as it is sent (at the file's end: decoding ends long before the
+// last block's execution); when more closes only later, the end is sent on
+// its own (the last block was written without the run's tags). It never
+// waits for the next block before sending a result: a block is written
+// without waiting for the file's next one. As the writer goroutine writes
 // the blocks, it moves its base up to a newer head every pipeRebase
 // blocks.
 func (w *Writer) executeAhead(h *Head, first *chaintypes.Block, more <-chan *chaintypes.Block, out chan<- executed, quit <-chan struct{}) {
@@ -196,13 +209,25 @@ func (w *Writer) executeAhead(h *Head, first *chaintypes.Block, more <-chan *cha
 		p.push(b, eb.Diff)
 		parent = b.Header()
 		var next *chaintypes.Block
+		known := true
 		select {
-		case next = <-more:
-		case <-quit:
+		case next = <-more: // nil: closed
+		default:
+			known = false
+		}
+		if !send(executed{eb: eb, last: known && next == nil}) || known && next == nil {
 			return
 		}
-		if !send(executed{eb: eb, last: next == nil}) || next == nil {
-			return
+		if !known {
+			select {
+			case next = <-more:
+			case <-quit:
+				return
+			}
+			if next == nil {
+				send(executed{end: true})
+				return
+			}
 		}
 		b = next
 	}

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core"
@@ -199,5 +201,52 @@ func TestImportRLPPipelineForgedRoot(t *testing.T) {
 	last := blocks[len(blocks)-1].Hash()
 	if h := w.Head(); h.Hash() != last || h.Safe().Hash() != last || h.Finalized().Hash() != last {
 		t.Fatalf("head %s safe %s finalized %s, want %s", h.Hash(), h.Safe().Hash(), h.Finalized().Hash(), last)
+	}
+}
+
+// The import pipeline starts with the file's first block: a file whose
+// second block comes only after its first was written (the reader blocks
+// until then) imports. Collecting a run of blocks before executing any
+// would wait for the second block forever (failed here after 30 s).
+func TestImportRLPPipelineStreams(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(chaintest.Dir(t), "chain", "chain.rlp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, rest, err := rlp.Split(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := data[:len(data)-len(rest)]
+	blocks := chaintest.Blocks(t)
+	_, _, w := chaintest.GenesisStore(t)
+	pr, pw := io.Pipe()
+	fed := make(chan error, 1)
+	go func() {
+		defer pw.Close()
+		if _, err := pw.Write(first); err != nil {
+			fed <- err
+			return
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for w.Head().Number() < 1 {
+			if time.Now().After(deadline) {
+				fed <- errors.New("block 1 not written before the file's second block was read")
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+		_, err := pw.Write(rest)
+		fed <- err
+	}()
+	stats, err := w.ImportRLP(pr, 0, nil)
+	if ferr := <-fed; ferr != nil {
+		t.Fatal(ferr)
+	}
+	if err != nil || stats.Blocks != len(blocks) {
+		t.Fatalf("ImportRLP: %+v, %v, want %d blocks", stats, err, len(blocks))
+	}
+	if h := w.Head(); h.Hash() != blocks[len(blocks)-1].Hash() || h.Finalized().Hash() != h.Hash() {
+		t.Fatalf("head %d %s (finalized %s), want %s", h.Number(), h.Hash(), h.Finalized().Hash(), blocks[len(blocks)-1].Hash())
 	}
 }

@@ -507,9 +507,9 @@ func (w *Writer) ImportRLP(r io.Reader, interval time.Duration, progress func(Im
 		if final {
 			tags = []store.Tag{store.TagSafe, store.TagFinalized}
 		}
-		err := run.finish(tags)
+		ran, err := run.finish(tags)
 		run, runLast, runLen = nil, nil, 0
-		tagged = final
+		tagged = final && ran
 		return err
 	}
 	blocks, stop := w.decodeAhead(stream)
@@ -559,13 +559,13 @@ func (w *Writer) ImportRLP(r io.Reader, interval time.Duration, progress func(Im
 		done(b)
 		tagged = false
 	}
-	if run != nil {
-		if err := finish(true); err != nil {
-			return stats, err
-		}
-	} else if stats.Head != nil && !tagged {
-		// The file's last blocks were skipped, or the last was a side
-		// chain's: the last block written still gets the final tags.
+	if err := finish(true); err != nil {
+		return stats, err
+	}
+	if stats.Head != nil && !tagged {
+		// The file's last blocks were skipped, the last was a side
+		// chain's, or the run's last was written before the file's end
+		// was known: the last block written still gets the final tags.
 		hash := stats.Head.Hash()
 		if err := w.SetTags(map[store.Tag]common.Hash{store.TagSafe: hash, store.TagFinalized: hash}); err != nil {
 			return stats, err
