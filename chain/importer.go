@@ -74,14 +74,8 @@ func (e *Executor) ExecuteBlock(block *chaintypes.Block, parent *types.Header, h
 	if err != nil {
 		return nil, err
 	}
-	tr, err := stateTrie(view, parent.Number.Uint64())
-	if err != nil {
+	if err := e.verifyStateRootAt(eb, view, parent.Number.Uint64()); err != nil {
 		return nil, err
-	}
-	if tr != nil {
-		if err := e.VerifyStateRoot(eb, tr); err != nil {
-			return nil, err
-		}
 	}
 	return eb, nil
 }

@@ -129,24 +129,15 @@ func (w *Writer) importRun(first *chaintypes.Block, f *importFeed, done func(*ch
 			}
 			eb := r.eb
 			h := w.head.Load()
-			tr, err := stateTrie(h.view.v, h.Number())
-			if err != nil {
+			if err := w.exec.verifyStateRootAt(eb, h.view.v, h.Number()); err != nil {
 				return err
-			}
-			if tr != nil {
-				if err := w.exec.VerifyStateRoot(eb, tr); err != nil {
-					return err
-				}
 			}
 			var t []store.Tag
 			if r.last {
 				t = f.tags // set before more closed, which the executor saw before sending r
 				f.tagged = true
 			}
-			if err := w.db.WriteBlock(eb.BlockWrite(t...)); err != nil {
-				return fmt.Errorf("write block %d: %w", eb.Block.NumberU64(), err)
-			}
-			if err := w.publish(h.Number(), []*types.Header{eb.Block.Header()}, nil, nil); err != nil {
+			if err := w.writeExecuted(h, eb, t, nil); err != nil {
 				return err
 			}
 			if done != nil {

@@ -94,6 +94,16 @@ func (e *Executor) checkRoots(eb *ExecutedBlock, root common.Hash, withdrawals f
 	return nil
 }
 
+// verifyStateRootAt is VerifyStateRoot on the state trie at number (eb's
+// parent) in view; nothing when the store keeps no trie.
+func (e *Executor) verifyStateRootAt(eb *ExecutedBlock, view store.View, number uint64) error {
+	tr, err := stateTrie(view, number)
+	if err != nil || tr == nil {
+		return err
+	}
+	return e.VerifyStateRoot(eb, tr)
+}
+
 // stateTrie returns the state trie at number in view, nil when the store
 // keeps none (nothing is then verified or computed).
 func stateTrie(view store.View, number uint64) (*store.StateTrie, error) {

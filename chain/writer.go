@@ -382,15 +382,21 @@ func (w *Writer) Import(blocks []*chaintypes.Block, opts ImportOptions) error {
 			if i == len(blocks)-1 {
 				tags = opts.Tags
 			}
-			if err := w.db.WriteBlock(eb.BlockWrite(tags...)); err != nil {
-				return fmt.Errorf("write block %d: %w", b.NumberU64(), err)
-			}
-			if err := w.publish(h.Number(), []*types.Header{b.Header()}, nil, opts.Rebase); err != nil {
+			if err := w.writeExecuted(h, eb, tags, opts.Rebase); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+}
+
+// writeExecuted writes eb (a child of the head h) in its own batch with
+// tags, publishes its Head and runs rebase (on the writer goroutine).
+func (w *Writer) writeExecuted(h *Head, eb *ExecutedBlock, tags []store.Tag, rebase Rebase) error {
+	if err := w.db.WriteBlock(eb.BlockWrite(tags...)); err != nil {
+		return fmt.Errorf("write block %d: %w", eb.Block.NumberU64(), err)
+	}
+	return w.publish(h.Number(), []*types.Header{eb.Block.Header()}, nil, rebase)
 }
 
 // ImportBlock imports one block, moving tags (besides latest) to it.
