@@ -35,7 +35,10 @@ type Config struct {
 	// node versions overlap nearly all of them), none at all for an import
 	// of less than bulkL0CompactionThreshold memtables: what it leaves in
 	// L0 is compacted by the next open (Pebble schedules the compaction
-	// as it opens) in the background. Default false.
+	// as it opens) in the background. A state trie update of a bulk
+	// import also runs without its prefetcher (trieprefetch.go): the
+	// import's pipeline keeps every core busy, so the prefetcher's second
+	// walk of the update's keys would only add work. Default false.
 	BulkImport bool
 	// ReadOnly opens the store without write access (Pebble's ReadOnly:
 	// nothing is created, locked or written, so a read-only filesystem

@@ -247,6 +247,9 @@ type nodeReader struct {
 	// first); fill, when set, is the prefetch this reader works for (every
 	// node it resolves goes there). trieprefetch.go.
 	pre, fill *prefetch
+	// noPrefetch: updates through this reader start no prefetcher
+	// (Config.BulkImport).
+	noPrefetch bool
 	// seeks counts the nodes Node read from the store.
 	seeks int
 }
@@ -421,6 +424,7 @@ func (db *DB) updateTrie(r reader, height uint64, under []*TrieUpdate, diff *Sta
 	}
 	nr := newNodeReader(r, db.nodes, height, under)
 	defer nr.close()
+	nr.noPrefetch = db.cfg.BulkImport
 	u, err := applyDiff(nr, diff, watch)
 	if err != nil {
 		return nil, fmt.Errorf("state trie update on %d: %w", height, err)

@@ -53,9 +53,10 @@ const minPrefetchItems = 16
 
 // startPrefetch starts the prefetcher of an update of items (in the order
 // the update reads them) on the state trie with root parentRoot, read like
-// nr. It returns nil when there is no second core or too few items.
+// nr. It returns nil when there is no second core, too few items, or nr
+// asks for none (a bulk import's).
 func startPrefetch(nr *nodeReader, parentRoot common.Hash, items []prefetchItem) *prefetch {
-	if runtime.GOMAXPROCS(0) < 2 || len(items) < minPrefetchItems {
+	if nr.noPrefetch || runtime.GOMAXPROCS(0) < 2 || len(items) < minPrefetchItems {
 		return nil
 	}
 	p := &prefetch{nodes: make(map[common.Hash][]byte, 4*len(items)), done: make(chan struct{})}

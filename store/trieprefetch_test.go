@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"maps"
+	"runtime"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -145,5 +146,53 @@ func TestTriePrefetchCorruptNode(t *testing.T) {
 			t.Fatalf("update over a corrupt node (prefetcher waited for: %v): %v, want ErrCorrupt", wait, err)
 		}
 		v.Close()
+	}
+}
+
+// TestTriePrefetchOffInBulkImport: a bulk import's store (Config.BulkImport)
+// computes its trie updates without a prefetcher, the same update as a
+// store that starts one for the same block.
+func TestTriePrefetchOffInBulkImport(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("one core: no store starts a prefetcher")
+	}
+	d := NewStateDiff()
+	a := common.Address{0x42}
+	d.Accounts[a] = &Account{Nonce: 1}
+	d.Storage[a] = map[common.Hash]common.Hash{}
+	for i := range 4 * minPrefetchItems {
+		d.Storage[a][crypto.Keccak256Hash([]byte{byte(i)})] = common.Hash{31: byte(i + 1)}
+	}
+	var roots []common.Hash
+	for _, bulk := range []bool{false, true} {
+		cfg := testConfig(t)
+		cfg.BulkImport = bulk
+		db := openTestDBWith(t, cfg)
+		writeGenesis(t, db, NewStateDiff())
+		started := false
+		setPrefetchHook(t, func(p *prefetch) *prefetch {
+			started = p != nil
+			return p
+		})
+		v, err := db.View()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := v.StateTrie(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := tr.Update(d)
+		v.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if started == bulk {
+			t.Fatalf("BulkImport %v: prefetcher started %v", bulk, started)
+		}
+		roots = append(roots, u.Root)
+	}
+	if roots[0] != roots[1] {
+		t.Fatalf("roots differ: %s with a prefetcher, %s without", roots[0], roots[1])
 	}
 }
