@@ -14,6 +14,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -266,5 +267,25 @@ func TestNodeFlagCombinations(t *testing.T) {
 				t.Fatalf("err %v, want one containing %q", err, tc.wantErr)
 			}
 		})
+	}
+}
+
+// tipnode import's --memory.gcpercent: a negative target is refused
+// before anything is opened, and the GC target the import sets is the
+// process's again when it returns.
+func TestImportGCPercent(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	err := runImport(context.Background(), []string{"--datadir", t.TempDir(), "--memory.gcpercent", "-1", "x.rlp"}, &stdout, &stderr)
+	if want := "--memory.gcpercent -1: want 0 (GOGC from the environment) or more"; err == nil || err.Error() != want {
+		t.Fatalf("import --memory.gcpercent -1: %v, want %s", err, want)
+	}
+	before := debug.SetGCPercent(77)
+	defer debug.SetGCPercent(before)
+	err = runImport(context.Background(), []string{"--datadir", filepath.Join(t.TempDir(), "missing"), "--memory.gcpercent", "900", "--log.level", "error", "x.rlp"}, &stdout, &stderr)
+	if err == nil {
+		t.Fatal("import into a missing data directory succeeded")
+	}
+	if got := debug.SetGCPercent(77); got != 77 {
+		t.Fatalf("GC target after the import: %d, want 77 (restored)", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -315,13 +316,15 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		sf   StoreFlags
-		lc   LogConfig
-		prof ProfileConfig
+		sf        StoreFlags
+		lc        LogConfig
+		prof      ProfileConfig
+		gcPercent int
 	)
 	sf.register(fs, datadirRequired)
 	lc.register(fs)
 	prof.register(fs)
+	fs.IntVar(&gcPercent, "memory.gcpercent", importGCPercent, "Go garbage collector target: the heap may grow this % over the live data before a collection (debug.SetGCPercent; Go's default is 100; 0 = leave GOGC as the environment sets it). Higher spends less of the import's CPU on collections and more memory")
 	files, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -332,8 +335,14 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := prof.Validate(); err != nil {
 		return err
 	}
+	if gcPercent < 0 {
+		return fmt.Errorf("--memory.gcpercent %d: want 0 (GOGC from the environment) or more", gcPercent)
+	}
 	if sf.DataDir == "" || len(files) == 0 {
 		return errors.New("usage: tipnode import --datadir DIR FILE.rlp...") //lint:ignore ST1005 a usage line, as the help prints it
+	}
+	if gcPercent > 0 {
+		defer debug.SetGCPercent(debug.SetGCPercent(gcPercent))
 	}
 	log := lc.logger(stderr)
 	ps := newProfileServer(prof, log)

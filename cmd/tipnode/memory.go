@@ -20,6 +20,12 @@ const (
 	// every request allocates, so at Go's 100 collections cost a few % of
 	// every request's CPU; the soft memory limit bounds the heap either way.
 	defaultGCPercent = 400
+	// importGCPercent is tipnode import's target: its live heap is small
+	// (about 50 MiB on the 1M-slot benchmark chain) and it allocates for
+	// every node and transaction; at 600 the import's collections cost
+	// about 8 % less of its CPU than at 100 (about 850 instead of 660 MiB
+	// of RSS on that chain).
+	importGCPercent = 600
 	// memoryHeadroom is what the automatic soft limit allows on top of the
 	// Go-heap caches (--cache.state): requests in flight, batches, the
 	// websockets' queues (--rpc.maxoutput), pending state.
