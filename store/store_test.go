@@ -32,6 +32,8 @@ func TestComparer(t *testing.T) {
 	prefixes := [][]byte{
 		accountKey(a1, 0)[:accountEntityLen], accountKey(a2, 0)[:accountEntityLen],
 		storageEntity(a1, s1), storageEntity(a1, s2), storageEntity(a2, s1),
+		appendTrieEntity(nil, common.Hash{}, []byte{1, 2}), appendTrieEntity(nil, common.Hash{}, []byte{1}),
+		appendTrieEntity(nil, s1, nil), appendTrieEntity(nil, s2, []byte{15, 0, 3}),
 	}
 	var suffixes [][]byte
 	for _, n := range []uint64{0, 1, 7, 1 << 40, ^uint64(0)} {
