@@ -177,6 +177,13 @@ func (c nodeCache) set(hash common.Hash, blob []byte) {
 // branch nodes).
 const hotPathLen = 3
 
+// hotOnlyPathLen is the longest path of a committed node cacheTrie puts in
+// the hot maps only, not in the clean cache as well: levels 0 to 2 (273
+// nodes of a trie) are read by nearly every block that touches the trie,
+// so they stay in the hot maps' newer generation, and a second copy in
+// the clean cache would only cost its Set.
+const hotOnlyPathLen = 2
+
 // hotCacheShare: the hot maps hold up to 1/hotCacheShare of the trie
 // cache's bytes (16 MiB of the default 128 MiB), on top of it.
 const hotCacheShare = 8
@@ -690,10 +697,13 @@ func (db *DB) cacheTrie(u *TrieUpdate) {
 		if nd.blob == nil {
 			continue
 		}
-		db.nodes.set(nd.hash, nd.blob)
-		if key[trieLenOff] <= hotPathLen {
+		if l := key[trieLenOff]; l <= hotPathLen {
 			db.nodes.hot.put(nd.hash, nd.blob)
+			if l <= hotOnlyPathLen {
+				continue
+			}
 		}
+		db.nodes.set(nd.hash, nd.blob)
 	}
 }
 

@@ -416,3 +416,52 @@ func TestTrieHotNodes(t *testing.T) {
 		t.Fatal("nil hot maps returned a node")
 	}
 }
+
+// TestTrieCacheLevels: a written block's nodes of levels 0 to
+// hotOnlyPathLen go to the hot maps only, those up to hotPathLen to both
+// the hot maps and the clean cache, deeper ones to the clean cache only.
+func TestTrieCacheLevels(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.TrieCacheBytes = 64 << 20
+	db := openTestDBWith(t, cfg)
+	writeGenesis(t, db, NewStateDiff())
+	a := common.Address{0x42}
+	d := NewStateDiff()
+	d.Accounts[a] = &Account{Nonce: 1}
+	d.Storage[a] = map[common.Hash]common.Hash{}
+	for i := range 4096 {
+		d.Storage[a][crypto.Keccak256Hash([]byte{byte(i), byte(i >> 8)})] = common.Hash{31: 1}
+	}
+	// The update the write computes is this one (same parent, same diff).
+	v, err := db.View()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := v.StateTrie(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := tr.Update(d)
+	v.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeDiffBlock(t, db, 1, d)
+	seen := make(map[int]int)
+	for key, nd := range u.nodes {
+		if nd.blob == nil {
+			continue
+		}
+		l := int(key[trieLenOff])
+		inHot, inCache := db.nodes.hot.get(nd.hash) != nil, db.nodes.get(nd.hash) != nil
+		if wantHot, wantCache := l <= hotPathLen, l > hotOnlyPathLen; inHot != wantHot || inCache != wantCache {
+			t.Fatalf("node at path length %d: hot %v, cache %v; want %v, %v", l, inHot, inCache, wantHot, wantCache)
+		}
+		seen[l]++
+	}
+	for l := 0; l <= hotPathLen+1; l++ {
+		if seen[l] == 0 {
+			t.Fatalf("no node at path length %d written (%v)", l, seen)
+		}
+	}
+}
