@@ -250,3 +250,59 @@ func TestImportRLPPipelineStreams(t *testing.T) {
 		t.Fatalf("head %d %s (finalized %s), want %s", h.Number(), h.Hash(), h.Finalized().Hash(), blocks[len(blocks)-1].Hash())
 	}
 }
+
+// A re-import of a file whose blocks are all canonical moves safe and
+// finalized up to the file's last block when they are below it (an
+// import killed after writing its last block, before the tags that the
+// pipeline sets apart in rare cases), and never down (a file of older
+// blocks).
+func TestImportRLPReimportTags(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(chaintest.Dir(t), "chain", "chain.rlp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := chaintest.Blocks(t)
+	db, _, w := chaintest.GenesisStore(t)
+	if _, err := w.ImportRLP(bytes.NewReader(data), 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	tagsAt := func(want uint64) {
+		t.Helper()
+		v, err := db.View()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer v.Close()
+		for _, tag := range []store.Tag{store.TagSafe, store.TagFinalized} {
+			if n, err := v.Tag(tag); err != nil || n != want {
+				t.Fatalf("%s at %d (%v), want %d", tag, n, err, want)
+			}
+		}
+	}
+	tagsAt(54)
+	// The state an import killed before its final tags leaves.
+	back := blocks[39].Hash() // block 40
+	if err := w.SetTags(map[store.Tag]common.Hash{store.TagSafe: back, store.TagFinalized: back}); err != nil {
+		t.Fatal(err)
+	}
+	tagsAt(40)
+	// A file of blocks 1-20: all skipped, the tags stay (above its last).
+	var offset []int
+	for pos := 0; pos < len(data); {
+		_, _, rest, err := rlp.Split(data[pos:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		offset = append(offset, pos)
+		pos = len(data) - len(rest)
+	}
+	if stats, err := w.ImportRLP(bytes.NewReader(data[:offset[20]]), 0, nil); err != nil || stats.Skipped != 20 {
+		t.Fatalf("re-import of blocks 1-20: %+v, %v", stats, err)
+	}
+	tagsAt(40)
+	// The whole file again: all skipped, the tags move up to block 54.
+	if stats, err := w.ImportRLP(bytes.NewReader(data), 0, nil); err != nil || stats.Skipped != 54 || stats.Blocks != 0 {
+		t.Fatalf("re-import: %+v, %v", stats, err)
+	}
+	tagsAt(54)
+}

@@ -493,6 +493,9 @@ func (w *Writer) ImportRLP(r io.Reader, interval time.Duration, progress func(Im
 		runLast *chaintypes.Block
 		runLen  int
 		tagged  bool
+		// lastSkipped is the file's last block when it was skipped as
+		// the canonical block at its height (nil: the last was not).
+		lastSkipped *types.Header
 	)
 	done := func(b *chaintypes.Block) {
 		stats.Blocks++
@@ -531,6 +534,7 @@ func (w *Writer) ImportRLP(r io.Reader, interval time.Duration, progress func(Im
 			return stats, fmt.Errorf("decode block %d of the file: %w", n, d.err)
 		}
 		b := d.block
+		lastSkipped = nil
 		if run != nil && runLen < importRunMax && b.ParentHash() == runLast.Hash() {
 			// The child of a block not yet written cannot be canonical.
 			if !run.feed(b) {
@@ -550,6 +554,7 @@ func (w *Writer) ImportRLP(r io.Reader, interval time.Duration, progress func(Im
 			return stats, err
 		} else if have {
 			stats.Skipped++
+			lastSkipped = b.Header()
 			continue
 		}
 		if b.ParentHash() == w.head.Load().Hash() {
@@ -576,9 +581,30 @@ func (w *Writer) ImportRLP(r io.Reader, interval time.Duration, progress func(Im
 		if err := w.SetTags(map[store.Tag]common.Hash{store.TagSafe: hash, store.TagFinalized: hash}); err != nil {
 			return stats, err
 		}
+	} else if stats.Head == nil && lastSkipped != nil {
+		// Every block was already canonical (a re-import): the tags
+		// move up to the file's last block if they are below it, as
+		// after an import killed between its last block and its tags;
+		// never down (a file of older blocks).
+		if err := w.SetTags(tagsBelow(w.head.Load(), lastSkipped)); err != nil {
+			return stats, err
+		}
 	}
 	stats.Duration = time.Since(start)
 	return stats, nil
+}
+
+// tagsBelow is safe and finalized, those of h below block b, moved to b.
+func tagsBelow(h *Head, b *types.Header) map[store.Tag]common.Hash {
+	tags := make(map[store.Tag]common.Hash, 2)
+	n := b.Number.Uint64()
+	if s := h.Safe(); s == nil || s.Number.Uint64() < n {
+		tags[store.TagSafe] = b.Hash()
+	}
+	if f := h.Finalized(); f == nil || f.Number.Uint64() < n {
+		tags[store.TagFinalized] = b.Hash()
+	}
+	return tags
 }
 
 // importFileBlock imports b, a block of a chain file, as go-ethereum's
