@@ -17,6 +17,10 @@ import (
 // errVerifyFailed is the answer of a verify that found a mismatch.
 var errVerifyFailed = errors.New("store verification failed")
 
+// errVerifyUnchecked is the answer of a verify that had nothing to compare
+// the flat state's root with (no trie kept, no root in the header).
+var errVerifyUnchecked = errors.New("store not verified: nothing to compare the flat state's root with")
+
 // runVerify checks a store: the state root recomputed from the flat state
 // alone, the state trie walked node by node (every node's hash checked),
 // and the block header's state root must all agree.
@@ -95,6 +99,10 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		ok = ok && h.Root == flat.Root
 	} else {
 		fmt.Fprintln(stdout, "  the header carries no state root (sealed before tipnode kept roots, or a fork)")
+		if trieRoot == (common.Hash{}) {
+			fmt.Fprintln(stdout, "NOT COMPARED: the store keeps no state trie and the header carries no state root, so the flat state's root has nothing to be compared with")
+			return errVerifyUnchecked
+		}
 	}
 	if !ok {
 		fmt.Fprintln(stdout, "MISMATCH")
