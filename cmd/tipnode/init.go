@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -335,14 +334,13 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := prof.Validate(); err != nil {
 		return err
 	}
-	if gcPercent < 0 {
-		return fmt.Errorf("--memory.gcpercent %d: want 0 (GOGC from the environment) or more", gcPercent)
+	restoreGC, err := setGCPercent(gcPercent)
+	if err != nil {
+		return err
 	}
+	defer restoreGC()
 	if sf.DataDir == "" || len(files) == 0 {
 		return errors.New("usage: tipnode import --datadir DIR FILE.rlp...") //lint:ignore ST1005 a usage line, as the help prints it
-	}
-	if gcPercent > 0 {
-		defer debug.SetGCPercent(debug.SetGCPercent(gcPercent))
 	}
 	log := lc.logger(stderr)
 	ps := newProfileServer(prof, log)

@@ -143,3 +143,17 @@ func (m *memoryReturner) Stop() {
 		<-m.done
 	})
 }
+
+// setGCPercent applies a --memory.gcpercent value (0: GOGC as the
+// environment sets it) and returns what restores the previous target; a
+// negative value is refused.
+func setGCPercent(percent int) (restore func(), err error) {
+	if percent < 0 {
+		return nil, fmt.Errorf("--memory.gcpercent %d: want 0 (GOGC from the environment) or more", percent)
+	}
+	if percent == 0 {
+		return func() {}, nil
+	}
+	prev := debug.SetGCPercent(percent)
+	return func() { debug.SetGCPercent(prev) }, nil
+}

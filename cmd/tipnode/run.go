@@ -429,12 +429,11 @@ func serveUntilDone(ctx context.Context, nf NodeFlags, keys []*ecdsa.PrivateKey,
 		return err
 	}
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(limit))
-	if nf.GCPercent < 0 {
-		return fmt.Errorf("--memory.gcpercent %d: want 0 (GOGC from the environment) or more", nf.GCPercent)
+	restoreGC, err := setGCPercent(nf.GCPercent)
+	if err != nil {
+		return err
 	}
-	if nf.GCPercent > 0 {
-		defer debug.SetGCPercent(debug.SetGCPercent(nf.GCPercent))
-	}
+	defer restoreGC()
 	if limit != math.MaxInt64 {
 		log.Info().Int64("limitMiB", limit>>20).Msg("Go soft memory limit")
 	}
