@@ -373,6 +373,34 @@ func diffBlockWrite(n uint64, parent common.Hash, d *StateDiff) *BlockWrite {
 	return &BlockWrite{Block: chaintypes.NewBlockWithHeader(h), Diff: d}
 }
 
+// slotsDiff is a diff creating account a (nonce 1) with n slots: slot i
+// keyed by the hash of i's two low bytes, valued i+1 (never zero).
+func slotsDiff(a common.Address, n int) *StateDiff {
+	d := NewStateDiff()
+	d.Accounts[a] = &Account{Nonce: 1}
+	d.Storage[a] = make(map[common.Hash]common.Hash, n)
+	for i := range n {
+		d.Storage[a][crypto.Keccak256Hash([]byte{byte(i), byte(i >> 8)})] = common.Hash{30: byte((i + 1) >> 8), 31: byte(i + 1)}
+	}
+	return d
+}
+
+// updateAt computes d's trie update on the trie at height h, as a block
+// written on h computes it.
+func updateAt(tb testing.TB, db *DB, h uint64, d *StateDiff) (*TrieUpdate, error) {
+	tb.Helper()
+	v, err := db.View()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer v.Close()
+	tr, err := v.StateTrie(h)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return tr.Update(d)
+}
+
 func writeDiffBlock(tb testing.TB, db *DB, n uint64, d *StateDiff) {
 	tb.Helper()
 	if err := db.WriteBlock(diffBlockWrite(n, canonicalHash(tb, db, n-1), d)); err != nil {
@@ -425,24 +453,8 @@ func TestTrieCacheLevels(t *testing.T) {
 	cfg.TrieCacheBytes = 64 << 20
 	db := openTestDBWith(t, cfg)
 	writeGenesis(t, db, NewStateDiff())
-	a := common.Address{0x42}
-	d := NewStateDiff()
-	d.Accounts[a] = &Account{Nonce: 1}
-	d.Storage[a] = map[common.Hash]common.Hash{}
-	for i := range 4096 {
-		d.Storage[a][crypto.Keccak256Hash([]byte{byte(i), byte(i >> 8)})] = common.Hash{31: 1}
-	}
-	// The update the write computes is this one (same parent, same diff).
-	v, err := db.View()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := v.StateTrie(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u, err := tr.Update(d)
-	v.Close()
+	d := slotsDiff(common.Address{0x42}, 4096)
+	u, err := updateAt(t, db, 0, d) // the update the write computes
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -98,12 +98,7 @@ func TestTriePrefetchCorruptNode(t *testing.T) {
 	model := newTrieModel()
 	writeGenesis(t, db, NewStateDiff())
 	a := common.Address{0x42}
-	d := NewStateDiff()
-	d.Accounts[a] = &Account{Nonce: 1}
-	d.Storage[a] = map[common.Hash]common.Hash{}
-	for i := range 64 {
-		d.Storage[a][crypto.Keccak256Hash([]byte{byte(i)})] = common.Hash{31: byte(i + 1)}
-	}
+	d := slotsDiff(a, 64)
 	model.apply(d)
 	writeDiffBlock(t, db, 1, d)
 	// Corrupt the root node of a's storage trie at block 1.
@@ -134,18 +129,9 @@ func TestTriePrefetchCorruptNode(t *testing.T) {
 			}
 			return p
 		})
-		v, err := db.View()
-		if err != nil {
-			t.Fatal(err)
-		}
-		tr, err := v.StateTrie(1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tr.Update(next); !errors.Is(err, ErrCorrupt) {
+		if _, err := updateAt(t, db, 1, next); !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("update over a corrupt node (prefetcher waited for: %v): %v, want ErrCorrupt", wait, err)
 		}
-		v.Close()
 	}
 }
 
@@ -156,13 +142,7 @@ func TestTriePrefetchOffInBulkImport(t *testing.T) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		t.Skip("one core: no store starts a prefetcher")
 	}
-	d := NewStateDiff()
-	a := common.Address{0x42}
-	d.Accounts[a] = &Account{Nonce: 1}
-	d.Storage[a] = map[common.Hash]common.Hash{}
-	for i := range 4 * minPrefetchItems {
-		d.Storage[a][crypto.Keccak256Hash([]byte{byte(i)})] = common.Hash{31: byte(i + 1)}
-	}
+	d := slotsDiff(common.Address{0x42}, 4*minPrefetchItems)
 	var roots []common.Hash
 	for _, bulk := range []bool{false, true} {
 		cfg := testConfig(t)
@@ -174,16 +154,7 @@ func TestTriePrefetchOffInBulkImport(t *testing.T) {
 			started = p != nil
 			return p
 		})
-		v, err := db.View()
-		if err != nil {
-			t.Fatal(err)
-		}
-		tr, err := v.StateTrie(0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		u, err := tr.Update(d)
-		v.Close()
+		u, err := updateAt(t, db, 0, d)
 		if err != nil {
 			t.Fatal(err)
 		}
