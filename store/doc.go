@@ -28,7 +28,12 @@
 // UnwindTo and Reorg delete like state versions. An update reads its keys'
 // paths, in trie-path (hashed key) order, with a prefetcher on a second
 // goroutine (trieprefetch.go: the keys from the back, chunk by chunk,
-// handed over by hash). Invariants:
+// handed over by hash; not in a bulk import, whose pipeline keeps the
+// cores busy). A node missing from the caches is read first from Pebble's
+// flushed tables only (IterOptions.OnlyReadGuaranteedDurable: no memtable
+// seek; most nodes a block reads are old) and taken from there when it
+// hashes to the node wanted, whatever its version; else it is read at the
+// height from the store's snapshot. Invariants:
 //   - the trie is readable at every height from its base (keyTrie) to
 //     latest, and its root there is the state root of the flat state;
 //   - every node read from Pebble is checked against the hash its parent

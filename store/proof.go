@@ -73,7 +73,7 @@ func (t *StateTrie) prove(root *common.Hash, addr common.Address, slots []common
 			rootBlob = blob
 		}
 	} else {
-		blob, found, err := nr.read(common.Hash{}, nil)
+		blob, found, _, err := nr.readAt(common.Hash{}, nil, nil)
 		if err != nil {
 			return fail(err)
 		}

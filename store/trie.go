@@ -257,8 +257,13 @@ type nodeReader struct {
 	// noPrefetch: updates through this reader start no prefetcher
 	// (Config.BulkImport).
 	noPrefetch bool
-	// seeks counts the nodes Node read from the store.
-	seeks int
+	// durable, when set, is the store read first for a node not cached,
+	// without its memtables (readAt); dit is its iterator.
+	durable *pebble.DB
+	dit     *pebble.Iterator
+	// seeks counts the nodes Node read from the store, durableHits those
+	// of them found in its flushed tables.
+	seeks, durableHits int
 }
 
 func newNodeReader(r reader, cache nodeCache, height uint64, under []*TrieUpdate) *nodeReader {
@@ -300,16 +305,12 @@ func (n *nodeReader) node(owner common.Hash, path []byte, hash common.Hash) ([]b
 		return blob, nil
 	}
 	n.seeks++
-	blob, found, err := n.read(owner, path)
+	blob, found, err := n.read(owner, path, hash)
 	if err != nil {
 		return nil, err
 	}
 	if !found {
 		return nil, fmt.Errorf("%w: trie node %x of owner %s at height %d", errTrieNodeMissing, path, owner, n.height)
-	}
-	if got := n.keccak(blob); got != hash {
-		return nil, fmt.Errorf("%w: trie node %x of owner %s at height %d hashes to %s, its parent names %s",
-			ErrCorrupt, path, owner, n.height, got, hash)
 	}
 	n.cache.set(hash, blob)
 	if hot {
@@ -325,30 +326,70 @@ func (n *nodeReader) keccak(blob []byte) (h common.Hash) {
 	return h
 }
 
-// read returns the node at (owner, path) at the reader's height, found
-// false when it has none there (never written, or deleted).
-func (n *nodeReader) read(owner common.Hash, path []byte) ([]byte, bool, error) {
+// read returns the node at (owner, path) at the reader's height, checked
+// against hash, found false when it has none there (never written, or
+// deleted).
+func (n *nodeReader) read(owner common.Hash, path []byte, hash common.Hash) ([]byte, bool, error) {
+	blob, found, checked, err := n.readAt(owner, path, &hash)
+	if err != nil || !found || checked {
+		return blob, found, err
+	}
+	if got := n.keccak(blob); got != hash {
+		return nil, false, fmt.Errorf("%w: trie node %x of owner %s at height %d hashes to %s, its parent names %s",
+			ErrCorrupt, path, owner, n.height, got, hash)
+	}
+	return blob, true, nil
+}
+
+// readAt returns the node at (owner, path) at the reader's height: from the
+// update layers on top, else from the store. When want is set and the
+// reader has durable, the store's flushed tables are read first, skipping
+// the memtables' seeks (most nodes a block reads from the store are old):
+// a blob found there is returned, checked true, only if it hashes to want
+// (any blob that does is the node wanted, whatever its version); else the
+// store is read at the height as without durable.
+func (n *nodeReader) readAt(owner common.Hash, path []byte, want *common.Hash) (blob []byte, found, checked bool, err error) {
 	if len(path) > maxTriePath {
-		return nil, false, fmt.Errorf("%w: trie path of %d nibbles", ErrCorrupt, len(path))
+		return nil, false, false, fmt.Errorf("%w: trie path of %d nibbles", ErrCorrupt, len(path))
 	}
 	n.key = appendTrieEntity(n.key[:0], owner, path)
 	for i := len(n.under) - 1; i >= 0; i-- {
 		if nd, ok := n.under[i].nodes[string(n.key)]; ok {
-			return nd.blob, nd.blob != nil, nil
+			return nd.blob, nd.blob != nil, false, nil
+		}
+	}
+	n.key = appendVersion(n.key, n.height)
+	if want != nil && n.durable != nil {
+		if n.dit == nil {
+			if n.dit, err = n.durable.NewIter(&pebble.IterOptions{OnlyReadGuaranteedDurable: true}); err != nil {
+				return nil, false, false, err
+			}
+		}
+		blob, found, err = seekValue(n.dit, n.key)
+		if err != nil {
+			return nil, false, false, err
+		}
+		if found && n.keccak(blob) == *want {
+			n.durableHits++
+			return blob, true, true, nil
 		}
 	}
 	if n.it == nil {
-		it, err := n.r.NewIter(nil)
-		if err != nil {
-			return nil, false, err
+		if n.it, err = n.r.NewIter(nil); err != nil {
+			return nil, false, false, err
 		}
-		n.it = it
 	}
-	n.key = appendVersion(n.key, n.height)
-	if !n.it.SeekPrefixGE(n.key) {
-		return nil, false, n.it.Error()
+	blob, found, err = seekValue(n.it, n.key)
+	return blob, found, false, err
+}
+
+// seekValue returns a copy of the value of the first key of it with key's
+// prefix at or after key, found false when there is none or it is empty.
+func seekValue(it *pebble.Iterator, key []byte) ([]byte, bool, error) {
+	if !it.SeekPrefixGE(key) {
+		return nil, false, it.Error()
 	}
-	v, err := n.it.ValueAndErr()
+	v, err := it.ValueAndErr()
 	if err != nil || len(v) == 0 {
 		return nil, false, err
 	}
@@ -358,7 +399,7 @@ func (n *nodeReader) read(owner common.Hash, path []byte) ([]byte, bool, error) 
 // root returns the state root at the reader's height: the hash of the
 // account trie's root node (EmptyRootHash without one).
 func (n *nodeReader) root() (common.Hash, error) {
-	blob, found, err := n.read(common.Hash{}, nil)
+	blob, found, _, err := n.readAt(common.Hash{}, nil, nil)
 	if err != nil || !found {
 		return types.EmptyRootHash, err
 	}
@@ -366,11 +407,15 @@ func (n *nodeReader) root() (common.Hash, error) {
 }
 
 func (n *nodeReader) close() error {
-	if n.it == nil {
-		return nil
+	var err error
+	if n.it != nil {
+		err = n.it.Close()
+		n.it = nil
 	}
-	err := n.it.Close()
-	n.it = nil
+	if n.dit != nil {
+		err = errors.Join(err, n.dit.Close())
+		n.dit = nil
+	}
 	return err
 }
 
@@ -432,6 +477,7 @@ func (db *DB) updateTrie(r reader, height uint64, under []*TrieUpdate, diff *Sta
 	nr := newNodeReader(r, db.nodes, height, under)
 	defer nr.close()
 	nr.noPrefetch = db.cfg.BulkImport
+	nr.durable = db.pdb
 	u, err := applyDiff(nr, diff, watch)
 	if err != nil {
 		return nil, fmt.Errorf("state trie update on %d: %w", height, err)

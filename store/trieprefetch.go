@@ -62,7 +62,7 @@ func startPrefetch(nr *nodeReader, parentRoot common.Hash, items []prefetchItem)
 	p := &prefetch{nodes: make(map[common.Hash][]byte, 4*len(items)), done: make(chan struct{})}
 	p.pos.Store(-1)
 	pr := newNodeReader(nr.r, nr.cache, nr.height, nr.under)
-	pr.fill = p
+	pr.fill, pr.durable = p, nr.durable
 	go p.run(pr, parentRoot, items)
 	return p
 }

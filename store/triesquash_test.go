@@ -123,7 +123,7 @@ func TestTrieSquashMatchesBlockUpdate(t *testing.T) {
 				}
 				continue
 			}
-			old, found, err := nr.read(common.BytesToHash([]byte(k[trieOwnerOff:triePathOff])), unpackPath(k))
+			old, found, _, err := nr.readAt(common.BytesToHash([]byte(k[trieOwnerOff:triePathOff])), unpackPath(k), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
