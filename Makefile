@@ -8,7 +8,7 @@ PKGS    := ./...
 DATADIR ?=
 ARGS    ?=
 
-.PHONY: build test bench run vet lint fuzz fuzz-list clean crash soak bench-geth bench-geth-quick bench-geth-10m op-geth-diff pgo replay bench-follow200 help
+.PHONY: build test bench run vet lint fuzz fuzz-list clean crash soak bench-geth bench-geth-quick bench-geth-10m bench-import op-geth-diff pgo replay bench-follow200 help
 
 build: ## build bin/tipnode (profile-guided by cmd/tipnode/default.pgo)
 	$(GO) build -o $(BIN) ./cmd/tipnode
@@ -128,6 +128,15 @@ $(GETH_BIN):
 bench-geth: build $(GETH_BIN) ## tipnode against go-ethereum on the 1M-slot chain (about 23 minutes; BENCH_FLAGS=)
 	$(GO) build -o bin/benchgeth ./cmd/benchgeth
 	./bin/benchgeth --cache $(BENCH_CACHE) --geth $(GETH_BIN) --tipnode $(BIN) $(BENCH_FLAGS)
+
+# The import alone, IMPORT_ROUNDS rounds of go-ethereum and tipnode
+# alternated (the machine's speed drifts: only ratios within a round
+# compare); IMPORT_AB=PATH adds a second tipnode build to every round.
+IMPORT_ROUNDS ?= 12
+IMPORT_AB     ?=
+bench-import: build $(GETH_BIN) ## the import alone, tipnode against go-ethereum, IMPORT_ROUNDS rounds (about 40 s each; IMPORT_AB=a second tipnode)
+	$(GO) build -o bin/benchgeth ./cmd/benchgeth
+	./bin/benchgeth --cache $(BENCH_CACHE) --geth $(GETH_BIN) --tipnode $(BIN) --import-rounds $(IMPORT_ROUNDS) $(if $(IMPORT_AB),--import-ab $(IMPORT_AB)) $(BENCH_FLAGS)
 
 bench-geth-quick: ## bench-geth on a small chain, short runs (about 4 minutes)
 	$(MAKE) bench-geth BENCH_FLAGS="--quick $(BENCH_FLAGS)"

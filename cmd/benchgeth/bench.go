@@ -110,6 +110,9 @@ func run(ctx context.Context, o *options, log zerolog.Logger) error {
 		fmt.Println(chainDir)
 		return nil
 	}
+	if o.ImportRounds > 0 {
+		return runImports(ctx, o, m, chainDir, log)
+	}
 	workloads, _ := o.selected()
 	reqs := map[string][][]byte{}
 	for _, w := range workloads {

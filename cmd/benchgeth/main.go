@@ -66,6 +66,11 @@ type options struct {
 	// TipnodeEnv are extra KEY=VALUE environment variables of `tipnode
 	// run` (--tipnode.env), e.g. GOMAXPROCS=1.
 	TipnodeEnv string
+	// ImportRounds, when above 0, measures the import alone that many
+	// rounds (imports.go) instead of the full run.
+	ImportRounds int
+	// ImportAB is a second tipnode binary for the import rounds.
+	ImportAB string
 }
 
 func parseFlags(args []string) (*options, error) {
@@ -109,6 +114,8 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.TipnodeEnv, "tipnode.env", "", "extra environment variables for `tipnode run`, space-separated KEY=VALUE (an A/B of a runtime setting, e.g. \"GOMAXPROCS=1\"; the load generator keeps its own)")
 	fs.StringVar(&o.Compare, "compare", "", "an earlier run's results JSON (printed at its end): add a table of tipnode's CPU per request, init, import, store and memory here vs there (e.g. the 10M-slot chain vs the 1M-slot one)")
 	fs.BoolVar(&o.Profile, "profile", false, "run tipnode with --pprof.addr and mutex/block sampling, and give every workload one more saturation run of tipnode that takes its CPU, mutex and block profiles (files under the run directory; lock and channel waits in a table)")
+	fs.IntVar(&o.ImportRounds, "import-rounds", 0, "measure the import alone: this many rounds of one import per node, each on a fresh copy of its initialised store, the order rotated between rounds; prints each round and the median and quartiles of tipnode's ratio to go-ethereum (no workloads run)")
+	fs.StringVar(&o.ImportAB, "import-ab", "", "with --import-rounds: a second tipnode binary imported in every round too (an A/B of two builds)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -151,6 +158,20 @@ func (o *options) Validate() error {
 	}
 	if o.GenOnly {
 		return nil
+	}
+	if o.ImportRounds < 0 || o.ImportRounds > 1000 {
+		return fmt.Errorf("--import-rounds %d: want 0..1000", o.ImportRounds)
+	}
+	if o.ImportAB != "" {
+		if o.ImportRounds == 0 {
+			return errors.New("--import-ab needs --import-rounds")
+		}
+		if _, err := os.Stat(o.ImportAB); err != nil {
+			return fmt.Errorf("--import-ab: %w", err)
+		}
+	}
+	if o.ImportRounds > 0 && o.Nodes == "tipnode" {
+		return errors.New("--import-rounds compares with go-ethereum: --nodes tipnode does not run it")
 	}
 	switch o.Nodes {
 	case "geth,tipnode", "tipnode,geth", "tipnode":

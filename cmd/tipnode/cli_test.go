@@ -250,6 +250,16 @@ func TestNodeFlagCombinations(t *testing.T) {
 			}},
 		{name: "txforward bad url", set: func(f *NodeFlags) { f.FollowRPC, f.FollowTxForward = "ws://127.0.0.1:1", "ftp://x" }, wantErr: "--follow.txforward"},
 		{name: "stream queue negative", set: func(f *NodeFlags) { f.Sequencer, f.Stream, f.StreamQueue = true, true, -1 }, wantErr: "--stream"},
+		// --stream.roots=off also turns off a sequencer's per-pre-confirmation
+		// roots without --stream: a value other than on or off is refused there too.
+		{name: "stream roots typo without stream", set: func(f *NodeFlags) { f.Sequencer, f.StreamRoots = true, "of" }, wantErr: `--stream.roots "of": want on or off`},
+		{name: "stream roots typo on a follower", set: func(f *NodeFlags) { f.FollowRPC, f.StreamRoots = "ws://127.0.0.1:1", "Off" }, wantErr: "--stream.roots"},
+		{name: "stream roots off without stream", set: func(f *NodeFlags) { f.Sequencer, f.StreamRoots = true, "off" },
+			check: func(t *testing.T, f NodeFlags) {
+				if cfg, err := f.nodeConfig(); err != nil || cfg.Sequencer == nil || !cfg.Sequencer.NoPendingRoots {
+					t.Fatalf("sequencer %+v, err %v", cfg.Sequencer, err)
+				}
+			}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -263,6 +263,12 @@ func (f *NodeFlags) producerConfig() (chain.ProducerConfig, error) {
 // nodeConfig turns the flags into the node's Config.
 func (f *NodeFlags) nodeConfig() (node.Config, error) {
 	cfg := node.DefaultConfig()
+	// --stream.roots=off also turns off a sequencer's per-pre-confirmation
+	// root without --stream (sequencerConfig): checked here, not only by
+	// the publisher's config.
+	if f.StreamRoots != stream.RootsOn && f.StreamRoots != stream.RootsOff {
+		return cfg, fmt.Errorf("--stream.roots %q: want %s or %s", f.StreamRoots, stream.RootsOn, stream.RootsOff)
+	}
 	cfg.API.GasCap, cfg.API.EVMTimeout, cfg.API.ClientVersion = f.GasCap, f.EVMTimeout, "tipnode/v"+version
 	cfg.API.LogsRangeLimit = f.LogsRange
 	cfg.API.MaxExecutions, cfg.API.ExecutionQueue, cfg.API.ExecutionWait = f.EVMConcurrency, f.EVMQueue, f.EVMWait
