@@ -282,7 +282,8 @@ func (d *Driver) loop(t pending.Ticker) {
 // for a root first computes it itself (or waits for the driver's).
 //
 // A failed computation (a store read error, a corrupt trie node: the
-// snapshot's RootErr) is logged at error level, once per block (the
+// snapshot's RootErr) is logged at error level and counted
+// (root_failures_total), once per block (the
 // block's later snapshots build on the failed one and fail with it): the
 // block stays served, without a state root (readers of the root get the
 // error), and the seal computes the block's root from its whole diff.
@@ -293,6 +294,7 @@ func (d *Driver) settleRoots() {
 	}
 	if err := e.snap.RootErr(); err != nil && !e.rootFailed {
 		e.rootFailed = true
+		d.metrics.rootFailure()
 		d.log.Error().Err(err).Uint64("block", e.number).Uint64("index", e.index).
 			Msg("cannot compute the pending block's state root: served without one (pending's stateRoot, hash and eth_getProof at pending answer this error)")
 	}

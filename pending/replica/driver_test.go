@@ -9,6 +9,7 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
 
+	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/chain/chaintest"
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/pendingtest"
@@ -24,10 +25,14 @@ type pair struct {
 	ctx, burn common.Address
 }
 
-func newPair(t testing.TB, cfg Config) *pair {
+func newPair(t testing.TB, cfg Config) *pair { return newPairWith(t, cfg, nil) }
+
+// newPairWith is newPair with the replica driver's Writer wrapped
+// (newRepSideWith).
+func newPairWith(t testing.TB, cfg Config, wrap func(*chain.Writer) Writer) *pair {
 	t.Helper()
 	s := newSeqSide(t, 3)
-	p := &pair{t: t, s: s, r: newRepSide(t, s.Spec, cfg)}
+	p := &pair{t: t, s: s, r: newRepSideWith(t, s.Spec, cfg, wrap)}
 	for _, a := range s.Accs {
 		p.addrs = append(p.addrs, a.Address)
 	}

@@ -122,14 +122,24 @@ type repSide struct {
 }
 
 func newRepSide(t testing.TB, spec []byte, cfg Config) *repSide {
+	return newRepSideWith(t, spec, cfg, nil)
+}
+
+// newRepSideWith is newRepSide with the driver's Writer wrap(r.w) (the
+// writer itself when wrap is nil).
+func newRepSideWith(t testing.TB, spec []byte, cfg Config, wrap func(*chain.Writer) Writer) *repSide {
 	t.Helper()
 	r := &repSide{t: t, clock: pendingtest.NewClock(), metrics: NewMetrics(prometheus.NewRegistry())}
 	var g *chain.Genesis
 	r.db, g, r.w = chaintest.InitStore(t, spec)
 	r.g = g
 	r.mgr = pending.NewManager(r.w, g.Config, pending.HeaderParams{}, r.clock, nil)
+	var dw Writer = r.w
+	if wrap != nil {
+		dw = wrap(r.w)
+	}
 	var err error
-	if r.d, err = New(cfg, r.w, g.Executor(), r.mgr, r.clock, r.metrics, zerolog.Nop()); err != nil {
+	if r.d, err = New(cfg, dw, g.Executor(), r.mgr, r.clock, r.metrics, zerolog.Nop()); err != nil {
 		t.Fatal(err)
 	}
 	r.d.Start()

@@ -23,6 +23,7 @@ type Metrics struct {
 	parents    *prometheus.CounterVec
 	frozens    *prometheus.CounterVec
 	refused    *prometheus.CounterVec
+	rootFails  prometheus.Counter
 }
 
 // latencyBuckets span 50 µs .. ~3.3 s.
@@ -90,10 +91,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Namespace: "tipnode", Subsystem: "replica", Name: "unsupported_blocks_total",
 			Help: "Pending blocks not replicated because they carry what this node does not execute, by reason (post_exec_tx: Lagoon's post-execution transaction).",
 		}, []string{"reason"}),
+		rootFails: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "tipnode", Subsystem: "replica", Name: "root_failures_total",
+			Help: "Pending blocks whose state root this node could not compute (its state trie update failed: a store read error, a corrupt trie node), once per block: served without a state root and without checking the roots the stream announces; the seal computes the block's root from its whole diff.",
+		}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.messages, m.resets, m.mismatches, m.rebases, m.depth, m.exec, m.readable, m.lag, m.fallback, m.metaChecks, m.metaDiffs,
-			m.parents, m.frozens, m.refused)
+			m.parents, m.frozens, m.refused, m.rootFails)
 	}
 	return m
 }
@@ -183,5 +188,11 @@ func (m *Metrics) frozen(cause string) {
 func (m *Metrics) unsupported(reason string) {
 	if m != nil {
 		m.refused.WithLabelValues(reason).Inc()
+	}
+}
+
+func (m *Metrics) rootFailure() {
+	if m != nil {
+		m.rootFails.Inc()
 	}
 }

@@ -1,15 +1,20 @@
 package replica
 
 import (
+	"errors"
 	"fmt"
 	"math/big"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/tipnode/tipnode/chain"
 	"github.com/tipnode/tipnode/pending"
 	"github.com/tipnode/tipnode/pending/pendingtest"
+	"github.com/tipnode/tipnode/store"
 )
 
 // TestReplicaChecksAnnouncedRoots: a replica with a state trie computes its
@@ -165,5 +170,88 @@ func TestReplicaPublishesBeforeRoot(t *testing.T) {
 	defer v.close()
 	if v.served && v.header.Number.Uint64() >= open3[0].snap.Number() {
 		t.Fatalf("block %d served on a parent whose root disagreed", v.header.Number)
+	}
+}
+
+// failingWriter opens heads whose views' state tries cannot be opened
+// while fail is set: a store read error or a corrupt node under the
+// replica's pending block.
+type failingWriter struct {
+	*chain.Writer
+	fail *atomic.Bool
+}
+
+func (w failingWriter) OpenHead() (*chain.Head, store.View, error) {
+	h, v, err := w.Writer.OpenHead()
+	if err != nil {
+		return nil, nil, err
+	}
+	return h, &failingView{View: v, fail: w.fail}, nil
+}
+
+type failingView struct {
+	store.View
+	fail *atomic.Bool
+}
+
+var errInjected = errors.New("injected state trie failure")
+
+func (v *failingView) StateTrie(n uint64) (*store.StateTrie, error) {
+	if v.fail.Load() {
+		return nil, errInjected
+	}
+	return v.View.StateTrie(n)
+}
+
+// TestReplicaRootFailureCounted: a pending block whose state root the
+// replica cannot compute is served without one (its state and context are
+// the sequencer's) and counted once (root_failures_total), however many
+// messages build on it; the announced roots are not checked against it
+// (no mismatch), and a later block that fails again counts again.
+func TestReplicaRootFailureCounted(t *testing.T) {
+	var fail atomic.Bool
+	fail.Store(true)
+	p := newPairWith(t, DefaultConfig(), func(w *chain.Writer) Writer { return failingWriter{Writer: w, fail: &fail} })
+	s, r := p.s, p.r
+	s.Send(0, nil, big.NewInt(0), 300_000, pendingtest.InitCode(contextCode))
+	s.Tick(1)
+	p.deliver(s.take())
+	cur := r.mgr.Current()
+	if root, ok := cur.StateRoot(); ok || !errors.Is(cur.RootErr(), errInjected) {
+		t.Fatalf("state root %s (%v), RootErr %v: want none, the injected failure", root, ok, cur.RootErr())
+	}
+	p.deliver(p.preconf())
+	p.deliver(p.preconf())
+	if got := r.metrics.rootFails; testutil.ToFloat64(got) != 1 {
+		t.Fatalf("root_failures_total %v after three messages of one failed block, want 1", testutil.ToFloat64(got))
+	}
+	if counter(t, r.metrics.mismatches, "state_root") != 0 || counter(t, r.metrics.resets, "mismatch") != 0 {
+		t.Fatal("a block without a root here was checked against the announced root")
+	}
+
+	// The next block reads fine: its root is computed and checked.
+	fail.Store(false)
+	s.Seal()
+	open2 := s.take()
+	r.importFrom(s, 1)
+	p.deliver(open2)
+	m := p.preconf()
+	p.deliver(m)
+	if root, ok := r.mgr.Current().StateRoot(); !ok || root != m[len(m)-1].p.Diff.StateRoot {
+		t.Fatalf("block 2: root %s (%v), announced %s", root, ok, m[len(m)-1].p.Diff.StateRoot)
+	}
+	if testutil.ToFloat64(r.metrics.rootFails) != 1 {
+		t.Fatal("a block with a root counted as a failure")
+	}
+
+	// A third block fails again: counted again.
+	fail.Store(true)
+	s.Seal()
+	open3 := s.take()
+	r.importFrom(s, 2)
+	p.deliver(open3)
+	p.deliver(p.preconf())
+	if testutil.ToFloat64(r.metrics.rootFails) != 2 {
+		t.Fatalf("root_failures_total %v after a second failed block, want 2", testutil.ToFloat64(r.metrics.rootFails))
 	}
 }
