@@ -421,11 +421,22 @@ type ReadContext struct {
 	hash    common.Hash // Header's hash when known without hashing (latest: the head's); else zero
 }
 
-// Hash is Header's hash: the in-memory head's for `latest`, otherwise
-// computed (once per ReadContext).
+// Hash is the selected block's hash: the in-memory head's for `latest`,
+// otherwise computed (once per ReadContext). At pending it is the hash the
+// pending block sealed with exactly its transactions has (Snapshot.BlockHash,
+// what tipnode's stream announces; it waits for the state root), or, on a
+// node that computes no state root for it, the hash of the pending block
+// as eth_getBlockByNumber presents it (zero state root, as such a node
+// seals it); never the hash of Header, the execution context.
 func (rc *ReadContext) Hash() common.Hash {
 	if rc.hash == (common.Hash{}) {
-		rc.hash = rc.Header.Hash()
+		if s := rc.Pending; s != nil {
+			if rc.hash = s.BlockHash(); rc.hash == (common.Hash{}) {
+				rc.hash = pendingBlock(s).Hash()
+			}
+		} else {
+			rc.hash = rc.Header.Hash()
+		}
 	}
 	return rc.hash
 }

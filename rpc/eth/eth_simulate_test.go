@@ -479,9 +479,22 @@ func TestSimulatePending(t *testing.T) {
 
 	out := simulate(t, url, payload, "pending")
 	b := out[0]
-	if uint64(b.Number) != ph.Number.Uint64()+1 || b.ParentHash != ph.Hash() || uint64(b.Timestamp) != ph.Time+12 {
-		t.Fatalf("block %d on %s at %d; want %d on %s at %d", b.Number, b.ParentHash, b.Timestamp, ph.Number.Uint64()+1, ph.Hash(), ph.Time+12)
+	// The parent is the pending block by the hash it has once sealed with
+	// exactly its transactions (checked against the seal below).
+	if uint64(b.Number) != ph.Number.Uint64()+1 || b.ParentHash != snap.BlockHash() || uint64(b.Timestamp) != ph.Time+12 {
+		t.Fatalf("block %d on %s at %d; want %d on %s at %d", b.Number, b.ParentHash, b.Timestamp, ph.Number.Uint64()+1, snap.BlockHash(), ph.Time+12)
 	}
+	defer func() {
+		clock.Advance(seqCfg.BlockTime)
+		seq.Sync()
+		var sealed struct {
+			Hash common.Hash `json:"hash"`
+		}
+		wantResult(t, callRPC(t, url, "eth_getBlockByNumber", hexutil.Uint64(ph.Number.Uint64()), false), &sealed)
+		if sealed.Hash != b.ParentHash {
+			t.Fatalf("the simulation on pending followed %s; the block sealed as %s", b.ParentHash, sealed.Hash)
+		}
+	}()
 	if got := new(big.Int).SetBytes(b.Calls[0].ReturnData); got.Cmp(big.NewInt(params.Ether)) != 0 {
 		t.Fatalf("pending balance seen by the simulation: %v", got)
 	}
