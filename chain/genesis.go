@@ -1,6 +1,7 @@
 package chain
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -144,6 +145,31 @@ func refusePreBedrock(rawConfig []byte) error {
 		ErrGenesis, ErrPreBedrock, oc.ChainID, oc.BedrockBlock)
 }
 
+// refuseOPBlobSchedule refuses an OP chain config that sets a
+// blobSchedule, as op-geth does ("OP-Stack chains must have empty blob
+// configuration"): OP chains carry no blobs, and ApplyTo gives the L1 forks
+// their no-blobs schedule itself. Only a genesis the user gives is checked:
+// the chain config a store keeps is the applied one, schedule included.
+func refuseOPBlobSchedule(rawConfig []byte) error {
+	oc, err := op.ParseConfig(rawConfig)
+	if err != nil || oc == nil {
+		return nil // not an OP config, or unusable: the full check reports it
+	}
+	var c struct {
+		BlobSchedule json.RawMessage `json:"blobSchedule"`
+	}
+	if json.Unmarshal(rawConfig, &c) != nil || isJSONNull(c.BlobSchedule) {
+		return nil
+	}
+	return fmt.Errorf("%w: chain %d is an OP Stack chain and its config sets blobSchedule: OP chains carry no blobs "+
+		"and have no blob schedule (op-geth refuses one too); remove it", ErrGenesis, oc.ChainID)
+}
+
+func isJSONNull(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) == 0 || string(t) == "null"
+}
+
 // ParseGenesis parses go-ethereum's genesis JSON (chain config including
 // blobSchedule; alloc with balance, nonce, code and storage). An OP genesis
 // that starts before Bedrock is ErrPreBedrock.
@@ -155,6 +181,9 @@ func ParseGenesis(spec []byte) (*Genesis, error) {
 		return nil, fmt.Errorf("%w: %v", ErrGenesis, err)
 	}
 	if err := refusePreBedrock(raw.Config); err != nil {
+		return nil, err
+	}
+	if err := refuseOPBlobSchedule(raw.Config); err != nil {
 		return nil, err
 	}
 	g := new(core.Genesis)
@@ -219,6 +248,9 @@ func ParseGenesisConfig(spec []byte) (*Genesis, error) {
 	}
 	if len(raw.Config) == 0 || string(raw.Config) == "null" {
 		return nil, fmt.Errorf("%w: missing \"config\"", ErrGenesis)
+	}
+	if err := refuseOPBlobSchedule(raw.Config); err != nil {
+		return nil, err
 	}
 	g, err := ParseChainConfig(raw.Config)
 	if err != nil {

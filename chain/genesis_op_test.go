@@ -2,6 +2,7 @@ package chain_test
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -101,5 +102,43 @@ func TestStoredConfigKeepsOP(t *testing.T) {
 	}
 	if s, err := l1.StoredConfig(); err != nil || !strings.Contains(string(s), `"chainId":1`) {
 		t.Fatalf("L1: %s %v", s, err)
+	}
+}
+
+// TestOPGenesisBlobSchedule: an OP genesis that sets a blobSchedule is
+// refused, as op-geth refuses it (init and the config-only parse alike),
+// naming the member; the store's chain config (the applied one, which
+// carries the no-blobs schedule ApplyTo gives the L1 forks) still loads.
+// (L1 genesis files with a blobSchedule, the dev chain's, parse in every
+// L1 test.)
+func TestOPGenesisBlobSchedule(t *testing.T) {
+	withSchedule := strings.Replace(opGenesis, `"optimism":{`,
+		`"blobSchedule":{"cancun":{"target":3,"max":6,"baseFeeUpdateFraction":3338477},"prague":{"target":6,"max":9,"baseFeeUpdateFraction":5007716}},"optimism":{`, 1)
+	if withSchedule == opGenesis {
+		t.Fatal("no blobSchedule added")
+	}
+	for name, parse := range map[string]func([]byte) (*chain.Genesis, error){"ParseGenesis": chain.ParseGenesis, "ParseGenesisConfig": chain.ParseGenesisConfig} {
+		_, err := parse([]byte(withSchedule))
+		if !errors.Is(err, chain.ErrGenesis) || !strings.Contains(err.Error(), "blobSchedule") {
+			t.Errorf("%s: %v, want ErrGenesis naming blobSchedule", name, err)
+		}
+		nullSchedule := strings.Replace(opGenesis, `"optimism":{`, `"blobSchedule":null,"optimism":{`, 1)
+		if _, err := parse([]byte(nullSchedule)); err != nil {
+			t.Errorf("%s: a null blobSchedule: %v", name, err)
+		}
+	}
+	g, err := chain.ParseGenesis([]byte(opGenesis))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := g.StoredConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(stored), "blobSchedule") {
+		t.Fatalf("the stored config carries no schedule: %s", stored)
+	}
+	if _, err := chain.ParseChainConfig(stored); err != nil {
+		t.Fatalf("the stored config: %v", err)
 	}
 }
