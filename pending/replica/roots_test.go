@@ -229,13 +229,18 @@ func TestReplicaRootFailureCounted(t *testing.T) {
 		t.Fatal("a block without a root here was checked against the announced root")
 	}
 
+	// next seals block n-1 (canonical on the replica too), opens block n
+	// with its trie reads failing or not, and delivers a pre-confirmation.
+	next := func(n uint64, failing bool) []sent {
+		fail.Store(failing)
+		s.Seal()
+		open := s.take()
+		r.importFrom(s, n-1)
+		p.deliver(open)
+		return p.preconf()
+	}
 	// The next block reads fine: its root is computed and checked.
-	fail.Store(false)
-	s.Seal()
-	open2 := s.take()
-	r.importFrom(s, 1)
-	p.deliver(open2)
-	m := p.preconf()
+	m := next(2, false)
 	p.deliver(m)
 	if root, ok := r.mgr.Current().StateRoot(); !ok || root != m[len(m)-1].p.Diff.StateRoot {
 		t.Fatalf("block 2: root %s (%v), announced %s", root, ok, m[len(m)-1].p.Diff.StateRoot)
@@ -245,12 +250,7 @@ func TestReplicaRootFailureCounted(t *testing.T) {
 	}
 
 	// A third block fails again: counted again.
-	fail.Store(true)
-	s.Seal()
-	open3 := s.take()
-	r.importFrom(s, 2)
-	p.deliver(open3)
-	p.deliver(p.preconf())
+	p.deliver(next(3, true))
 	if testutil.ToFloat64(r.metrics.rootFails) != 2 {
 		t.Fatalf("root_failures_total %v after a second failed block, want 2", testutil.ToFloat64(r.metrics.rootFails))
 	}
