@@ -238,10 +238,11 @@ func (h *hotNodes) put(hash common.Hash, blob []byte) {
 }
 
 // nodeReader reads trie nodes at one height: from the update layers on top
-// (newest last), the clean cache, then Pebble (one SeekPrefixGE per node).
-// Every blob read from Pebble is checked against the hash its parent names,
-// so that a version bug is an error, never a wrong root. It serves one
-// goroutine; close releases its iterator.
+// (newest last), the clean cache, then Pebble (one SeekPrefixGE per node;
+// with durable, first one in the flushed tables only, see readAt). Every
+// blob read from Pebble is checked against the hash its parent names, so
+// that a version bug is an error, never a wrong root. It serves one
+// goroutine; close releases its iterators.
 type nodeReader struct {
 	r      reader
 	cache  nodeCache
