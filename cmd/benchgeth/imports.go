@@ -33,10 +33,12 @@ type importEntry struct {
 	init string
 }
 
-// importRound is one round: each node's Mgas/s.
+// importRound is one round: each node's Mgas/s and CPU time (user and
+// system) of its import process.
 type importRound struct {
-	Order  []string           `json:"order"`
-	MgasPS map[string]float64 `json:"mgasPerSecond"`
+	Order  []string                 `json:"order"`
+	MgasPS map[string]float64       `json:"mgasPerSecond"`
+	CPU    map[string]time.Duration `json:"cpu"`
 }
 
 // importReport is what --import-rounds writes.
@@ -77,11 +79,11 @@ func runImports(ctx context.Context, o *options, m *chaingen.Manifest, chainDir 
 	for _, e := range entries {
 		e.init = filepath.Join(runDir, e.name+".init")
 		rep.Binaries[e.name] = e.kind.binary
-		_, d, err := runLogged(ctx, filepath.Join(runDir, e.name+"-init.log"), e.kind.binary, e.kind.initArgs(e.init, genesis)...)
+		r, err := runLogged(ctx, filepath.Join(runDir, e.name+"-init.log"), e.kind.binary, e.kind.initArgs(e.init, genesis)...)
 		if err != nil {
 			return err
 		}
-		log.Info().Str("node", e.name).Str("elapsed", d.Round(time.Millisecond).String()).Msg("init done")
+		log.Info().Str("node", e.name).Str("elapsed", r.wall.Round(time.Millisecond).String()).Msg("init done")
 	}
 	for r := range o.ImportRounds {
 		// Rotate the order: every node goes first, second, ... equally often.
@@ -89,14 +91,14 @@ func runImports(ctx context.Context, o *options, m *chaingen.Manifest, chainDir 
 		for i := range entries {
 			order[i] = entries[(i+r)%len(entries)]
 		}
-		round := importRound{MgasPS: map[string]float64{}}
+		round := importRound{MgasPS: map[string]float64{}, CPU: map[string]time.Duration{}}
 		for _, e := range order {
-			mg, err := importOnce(ctx, e, runDir, chainFile, m.Gas)
+			mg, cpu, err := importOnce(ctx, e, runDir, chainFile, m.Gas)
 			if err != nil {
 				return err
 			}
 			round.Order = append(round.Order, e.name)
-			round.MgasPS[e.name] = mg
+			round.MgasPS[e.name], round.CPU[e.name] = mg, cpu
 		}
 		rep.Rounds = append(rep.Rounds, round)
 		ev := log.Info().Int("round", r+1)
@@ -123,27 +125,28 @@ func entryNames(es []*importEntry) []string {
 }
 
 // importOnce imports chainFile into a fresh copy of e's initialised store
-// and returns the Mgas/s over the node's own import time.
-func importOnce(ctx context.Context, e *importEntry, runDir, chainFile string, gas uint64) (float64, error) {
+// and returns the Mgas/s over the node's own import time and the import
+// process's CPU time.
+func importOnce(ctx context.Context, e *importEntry, runDir, chainFile string, gas uint64) (float64, time.Duration, error) {
 	data := filepath.Join(runDir, "data")
 	if err := os.RemoveAll(data); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if err := os.CopyFS(data, os.DirFS(e.init)); err != nil {
-		return 0, fmt.Errorf("copy of %s's initialised store: %w", e.name, err)
+		return 0, 0, fmt.Errorf("copy of %s's initialised store: %w", e.name, err)
 	}
-	out, wall, err := runLogged(ctx, filepath.Join(runDir, e.name+"-import.log"), e.kind.binary, e.kind.importArgs(data, chainFile)...)
+	r, err := runLogged(ctx, filepath.Join(runDir, e.name+"-import.log"), e.kind.binary, e.kind.importArgs(data, chainFile)...)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	own, ok := e.kind.importElapsed(out)
+	own, ok := e.kind.importElapsed(r.out)
 	if !ok {
-		return 0, fmt.Errorf("%s: no import time in its output (log %s)", e.name, filepath.Join(runDir, e.name+"-import.log"))
+		return 0, 0, fmt.Errorf("%s: no import time in its output (log %s)", e.name, filepath.Join(runDir, e.name+"-import.log"))
 	}
-	if own <= 0 || own > wall {
-		return 0, fmt.Errorf("%s: import time %v outside its process's %v", e.name, own, wall)
+	if own <= 0 || own > r.wall {
+		return 0, 0, fmt.Errorf("%s: import time %v outside its process's %v", e.name, own, r.wall)
 	}
-	return float64(gas) / 1e6 / own.Seconds(), nil
+	return float64(gas) / 1e6 / own.Seconds(), r.cpu, nil
 }
 
 // importRatios returns, per round, num's Mgas/s over den's.
@@ -152,6 +155,17 @@ func importRatios(rounds []importRound, num, den string) []float64 {
 	for _, rd := range rounds {
 		if n, d := rd.MgasPS[num], rd.MgasPS[den]; n > 0 && d > 0 {
 			r = append(r, n/d)
+		}
+	}
+	return r
+}
+
+// cpuRatios returns, per round, num's import CPU time over den's.
+func cpuRatios(rounds []importRound, num, den string) []float64 {
+	var r []float64
+	for _, rd := range rounds {
+		if n, d := rd.CPU[num], rd.CPU[den]; n > 0 && d > 0 {
+			r = append(r, float64(n)/float64(d))
 		}
 	}
 	return r
@@ -185,6 +199,9 @@ func printImports(w io.Writer, rep *importReport, names []string) {
 	for _, n := range names[1:] {
 		fmt.Fprintf(tw, "%s/geth\t", n)
 	}
+	for _, n := range names {
+		fmt.Fprintf(tw, "%s CPU-s\t", n)
+	}
 	fmt.Fprintln(tw)
 	for i, rd := range rep.Rounds {
 		fmt.Fprintf(tw, "%d\t", i+1)
@@ -193,6 +210,9 @@ func printImports(w io.Writer, rep *importReport, names []string) {
 		}
 		for _, n := range names[1:] {
 			fmt.Fprintf(tw, "%.2f\t", rd.MgasPS[n]/rd.MgasPS["geth"])
+		}
+		for _, n := range names {
+			fmt.Fprintf(tw, "%.1f\t", rd.CPU[n].Seconds())
 		}
 		fmt.Fprintln(tw)
 	}
@@ -211,7 +231,14 @@ func printImports(w io.Writer, rep *importReport, names []string) {
 			continue
 		}
 		q1, med, q3 := quartiles(r)
-		fmt.Fprintf(w, "%s/%s: median %.2f, quartiles %.2f-%.2f, range %.2f-%.2f (%d rounds)\n",
+		fmt.Fprintf(w, "%s/%s Mgas/s: median %.2f, quartiles %.2f-%.2f, range %.2f-%.2f (%d rounds)\n",
 			p[0], p[1], med, q1, q3, slices.Min(r), slices.Max(r), len(r))
+		// CPU the other way round: how many times the CPU time of the
+		// first node the second uses.
+		if c := cpuRatios(rep.Rounds, p[1], p[0]); len(c) > 0 {
+			q1, med, q3 := quartiles(c)
+			fmt.Fprintf(w, "%s/%s CPU time per import: median %.2f, quartiles %.2f-%.2f, range %.2f-%.2f\n",
+				p[1], p[0], med, q1, q3, slices.Min(c), slices.Max(c))
+		}
 	}
 }

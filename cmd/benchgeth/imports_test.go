@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tipnode/tipnode/cmd/benchgeth/chaingen"
 )
@@ -32,17 +33,18 @@ func TestPrintImports(t *testing.T) {
 	rep := &importReport{
 		Manifest: &chaingen.Manifest{Config: chaingen.QuickConfig(), Head: 30, Gas: 2e9},
 		Rounds: []importRound{
-			{MgasPS: map[string]float64{"geth": 100, "tipnode": 300, "tipnode-b": 330}},
-			{MgasPS: map[string]float64{"geth": 50, "tipnode": 200, "tipnode-b": 180}},
-			{MgasPS: map[string]float64{"geth": 120, "tipnode": 240, "tipnode-b": 264}},
+			{MgasPS: map[string]float64{"geth": 100, "tipnode": 300, "tipnode-b": 330}, CPU: map[string]time.Duration{"geth": 40 * time.Second, "tipnode": 10 * time.Second}},
+			{MgasPS: map[string]float64{"geth": 50, "tipnode": 200, "tipnode-b": 180}, CPU: map[string]time.Duration{"geth": 30 * time.Second, "tipnode": 15 * time.Second}},
+			{MgasPS: map[string]float64{"geth": 120, "tipnode": 240, "tipnode-b": 264}, CPU: map[string]time.Duration{"geth": 36 * time.Second, "tipnode": 12 * time.Second}},
 		},
 	}
 	var out bytes.Buffer
 	printImports(&out, rep, []string{"geth", "tipnode", "tipnode-b"})
 	for _, want := range []string{
-		"tipnode/geth: median 3.00, quartiles 2.50-3.50, range 2.00-4.00 (3 rounds)",
-		"tipnode-b/geth: median 3.30, quartiles 2.75-3.45, range 2.20-3.60 (3 rounds)",
-		"tipnode-b/tipnode: median 1.10, quartiles 1.00-1.10, range 0.90-1.10 (3 rounds)",
+		"tipnode/geth Mgas/s: median 3.00, quartiles 2.50-3.50, range 2.00-4.00 (3 rounds)",
+		"tipnode-b/geth Mgas/s: median 3.30, quartiles 2.75-3.45, range 2.20-3.60 (3 rounds)",
+		"tipnode-b/tipnode Mgas/s: median 1.10, quartiles 1.00-1.10, range 0.90-1.10 (3 rounds)",
+		"geth/tipnode CPU time per import: median 3.00, quartiles 2.50-3.50, range 2.00-4.00",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("missing %q in\n%s", want, out.String())

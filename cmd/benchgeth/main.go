@@ -114,7 +114,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.TipnodeEnv, "tipnode.env", "", "extra environment variables for `tipnode run`, space-separated KEY=VALUE (an A/B of a runtime setting, e.g. \"GOMAXPROCS=1\"; the load generator keeps its own)")
 	fs.StringVar(&o.Compare, "compare", "", "an earlier run's results JSON (printed at its end): add a table of tipnode's CPU per request, init, import, store and memory here vs there (e.g. the 10M-slot chain vs the 1M-slot one)")
 	fs.BoolVar(&o.Profile, "profile", false, "run tipnode with --pprof.addr and mutex/block sampling, and give every workload one more saturation run of tipnode that takes its CPU, mutex and block profiles (files under the run directory; lock and channel waits in a table)")
-	fs.IntVar(&o.ImportRounds, "import-rounds", 0, "measure the import alone: this many rounds of one import per node, each on a fresh copy of its initialised store, the order rotated between rounds; prints each round and the median and quartiles of tipnode's ratio to go-ethereum (no workloads run)")
+	fs.IntVar(&o.ImportRounds, "import-rounds", 0, "measure the import alone: this many rounds of one import per node, each on a fresh copy of its initialised store, the order rotated between rounds; prints each round (Mgas/s and CPU time per import) and the median and quartiles of the per-round ratios to go-ethereum (no workloads run)")
 	fs.StringVar(&o.ImportAB, "import-ab", "", "with --import-rounds: a second tipnode binary imported in every round too (an A/B of two builds)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err

@@ -186,11 +186,19 @@ type nodeFacts struct {
 	IdleCPU      float64       `json:"idleCPUCores"`
 }
 
+// ran is a finished command: its output, wall time and CPU time (user and
+// system, the process and its waited-for children).
+type ran struct {
+	out  []byte
+	wall time.Duration
+	cpu  time.Duration
+}
+
 // runLogged runs a command to completion, its output teed into logFile.
-func runLogged(ctx context.Context, logFile string, name string, args ...string) ([]byte, time.Duration, error) {
+func runLogged(ctx context.Context, logFile string, name string, args ...string) (ran, error) {
 	f, err := os.Create(logFile)
 	if err != nil {
-		return nil, 0, err
+		return ran{}, err
 	}
 	defer f.Close()
 	var out bytes.Buffer
@@ -202,11 +210,14 @@ func runLogged(ctx context.Context, logFile string, name string, args ...string)
 	fmt.Fprintf(f, "$ %s %s\n", name, strings.Join(args, " "))
 	start := time.Now()
 	err = cmd.Run()
-	elapsed := time.Since(start)
-	if err != nil {
-		return out.Bytes(), elapsed, fmt.Errorf("%s %s: %w (log: %s)", filepath.Base(name), args[0], err, logFile)
+	r := ran{out: out.Bytes(), wall: time.Since(start)}
+	if cmd.ProcessState != nil {
+		r.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	}
-	return out.Bytes(), elapsed, nil
+	if err != nil {
+		return r, fmt.Errorf("%s %s: %w (log: %s)", filepath.Base(name), args[0], err, logFile)
+	}
+	return r, nil
 }
 
 // prepare creates a fresh data directory with the chain imported.
@@ -217,16 +228,18 @@ func (n *node) prepare(ctx context.Context, genesis, chain string, gas uint64, l
 	if err := os.MkdirAll(n.logDir, 0o755); err != nil {
 		return err
 	}
-	_, d, err := runLogged(ctx, filepath.Join(n.logDir, n.kind.name+"-init.log"), n.kind.binary, n.kind.initArgs(n.datadir, genesis)...)
+	r, err := runLogged(ctx, filepath.Join(n.logDir, n.kind.name+"-init.log"), n.kind.binary, n.kind.initArgs(n.datadir, genesis)...)
 	if err != nil {
 		return err
 	}
+	d := r.wall
 	n.facts.Init = d
 	log.Info().Str("node", n.kind.name).Str("elapsed", d.Round(time.Millisecond).String()).Msg("init done")
-	out, d, err := runLogged(ctx, filepath.Join(n.logDir, n.kind.name+"-import.log"), n.kind.binary, n.kind.importArgs(n.datadir, chain)...)
+	r, err = runLogged(ctx, filepath.Join(n.logDir, n.kind.name+"-import.log"), n.kind.binary, n.kind.importArgs(n.datadir, chain)...)
 	if err != nil {
 		return err
 	}
+	out, d := r.out, r.wall
 	n.facts.ImportWall = d
 	own, ok := n.kind.importElapsed(out)
 	if !ok {
