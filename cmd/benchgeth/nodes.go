@@ -232,28 +232,26 @@ func (n *node) prepare(ctx context.Context, genesis, chain string, gas uint64, l
 	if err != nil {
 		return err
 	}
-	d := r.wall
-	n.facts.Init = d
-	log.Info().Str("node", n.kind.name).Str("elapsed", d.Round(time.Millisecond).String()).Msg("init done")
+	n.facts.Init = r.wall
+	log.Info().Str("node", n.kind.name).Str("elapsed", r.wall.Round(time.Millisecond).String()).Msg("init done")
 	r, err = runLogged(ctx, filepath.Join(n.logDir, n.kind.name+"-import.log"), n.kind.binary, n.kind.importArgs(n.datadir, chain)...)
 	if err != nil {
 		return err
 	}
-	out, d := r.out, r.wall
-	n.facts.ImportWall = d
-	own, ok := n.kind.importElapsed(out)
+	n.facts.ImportWall = r.wall
+	own, ok := n.kind.importElapsed(r.out)
 	if !ok {
-		own = d
+		own = r.wall
 		log.Warn().Str("node", n.kind.name).Msg("import timing not found in the output; using wall time")
 	}
 	n.facts.ImportOwn = own
 	n.facts.ImportMgasPS = float64(gas) / 1e6 / own.Seconds()
 	if n.kind.blocksElapsed != nil {
-		if d, ok := n.kind.blocksElapsed(out); ok && d > 0 {
+		if d, ok := n.kind.blocksElapsed(r.out); ok && d > 0 {
 			n.facts.ImportBlocks, n.facts.BlocksMgasPS = d, float64(gas)/1e6/d.Seconds()
 		}
 	}
-	log.Info().Str("node", n.kind.name).Str("wall", d.Round(time.Millisecond).String()).Str("reported", own.String()).
+	log.Info().Str("node", n.kind.name).Str("wall", r.wall.Round(time.Millisecond).String()).Str("reported", own.String()).
 		Float64("Mgas/s", round1(n.facts.ImportMgasPS)).Msg("import done")
 	return nil
 }
