@@ -1,7 +1,6 @@
 package chain
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -165,10 +164,9 @@ func refuseOPBlobSchedule(rawConfig []byte) error {
 		"and have no blob schedule (op-geth refuses one too); remove it", ErrGenesis, oc.ChainID)
 }
 
-func isJSONNull(raw json.RawMessage) bool {
-	t := bytes.TrimSpace(raw)
-	return len(t) == 0 || string(t) == "null"
-}
+// isJSONNull reports an absent or null member (json.Unmarshal gives a
+// RawMessage member without surrounding space).
+func isJSONNull(raw json.RawMessage) bool { return len(raw) == 0 || string(raw) == "null" }
 
 // ParseGenesis parses go-ethereum's genesis JSON (chain config including
 // blobSchedule; alloc with balance, nonce, code and storage). An OP genesis
@@ -246,7 +244,7 @@ func ParseGenesisConfig(spec []byte) (*Genesis, error) {
 	if err := json.Unmarshal(spec, &raw); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrGenesis, err)
 	}
-	if len(raw.Config) == 0 || string(raw.Config) == "null" {
+	if isJSONNull(raw.Config) {
 		return nil, fmt.Errorf("%w: missing \"config\"", ErrGenesis)
 	}
 	if err := refuseOPBlobSchedule(raw.Config); err != nil {
